@@ -1,0 +1,130 @@
+// Configuration, read from the environment once at boot and validated as a whole.
+// Modules receive the slice they need (Pick<Config, ...>) and never read process.env themselves.
+export interface Config {
+  /** postgres://... of the system of record. */
+  databaseUrl: string;
+  databasePoolSize: number;
+  /** host:port list of Kafka bootstrap brokers. */
+  kafkaBrokers: string[];
+  kafkaClientId: string;
+  /** Prepended to every topic and consumer-group name, so several stacks can share one cluster. */
+  kafkaPrefix: string;
+  /** Partitions of the clicks topic when the project creates it; bounds click-worker parallelism. */
+  clickPartitions: number;
+  httpHost: string;
+  httpPort: number;
+  /** Fastify trustProxy: which proxies may set X-Forwarded-For. Default: loopback only. */
+  trustProxy: boolean | string | string[];
+  /** Largest accepted request body, bytes. */
+  bodyLimit: number;
+  logLevel: string;
+  /** How long the ingress gathers messages before one Kafka send (0 = the current event-loop turn). */
+  producerLingerMs: number;
+  producerMaxBatch: number;
+  /** How often the ingress polls the cache-invalidation log for link/program changes. */
+  cachePollMs: number;
+  /** Upper bound on the age of a cached link even without an invalidation. */
+  cacheTtlMs: number;
+  geoIpv4Path: string | null;
+  geoIpv6Path: string | null;
+  /** Rows per Postgres transaction in the click worker. */
+  workerChunkSize: number;
+  workerPartitionsConcurrency: number;
+}
+
+export class ConfigError extends Error {
+  readonly problems: string[];
+  constructor(problems: string[]) {
+    super(`Invalid configuration:\n  - ${problems.join('\n  - ')}`);
+    this.name = 'ConfigError';
+    this.problems = problems;
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+export const DEFAULTS = {
+  databaseUrl: 'postgres://postgres:postgres@127.0.0.1:55432/svc',
+  kafkaBrokers: '127.0.0.1:59092',
+  httpPort: 8080,
+} as const;
+
+export function loadConfig(env: Env = process.env): Config {
+  const problems: string[] = [];
+
+  const int = (name: string, dflt: number, min: number, max = Number.MAX_SAFE_INTEGER): number => {
+    const raw = env[name];
+    if (raw === undefined || raw === '') return dflt;
+    const n = Number(raw);
+    if (!Number.isInteger(n) || n < min || n > max) {
+      problems.push(`${name} must be an integer between ${min} and ${max} (got "${raw}")`);
+      return dflt;
+    }
+    return n;
+  };
+  const str = (name: string, dflt: string): string => {
+    const raw = env[name];
+    return raw === undefined || raw === '' ? dflt : raw;
+  };
+  const optionalPath = (name: string): string | null => {
+    const raw = env[name];
+    if (raw === undefined || raw === '') return null;
+    return raw === 'none' ? '' : raw;
+  };
+
+  const databaseUrl = str('DATABASE_URL', DEFAULTS.databaseUrl);
+  if (!/^postgres(ql)?:\/\//.test(databaseUrl)) problems.push('DATABASE_URL must start with postgres://');
+
+  const kafkaBrokers = str('KAFKA_BROKERS', DEFAULTS.kafkaBrokers)
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  for (const b of kafkaBrokers) {
+    if (!/^[^:\s]+:\d+$/.test(b)) problems.push(`KAFKA_BROKERS entry "${b}" must be host:port`);
+  }
+  if (kafkaBrokers.length === 0) problems.push('KAFKA_BROKERS must list at least one broker');
+
+  const kafkaPrefix = str('KAFKA_PREFIX', 'svc.');
+  if (!/^[A-Za-z0-9._-]*$/.test(kafkaPrefix)) problems.push('KAFKA_PREFIX may only contain [A-Za-z0-9._-]');
+
+  let trustProxy: Config['trustProxy'] = ['127.0.0.1', '::1'];
+  const tp = env.TRUST_PROXY;
+  if (tp !== undefined && tp !== '') {
+    if (tp === 'true') trustProxy = true;
+    else if (tp === 'false') trustProxy = false;
+    else trustProxy = tp.split(',').map((s) => s.trim());
+  }
+
+  const logLevel = str('LOG_LEVEL', 'info');
+  if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(logLevel)) {
+    problems.push(`LOG_LEVEL "${logLevel}" is not a pino level`);
+  }
+
+  const geoIpv4 = optionalPath('GEOIP_IPV4_PATH');
+  const geoIpv6 = optionalPath('GEOIP_IPV6_PATH');
+
+  const config: Config = {
+    databaseUrl,
+    databasePoolSize: int('DATABASE_POOL_SIZE', 10, 1, 200),
+    kafkaBrokers,
+    kafkaClientId: str('KAFKA_CLIENT_ID', 'svc'),
+    kafkaPrefix,
+    clickPartitions: int('KAFKA_CLICK_PARTITIONS', 6, 1, 1000),
+    httpHost: str('HOST', '127.0.0.1'),
+    httpPort: int('PORT', DEFAULTS.httpPort, 0, 65535),
+    trustProxy,
+    bodyLimit: int('BODY_LIMIT_BYTES', 64 * 1024, 1024, 10 * 1024 * 1024),
+    logLevel,
+    producerLingerMs: int('PRODUCER_LINGER_MS', 0, 0, 1000),
+    producerMaxBatch: int('PRODUCER_MAX_BATCH', 2000, 1, 100_000),
+    cachePollMs: int('CACHE_POLL_MS', 500, 50, 60_000),
+    cacheTtlMs: int('CACHE_TTL_MS', 60_000, 100, 3_600_000),
+    // null = the bundled DB-IP Lite files; '' (GEOIP_*_PATH=none) = disabled.
+    geoIpv4Path: geoIpv4,
+    geoIpv6Path: geoIpv6,
+    workerChunkSize: int('WORKER_CHUNK_SIZE', 1000, 1, 20_000),
+    workerPartitionsConcurrency: int('WORKER_PARTITIONS_CONCURRENCY', 2, 1, 64),
+  };
+  if (problems.length > 0) throw new ConfigError(problems);
+  return config;
+}

@@ -1,0 +1,23 @@
+import postgres from 'postgres';
+
+export type Sql = postgres.Sql;
+export type Tx = postgres.TransactionSql;
+
+/** The process's one postgres.js instance. bigint columns come back as strings unless cast. */
+export function createSql(url: string, max = 10, appName = 'svc'): Sql {
+  return postgres(url, {
+    max,
+    onnotice: () => {},
+    connection: { application_name: appName },
+  });
+}
+
+/**
+ * Errors caused by the values of a message, which retrying cannot fix: SQLSTATE class 22 (data exception)
+ * and 23 (integrity constraint violation). Class 42 (syntax, undefined column, bad cast) is a bug in our
+ * SQL, not in the message: it is retried and surfaces, instead of dead-lettering every message.
+ */
+export function isDataError(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && /^(22|23)/.test(code);
+}

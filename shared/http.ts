@@ -1,0 +1,68 @@
+// Pieces every HTTP service registers: the JSON body parser (exact "Invalid JSON body" 400; raw body kept
+// for signature checks), one error handler (4xx with an `error` string, 5xx hiding internals), and the
+// 404 answer.
+import type { FastifyInstance, FastifyError, FastifyRequest } from 'fastify';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    rawBody?: string;
+  }
+}
+
+export class HttpError extends Error {
+  readonly statusCode: number;
+  readonly extra: Record<string, unknown> | undefined;
+  constructor(statusCode: number, message: string, extra?: Record<string, unknown>) {
+    super(message);
+    this.statusCode = statusCode;
+    this.extra = extra;
+  }
+}
+
+export function installJsonHandling(app: FastifyInstance): void {
+  app.removeContentTypeParser(['application/json', 'text/plain']);
+  // text/plain too: navigator.sendBeacon and no-preflight browser posts send JSON under that type.
+  app.addContentTypeParser(
+    ['application/json', 'text/plain'],
+    { parseAs: 'string' },
+    (req: FastifyRequest, body: string | Buffer, done: (err: Error | null, body?: unknown) => void) => {
+      const text = typeof body === 'string' ? body : body.toString('utf8');
+      req.rawBody = text;
+      if (text.trim() === '') return done(null, {});
+      try {
+        done(null, JSON.parse(text));
+      } catch {
+        done(new HttpError(400, 'Invalid JSON body'));
+      }
+    },
+  );
+
+  app.setErrorHandler((err: FastifyError | HttpError, req, reply) => {
+    if (err instanceof HttpError) {
+      return reply.code(err.statusCode).send({ error: err.message, ...err.extra });
+    }
+    const status = err.statusCode ?? 500;
+    if (status === 413 || err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+      return reply.code(413).send({ error: 'Request body is too large' });
+    }
+    if (err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
+      return reply.code(415).send({ error: 'Content-Type must be application/json' });
+    }
+    if (err.validation) {
+      return reply.code(400).send({ error: `Invalid request: ${err.message}` });
+    }
+    if (status >= 400 && status < 500) {
+      return reply.code(status).send({ error: err.message });
+    }
+    req.log.error({ err }, 'unhandled error');
+    return reply.code(500).send({ error: 'Internal server error' });
+  });
+
+  app.setNotFoundHandler((req, reply) => {
+    reply.code(404).send({ error: `Route ${req.method} ${req.url.split('?')[0]} not found` });
+  });
+}
+
+export function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}

@@ -1,0 +1,269 @@
+// The project's own producer/consumer interface over kafkajs (2.2.4, unmaintained: kept behind this file).
+//
+// Producer: idempotent (acks -1), one request in flight. kafkajs has no linger, so BatchingProducer
+// gathers the messages of concurrent HTTP requests and sends them in one request while the previous one is
+// in flight; each caller's promise settles when the broker has acknowledged its message.
+//
+// Consumer: eachBatch without auto-resolve. A batch is handled in chunks; a chunk's offsets are resolved
+// and committed only after the handler returned, i.e. after its Postgres transaction committed.
+import { Kafka, logLevel as KafkaLogLevel } from 'kafkajs';
+import type { Consumer, IHeaders, Message, Producer, ITopicConfig, logCreator } from 'kafkajs';
+import pRetry from 'p-retry';
+import type { Logger } from './logger.ts';
+import type { Config } from './config.ts';
+
+export const TOPICS = {
+  clicks: 'clicks',
+  deadLetter: 'dead-letter',
+} as const;
+export type TopicKey = keyof typeof TOPICS;
+
+export function topicName(prefix: string, key: TopicKey): string {
+  return prefix + TOPICS[key];
+}
+
+function pinoLogCreator(log: Logger): logCreator {
+  return () =>
+    ({ level, log: entry }) => {
+      const { message, ...extra } = entry;
+      if (level === KafkaLogLevel.ERROR) log.error(extra, `kafka: ${message}`);
+      else if (level === KafkaLogLevel.WARN) log.warn(extra, `kafka: ${message}`);
+      else if (level === KafkaLogLevel.INFO) log.debug(extra, `kafka: ${message}`);
+      else log.trace(extra, `kafka: ${message}`);
+    };
+}
+
+export function createKafka(cfg: Pick<Config, 'kafkaBrokers' | 'kafkaClientId'>, log: Logger): Kafka {
+  process.env.KAFKAJS_NO_PARTITIONER_WARNING = '1';
+  return new Kafka({
+    clientId: cfg.kafkaClientId,
+    brokers: cfg.kafkaBrokers,
+    logLevel: KafkaLogLevel.INFO,
+    logCreator: pinoLogCreator(log),
+    retry: { initialRetryTime: 100, retries: 8 },
+  });
+}
+
+/** Creates the project's topics with explicit partition counts (the broker has auto-create off). */
+export async function ensureTopics(
+  kafka: Kafka,
+  cfg: Pick<Config, 'kafkaPrefix' | 'clickPartitions'>,
+  log: Logger,
+): Promise<void> {
+  const admin = kafka.admin();
+  await admin.connect();
+  try {
+    const existing = new Set(await admin.listTopics());
+    const wanted: ITopicConfig[] = [
+      {
+        topic: topicName(cfg.kafkaPrefix, 'clicks'),
+        numPartitions: cfg.clickPartitions,
+        replicationFactor: -1,
+      },
+      { topic: topicName(cfg.kafkaPrefix, 'deadLetter'), numPartitions: 1, replicationFactor: -1 },
+    ].filter((t) => !existing.has(t.topic));
+    if (wanted.length > 0) {
+      // Two processes may race here; "already exists" from the loser is fine.
+      await admin.createTopics({ topics: wanted, waitForLeaders: true }).catch((err: Error) => {
+        if (!/already exists/i.test(err.message)) throw err;
+      });
+      log.info({ topics: wanted.map((t) => t.topic) }, 'kafka topics created');
+    }
+  } finally {
+    await admin.disconnect();
+  }
+}
+
+export async function connectProducer(kafka: Kafka): Promise<Producer> {
+  const producer = kafka.producer({
+    idempotent: true,
+    maxInFlightRequests: 1,
+    allowAutoTopicCreation: false,
+  });
+  await producer.connect();
+  return producer;
+}
+
+interface Pending {
+  topic: string;
+  message: Message;
+  resolve: () => void;
+  reject: (err: Error) => void;
+}
+
+export class BatchingProducer {
+  private queue: Pending[] = [];
+  private inFlight = false;
+  private scheduled = false;
+  private readonly producer: Producer;
+  private readonly lingerMs: number;
+  private readonly maxBatch: number;
+  /** Sends and messages, for the status line and the benchmark. */
+  readonly stats = { sends: 0, messages: 0 };
+
+  constructor(producer: Producer, opts: { lingerMs: number; maxBatch: number }) {
+    this.producer = producer;
+    this.lingerMs = opts.lingerMs;
+    this.maxBatch = opts.maxBatch;
+  }
+
+  /** Resolves once the broker acknowledged the message (acks=-1). */
+  send(topic: string, message: Message): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.queue.push({ topic, message, resolve, reject });
+      this.schedule();
+    });
+  }
+
+  private schedule(): void {
+    if (this.inFlight || this.scheduled) return;
+    this.scheduled = true;
+    const run = () => {
+      this.scheduled = false;
+      void this.flush();
+    };
+    if (this.lingerMs > 0) setTimeout(run, this.lingerMs);
+    else setImmediate(run);
+  }
+
+  private async flush(): Promise<void> {
+    if (this.inFlight || this.queue.length === 0) return;
+    this.inFlight = true;
+    const batch = this.queue.splice(0, this.maxBatch);
+    const byTopic = new Map<string, Message[]>();
+    for (const p of batch) {
+      let list = byTopic.get(p.topic);
+      if (!list) byTopic.set(p.topic, (list = []));
+      list.push(p.message);
+    }
+    try {
+      await this.producer.sendBatch({
+        acks: -1,
+        topicMessages: [...byTopic].map(([topic, messages]) => ({ topic, messages })),
+      });
+      this.stats.sends++;
+      this.stats.messages += batch.length;
+      for (const p of batch) p.resolve();
+    } catch (err) {
+      for (const p of batch) p.reject(err as Error);
+    } finally {
+      this.inFlight = false;
+      // Whatever arrived during the request goes out now, as one request.
+      if (this.queue.length > 0) void this.flush();
+    }
+  }
+
+  async close(): Promise<void> {
+    while (this.queue.length > 0 || this.inFlight) await new Promise((r) => setTimeout(r, 5));
+    await this.producer.disconnect();
+  }
+}
+
+export interface ConsumedMessage {
+  topic: string;
+  partition: number;
+  offset: string;
+  key: Buffer | null;
+  value: Buffer | null;
+  headers: IHeaders | undefined;
+  timestamp: string;
+}
+
+/** An error that retrying cannot fix; the handler should have dead-lettered instead of throwing it. */
+export class NonRetriableError extends Error {}
+
+export interface ConsumerOptions {
+  kafka: Kafka;
+  groupId: string;
+  topics: string[];
+  chunkSize: number;
+  partitionsConcurrency: number;
+  log: Logger;
+  /** Handles one chunk; must be idempotent (at-least-once delivery). Throws only for infrastructure failures. */
+  handle: (messages: ConsumedMessage[]) => Promise<void>;
+  /** Called when kafkajs gives up (a crash it will not restart from); the process should exit. */
+  onFatal: (err: Error) => void;
+}
+
+export async function runBatchConsumer(opts: ConsumerOptions): Promise<Consumer> {
+  const consumer = opts.kafka.consumer({
+    groupId: opts.groupId,
+    sessionTimeout: 30_000,
+    heartbeatInterval: 3_000,
+    maxBytesPerPartition: 4 * 1024 * 1024,
+    maxWaitTimeInMs: 100,
+    allowAutoTopicCreation: false,
+  });
+  consumer.on(consumer.events.CRASH, (e) => {
+    const { error, restart } = e.payload as { error: Error; restart: boolean };
+    opts.log.error({ err: error, restart }, 'consumer crashed');
+    if (!restart) opts.onFatal(error);
+  });
+  await consumer.connect();
+  for (const topic of opts.topics) await consumer.subscribe({ topic, fromBeginning: true });
+  await consumer.run({
+    autoCommit: false,
+    eachBatchAutoResolve: false,
+    partitionsConsumedConcurrently: opts.partitionsConcurrency,
+    eachBatch: async ({ batch, resolveOffset, heartbeat, commitOffsetsIfNecessary, isRunning, isStale }) => {
+      const all = batch.messages;
+      for (let i = 0; i < all.length; i += opts.chunkSize) {
+        if (!isRunning() || isStale()) return;
+        const chunk: ConsumedMessage[] = all.slice(i, i + opts.chunkSize).map((m) => ({
+          topic: batch.topic,
+          partition: batch.partition,
+          offset: m.offset,
+          key: m.key,
+          value: m.value,
+          headers: m.headers,
+          timestamp: m.timestamp,
+        }));
+        await pRetry(() => opts.handle(chunk), {
+          retries: 5,
+          minTimeout: 200,
+          maxTimeout: 5_000,
+          shouldRetry: (err) => !(err instanceof NonRetriableError),
+          onFailedAttempt: (err) =>
+            opts.log.warn(
+              { err, attempt: err.attemptNumber, topic: batch.topic, partition: batch.partition },
+              'chunk failed, retrying',
+            ),
+        });
+        const last = chunk[chunk.length - 1]!.offset;
+        resolveOffset(last);
+        await commitOffsetsIfNecessary({
+          topics: [
+            {
+              topic: batch.topic,
+              partitions: [{ partition: batch.partition, offset: (BigInt(last) + 1n).toString() }],
+            },
+          ],
+        });
+        await heartbeat();
+      }
+    },
+  });
+  return consumer;
+}
+
+export interface DeadLetterInput {
+  message: ConsumedMessage;
+  step: string;
+  reason: string;
+}
+
+/** Headers naming where a dead letter came from and why; the value and key are the original bytes. */
+export function deadLetterMessage(d: DeadLetterInput): Message {
+  return {
+    key: d.message.key,
+    value: d.message.value,
+    headers: {
+      'dlq-step': d.step,
+      'dlq-reason': d.reason.slice(0, 1000),
+      'dlq-source-topic': d.message.topic,
+      'dlq-source-partition': String(d.message.partition),
+      'dlq-source-offset': d.message.offset,
+      'dlq-at': new Date().toISOString(),
+    },
+  };
+}
