@@ -1,0 +1,25 @@
+// The ingress as a Fastify plugin: stateless, validates, resolves links from the cache, mints ids and
+// produces to Kafka. It owns no business writes. server.ts (services/web) creates the instance; tests
+// register the same plugin.
+import type { FastifyInstance } from 'fastify';
+import type { BatchingProducer } from '../../shared/kafka.ts';
+import type { Snowflake } from '../../shared/ids.ts';
+import type { LinkCache } from './link-cache.ts';
+import { registerClickRoutes } from './routes/click.ts';
+import { registerPreflight } from './cors.ts';
+
+export interface IngressDeps {
+  cache: LinkCache;
+  producer: BatchingProducer;
+  snowflake: Snowflake;
+  clicksTopic: string;
+}
+
+export async function ingressPlugin(app: FastifyInstance, deps: IngressDeps): Promise<void> {
+  app.addHook('onSend', async (_req, reply, payload) => {
+    reply.header('cache-control', 'no-store');
+    return payload;
+  });
+  registerPreflight(app, ['/api/v1/track/click', '/api/tracking/click'], deps.cache);
+  registerClickRoutes(app, deps);
+}

@@ -1,0 +1,44 @@
+// CORS for the browser-facing tracking routes (click, lead): a browser call is answered only when its
+// Origin is on the program's allowed_origins; an empty list allows none. Calls without an Origin header
+// (servers, curl) are not browser calls and pass. Sale and refund send no CORS headers at all.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { HttpError } from '../../shared/http.ts';
+import type { CachedProgram, LinkCache } from './link-cache.ts';
+
+export function normaliseOrigin(origin: string): string {
+  return origin.trim().replace(/\/+$/, '').toLowerCase();
+}
+
+export function checkOrigin(req: FastifyRequest, reply: FastifyReply, program: CachedProgram): void {
+  const origin = req.headers.origin;
+  if (origin === undefined) return;
+  const o = normaliseOrigin(origin);
+  if (!program.allowedOrigins.some((a) => normaliseOrigin(a) === o)) {
+    throw new HttpError(403, 'Origin not allowed for this program');
+  }
+  reply.header('access-control-allow-origin', origin);
+  reply.header('vary', 'Origin');
+}
+
+/**
+ * Preflights carry no body, so the program is not known yet: allow an origin listed by any program; the
+ * actual request is then checked against its own program's list.
+ */
+export function registerPreflight(app: FastifyInstance, paths: string[], cache: LinkCache): void {
+  for (const path of paths) {
+    app.options(path, { schema: { hide: true } }, async (req, reply) => {
+      const origin = req.headers.origin;
+      if (origin === undefined || !(await cache.originAllowedAnywhere(normaliseOrigin(origin)))) {
+        return reply.code(403).send({ error: 'Origin not allowed' });
+      }
+      return reply
+        .code(204)
+        .header('access-control-allow-origin', origin)
+        .header('access-control-allow-methods', 'POST, OPTIONS')
+        .header('access-control-allow-headers', 'Content-Type, Authorization')
+        .header('access-control-max-age', '600')
+        .header('vary', 'Origin')
+        .send();
+    });
+  }
+}

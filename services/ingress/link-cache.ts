@@ -1,0 +1,227 @@
+// The ingress's view of referral links and programs: served from memory, filled from Postgres on a miss
+// (one query per key however many requests wait for it), and kept fresh by polling the
+// cache_invalidations log that triggers append to. A change is seen within one poll interval
+// (default 500 ms); cacheTtlMs bounds the age of any entry regardless.
+import type { Sql } from '../../shared/db.ts';
+import type { Logger } from '../../shared/logger.ts';
+
+export interface CachedLink {
+  id: number;
+  shortLink: string;
+  status: string;
+  programId: number | null;
+  partnerId: number | null;
+  partnerProgramId: number | null;
+  /** False when the link lacks a partner or program, or they disagree with its partner-program. */
+  valid: boolean;
+}
+
+export interface CachedProgram {
+  id: number;
+  deleted: boolean;
+  cookieWindowDays: number;
+  allowedOrigins: string[];
+}
+
+interface Entry<T> {
+  value: T | null;
+  at: number;
+}
+
+export interface LinkCacheOptions {
+  pollMs: number;
+  ttlMs: number;
+  maxEntries?: number;
+}
+
+export class LinkCache {
+  private readonly links = new Map<string, Entry<CachedLink>>();
+  private readonly programs = new Map<number, Entry<CachedProgram>>();
+  private readonly loading = new Map<string, Promise<unknown>>();
+  private lastSeq = 0n;
+  /** Rows seen in the recent window, so a late-committing invalidation is applied once. */
+  private readonly recentSeqs = new Map<string, number>();
+  private timer: NodeJS.Timeout | null = null;
+  /** Bumped by every eviction: a load that started before one must not store what it read. */
+  private generation = 0;
+  private readonly sql: Sql;
+  private readonly log: Logger;
+  private readonly opts: Required<LinkCacheOptions>;
+  readonly stats = { hits: 0, misses: 0, evictions: 0 };
+  /** Every origin any live program allows (for preflights), reloaded after a program change. */
+  private origins: { set: Set<string>; at: number } | null = null;
+
+  constructor(sql: Sql, log: Logger, opts: LinkCacheOptions) {
+    this.sql = sql;
+    this.log = log;
+    this.opts = { maxEntries: 100_000, ...opts };
+  }
+
+  async start(): Promise<void> {
+    const [row] = await this.sql<
+      { seq: string }[]
+    >`select coalesce(max(seq), 0)::text as seq from cache_invalidations`;
+    this.lastSeq = BigInt(row!.seq);
+    const tick = async () => {
+      try {
+        await this.poll();
+      } catch (err) {
+        // While Postgres is unreachable nothing can change a link either: keep serving what we have.
+        this.log.warn({ err }, 'cache invalidation poll failed');
+      }
+      if (this.timer) this.timer = setTimeout(tick, this.opts.pollMs);
+    };
+    this.timer = setTimeout(tick, this.opts.pollMs);
+  }
+
+  stop(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+  }
+
+  /** Applies new invalidations. Sequence values can commit out of order, so the last 10 s are re-read. */
+  async poll(): Promise<void> {
+    const rows = await this.sql<{ seq: string; kind: string; key: string }[]>`
+      select seq::text, kind, key from cache_invalidations
+      where seq > ${this.lastSeq.toString()} or created_at > now() - interval '10 seconds'
+      order by seq`;
+    const now = Date.now();
+    for (const r of rows) {
+      if (this.recentSeqs.has(r.seq)) continue;
+      this.recentSeqs.set(r.seq, now);
+      const seq = BigInt(r.seq);
+      if (seq > this.lastSeq) this.lastSeq = seq;
+      this.evict(r.kind, r.key);
+    }
+    for (const [seq, at] of this.recentSeqs) if (now - at > 20_000) this.recentSeqs.delete(seq);
+  }
+
+  private evict(kind: string, key: string): void {
+    this.stats.evictions++;
+    this.generation++;
+    if (kind === 'link') {
+      this.links.delete(key);
+    } else if (kind === 'program') {
+      this.origins = null;
+      this.programs.delete(Number(key));
+      const id = Number(key);
+      for (const [k, e] of this.links) if (e.value?.programId === id) this.links.delete(k);
+    } else if (kind === 'partner_program') {
+      const id = Number(key);
+      for (const [k, e] of this.links) if (e.value?.partnerProgramId === id) this.links.delete(k);
+    } else {
+      this.links.clear();
+      this.programs.clear();
+    }
+  }
+
+  private fresh<T>(e: Entry<T> | undefined): e is Entry<T> {
+    return e !== undefined && Date.now() - e.at < this.opts.ttlMs;
+  }
+
+  private once<T>(key: string, load: (generation: number) => Promise<T>): Promise<T> {
+    let p = this.loading.get(key) as Promise<T> | undefined;
+    if (!p) {
+      p = load(this.generation).finally(() => this.loading.delete(key));
+      this.loading.set(key, p);
+    }
+    return p;
+  }
+
+  private put<K, T>(map: Map<K, Entry<T>>, key: K, value: T | null, loadedAt: number): void {
+    if (loadedAt !== this.generation) return;
+    if (map.size >= this.opts.maxEntries) {
+      // Maps iterate in insertion order: drop the oldest tenth.
+      let n = Math.ceil(this.opts.maxEntries / 10);
+      for (const k of map.keys()) {
+        if (n-- <= 0) break;
+        map.delete(k);
+      }
+    }
+    map.set(key, { value, at: Date.now() });
+  }
+
+  async getLink(shortLink: string): Promise<CachedLink | null> {
+    const e = this.links.get(shortLink);
+    if (this.fresh(e)) {
+      this.stats.hits++;
+      return e.value;
+    }
+    this.stats.misses++;
+    return this.once(`l:${shortLink}`, async (gen) => {
+      const rows = await this.sql<
+        {
+          id: string;
+          short_link: string;
+          status: string;
+          program_id: string | null;
+          partner_id: string | null;
+          partner_program_id: string | null;
+          pp_partner_id: string | null;
+          pp_program_id: string | null;
+        }[]
+      >`
+        select l.id, l.short_link, l.status, l.program_id, l.partner_id, l.partner_program_id,
+               pp.partner_id as pp_partner_id, pp.program_id as pp_program_id
+        from referral_links l left join partner_programs pp on pp.id = l.partner_program_id
+        where l.short_link = ${shortLink}`;
+      const r = rows[0];
+      const link: CachedLink | null = r
+        ? {
+            id: Number(r.id),
+            shortLink: r.short_link,
+            status: r.status,
+            programId: r.program_id === null ? null : Number(r.program_id),
+            partnerId: r.partner_id === null ? null : Number(r.partner_id),
+            partnerProgramId: r.partner_program_id === null ? null : Number(r.partner_program_id),
+            valid:
+              r.program_id !== null &&
+              r.partner_id !== null &&
+              r.partner_program_id !== null &&
+              r.pp_partner_id === r.partner_id &&
+              r.pp_program_id === r.program_id,
+          }
+        : null;
+      this.put(this.links, shortLink, link, gen);
+      return link;
+    });
+  }
+
+  async originAllowedAnywhere(origin: string): Promise<boolean> {
+    if (!this.origins || Date.now() - this.origins.at > this.opts.ttlMs) {
+      const gen = this.generation;
+      const rows = await this.sql<{ o: string }[]>`
+        select distinct lower(rtrim(unnest(allowed_origins), '/')) as o from programs where deleted_at is null`;
+      const set = new Set(rows.map((r) => r.o));
+      if (gen === this.generation) this.origins = { set, at: Date.now() };
+      return set.has(origin);
+    }
+    return this.origins.set.has(origin);
+  }
+
+  async getProgram(id: number): Promise<CachedProgram | null> {
+    const e = this.programs.get(id);
+    if (this.fresh(e)) {
+      this.stats.hits++;
+      return e.value;
+    }
+    this.stats.misses++;
+    return this.once(`p:${id}`, async (gen) => {
+      const rows = await this.sql<
+        { id: string; deleted: boolean; cookie_window_days: number; allowed_origins: string[] }[]
+      >`select id, deleted_at is not null as deleted, cookie_window_days, allowed_origins
+        from programs where id = ${id}`;
+      const r = rows[0];
+      const program: CachedProgram | null = r
+        ? {
+            id: Number(r.id),
+            deleted: r.deleted,
+            cookieWindowDays: r.cookie_window_days,
+            allowedOrigins: r.allowed_origins,
+          }
+        : null;
+      this.put(this.programs, id, program, gen);
+      return program;
+    });
+  }
+}

@@ -1,0 +1,48 @@
+// Builds the HTTP application that serves every route under one base URL. Which parts it hosts is
+// configuration: all of them locally; on a cluster, the ingress and the API run as separate deployments
+// behind one router (deploy/), each process built by this same function.
+import Fastify, { LogController } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
+import swagger from '@fastify/swagger';
+import type { Config } from '../../shared/config.ts';
+import { installJsonHandling } from '../../shared/http.ts';
+import type { Logger } from '../../shared/logger.ts';
+import { ingressPlugin } from '../ingress/app.ts';
+import type { IngressDeps } from '../ingress/app.ts';
+
+export interface WebParts {
+  ingress?: IngressDeps;
+}
+
+export async function buildWebApp(
+  cfg: Pick<Config, 'trustProxy' | 'bodyLimit'>,
+  log: Logger,
+  parts: WebParts,
+): Promise<FastifyInstance> {
+  const app = Fastify({
+    loggerInstance: log as FastifyBaseLogger,
+    // Per-request logs at tens of thousands of clicks/s would cost more than the clicks; errors are logged.
+    logController: new LogController({ disableRequestLogging: true }),
+    trustProxy: cfg.trustProxy,
+    bodyLimit: cfg.bodyLimit,
+    return503OnClosing: true,
+    requestIdHeader: 'x-request-id',
+  });
+  installJsonHandling(app);
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'svc affiliate tracking',
+        version: '1',
+        description:
+          'Tracking (click, lead, sale, refund), dashboard reads and management. Error bodies are `{ "error": string }`.',
+      },
+      tags: [{ name: 'tracking', description: 'Integrator-facing tracking endpoints' }],
+    },
+  });
+  app.get('/api/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  app.get('/healthz', { schema: { hide: true } }, async () => ({ ok: true }));
+  if (parts.ingress) await app.register(ingressPlugin, parts.ingress);
+  return app;
+}

@@ -1,0 +1,53 @@
+// Process entry for the HTTP service (ingress today; the API joins it when it lands).
+// Boot: config → Postgres → node id → Kafka topics and producer → link cache → listen.
+import { loadConfig } from '../../shared/config.ts';
+import { createLogger } from '../../shared/logger.ts';
+import { createSql } from '../../shared/db.ts';
+import {
+  BatchingProducer,
+  connectProducer,
+  createKafka,
+  ensureTopics,
+  topicName,
+} from '../../shared/kafka.ts';
+import { MAX_NODE, Snowflake } from '../../shared/ids.ts';
+import { LinkCache } from '../ingress/link-cache.ts';
+import { buildWebApp } from './app.ts';
+
+const cfg = loadConfig();
+const log = createLogger('web', cfg.logLevel);
+const sql = createSql(cfg.databaseUrl, cfg.databasePoolSize, 'svc-web');
+
+const [row] = await sql<{ node: number }[]>`
+  select (nextval('instance_node_seq') % ${MAX_NODE + 1})::int as node`;
+const node = row!.node;
+const snowflake = new Snowflake(node);
+const kafka = createKafka(cfg, log);
+await ensureTopics(kafka, cfg, log);
+const producer = new BatchingProducer(await connectProducer(kafka), {
+  lingerMs: cfg.producerLingerMs,
+  maxBatch: cfg.producerMaxBatch,
+});
+const cache = new LinkCache(sql, log, { pollMs: cfg.cachePollMs, ttlMs: cfg.cacheTtlMs });
+await cache.start();
+
+const app = await buildWebApp(cfg, log, {
+  ingress: { cache, producer, snowflake, clicksTopic: topicName(cfg.kafkaPrefix, 'clicks') },
+});
+const address = await app.listen({ host: cfg.httpHost, port: cfg.httpPort });
+log.info({ address, node }, 'listening');
+
+let closing = false;
+async function shutdown(signal: string): Promise<void> {
+  if (closing) return;
+  closing = true;
+  log.info({ signal }, 'shutting down');
+  // Stop accepting, let in-flight requests get their Kafka acknowledgement, then close the rest.
+  await app.close();
+  cache.stop();
+  await producer.close();
+  await sql.end({ timeout: 5 });
+  process.exit(0);
+}
+process.on('SIGTERM', () => void shutdown('SIGTERM'));
+process.on('SIGINT', () => void shutdown('SIGINT'));
