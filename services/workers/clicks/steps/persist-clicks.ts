@@ -1,0 +1,178 @@
+// Persistence step: one Postgres transaction per chunk writes the click events, the customers they create
+// or touch, the link counters, the partner-program click metrics and the daily per-program rollup.
+//
+// Idempotency: click_events has the key (click_timestamp, event_id), both minted at the ingress, and every
+// counter is incremented only from the rows that INSERT ... ON CONFLICT DO NOTHING actually returned, so a
+// redelivered chunk changes nothing. Test clicks are stored (is_test) and touch no counter or customer.
+// Lock order: rows of each table are locked in key order, so concurrent workers cannot deadlock.
+import type { Sql, Tx } from '../../../../shared/db.ts';
+import type { EnrichedClick } from './enrich-click.ts';
+
+const EVENT_COLUMNS = [
+  'event_id',
+  'click_timestamp',
+  'program_id',
+  'link_id',
+  'partner_id',
+  'partner_program_id',
+  'click_id',
+  'is_test',
+  'session_id',
+  'page_url',
+  'page_title',
+  'referrer_url',
+  'user_agent',
+  'geo_country',
+  'geo_region',
+  'geo_city',
+  'device_type',
+  'device_os',
+  'browser_name',
+  'screen_resolution',
+  'viewport_size',
+  'language',
+  'timezone',
+] as const;
+
+/** 23 columns × 1,000 rows stays well under Postgres's 65,534 parameters per statement. */
+const ROWS_PER_STATEMENT = 1000;
+
+interface InsertedRow {
+  event_id: string;
+  is_test: boolean;
+}
+
+export interface PersistResult {
+  inserted: number;
+  duplicates: number;
+  counted: number;
+}
+
+function utcDay(ms: number): string {
+  return new Date(ms).toISOString().slice(0, 10);
+}
+
+export function createPersistClicksStep(deps: { sql: Sql }) {
+  const { sql } = deps;
+
+  return async function persistClicks(clicks: EnrichedClick[]): Promise<PersistResult> {
+    if (clicks.length === 0) return { inserted: 0, duplicates: 0, counted: 0 };
+    // The same message twice in one chunk (a producer retry) is one click.
+    const byEvent = new Map<string, EnrichedClick>();
+    for (const c of clicks) byEvent.set(c.event_id, c);
+    const unique = [...byEvent.values()];
+
+    return sql.begin(async (tx) => {
+      const inserted = new Set<string>();
+      let insertedAll = 0;
+      for (let i = 0; i < unique.length; i += ROWS_PER_STATEMENT) {
+        const rows = unique.slice(i, i + ROWS_PER_STATEMENT).map((c) => ({
+          event_id: c.event_id,
+          click_timestamp: new Date(c.ts),
+          program_id: c.program_id,
+          link_id: c.link_id,
+          partner_id: c.partner_id,
+          partner_program_id: c.partner_program_id,
+          click_id: c.click_id,
+          is_test: c.is_test,
+          session_id: c.session_id,
+          page_url: c.page_url,
+          page_title: c.page_title,
+          referrer_url: c.referrer_url,
+          user_agent: c.user_agent,
+          geo_country: c.geo_country,
+          geo_region: c.geo_region,
+          geo_city: c.geo_city,
+          device_type: c.device_type,
+          device_os: c.device_os,
+          browser_name: c.browser_name,
+          screen_resolution: c.screen_resolution,
+          viewport_size: c.viewport_size,
+          language: c.language,
+          timezone: c.timezone,
+        }));
+        const got = await tx<InsertedRow[]>`
+          insert into click_events ${tx(rows, ...EVENT_COLUMNS)}
+          on conflict do nothing
+          returning event_id::text, is_test`;
+        insertedAll += got.length;
+        for (const r of got) if (!r.is_test) inserted.add(r.event_id);
+      }
+      const counted = unique.filter((c) => inserted.has(c.event_id));
+      if (counted.length > 0) await applyCounters(tx, counted);
+      return { inserted: insertedAll, duplicates: clicks.length - insertedAll, counted: counted.length };
+    });
+  };
+}
+
+async function applyCounters(tx: Tx, clicks: EnrichedClick[]): Promise<void> {
+  // Customers: created by their first click, touched by later ones (existing_click_id reuse).
+  const customers = new Map<string, { c: EnrichedClick; first: number; last: number }>();
+  const links = new Map<number, { n: number; last: number }>();
+  const pps = new Map<number, { n: number; last: number }>();
+  const days = new Map<string, { program: number; day: string; n: number }>();
+  for (const c of clicks) {
+    const cu = customers.get(c.click_id!);
+    if (!cu) customers.set(c.click_id!, { c, first: c.ts, last: c.ts });
+    else {
+      cu.first = Math.min(cu.first, c.ts);
+      cu.last = Math.max(cu.last, c.ts);
+    }
+    const l = links.get(c.link_id!) ?? { n: 0, last: 0 };
+    links.set(c.link_id!, { n: l.n + 1, last: Math.max(l.last, c.ts) });
+    const p = pps.get(c.partner_program_id!) ?? { n: 0, last: 0 };
+    pps.set(c.partner_program_id!, { n: p.n + 1, last: Math.max(p.last, c.ts) });
+    const day = utcDay(c.ts);
+    const key = `${c.program_id}:${day}`;
+    const d = days.get(key) ?? { program: c.program_id, day, n: 0 };
+    d.n++;
+    days.set(key, d);
+  }
+
+  const customerRows = [...customers.entries()]
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([clickId, { c, first, last }]) => ({
+      click_id: clickId,
+      program_id: c.program_id,
+      partner_id: c.partner_id,
+      partner_program_id: c.partner_program_id,
+      link_id: c.link_id,
+      customer_status: 'click',
+      first_click_at: new Date(first),
+      last_click_at: new Date(last),
+      created_at: new Date(first),
+    }));
+  for (let i = 0; i < customerRows.length; i += 2000) {
+    const rows = customerRows.slice(i, i + 2000);
+    await tx`
+      insert into customers ${tx(rows, 'click_id', 'program_id', 'partner_id', 'partner_program_id', 'link_id', 'customer_status', 'first_click_at', 'last_click_at', 'created_at')}
+      on conflict (click_id) do update
+        set last_click_at = greatest(customers.last_click_at, excluded.last_click_at),
+            first_click_at = least(customers.first_click_at, excluded.first_click_at)`;
+  }
+
+  const linkIds = [...links.keys()].sort((a, b) => a - b);
+  await tx`select 1 from referral_links where id = any(${linkIds}::bigint[]) order by id for update`;
+  await tx`
+    update referral_links l
+    set clicks = l.clicks + v.n, last_clicked = greatest(l.last_clicked, v.ts), updated_at = now()
+    from unnest(${linkIds}::bigint[], ${linkIds.map((id) => links.get(id)!.n)}::bigint[],
+                ${linkIds.map((id) => new Date(links.get(id)!.last).toISOString())}::timestamptz[]) as v(id, n, ts)
+    where l.id = v.id`;
+
+  const ppIds = [...pps.keys()].sort((a, b) => a - b);
+  await tx`select 1 from partner_programs where id = any(${ppIds}::bigint[]) order by id for update`;
+  await tx`
+    update partner_programs pp
+    set clicks = pp.clicks + v.n, last_clicked_at = greatest(pp.last_clicked_at, v.ts)
+    from unnest(${ppIds}::bigint[], ${ppIds.map((id) => pps.get(id)!.n)}::bigint[],
+                ${ppIds.map((id) => new Date(pps.get(id)!.last).toISOString())}::timestamptz[]) as v(id, n, ts)
+    where pp.id = v.id`;
+
+  const dayRows = [...days.values()].sort((a, b) => a.program - b.program || (a.day < b.day ? -1 : 1));
+  await tx`
+    insert into program_daily_stats (program_id, day, clicks)
+    select * from unnest(${dayRows.map((d) => d.program)}::bigint[], ${dayRows.map((d) => d.day)}::date[],
+                         ${dayRows.map((d) => d.n)}::bigint[])
+    on conflict (program_id, day) do update set clicks = program_daily_stats.clicks + excluded.clicks`;
+}
