@@ -1,0 +1,106 @@
+// Starting the project's own processes (web, click worker) as real child processes: used by `npm start`,
+// the tests (which kill -9 them) and the benchmarks.
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import { ROOT, waitForPort } from './stack.ts';
+
+export const ENTRIES = {
+  web: 'services/web/server.ts',
+  'click-worker': 'services/workers/clicks/main.ts',
+} as const;
+export type ServiceName = keyof typeof ENTRIES;
+
+export interface ServiceProcess {
+  name: ServiceName;
+  child: ChildProcess;
+  exited: Promise<number | null>;
+  /** kill -9: no shutdown hooks, no flushing. */
+  kill(): Promise<void>;
+  /** SIGTERM and wait. */
+  stop(): Promise<void>;
+}
+
+export interface SpawnOptions {
+  env: Record<string, string>;
+  /** Where each output line goes; default: inherit. */
+  onLine?: (line: string, stream: 'stdout' | 'stderr') => void;
+}
+
+export function spawnService(name: ServiceName, opts: SpawnOptions): ServiceProcess {
+  const child = spawn(process.execPath, [join(ROOT, ENTRIES[name])], {
+    cwd: ROOT,
+    env: { ...process.env, ...opts.env },
+    stdio: opts.onLine ? ['ignore', 'pipe', 'pipe'] : ['ignore', 'inherit', 'inherit'],
+  });
+  if (opts.onLine) {
+    for (const stream of ['stdout', 'stderr'] as const) {
+      let buf = '';
+      child[stream]!.on('data', (d: Buffer) => {
+        buf += d.toString();
+        let i;
+        while ((i = buf.indexOf('\n')) >= 0) {
+          opts.onLine!(buf.slice(0, i), stream);
+          buf = buf.slice(i + 1);
+        }
+      });
+    }
+  }
+  const exited = new Promise<number | null>((res) => child.once('exit', (code) => res(code)));
+  const alive = () => child.exitCode === null && child.signalCode === null;
+  return {
+    name,
+    child,
+    exited,
+    kill: async () => {
+      if (alive()) child.kill('SIGKILL');
+      await exited;
+    },
+    stop: async () => {
+      if (alive()) child.kill('SIGTERM');
+      const t = setTimeout(() => alive() && child.kill('SIGKILL'), 10_000);
+      await exited;
+      clearTimeout(t);
+    },
+  };
+}
+
+/** Waits until the web process answers /healthz (or exits). */
+export async function waitForWeb(svc: ServiceProcess, port: number, timeoutMs = 60_000): Promise<void> {
+  await Promise.race([
+    waitForPort(port, timeoutMs),
+    svc.exited.then((code) => {
+      throw new Error(`${svc.name} exited with ${code} during start-up`);
+    }),
+  ]);
+}
+
+/** Resolves when a line matching `re` appears on the service's output. */
+export function lineWatcher() {
+  const waiters: { re: RegExp; resolve: () => void }[] = [];
+  return {
+    onLine(line: string) {
+      for (let i = waiters.length - 1; i >= 0; i--) {
+        if (waiters[i]!.re.test(line)) {
+          waiters[i]!.resolve();
+          waiters.splice(i, 1);
+        }
+      }
+    },
+    waitFor(re: RegExp, timeoutMs: number): Promise<void> {
+      return new Promise((resolve, reject) => {
+        const t = setTimeout(
+          () => reject(new Error(`no line matching ${re} within ${timeoutMs} ms`)),
+          timeoutMs,
+        );
+        waiters.push({
+          re,
+          resolve: () => {
+            clearTimeout(t);
+            resolve();
+          },
+        });
+      });
+    },
+  };
+}
