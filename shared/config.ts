@@ -30,6 +30,11 @@ export interface Config {
   /** Rows per Postgres transaction in the click worker. */
   workerChunkSize: number;
   workerPartitionsConcurrency: number;
+  /**
+   * Kafka group session timeout. A worker killed with -9 holds its partitions until this passes (kafkajs
+   * has no static membership), so it bounds fail-over time; the consumer heartbeats after every chunk.
+   */
+  kafkaSessionTimeoutMs: number;
 }
 
 export class ConfigError extends Error {
@@ -124,6 +129,7 @@ export function loadConfig(env: Env = process.env): Config {
     geoIpv6Path: geoIpv6,
     workerChunkSize: int('WORKER_CHUNK_SIZE', 1000, 1, 20_000),
     workerPartitionsConcurrency: int('WORKER_PARTITIONS_CONCURRENCY', 2, 1, 64),
+    kafkaSessionTimeoutMs: int('KAFKA_SESSION_TIMEOUT_MS', 10_000, 6_000, 300_000),
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;

@@ -178,6 +178,7 @@ export interface ConsumerOptions {
   topics: string[];
   chunkSize: number;
   partitionsConcurrency: number;
+  sessionTimeoutMs: number;
   log: Logger;
   /** Handles one chunk; must be idempotent (at-least-once delivery). Throws only for infrastructure failures. */
   handle: (messages: ConsumedMessage[]) => Promise<void>;
@@ -188,8 +189,8 @@ export interface ConsumerOptions {
 export async function runBatchConsumer(opts: ConsumerOptions): Promise<Consumer> {
   const consumer = opts.kafka.consumer({
     groupId: opts.groupId,
-    sessionTimeout: 30_000,
-    heartbeatInterval: 3_000,
+    sessionTimeout: opts.sessionTimeoutMs,
+    heartbeatInterval: Math.max(500, Math.floor(opts.sessionTimeoutMs / 10)),
     maxBytesPerPartition: 4 * 1024 * 1024,
     maxWaitTimeInMs: 100,
     allowAutoTopicCreation: false,

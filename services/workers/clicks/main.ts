@@ -61,6 +61,7 @@ const consumer = await runBatchConsumer({
   topics: [topicName(cfg.kafkaPrefix, 'clicks')],
   chunkSize: cfg.workerChunkSize,
   partitionsConcurrency: cfg.workerPartitionsConcurrency,
+  sessionTimeoutMs: cfg.kafkaSessionTimeoutMs,
   log,
   handle: pipeline.handle,
   onFatal: () => process.exit(1),
