@@ -1,0 +1,70 @@
+// npm test: the whole suite against the real stack. Starts a throwaway PostgreSQL and Kafka broker
+// (unless DATABASE_URL / KAFKA_BROKERS are set), migrates, runs tap over test/**/*.test.ts (or the files
+// given), prints "N passed, N failed", and removes the throwaway servers and their data.
+import { spawn } from 'node:child_process';
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { cli } from './lib/cli.ts';
+import { ROOT, STACK_DIR, startStack } from './lib/stack.ts';
+import { migrate } from '../shared/migrate.ts';
+import { createLogger } from '../shared/logger.ts';
+
+const USAGE = `Usage: npm test [-- [--keep] [tap files or options...]]
+
+Runs the test suite against real servers: a fresh embedded PostgreSQL 18 and a single-node Kafka broker
+(first run resolves the broker jars with Maven), both removed afterwards. Unit tests need neither; the
+integration and crash tests start the project's own services as child processes.
+
+Options:
+  --keep        keep .stack/test-<pid>/ after the run (for debugging)
+  -h, --help    this text
+Anything else goes to tap, e.g. \`npm test -- test/unit/ids.test.ts\` or \`npm test -- --grep=inactive\`.
+
+Environment: DATABASE_URL and KAFKA_BROKERS run against existing servers instead.`;
+
+const argv = process.argv.slice(2);
+const keep = argv.includes('--keep');
+const tapArgs = argv.filter((a) => a !== '--keep');
+if (tapArgs.includes('--help') || tapArgs.includes('-h')) cli(USAGE, {}, ['--help']);
+
+const log = createLogger('test', process.env.LOG_LEVEL ?? 'info');
+const name = `test-${process.pid}`;
+const started = Date.now();
+log.info('starting PostgreSQL and Kafka for the tests');
+const stack = await startStack({ name, fresh: true, fast: true, log });
+let code = 1;
+try {
+  await migrate(stack.databaseUrl, log);
+  log.info({ seconds: ((Date.now() - started) / 1000).toFixed(1) }, 'stack ready; running tap');
+  const tapBin = join(ROOT, 'node_modules', '.bin', 'tap');
+  const child = spawn(tapBin, ['--reporter=tap', ...tapArgs], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'inherit'],
+    env: {
+      ...process.env,
+      DATABASE_URL: stack.databaseUrl,
+      KAFKA_BROKERS: stack.kafkaBrokers,
+      PATH: `${join(ROOT, 'node_modules', '.bin')}:${process.env.PATH ?? ''}`,
+    },
+  });
+  let tail = '';
+  child.stdout!.on('data', (d: Buffer) => {
+    process.stdout.write(d);
+    tail = (tail + d.toString()).slice(-4000);
+  });
+  code = await new Promise<number>((res) => child.once('exit', (c) => res(c ?? 1)));
+  // tap's last summary line: "# { total: 45, pass: 44, fail: 1, skip: 0 }"
+  const m = /# \{ total: (\d+)(?:, pass: (\d+))?(?:, fail: (\d+))?/.exec(
+    tail.slice(tail.lastIndexOf('# { total')),
+  );
+  const pass = Number(m?.[2] ?? 0);
+  const fail = Number(m?.[3] ?? 0);
+  if (!m) log.error('tap printed no summary');
+  process.stdout.write(`\n${pass} passed, ${fail} failed\n`);
+  if (code === 0 && (!m || pass === 0)) code = 1;
+} finally {
+  await stack.stop();
+  if (!keep) await rm(join(STACK_DIR, name), { recursive: true, force: true });
+  log.info({ seconds: ((Date.now() - started) / 1000).toFixed(1), code }, 'tests finished');
+}
+process.exit(code);

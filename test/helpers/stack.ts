@@ -1,0 +1,191 @@
+// What integration tests need from the real stack: the servers scripts/test.ts started (DATABASE_URL,
+// KAFKA_BROKERS), the project's own processes started per test file with a unique Kafka prefix (so files
+// run in parallel without sharing topics or consumer groups), and data fixtures written with SQL.
+import { randomBytes } from 'node:crypto';
+import { createSql } from '../../shared/db.ts';
+import type { Sql } from '../../shared/db.ts';
+import { freePort } from '../../scripts/lib/stack.ts';
+import { spawnService, waitForWeb, lineWatcher } from '../../scripts/lib/services.ts';
+import type { ServiceName, ServiceProcess } from '../../scripts/lib/services.ts';
+import { generateSecret, hashSecret, maskSecret } from '../../shared/secrets.ts';
+
+export interface Teardown {
+  teardown(fn: () => unknown): void;
+}
+
+export function stackEnv(): { DATABASE_URL: string; KAFKA_BROKERS: string } {
+  const { DATABASE_URL, KAFKA_BROKERS } = process.env;
+  if (!DATABASE_URL || !KAFKA_BROKERS) {
+    throw new Error('integration tests need DATABASE_URL and KAFKA_BROKERS: run them through `npm test`');
+  }
+  return { DATABASE_URL, KAFKA_BROKERS };
+}
+
+export function testSql(t: Teardown): Sql {
+  const sql = createSql(stackEnv().DATABASE_URL, 4, 'svc-test');
+  t.teardown(() => sql.end({ timeout: 5 }));
+  return sql;
+}
+
+export interface Services {
+  baseUrl: string;
+  prefix: string;
+  env: Record<string, string>;
+  procs: Map<ServiceName, ServiceProcess>;
+  output: string[];
+  start(name: ServiceName): Promise<ServiceProcess>;
+  kill(name: ServiceName): Promise<void>;
+  stop(name: ServiceName): Promise<void>;
+}
+
+/** Starts the named services for one test file; all are stopped at teardown. */
+export async function startServices(
+  t: Teardown,
+  names: ServiceName[],
+  extraEnv: Record<string, string> = {},
+): Promise<Services> {
+  const port = await freePort();
+  const prefix = `t${randomBytes(4).toString('hex')}.`;
+  const env: Record<string, string> = {
+    ...stackEnv(),
+    PORT: String(port),
+    KAFKA_PREFIX: prefix,
+    KAFKA_CLICK_PARTITIONS: '4',
+    LOG_LEVEL: 'warn',
+    CACHE_POLL_MS: '100',
+    ...extraEnv,
+  };
+  const output: string[] = [];
+  const watcher = lineWatcher();
+  const procs = new Map<ServiceName, ServiceProcess>();
+  const svc: Services = {
+    baseUrl: `http://127.0.0.1:${port}`,
+    prefix,
+    env,
+    procs,
+    output,
+    async start(name) {
+      const p = spawnService(name, {
+        env: name === 'click-worker' ? { ...env, LOG_LEVEL: 'info' } : env,
+        onLine: (line) => {
+          if (output.length < 5000) output.push(`[${name}] ${line}`);
+          watcher.onLine(`[${name}] ${line}`);
+        },
+      });
+      procs.set(name, p);
+      if (name === 'web') await waitForWeb(p, port);
+      else await watcher.waitFor(/\[click-worker\].*click worker running/, 60_000);
+      return p;
+    },
+    async kill(name) {
+      await procs.get(name)?.kill();
+    },
+    async stop(name) {
+      await procs.get(name)?.stop();
+    },
+  };
+  t.teardown(async () => {
+    await Promise.all([...procs.values()].map((p) => p.stop()));
+  });
+  for (const name of names) await svc.start(name);
+  return svc;
+}
+
+export async function postJson(
+  url: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; body: Record<string, unknown>; headers: Headers }> {
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+  const text = await res.text();
+  let parsed: Record<string, unknown>;
+  try {
+    parsed = JSON.parse(text) as Record<string, unknown>;
+  } catch {
+    parsed = { raw: text };
+  }
+  return { status: res.status, body: parsed, headers: res.headers };
+}
+
+export async function waitFor<T>(
+  what: string,
+  fn: () => Promise<T | null | undefined | false>,
+  timeoutMs = 30_000,
+  everyMs = 100,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const v = await fn();
+      if (v) return v;
+    } catch (err) {
+      last = err;
+    }
+    if (Date.now() > deadline)
+      throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+}
+
+export interface ProgramFixture {
+  id: number;
+  token: string;
+  slug: string;
+}
+export interface LinkFixture {
+  id: number;
+  shortLink: string;
+  partnerId: number;
+  partnerProgramId: number;
+  programId: number;
+}
+
+const uniq = () => randomBytes(5).toString('hex');
+
+export async function createProgram(
+  sql: Sql,
+  opts: { cookieWindowDays?: number; allowedOrigins?: string[]; status?: 'draft' | 'live' } = {},
+): Promise<ProgramFixture> {
+  const token = generateSecret('aff_');
+  const slug = `p-${uniq()}`;
+  const [ws] = await sql<{ id: string }[]>`insert into workspaces (name) values ('test') returning id`;
+  const [p] = await sql<{ id: string }[]>`
+    insert into programs (workspace_id, name, slug, status, cookie_window_days, allowed_origins, api_token_hash, api_token_masked)
+    values (${ws!.id}, ${'Program ' + slug}, ${slug}, ${opts.status ?? 'live'}, ${opts.cookieWindowDays ?? 60},
+            ${opts.allowedOrigins ?? []}, ${hashSecret(token)}, ${maskSecret(token)})
+    returning id`;
+  return { id: Number(p!.id), token, slug };
+}
+
+export async function createLink(
+  sql: Sql,
+  programId: number,
+  opts: { status?: 'active' | 'inactive'; partnerId?: number; shortLink?: string } = {},
+): Promise<LinkFixture> {
+  let partnerId = opts.partnerId;
+  if (partnerId === undefined) {
+    const [partner] = await sql<{ id: string }[]>`
+      insert into partners (name, email) values ('Partner', ${`p-${uniq()}@example.com`}) returning id`;
+    partnerId = Number(partner!.id);
+  }
+  const [pp] = await sql<{ id: string }[]>`
+    insert into partner_programs (partner_id, program_id) values (${partnerId}, ${programId})
+    on conflict (partner_id, program_id) do update set status = partner_programs.status
+    returning id`;
+  const shortLink = opts.shortLink ?? `l-${uniq()}`;
+  const [link] = await sql<{ id: string }[]>`
+    insert into referral_links (short_link, program_id, partner_id, partner_program_id, status)
+    values (${shortLink}, ${programId}, ${partnerId}, ${pp!.id}, ${opts.status ?? 'active'})
+    returning id`;
+  return { id: Number(link!.id), shortLink, partnerId, partnerProgramId: Number(pp!.id), programId };
+}
+
+export const IPHONE_UA =
+  'Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Mobile/15E148 Safari/604.1';
+export const DESKTOP_CHROME_UA =
+  'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Safari/537.36';

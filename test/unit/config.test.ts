@@ -1,0 +1,44 @@
+import t from 'tap';
+import { ConfigError, loadConfig } from '../../shared/config.ts';
+import { percentile } from '../../shared/stats.ts';
+
+t.test('defaults describe the local stack', async (t) => {
+  const c = loadConfig({});
+  t.equal(c.httpHost, '127.0.0.1', 'loopback only by default');
+  t.equal(c.httpPort, 8080);
+  t.same(c.kafkaBrokers, ['127.0.0.1:59092']);
+  t.same(c.trustProxy, ['127.0.0.1', '::1'], 'X-Forwarded-For is trusted from loopback proxies only');
+  t.equal(c.geoIpv4Path, null, 'null = the bundled DB-IP files');
+});
+
+t.test('DATABASE_URL / KAFKA_BROKERS switch to external servers', async (t) => {
+  const c = loadConfig({ DATABASE_URL: 'postgres://u:p@db:5432/x', KAFKA_BROKERS: 'k1:9092, k2:9092' });
+  t.equal(c.databaseUrl, 'postgres://u:p@db:5432/x');
+  t.same(c.kafkaBrokers, ['k1:9092', 'k2:9092']);
+});
+
+t.test('every problem is reported at once', async (t) => {
+  try {
+    loadConfig({ PORT: 'eighty', DATABASE_URL: 'mysql://x', KAFKA_BROKERS: 'nohost', LOG_LEVEL: 'loud' });
+    t.fail('should throw');
+  } catch (err) {
+    t.ok(err instanceof ConfigError);
+    t.equal((err as ConfigError).problems.length, 4);
+  }
+});
+
+t.test('TRUST_PROXY and GEOIP paths', async (t) => {
+  t.equal(loadConfig({ TRUST_PROXY: 'false' }).trustProxy, false);
+  t.same(loadConfig({ TRUST_PROXY: '10.0.0.0/8, 127.0.0.1' }).trustProxy, ['10.0.0.0/8', '127.0.0.1']);
+  t.equal(loadConfig({ GEOIP_IPV4_PATH: 'none' }).geoIpv4Path, '', 'none disables');
+  t.equal(loadConfig({ GEOIP_IPV4_PATH: '/x/GeoLite2-City.mmdb' }).geoIpv4Path, '/x/GeoLite2-City.mmdb');
+});
+
+t.test('percentile is nearest-rank', async (t) => {
+  t.equal(percentile([], 50), 0);
+  t.equal(percentile([5], 99), 5);
+  const v = Array.from({ length: 100 }, (_, i) => 100 - i);
+  t.equal(percentile(v, 50), 50);
+  t.equal(percentile(v, 99), 99);
+  t.equal(percentile(v, 100), 100);
+});
