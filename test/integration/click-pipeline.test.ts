@@ -261,3 +261,22 @@ t.test('a NUL byte in a text field is stripped at the ingress, not dead-lettered
   });
   t.equal(row.page_title, 'ab');
 });
+
+t.test(
+  'migrations: concurrent runners serialise on the advisory lock; a changed applied file is refused',
+  async (t) => {
+    const { migrate } = await import('../../shared/migrate.ts');
+    const name = `mig_${Date.now()}`;
+    await sql.unsafe(`create database ${name}`);
+    t.teardown(() => sql.unsafe(`drop database if exists ${name} with (force)`));
+    const url = stackEnv().DATABASE_URL.replace(/\/[^/]+$/, `/${name}`);
+    const quiet = { info: () => {} };
+    const [a, b] = await Promise.all([migrate(url, quiet), migrate(url, quiet)]);
+    t.same([...a, ...b].sort(), ['0001_init.sql'], 'applied exactly once between the two');
+    t.same(await migrate(url, quiet), [], 'a third run has nothing to do');
+    const other = (await import('../../shared/db.ts')).createSql(url, 1);
+    await other`update schema_migrations set checksum = 'tampered'`;
+    await other.end();
+    await t.rejects(migrate(url, quiet), /changed after it was applied/);
+  },
+);
