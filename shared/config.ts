@@ -11,6 +11,12 @@ export interface Config {
   kafkaPrefix: string;
   /** Partitions of the clicks topic when the project creates it; bounds click-worker parallelism. */
   clickPartitions: number;
+  /** Partitions of the sales, refunds, ledger and notifications topics. */
+  commandPartitions: number;
+  /** How long the ingress waits for a worker's answer to a lead, sale or refund before a 503. */
+  commandDeadlineMs: number;
+  /** When the ingress falls back to reading an outcome row (a NOTIFY lost to a reconnect). */
+  outcomePollMs: number;
   httpHost: string;
   httpPort: number;
   /** Fastify trustProxy: which proxies may set X-Forwarded-For. Default: loopback only. */
@@ -115,6 +121,9 @@ export function loadConfig(env: Env = process.env): Config {
     kafkaClientId: str('KAFKA_CLIENT_ID', 'svc'),
     kafkaPrefix,
     clickPartitions: int('KAFKA_CLICK_PARTITIONS', 6, 1, 1000),
+    commandPartitions: int('KAFKA_COMMAND_PARTITIONS', 6, 1, 1000),
+    commandDeadlineMs: int('COMMAND_DEADLINE_MS', 5_000, 100, 120_000),
+    outcomePollMs: int('OUTCOME_POLL_MS', 500, 50, 60_000),
     httpHost: str('HOST', '127.0.0.1'),
     httpPort: int('PORT', DEFAULTS.httpPort, 0, 65535),
     trustProxy,

@@ -13,7 +13,15 @@ import type { Logger } from './logger.ts';
 import type { Config } from './config.ts';
 
 export const TOPICS = {
+  /** Clicks and leads, keyed by click_id: a lead is ordered behind its click. */
   clicks: 'clicks',
+  /** Sale commands, keyed by transaction_id. */
+  sales: 'sales',
+  /** Refund commands, keyed by transaction_id. */
+  refunds: 'refunds',
+  /** Balance ledger entries, keyed by partner. */
+  ledger: 'ledger',
+  notifications: 'notifications',
   deadLetter: 'dead-letter',
 } as const;
 export type TopicKey = keyof typeof TOPICS;
@@ -47,27 +55,49 @@ export function createKafka(cfg: Pick<Config, 'kafkaBrokers' | 'kafkaClientId'>,
 /** Creates the project's topics with explicit partition counts (the broker has auto-create off). */
 export async function ensureTopics(
   kafka: Kafka,
-  cfg: Pick<Config, 'kafkaPrefix' | 'clickPartitions'>,
+  cfg: Pick<Config, 'kafkaPrefix' | 'clickPartitions' | 'commandPartitions'>,
   log: Logger,
 ): Promise<void> {
   const admin = kafka.admin();
   await admin.connect();
   try {
     const existing = new Set(await admin.listTopics());
-    const wanted: ITopicConfig[] = [
-      {
-        topic: topicName(cfg.kafkaPrefix, 'clicks'),
-        numPartitions: cfg.clickPartitions,
+    const partitions: Record<TopicKey, number> = {
+      clicks: cfg.clickPartitions,
+      sales: cfg.commandPartitions,
+      refunds: cfg.commandPartitions,
+      ledger: cfg.commandPartitions,
+      notifications: cfg.commandPartitions,
+      deadLetter: 1,
+    };
+    const wanted: ITopicConfig[] = (Object.keys(TOPICS) as TopicKey[])
+      .map((k) => ({
+        topic: topicName(cfg.kafkaPrefix, k),
+        numPartitions: partitions[k],
         replicationFactor: -1,
-      },
-      { topic: topicName(cfg.kafkaPrefix, 'deadLetter'), numPartitions: 1, replicationFactor: -1 },
-    ].filter((t) => !existing.has(t.topic));
+      }))
+      .filter((t) => !existing.has(t.topic));
     if (wanted.length > 0) {
       // Two processes may race here; "already exists" from the loser is fine.
       await admin.createTopics({ topics: wanted, waitForLeaders: true }).catch((err: Error) => {
         if (!/already exists/i.test(err.message)) throw err;
       });
       log.info({ topics: wanted.map((t) => t.topic) }, 'kafka topics created');
+    }
+    // Listed is not yet served: another process may have created the topics a moment ago. Wait until
+    // every partition has a leader, or subscribing fails with UNKNOWN_TOPIC_OR_PARTITION.
+    const names = (Object.keys(TOPICS) as TopicKey[]).map((k) => topicName(cfg.kafkaPrefix, k));
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      const ready = await admin
+        .fetchTopicMetadata({ topics: names })
+        .then((md) =>
+          md.topics.every((t) => t.partitions.length > 0 && t.partitions.every((p) => p.leader >= 0)),
+        )
+        .catch(() => false);
+      if (ready) break;
+      if (Date.now() > deadline) throw new Error(`kafka topics not ready after 30 s: ${names.join(', ')}`);
+      await new Promise((r) => setTimeout(r, 200));
     }
   } finally {
     await admin.disconnect();
