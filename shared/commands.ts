@@ -1,0 +1,200 @@
+// Commands with an answer (lead, sale, refund) and the side effects they publish (ledger entries,
+// notifications). The ingress validates the request and produces the command with a request_id; the
+// owning worker applies it and records the outcome under that request_id (shared/outcomes.ts).
+import { isPlainObject } from './http.ts';
+
+export interface LeadCommand {
+  v: 1;
+  type: 'lead';
+  request_id: string;
+  ts: number;
+  /** Program of the tracking token (server mode); null in browser mode. */
+  token_program_id: number | null;
+  /** additional_data.program_id: the program of a browser-mode lead without click, and of test leads. */
+  program_id_hint: number | null;
+  click_id: string | null;
+  customer_key: string | null;
+  email: string | null;
+  event_name: string | null;
+  session_id: string | null;
+  page_url: string | null;
+  is_test: boolean;
+}
+
+export interface SaleCommand {
+  v: 1;
+  type: 'sale';
+  request_id: string;
+  ts: number;
+  program_id: number;
+  transaction_id: string;
+  amount_cents: number;
+  currency: string;
+  customer_key: string | null;
+  click_id: string | null;
+  sale_type: 'payment' | 'subscription';
+  line_items: unknown;
+  is_recurring: boolean;
+  subscription_id: string | null;
+  subscription_interval: 'monthly' | 'quarterly' | 'annual' | null;
+  product_id: string | null;
+  is_test: boolean;
+}
+
+export interface RefundCommand {
+  v: 1;
+  type: 'refund';
+  request_id: string;
+  ts: number;
+  program_id: number;
+  transaction_id: string;
+  /** null = full refund (omitted or 0). */
+  refund_amount_cents: number | null;
+  refund_reason: string | null;
+}
+
+export type Command = LeadCommand | SaleCommand | RefundCommand;
+
+/** A balance movement, applied once by the ledger worker (entry_key is unique). */
+export interface LedgerEffect {
+  topic: 'ledger';
+  entry_key: string;
+  kind: 'commission_created' | 'commission_reversed' | 'commission_refunded' | 'commission_paid';
+  partner_id: number;
+  partner_program_id: number;
+  commission_id: number;
+  /** Signed cents: positive credits the partner, negative deducts. */
+  amount_cents: number;
+  /** A deduction stops at a zero balance unless the commission had been paid (spec 3, balance rule). */
+  clamp_at_zero: boolean;
+}
+
+export interface NotificationEffect {
+  topic: 'notifications';
+  notification_key: string;
+  recipient_type: 'partner' | 'advertiser';
+  partner_id: number | null;
+  workspace_id: number | null;
+  program_id: number;
+  kind: string;
+  title: string;
+  body: string;
+  data: Record<string, unknown>;
+}
+
+export type Effect = LedgerEffect | NotificationEffect;
+
+const isId = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v > 0;
+const str = (v: unknown): v is string => typeof v === 'string';
+const nstr = (v: unknown): v is string | null => v === null || typeof v === 'string';
+
+function decode(bytes: Buffer | null): Record<string, unknown> | string {
+  if (!bytes || bytes.length === 0) return 'empty message';
+  let m: unknown;
+  try {
+    m = JSON.parse(bytes.toString('utf8'));
+  } catch {
+    return 'not JSON';
+  }
+  if (!isPlainObject(m)) return 'not a JSON object';
+  if (m.v !== 1) return `unsupported version ${String(m.v)}`;
+  if (!str(m.request_id) || m.request_id.length === 0 || m.request_id.length > 200) return 'bad request_id';
+  if (typeof m.ts !== 'number' || !Number.isSafeInteger(m.ts)) return 'bad ts';
+  return m;
+}
+
+/** The request_id of a message, when it has one, so a poison command can still be answered. */
+export function requestIdOf(bytes: Buffer | null): string | null {
+  try {
+    const m = JSON.parse(bytes?.toString('utf8') ?? '') as unknown;
+    return isPlainObject(m) && str(m.request_id) ? m.request_id : null;
+  } catch {
+    return null;
+  }
+}
+
+export function parseLead(m: Record<string, unknown>): LeadCommand | string {
+  if (!(m.token_program_id === null || isId(m.token_program_id))) return 'bad token_program_id';
+  if (!(m.program_id_hint === null || isId(m.program_id_hint))) return 'bad program_id_hint';
+  for (const k of ['click_id', 'customer_key', 'email', 'event_name', 'session_id', 'page_url'] as const) {
+    if (!nstr(m[k])) return `bad ${k}`;
+  }
+  if (typeof m.is_test !== 'boolean') return 'bad is_test';
+  return m as unknown as LeadCommand;
+}
+
+export function parseSale(m: Record<string, unknown>): SaleCommand | string {
+  if (!isId(m.program_id)) return 'bad program_id';
+  if (!str(m.transaction_id) || m.transaction_id === '') return 'bad transaction_id';
+  if (typeof m.amount_cents !== 'number' || !Number.isSafeInteger(m.amount_cents) || m.amount_cents < 0) {
+    return 'bad amount_cents';
+  }
+  if (!str(m.currency) || !/^[A-Z]{3}$/.test(m.currency)) return 'bad currency';
+  if (m.sale_type !== 'payment' && m.sale_type !== 'subscription') return 'bad sale_type';
+  for (const k of ['customer_key', 'click_id', 'subscription_id', 'product_id'] as const) {
+    if (!nstr(m[k])) return `bad ${k}`;
+  }
+  if (![null, 'monthly', 'quarterly', 'annual'].includes(m.subscription_interval as string | null)) {
+    return 'bad subscription_interval';
+  }
+  if (typeof m.is_recurring !== 'boolean' || typeof m.is_test !== 'boolean') return 'bad flags';
+  return m as unknown as SaleCommand;
+}
+
+export function parseRefund(m: Record<string, unknown>): RefundCommand | string {
+  if (!isId(m.program_id)) return 'bad program_id';
+  if (!str(m.transaction_id) || m.transaction_id === '') return 'bad transaction_id';
+  if (!(m.refund_amount_cents === null || isId(m.refund_amount_cents))) return 'bad refund_amount_cents';
+  if (!nstr(m.refund_reason)) return 'bad refund_reason';
+  return m as unknown as RefundCommand;
+}
+
+export function parseCommand<T extends Command>(bytes: Buffer | null, type: T['type']): T | string {
+  const m = decode(bytes);
+  if (typeof m === 'string') return m;
+  if (m.type !== type) return `expected a ${type} command, got ${String(m.type)}`;
+  const parsed = type === 'lead' ? parseLead(m) : type === 'sale' ? parseSale(m) : parseRefund(m);
+  return parsed as T | string;
+}
+
+export function parseEffect(bytes: Buffer | null): Effect | string {
+  if (!bytes || bytes.length === 0) return 'empty message';
+  let m: unknown;
+  try {
+    m = JSON.parse(bytes.toString('utf8'));
+  } catch {
+    return 'not JSON';
+  }
+  if (!isPlainObject(m)) return 'not a JSON object';
+  if (m.topic === 'ledger') {
+    if (!str(m.entry_key) || !isId(m.partner_id) || !isId(m.partner_program_id) || !isId(m.commission_id)) {
+      return 'bad ledger entry ids';
+    }
+    if (
+      !['commission_created', 'commission_reversed', 'commission_refunded', 'commission_paid'].includes(
+        m.kind as string,
+      )
+    ) {
+      return 'bad ledger kind';
+    }
+    if (typeof m.amount_cents !== 'number' || !Number.isSafeInteger(m.amount_cents))
+      return 'bad amount_cents';
+    if (typeof m.clamp_at_zero !== 'boolean') return 'bad clamp_at_zero';
+    return m as unknown as LedgerEffect;
+  }
+  if (m.topic === 'notifications') {
+    if (!str(m.notification_key) || !str(m.kind) || !str(m.title) || !str(m.body)) return 'bad notification';
+    if (m.recipient_type !== 'partner' && m.recipient_type !== 'advertiser') return 'bad recipient_type';
+    if (!isId(m.program_id)) return 'bad program_id';
+    return m as unknown as NotificationEffect;
+  }
+  return `unknown effect topic ${String(m.topic)}`;
+}
+
+/** Round half up of a non-negative rational a*b/c in integer cents, exactly (no floating point). */
+export function mulDivRoundHalfUp(a: number, b: number, c: number): number {
+  if (c <= 0) throw new RangeError('divisor must be positive');
+  const num = BigInt(a) * BigInt(b);
+  const q = (num * 2n + BigInt(c)) / (2n * BigInt(c));
+  return Number(q);
+}

@@ -1,0 +1,180 @@
+// The reply channel of commands with an answer (ARCHITECTURE "Commands with an answer").
+//
+// Worker: applies a command in one transaction that also inserts its outcome row (keyed by request_id;
+// the row is what makes a redelivered command a no-op) and calls pg_notify, which Postgres delivers only
+// on commit. The notification carries the whole answer, so the ingress needs no read on the fast path.
+//
+// Ingress: OutcomeWaiter LISTENs on one connection and resolves the waiting request; as a fallback for a
+// notification lost to a reconnect, it reads the outcome rows of requests waiting longer than pollMs,
+// all in one query. Past the deadline the caller answers 503 with Retry-After.
+import type { Sql, Tx } from './db.ts';
+import type { Logger } from './logger.ts';
+import type { Effect } from './commands.ts';
+
+export const OUTCOME_CHANNEL = 'command_outcomes';
+
+export interface Outcome {
+  statusCode: number;
+  body: Record<string, unknown>;
+}
+
+export interface RecordedOutcome extends Outcome {
+  effects: Effect[];
+}
+
+export async function findOutcome(sql: Sql | Tx, requestId: string): Promise<RecordedOutcome | null> {
+  const [row] = await sql<{ status_code: number; body: Record<string, unknown>; effects: Effect[] }[]>`
+    select status_code, body, effects from command_outcomes where request_id = ${requestId}`;
+  return row ? { statusCode: row.status_code, body: row.body, effects: row.effects } : null;
+}
+
+export async function recordOutcome(
+  tx: Tx,
+  o: {
+    requestId: string;
+    kind: 'lead' | 'sale' | 'refund';
+    programId: number | null;
+    statusCode: number;
+    body: Record<string, unknown>;
+    effects?: Effect[];
+  },
+): Promise<void> {
+  await tx`
+    insert into command_outcomes (request_id, kind, program_id, status_code, body, effects)
+    values (${o.requestId}, ${o.kind}, ${o.programId}, ${o.statusCode}, ${tx.json(o.body as never)},
+            ${tx.json((o.effects ?? []) as never)})`;
+  await notifyOutcome(tx, o.requestId, { statusCode: o.statusCode, body: o.body });
+}
+
+/** Also used on redelivery, for a waiter that may have missed the first notification. */
+export async function notifyOutcome(sql: Sql | Tx, requestId: string, outcome: Outcome): Promise<void> {
+  let payload = JSON.stringify({ r: requestId, s: outcome.statusCode, b: outcome.body });
+  // NOTIFY payloads stop at 8000 bytes: a larger answer is announced by id and read by the waiter.
+  if (Buffer.byteLength(payload) > 7900) payload = JSON.stringify({ r: requestId });
+  await sql`select pg_notify(${OUTCOME_CHANNEL}, ${payload})`;
+}
+
+interface Waiter {
+  resolve: (o: Outcome | null) => void;
+  since: number;
+  timer: NodeJS.Timeout;
+}
+
+export class OutcomeWaiter {
+  /** Several requests may wait on one request_id (retries carrying the same Idempotency-Key). */
+  private readonly waiters = new Map<string, Set<Waiter>>();
+  private readonly sql: Sql;
+  private readonly log: Logger;
+  private readonly pollMs: number;
+  private pollTimer: NodeJS.Timeout | null = null;
+  private unlisten: (() => Promise<void>) | null = null;
+  readonly stats = { notified: 0, polled: 0, timedOut: 0 };
+
+  constructor(sql: Sql, log: Logger, opts: { pollMs: number }) {
+    this.sql = sql;
+    this.log = log;
+    this.pollMs = opts.pollMs;
+  }
+
+  async start(): Promise<void> {
+    const sub = await this.sql.listen(OUTCOME_CHANNEL, (payload) => this.onNotify(payload));
+    this.unlisten = sub.unlisten;
+    const tick = () => {
+      this.poll()
+        .catch((err: unknown) => this.log.warn({ err }, 'outcome poll failed'))
+        .finally(() => {
+          if (this.pollTimer) this.pollTimer = setTimeout(tick, this.pollMs);
+        });
+    };
+    this.pollTimer = setTimeout(tick, this.pollMs);
+  }
+
+  async stop(): Promise<void> {
+    if (this.pollTimer) clearTimeout(this.pollTimer);
+    this.pollTimer = null;
+    for (const set of this.waiters.values()) {
+      for (const w of set) {
+        clearTimeout(w.timer);
+        w.resolve(null);
+      }
+    }
+    this.waiters.clear();
+    await this.unlisten?.();
+  }
+
+  /** Resolves with the outcome, or null when the deadline passes first. Register before producing. */
+  wait(requestId: string, deadlineMs: number): { promise: Promise<Outcome | null>; cancel(): void } {
+    let waiter!: Waiter;
+    const promise = new Promise<Outcome | null>((resolve) => {
+      const timer = setTimeout(() => {
+        this.remove(requestId, waiter);
+        this.stats.timedOut++;
+        resolve(null);
+      }, deadlineMs);
+      waiter = { resolve, since: Date.now(), timer };
+    });
+    let set = this.waiters.get(requestId);
+    if (!set) this.waiters.set(requestId, (set = new Set()));
+    set.add(waiter);
+    return {
+      promise,
+      cancel: () => {
+        clearTimeout(waiter.timer);
+        this.remove(requestId, waiter);
+        waiter.resolve(null);
+      },
+    };
+  }
+
+  get waiting(): number {
+    return this.waiters.size;
+  }
+
+  private remove(requestId: string, w: Waiter): void {
+    const set = this.waiters.get(requestId);
+    if (!set) return;
+    set.delete(w);
+    if (set.size === 0) this.waiters.delete(requestId);
+  }
+
+  private settle(requestId: string, outcome: Outcome): boolean {
+    const set = this.waiters.get(requestId);
+    if (!set) return false;
+    this.waiters.delete(requestId);
+    for (const w of set) {
+      clearTimeout(w.timer);
+      w.resolve(outcome);
+    }
+    return true;
+  }
+
+  private onNotify(payload: string): void {
+    let m: { r?: string; s?: number; b?: Record<string, unknown> };
+    try {
+      m = JSON.parse(payload) as typeof m;
+    } catch {
+      return;
+    }
+    if (!m.r || !this.waiters.has(m.r)) return;
+    if (typeof m.s === 'number' && m.b) {
+      if (this.settle(m.r, { statusCode: m.s, body: m.b })) this.stats.notified++;
+    } else {
+      const id = m.r;
+      findOutcome(this.sql, id)
+        .then((o) => o && this.settle(id, o) && this.stats.notified++)
+        .catch((err: unknown) => this.log.warn({ err }, 'outcome read failed'));
+    }
+  }
+
+  private async poll(): Promise<void> {
+    const now = Date.now();
+    const due = [...this.waiters.entries()]
+      .filter(([, set]) => [...set].some((w) => now - w.since >= this.pollMs))
+      .map(([id]) => id);
+    if (due.length === 0) return;
+    const rows = await this.sql<{ request_id: string; status_code: number; body: Record<string, unknown> }[]>`
+      select request_id, status_code, body from command_outcomes where request_id = any(${due})`;
+    for (const r of rows)
+      if (this.settle(r.request_id, { statusCode: r.status_code, body: r.body })) this.stats.polled++;
+  }
+}
