@@ -4,15 +4,21 @@
 import type { FastifyInstance } from 'fastify';
 import type { BatchingProducer } from '../../shared/kafka.ts';
 import type { Snowflake } from '../../shared/ids.ts';
+import type { Sql } from '../../shared/db.ts';
+import type { OutcomeWaiter } from '../../shared/outcomes.ts';
 import type { LinkCache } from './link-cache.ts';
 import { registerClickRoutes } from './routes/click.ts';
+import { registerCommandRoutes } from './routes/commands.ts';
 import { registerPreflight } from './cors.ts';
 
 export interface IngressDeps {
+  sql: Sql;
   cache: LinkCache;
   producer: BatchingProducer;
   snowflake: Snowflake;
-  clicksTopic: string;
+  waiter: OutcomeWaiter;
+  topics: { clicks: string; sales: string; refunds: string };
+  commandDeadlineMs: number;
 }
 
 export async function ingressPlugin(app: FastifyInstance, deps: IngressDeps): Promise<void> {
@@ -20,6 +26,11 @@ export async function ingressPlugin(app: FastifyInstance, deps: IngressDeps): Pr
     reply.header('cache-control', 'no-store');
     return payload;
   });
-  registerPreflight(app, ['/api/v1/track/click', '/api/tracking/click'], deps.cache);
+  registerPreflight(
+    app,
+    ['/api/v1/track/click', '/api/tracking/click', '/api/v1/track/lead', '/api/tracking/lead'],
+    deps.cache,
+  );
   registerClickRoutes(app, deps);
+  registerCommandRoutes(app, deps);
 }

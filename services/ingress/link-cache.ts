@@ -18,10 +18,17 @@ export interface CachedLink {
 
 export interface CachedProgram {
   id: number;
+  name: string;
+  slug: string;
+  status: string;
   deleted: boolean;
   cookieWindowDays: number;
   allowedOrigins: string[];
+  apiTokenMasked: string | null;
 }
+
+/** Unknown tokens are remembered this long, so a probe with garbage tokens costs one query per token. */
+const NEGATIVE_TOKEN_TTL_MS = 2000;
 
 interface Entry<T> {
   value: T | null;
@@ -37,6 +44,10 @@ export interface LinkCacheOptions {
 export class LinkCache {
   private readonly links = new Map<string, Entry<CachedLink>>();
   private readonly programs = new Map<number, Entry<CachedProgram>>();
+  /** Partner-program id → its program id (for browser-mode leads that carry only a click id). */
+  private readonly ppPrograms = new Map<number, Entry<number>>();
+  /** Tracking-token SHA-256 (hex) → program id (null: no live program has it). */
+  private readonly tokens = new Map<string, Entry<number>>();
   private readonly loading = new Map<string, Promise<unknown>>();
   private lastSeq = 0n;
   /** Rows seen in the recent window, so a late-committing invalidation is applied once. */
@@ -105,13 +116,17 @@ export class LinkCache {
       this.origins = null;
       this.programs.delete(Number(key));
       const id = Number(key);
+      // A regenerated or deleted token dies here; a new program's token may have been cached as unknown.
+      for (const [k, e] of this.tokens) if (e.value === id || e.value === null) this.tokens.delete(k);
       for (const [k, e] of this.links) if (e.value?.programId === id) this.links.delete(k);
     } else if (kind === 'partner_program') {
       const id = Number(key);
+      this.ppPrograms.delete(id);
       for (const [k, e] of this.links) if (e.value?.partnerProgramId === id) this.links.delete(k);
     } else {
       this.links.clear();
       this.programs.clear();
+      this.tokens.clear();
     }
   }
 
@@ -199,6 +214,37 @@ export class LinkCache {
     return this.origins.set.has(origin);
   }
 
+  async programIdForPartnerProgram(ppId: number): Promise<number | null> {
+    const e = this.ppPrograms.get(ppId);
+    if (this.fresh(e)) return e.value;
+    return this.once(`pp:${ppId}`, async (gen) => {
+      const [r] = await this.sql<
+        { program_id: string }[]
+      >`select program_id from partner_programs where id = ${ppId}`;
+      const id = r ? Number(r.program_id) : null;
+      this.put(this.ppPrograms, ppId, id, gen);
+      return id;
+    });
+  }
+
+  /** The live (not deleted) program whose tracking token has this SHA-256, or null. */
+  async programIdForToken(hash: Buffer): Promise<number | null> {
+    const key = hash.toString('hex');
+    const e = this.tokens.get(key);
+    if (e && Date.now() - e.at < (e.value === null ? NEGATIVE_TOKEN_TTL_MS : this.opts.ttlMs)) {
+      this.stats.hits++;
+      return e.value;
+    }
+    this.stats.misses++;
+    return this.once(`t:${key}`, async (gen) => {
+      const [r] = await this.sql<{ id: string }[]>`
+        select id from programs where api_token_hash = ${hash} and deleted_at is null`;
+      const id = r ? Number(r.id) : null;
+      this.put(this.tokens, key, id, gen);
+      return id;
+    });
+  }
+
   async getProgram(id: number): Promise<CachedProgram | null> {
     const e = this.programs.get(id);
     if (this.fresh(e)) {
@@ -208,16 +254,30 @@ export class LinkCache {
     this.stats.misses++;
     return this.once(`p:${id}`, async (gen) => {
       const rows = await this.sql<
-        { id: string; deleted: boolean; cookie_window_days: number; allowed_origins: string[] }[]
-      >`select id, deleted_at is not null as deleted, cookie_window_days, allowed_origins
+        {
+          id: string;
+          name: string;
+          slug: string;
+          status: string;
+          deleted: boolean;
+          cookie_window_days: number;
+          allowed_origins: string[];
+          api_token_masked: string | null;
+        }[]
+      >`select id, name, slug, status, deleted_at is not null as deleted, cookie_window_days, allowed_origins,
+               api_token_masked
         from programs where id = ${id}`;
       const r = rows[0];
       const program: CachedProgram | null = r
         ? {
             id: Number(r.id),
+            name: r.name,
+            slug: r.slug,
+            status: r.status,
             deleted: r.deleted,
             cookieWindowDays: r.cookie_window_days,
             allowedOrigins: r.allowed_origins,
+            apiTokenMasked: r.api_token_masked,
           }
         : null;
       this.put(this.programs, id, program, gen);

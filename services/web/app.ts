@@ -39,6 +39,11 @@ export async function buildWebApp(
           'Tracking (click, lead, sale, refund), dashboard reads and management. Error bodies are `{ "error": string }`.',
       },
       tags: [{ name: 'tracking', description: 'Integrator-facing tracking endpoints' }],
+      components: {
+        securitySchemes: {
+          trackingToken: { type: 'http', scheme: 'bearer', description: 'Program tracking token, `aff_...`' },
+        },
+      },
     },
   });
   app.get('/api/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());

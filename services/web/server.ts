@@ -12,6 +12,7 @@ import {
 } from '../../shared/kafka.ts';
 import { MAX_NODE, Snowflake } from '../../shared/ids.ts';
 import { LinkCache } from '../ingress/link-cache.ts';
+import { OutcomeWaiter } from '../../shared/outcomes.ts';
 import { buildWebApp } from './app.ts';
 
 const cfg = loadConfig();
@@ -30,9 +31,23 @@ const producer = new BatchingProducer(await connectProducer(kafka), {
 });
 const cache = new LinkCache(sql, log, { pollMs: cfg.cachePollMs, ttlMs: cfg.cacheTtlMs });
 await cache.start();
+const waiter = new OutcomeWaiter(sql, log, { pollMs: cfg.outcomePollMs });
+await waiter.start();
 
 const app = await buildWebApp(cfg, log, {
-  ingress: { cache, producer, snowflake, clicksTopic: topicName(cfg.kafkaPrefix, 'clicks') },
+  ingress: {
+    sql,
+    cache,
+    producer,
+    snowflake,
+    waiter,
+    topics: {
+      clicks: topicName(cfg.kafkaPrefix, 'clicks'),
+      sales: topicName(cfg.kafkaPrefix, 'sales'),
+      refunds: topicName(cfg.kafkaPrefix, 'refunds'),
+    },
+    commandDeadlineMs: cfg.commandDeadlineMs,
+  },
 });
 const address = await app.listen({ host: cfg.httpHost, port: cfg.httpPort });
 log.info({ address, node }, 'listening');
@@ -45,6 +60,7 @@ async function shutdown(signal: string): Promise<void> {
   // Stop accepting, let in-flight requests get their Kafka acknowledgement, then close the rest.
   await app.close();
   cache.stop();
+  await waiter.stop();
   await producer.close();
   await sql.end({ timeout: 5 });
   process.exit(0);

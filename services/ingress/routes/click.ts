@@ -107,7 +107,8 @@ export function extractAff(affiliateUrl: unknown): string {
 }
 
 export function registerClickRoutes(app: FastifyInstance, deps: IngressDeps): void {
-  const { cache, producer, snowflake, clicksTopic } = deps;
+  const { cache, producer, snowflake } = deps;
+  const clicksTopic = deps.topics.clicks;
 
   const handler = async (req: FastifyRequest, reply: FastifyReply) => {
     const body = req.body;

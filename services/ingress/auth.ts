@@ -1,0 +1,35 @@
+// Tracking-token authentication (spec 5): `Authorization: Bearer aff_<token>`, matched by SHA-256 hash
+// through the cache (a rotated or deleted token is refused within one cache poll). The three bearer kinds
+// are told apart by prefix alone; an `affk_` key or a `sess_` session on a tracking route is a 401.
+import type { FastifyRequest } from 'fastify';
+import { HttpError } from '../../shared/http.ts';
+import { hashSecret } from '../../shared/secrets.ts';
+import type { LinkCache } from './link-cache.ts';
+
+export type TokenState =
+  { kind: 'absent' } | { kind: 'invalid'; reason: string } | { kind: 'valid'; programId: number };
+
+export async function readTrackingToken(req: FastifyRequest, cache: LinkCache): Promise<TokenState> {
+  const header = req.headers.authorization;
+  if (header === undefined) return { kind: 'absent' };
+  if (!header.startsWith('Bearer '))
+    return { kind: 'invalid', reason: 'Authorization must be "Bearer <tracking token>"' };
+  const token = header.slice(7).trim();
+  if (token === '') return { kind: 'invalid', reason: 'Tracking token is empty' };
+  if (!token.startsWith('aff_') || token.length > 200)
+    return { kind: 'invalid', reason: 'Invalid tracking token' };
+  const programId = await cache.programIdForToken(hashSecret(token));
+  return programId === null
+    ? { kind: 'invalid', reason: 'Invalid tracking token' }
+    : { kind: 'valid', programId };
+}
+
+/** Sale, refund and the CLI status need a valid token: anything else is a 401. */
+export async function requireTrackingToken(req: FastifyRequest, cache: LinkCache): Promise<number> {
+  const state = await readTrackingToken(req, cache);
+  if (state.kind === 'valid') return state.programId;
+  throw new HttpError(
+    401,
+    state.kind === 'absent' ? 'Authorization header with a tracking token is required' : state.reason,
+  );
+}
