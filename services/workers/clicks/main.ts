@@ -16,6 +16,8 @@ import { defaultGeoPaths, openGeo } from './enrich/geo.ts';
 import { createEnrichClickStep } from './steps/enrich-click.ts';
 import { createPersistClicksStep } from './steps/persist-clicks.ts';
 import { createClickPipeline } from './pipeline.ts';
+import { createLeadApplier } from './steps/apply-lead.ts';
+import { createCommandHandler } from '../../../shared/command-handler.ts';
 import { percentile } from '../../../shared/stats.ts';
 
 const cfg = loadConfig();
@@ -46,7 +48,21 @@ const geo = await openGeo({
 const kafka = createKafka(cfg, log);
 await ensureTopics(kafka, cfg, log);
 const producer = new BatchingProducer(await connectProducer(kafka), { lingerMs: 0, maxBatch: 1000 });
+const leads = createCommandHandler(
+  {
+    sql,
+    log,
+    producer,
+    topics: {
+      deadLetter: topicName(cfg.kafkaPrefix, 'deadLetter'),
+      ledger: topicName(cfg.kafkaPrefix, 'ledger'),
+      notifications: topicName(cfg.kafkaPrefix, 'notifications'),
+    },
+  },
+  createLeadApplier(),
+);
 const pipeline = createClickPipeline({
+  leads,
   sql,
   log,
   producer,

@@ -19,6 +19,8 @@ export interface DeadLetter {
 }
 
 export interface ClickPipelineDeps {
+  /** Applies lead commands (the customer journey), in order, after the chunk's clicks are stored. */
+  leads: { handle(messages: ConsumedMessage[]): Promise<void> };
   sql: Sql;
   log: Logger;
   producer: BatchingProducer;
@@ -42,7 +44,12 @@ export function createClickPipeline(deps: ClickPipelineDeps) {
   async function handle(messages: ConsumedMessage[]): Promise<void> {
     const dead: DeadLetter[] = [];
     const clicks: { click: EnrichedClick; message: ConsumedMessage }[] = [];
+    const leads: ConsumedMessage[] = [];
     for (const message of messages) {
+      if (isLead(message.value)) {
+        leads.push(message);
+        continue;
+      }
       const parsed = parseClickMessage(message.value);
       if (typeof parsed === 'string') {
         dead.push({ message, step: 'parse', reason: parsed });
@@ -77,6 +84,8 @@ export function createClickPipeline(deps: ClickPipelineDeps) {
     }
 
     if (dead.length > 0) await deadLetter(dead);
+    // A lead in this chunk may be for a click of this chunk: the clicks are committed first.
+    if (leads.length > 0) await deps.leads.handle(leads);
 
     const now = Date.now();
     stats.messages += messages.length;
@@ -109,4 +118,10 @@ export function createClickPipeline(deps: ClickPipelineDeps) {
   }
 
   return { handle, stats };
+}
+
+const LEAD_PREFIX = Buffer.from('{"v":1,"type":"lead"');
+/** Leads share the clicks topic (ordered behind their click); the ingress serialises them with this prefix. */
+function isLead(value: Buffer | null): boolean {
+  return value !== null && value.subarray(0, LEAD_PREFIX.length).equals(LEAD_PREFIX);
 }

@@ -1,0 +1,13 @@
+// Process entry: the attribution and commission worker (sales topic).
+import { runWorker } from '../../../shared/worker-runtime.ts';
+import { commandStatus, createCommandHandler } from '../../../shared/command-handler.ts';
+import { createSaleApplier } from './apply-sale.ts';
+
+await runWorker({
+  name: 'attribution-worker',
+  topic: 'sales',
+  build: async ({ sql, log, producer, topics }) => {
+    const handler = createCommandHandler({ sql, log, producer, topics }, createSaleApplier());
+    return { handle: handler.handle, status: () => commandStatus(handler.stats) };
+  },
+});

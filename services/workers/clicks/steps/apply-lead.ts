@@ -1,0 +1,112 @@
+// The customer-journey step for leads (spec 4.2, section 3, CONTRACT "Lead without a click"). Leads travel
+// on the clicks topic keyed by click_id, so a lead sent after its click's 200 is applied after the click.
+import type { Tx } from '../../../../shared/db.ts';
+import type { LeadCommand } from '../../../../shared/commands.ts';
+import { parseCommand } from '../../../../shared/commands.ts';
+import type { Applied, CommandApplier } from '../../../../shared/command-handler.ts';
+import { addDaily } from '../../../../shared/rollups.ts';
+
+const NOT_FOUND = 'Customer not found. Provide a valid click_id or customer_key.';
+
+interface CustomerRow {
+  id: string;
+  program_id: string;
+  customer_status: string;
+  customer_key: string | null;
+}
+
+export function createLeadApplier(): CommandApplier<LeadCommand> {
+  return {
+    kind: 'lead',
+    parse: (bytes) => parseCommand<LeadCommand>(bytes, 'lead'),
+    apply: applyLead,
+  };
+}
+
+async function insertLeadEvent(
+  tx: Tx,
+  cmd: LeadCommand,
+  programId: number,
+  customerId: string | null,
+): Promise<string> {
+  const [row] = await tx<{ id: string }[]>`
+    insert into lead_events (request_id, program_id, customer_id, click_id, customer_key, email, event_name,
+                             session_id, page_url, is_test, lead_timestamp)
+    values (${cmd.request_id}, ${programId}, ${customerId}, ${cmd.click_id}, ${cmd.customer_key}, ${cmd.email},
+            ${cmd.event_name}, ${cmd.session_id}, ${cmd.page_url}, ${cmd.is_test}, ${new Date(cmd.ts)})
+    returning id`;
+  return row!.id;
+}
+
+async function applyLead(tx: Tx, cmd: LeadCommand): Promise<Applied> {
+  const programOf = cmd.token_program_id ?? cmd.program_id_hint;
+  const bad = (error: string): Applied => ({ programId: programOf, statusCode: 400, body: { error } });
+
+  if (cmd.is_test) {
+    // Test mode: an is_test lead event; no customer is created or changed.
+    if (programOf === null) return bad('additional_data.program_id is required for a test lead');
+    const eventId = await insertLeadEvent(tx, cmd, programOf, null);
+    return {
+      programId: programOf,
+      statusCode: 200,
+      body: {
+        success: true,
+        message: 'Test lead recorded',
+        data: { eventId, programId: programOf, test_mode: true },
+      },
+    };
+  }
+
+  let customer: CustomerRow | undefined;
+  if (cmd.click_id !== null) {
+    [customer] = await tx<CustomerRow[]>`
+      select id, program_id, customer_status, customer_key from customers where click_id = ${cmd.click_id} for update`;
+    // A click_id that matches no customer is always a 400 (CONTRACT).
+    if (!customer) return bad(NOT_FOUND);
+  } else if (cmd.customer_key !== null && programOf !== null) {
+    [customer] = await tx<CustomerRow[]>`
+      select id, program_id, customer_status, customer_key from customers
+      where program_id = ${programOf} and customer_key = ${cmd.customer_key} for update`;
+    if (!customer) {
+      // Spec rule 6: a lead without a click is recorded, unattributed, in the token's (or given) program.
+      const [created] = await tx<{ id: string }[]>`
+        insert into customers (program_id, customer_status, customer_key, email, signup_date)
+        values (${programOf}, 'lead', ${cmd.customer_key}, ${cmd.email}, ${new Date(cmd.ts)})
+        on conflict (program_id, customer_key) do nothing
+        returning id`;
+      if (!created) return bad('Customer status cannot be updated to lead. Current status: lead');
+      await insertLeadEvent(tx, cmd, programOf, created.id);
+      await addDaily(tx, programOf, cmd.ts, { leads: 1 });
+      return {
+        programId: programOf,
+        statusCode: 200,
+        body: { success: true, message: 'Lead recorded without partner attribution' },
+      };
+    }
+  } else {
+    return bad(NOT_FOUND);
+  }
+
+  const programId = Number(customer.program_id);
+  if (cmd.token_program_id !== null && programId !== cmd.token_program_id) {
+    return bad('Customer does not belong to this program');
+  }
+  if (customer.customer_status !== 'click') {
+    return bad(`Customer status cannot be updated to lead. Current status: ${customer.customer_status}`);
+  }
+  if (cmd.customer_key !== null && cmd.customer_key !== customer.customer_key) {
+    const [taken] = await tx`
+      select 1 from customers where program_id = ${programId} and customer_key = ${cmd.customer_key} and id <> ${customer.id}`;
+    if (taken) return bad('customer_key already belongs to another customer of this program');
+  }
+  await tx`
+    update customers set customer_status = 'lead',
+      customer_key = coalesce(${cmd.customer_key}, customer_key),
+      email = coalesce(${cmd.email}, email),
+      signup_date = ${new Date(cmd.ts)},
+      updated_at = now()
+    where id = ${customer.id}`;
+  await insertLeadEvent(tx, cmd, programId, customer.id);
+  await addDaily(tx, programId, cmd.ts, { leads: 1 });
+  return { programId, statusCode: 200, body: { success: true, message: 'Lead recorded' } };
+}

@@ -1,0 +1,13 @@
+// Process entry: the reversal worker (refunds topic).
+import { runWorker } from '../../../shared/worker-runtime.ts';
+import { commandStatus, createCommandHandler } from '../../../shared/command-handler.ts';
+import { createRefundApplier } from './apply-refund.ts';
+
+await runWorker({
+  name: 'reversal-worker',
+  topic: 'refunds',
+  build: async ({ sql, log, producer, topics }) => {
+    const handler = createCommandHandler({ sql, log, producer, topics }, createRefundApplier());
+    return { handle: handler.handle, status: () => commandStatus(handler.stats) };
+  },
+});
