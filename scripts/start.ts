@@ -6,7 +6,7 @@ import { mkdir } from 'node:fs/promises';
 import { build as prettyStream } from 'pino-pretty';
 import { cli } from './lib/cli.ts';
 import { startStack, STACK_DIR } from './lib/stack.ts';
-import { spawnService, waitForWeb } from './lib/services.ts';
+import { WORKERS, spawnService, waitForWeb } from './lib/services.ts';
 import type { ServiceName, ServiceProcess } from './lib/services.ts';
 import { seedDemo } from './lib/seed.ts';
 import { migrate } from '../shared/migrate.ts';
@@ -73,7 +73,7 @@ function launch(name: ServiceName): ServiceProcess {
   return svc;
 }
 const web = launch('web');
-launch('click-worker');
+for (const w of WORKERS) launch(w);
 await waitForWeb(web, port);
 
 const base = `http://127.0.0.1:${port}`;

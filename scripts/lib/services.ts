@@ -7,8 +7,16 @@ import { ROOT, waitForPort } from './stack.ts';
 
 export const ENTRIES = {
   web: 'services/web/server.ts',
+  /** Clicks and leads: enrichment, customers, click events, the customer journey. */
   'click-worker': 'services/workers/clicks/main.ts',
+  /** Sales: attribution and commission creation. */
+  'attribution-worker': 'services/workers/attribution/main.ts',
+  /** Refunds: commission reversal. */
+  'reversal-worker': 'services/workers/reversal/main.ts',
+  'ledger-worker': 'services/workers/ledger/main.ts',
+  'notification-worker': 'services/workers/notifications/main.ts',
 } as const;
+export const WORKERS = Object.keys(ENTRIES).filter((n) => n !== 'web') as Exclude<ServiceName, 'web'>[];
 export type ServiceName = keyof typeof ENTRIES;
 
 export interface ServiceProcess {

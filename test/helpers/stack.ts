@@ -66,15 +66,26 @@ export async function startServices(
     output,
     async start(name) {
       const p = spawnService(name, {
-        env: name === 'click-worker' ? { ...env, LOG_LEVEL: 'info' } : env,
+        env: name === 'web' ? env : { ...env, LOG_LEVEL: 'info' },
         onLine: (line) => {
           if (output.length < 5000) output.push(`[${name}] ${line}`);
           watcher.onLine(`[${name}] ${line}`);
         },
       });
       procs.set(name, p);
-      if (name === 'web') await waitForWeb(p, port);
-      else await watcher.waitFor(/\[click-worker\].*click worker running/, 60_000);
+      const ready =
+        name === 'web'
+          ? waitForWeb(p, port)
+          : watcher.waitFor(new RegExp(`\\[${name}\\].*(${name}|click worker) running`), 60_000);
+      await Promise.race([
+        ready,
+        p.exited.then((code) => {
+          throw new Error(`${name} exited with code ${code}`);
+        }),
+      ]).catch((err: Error) => {
+        const tail = output.filter((l) => l.startsWith(`[${name}]`)).slice(-20);
+        throw new Error(`${name} did not start: ${err.message}\n${tail.join('\n')}`);
+      });
       return p;
     },
     async kill(name) {
