@@ -9,6 +9,7 @@ import type { OutcomeWaiter } from '../../shared/outcomes.ts';
 import type { LinkCache } from './link-cache.ts';
 import { registerClickRoutes } from './routes/click.ts';
 import { registerCommandRoutes } from './routes/commands.ts';
+import { registerTrackerRoute } from './routes/tracker.ts';
 import { registerPreflight } from './cors.ts';
 
 export interface IngressDeps {
@@ -23,7 +24,7 @@ export interface IngressDeps {
 
 export async function ingressPlugin(app: FastifyInstance, deps: IngressDeps): Promise<void> {
   app.addHook('onSend', async (_req, reply, payload) => {
-    reply.header('cache-control', 'no-store');
+    if (!reply.hasHeader('cache-control')) reply.header('cache-control', 'no-store');
     return payload;
   });
   registerPreflight(
@@ -33,4 +34,5 @@ export async function ingressPlugin(app: FastifyInstance, deps: IngressDeps): Pr
   );
   registerClickRoutes(app, deps);
   registerCommandRoutes(app, deps);
+  registerTrackerRoute(app);
 }

@@ -1,0 +1,103 @@
+/*!
+ * svc-tracker.js: records a referral click and the browser-mode lead.
+ *
+ *   <script src="https://track.example.com/js/svc-tracker.js" data-program-id="42"></script>
+ *
+ * On a page whose URL carries ?aff=<code>, it posts the click to {base}/api/v1/track/click and stores the
+ * returned click_id in the first-party cookie svc_click_id (lifetime: the program's cookie_window_days;
+ * SameSite=Lax; Secure on HTTPS). A visitor arriving with a different partner's aff gets a new click_id
+ * (last touch). After signup, call:
+ *
+ *   svc.lead({ customer_key: 'user-123', email: 'a@example.com' })  // → Promise<response JSON>
+ *
+ * which posts a browser-mode lead with the stored click_id. Other attributes: data-test-mode="true" sends
+ * test-mode events; data-api="https://..." overrides the base URL (default: where this script came from).
+ * The site's origin must be on the program's allowed_origins.
+ */
+(function () {
+  'use strict';
+  var script = document.currentScript;
+  var programId = script && script.getAttribute('data-program-id');
+  var testMode = script && script.getAttribute('data-test-mode') === 'true';
+  var base = (script && script.getAttribute('data-api')) || (script ? new URL(script.src).origin : '');
+  var COOKIE = 'svc_click_id';
+
+  function readCookie(name) {
+    var m = document.cookie.match(new RegExp('(?:^|; )' + name + '=([^;]*)'));
+    return m ? decodeURIComponent(m[1]) : null;
+  }
+  function writeCookie(name, value, days) {
+    var secure = location.protocol === 'https:' ? '; Secure' : '';
+    document.cookie =
+      name +
+      '=' +
+      encodeURIComponent(value) +
+      '; Max-Age=' +
+      days * 86400 +
+      '; Path=/; SameSite=Lax' +
+      secure;
+  }
+  function post(path, body) {
+    // text/plain keeps it a simple request (no preflight); the service reads the body as JSON.
+    return fetch(base + path, {
+      method: 'POST',
+      headers: { 'Content-Type': 'text/plain;charset=UTF-8' },
+      body: JSON.stringify(body),
+      keepalive: true,
+      credentials: 'omit',
+    }).then(function (r) {
+      return r.json();
+    });
+  }
+  function additional() {
+    var ad = {};
+    if (programId) ad.program_id = Number(programId);
+    if (testMode) ad.test_mode = true;
+    return ad;
+  }
+
+  function trackClick() {
+    var aff = new URLSearchParams(location.search).get('aff');
+    if (!aff) return Promise.resolve(null);
+    return post('/api/v1/track/click', {
+      affiliate_url: location.href,
+      page_url: location.href,
+      page_title: document.title,
+      referrer_url: document.referrer || undefined,
+      user_agent: navigator.userAgent,
+      screen_resolution: screen.width + 'x' + screen.height,
+      viewport_size: innerWidth + 'x' + innerHeight,
+      language: navigator.language,
+      timezone: Intl.DateTimeFormat().resolvedOptions().timeZone,
+      existing_click_id: readCookie(COOKIE) || undefined,
+      additional_data: additional(),
+    }).then(function (res) {
+      if (res && res.success && res.click_id) writeCookie(COOKIE, res.click_id, res.cookie_window_days || 60);
+      return res;
+    });
+  }
+
+  var clicked = trackClick().catch(function () {
+    return null;
+  });
+
+  window.svc = {
+    clickId: function () {
+      return readCookie(COOKIE);
+    },
+    /** Browser-mode lead: { customer_key, email?, event_name? } → Promise of the response body. */
+    lead: function (opts) {
+      opts = opts || {};
+      return clicked.then(function () {
+        var ad = additional();
+        if (opts.event_name) ad.event_name = opts.event_name;
+        return post('/api/v1/track/lead', {
+          click_id: readCookie(COOKIE) || undefined,
+          customer_key: opts.customer_key,
+          email: opts.email,
+          additional_data: ad,
+        });
+      });
+    },
+  };
+})();

@@ -1,0 +1,110 @@
+// The browser tracker script, run in a vm context with a minimal document/location and the real fetch
+// against the real service: the click sets svc_click_id, the browser-mode lead uses it.
+import t from 'tap';
+import { runInNewContext } from 'node:vm';
+import { createLink, createProgram, startServices, testSql, waitFor } from '../helpers/stack.ts';
+
+const sql = testSql(t);
+const svc = await startServices(t, ['web', 'click-worker']);
+const program = await createProgram(sql, { allowedOrigins: ['https://shop.example'] });
+const link = await createLink(sql, program.id);
+
+function browser(pageUrl: string) {
+  const cookies = new Map<string, string>();
+  const sent: { url: string; body: Record<string, unknown> }[] = [];
+  const document = {
+    title: 'Landing',
+    referrer: 'https://blog.example/post',
+    currentScript: {
+      src: `${svc.baseUrl}/js/svc-tracker.js`,
+      getAttribute: (n: string) => (n === 'data-program-id' ? String(program.id) : null),
+    },
+    get cookie() {
+      return [...cookies].map(([k, v]) => `${k}=${v}`).join('; ');
+    },
+    set cookie(v: string) {
+      const [pair, ...attrs] = v.split('; ');
+      const [k, val] = pair!.split('=');
+      cookies.set(k!, val!);
+      (this as { lastAttrs?: string[] }).lastAttrs = attrs;
+    },
+  } as { title: string; referrer: string; cookie: string; lastAttrs?: string[]; currentScript: unknown };
+  const fetchFromPage = (url: string, init: { body: string; headers: Record<string, string> }) => {
+    sent.push({ url, body: JSON.parse(init.body) as Record<string, unknown> });
+    return fetch(url, { ...init, headers: { ...init.headers, origin: 'https://shop.example' } });
+  };
+  const window: Record<string, unknown> = {};
+  const ctx = {
+    window,
+    document,
+    location: new URL(pageUrl),
+    navigator: { userAgent: 'Mozilla/5.0 (X11; Linux x86_64) Firefox/126.0', language: 'en-GB' },
+    screen: { width: 1920, height: 1080 },
+    innerWidth: 1200,
+    innerHeight: 800,
+    fetch: fetchFromPage,
+    URL,
+    URLSearchParams,
+    Intl,
+    Promise,
+    JSON,
+    encodeURIComponent,
+    decodeURIComponent,
+    RegExp,
+    Number,
+  };
+  return { ctx, cookies, sent, document, window };
+}
+
+t.test('GET /js/svc-tracker.js serves the script', async (t) => {
+  const r = await fetch(`${svc.baseUrl}/js/svc-tracker.js`);
+  t.equal(r.status, 200);
+  t.match(r.headers.get('content-type'), /javascript/);
+  t.match(await r.text(), /svc_click_id/);
+});
+
+t.test('a page with ?aff= records the click, sets the cookie, and the lead carries it', async (t) => {
+  const code = await (await fetch(`${svc.baseUrl}/js/svc-tracker.js`)).text();
+  const b = browser(`https://shop.example/pricing?aff=${link.shortLink}`);
+  runInNewContext(code, b.ctx);
+  const svcApi = b.window.svc as {
+    clickId(): string | null;
+    lead(o: unknown): Promise<Record<string, unknown>>;
+  };
+  const res = await svcApi.lead({ customer_key: 'tracker-user', email: 'u@example.com' });
+  t.same(res, { success: true, message: 'Lead recorded' });
+  const clickId = svcApi.clickId();
+  t.match(clickId, /^cust_\d+_\d+$/);
+  t.match(
+    b.document.lastAttrs?.join('; '),
+    /Max-Age=5184000; Path=\/; SameSite=Lax; Secure/,
+    '60 days, Lax, Secure on https',
+  );
+  t.equal(b.sent[0]!.url, `${svc.baseUrl}/api/v1/track/click`);
+  t.match(b.sent[0]!.body, {
+    affiliate_url: `https://shop.example/pricing?aff=${link.shortLink}`,
+    screen_resolution: '1920x1080',
+    language: 'en-GB',
+  });
+  t.match(b.sent[1]!.body, {
+    click_id: clickId,
+    customer_key: 'tracker-user',
+    additional_data: { program_id: program.id },
+  });
+  const row = await waitFor('the click', async () => {
+    const [r] =
+      await sql`select device_type, browser_name, page_title, timezone from click_events where click_id = ${clickId!}`;
+    return r;
+  });
+  t.match(row, { device_type: 'desktop', browser_name: 'Firefox', page_title: 'Landing' });
+  const [c] = await sql`select customer_status, customer_key from customers where click_id = ${clickId!}`;
+  t.same(c, { customer_status: 'lead', customer_key: 'tracker-user' });
+});
+
+t.test('a page without ?aff= sends nothing', async (t) => {
+  const code = await (await fetch(`${svc.baseUrl}/js/svc-tracker.js`)).text();
+  const b = browser('https://shop.example/');
+  runInNewContext(code, b.ctx);
+  await new Promise((r) => setTimeout(r, 100));
+  t.equal(b.sent.length, 0);
+});
