@@ -8,11 +8,11 @@ import type { Sql, Tx } from './db.ts';
 import { isDataError } from './db.ts';
 import type { Logger } from './logger.ts';
 import type { BatchingProducer, ConsumedMessage } from './kafka.ts';
-import { deadLetterMessage } from './kafka.ts';
 import type { Command, Effect } from './commands.ts';
 import { requestIdOf } from './commands.ts';
 import { findOutcome, notifyOutcome, recordOutcome } from './outcomes.ts';
 import { percentile } from './stats.ts';
+import { writeDeadLetters } from './dead-letters.ts';
 
 export const FAILURE_STRINGS = {
   lead: 'Lead tracking failed',
@@ -61,14 +61,10 @@ export function createCommandHandler<C extends Command>(
   const { sql, log, producer, topics } = deps;
 
   async function deadLetter(message: ConsumedMessage, step: string, reason: string): Promise<void> {
-    await producer.send(topics.deadLetter, deadLetterMessage({ message, step, reason }));
-    await sql`
-      insert into dead_letters (source_topic, source_partition, source_offset, step, reason, message_key, payload)
-      values (${message.topic}, ${message.partition}, ${message.offset}, ${step}, ${reason.slice(0, 1000)},
-              ${message.key}, ${message.value})
-      on conflict do nothing`;
+    await writeDeadLetters({ sql, producer, deadLetterTopic: topics.deadLetter, log }, [
+      { message, step, reason },
+    ]);
     stats.deadLetters++;
-    log.warn({ step, reason, partition: message.partition, offset: message.offset }, 'command dead-lettered');
     const requestId = requestIdOf(message.value);
     if (requestId) {
       // Answer the waiting caller instead of leaving it to time out.

@@ -61,7 +61,6 @@ export async function ensureTopics(
   const admin = kafka.admin();
   await admin.connect();
   try {
-    const existing = new Set(await admin.listTopics());
     const partitions: Record<TopicKey, number> = {
       clicks: cfg.clickPartitions,
       sales: cfg.commandPartitions,
@@ -70,33 +69,34 @@ export async function ensureTopics(
       notifications: cfg.commandPartitions,
       deadLetter: 1,
     };
-    const wanted: ITopicConfig[] = (Object.keys(TOPICS) as TopicKey[])
-      .map((k) => ({
-        topic: topicName(cfg.kafkaPrefix, k),
-        numPartitions: partitions[k],
-        replicationFactor: -1,
-      }))
-      .filter((t) => !existing.has(t.topic));
-    if (wanted.length > 0) {
-      // Two processes may race here; "already exists" from the loser is fine.
-      await admin.createTopics({ topics: wanted, waitForLeaders: true }).catch((err: Error) => {
-        if (!/already exists/i.test(err.message)) throw err;
-      });
-      log.info({ topics: wanted.map((t) => t.topic) }, 'kafka topics created');
-    }
-    // Listed is not yet served: another process may have created the topics a moment ago. Wait until
-    // every partition has a leader, or subscribing fails with UNKNOWN_TOPIC_OR_PARTITION.
-    const names = (Object.keys(TOPICS) as TopicKey[]).map((k) => topicName(cfg.kafkaPrefix, k));
+    const wanted: ITopicConfig[] = (Object.keys(TOPICS) as TopicKey[]).map((k) => ({
+      topic: topicName(cfg.kafkaPrefix, k),
+      numPartitions: partitions[k],
+      replicationFactor: -1,
+    }));
+    // Converge rather than assume: several processes may be creating the same topics, and a topic that is
+    // listed is not yet served until every partition has a leader (subscribing earlier fails with
+    // UNKNOWN_TOPIC_OR_PARTITION). Create what is missing, check leaders, repeat until the deadline.
     const deadline = Date.now() + 30_000;
     for (;;) {
+      const existing = new Set(await admin.listTopics().catch(() => [] as string[]));
+      const missing = wanted.filter((t) => !existing.has(t.topic));
+      if (missing.length > 0) {
+        await admin
+          .createTopics({ topics: missing, waitForLeaders: false })
+          .then(() => log.info({ topics: missing.map((t) => t.topic) }, 'kafka topics created'))
+          .catch((err: Error) => log.debug({ err }, 'createTopics failed; checking again'));
+      }
       const ready = await admin
-        .fetchTopicMetadata({ topics: names })
+        .fetchTopicMetadata({ topics: wanted.map((t) => t.topic) })
         .then((md) =>
           md.topics.every((t) => t.partitions.length > 0 && t.partitions.every((p) => p.leader >= 0)),
         )
         .catch(() => false);
       if (ready) break;
-      if (Date.now() > deadline) throw new Error(`kafka topics not ready after 30 s: ${names.join(', ')}`);
+      if (Date.now() > deadline) {
+        throw new Error(`kafka topics not ready after 30 s: ${wanted.map((t) => t.topic).join(', ')}`);
+      }
       await new Promise((r) => setTimeout(r, 200));
     }
   } finally {

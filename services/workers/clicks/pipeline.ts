@@ -4,19 +4,13 @@
 // original bytes and the reason, and the partition moves on. Anything else (Postgres or Kafka down) throws,
 // so the chunk is retried and, failing that, redelivered: its offsets are committed only after this returns.
 import type { Sql } from '../../../shared/db.ts';
-import { isDataError } from '../../../shared/db.ts';
 import type { Logger } from '../../../shared/logger.ts';
 import type { BatchingProducer, ConsumedMessage } from '../../../shared/kafka.ts';
-import { deadLetterMessage } from '../../../shared/kafka.ts';
 import { parseClickMessage } from '../../../shared/messages.ts';
+import { applyIsolatingPoison, writeDeadLetters } from '../../../shared/dead-letters.ts';
+import type { DeadLetter } from '../../../shared/dead-letters.ts';
 import type { EnrichedClick } from './steps/enrich-click.ts';
 import type { PersistResult } from './steps/persist-clicks.ts';
-
-export interface DeadLetter {
-  message: ConsumedMessage;
-  step: 'parse' | 'enrich' | 'persist';
-  reason: string;
-}
 
 export interface ClickPipelineDeps {
   /** Applies lead commands (the customer journey), in order, after the chunk's clicks are stored. */
@@ -43,7 +37,7 @@ export function createClickPipeline(deps: ClickPipelineDeps) {
 
   async function handle(messages: ConsumedMessage[]): Promise<void> {
     const dead: DeadLetter[] = [];
-    const clicks: { click: EnrichedClick; message: ConsumedMessage }[] = [];
+    const clicks: { value: EnrichedClick; message: ConsumedMessage }[] = [];
     const leads: ConsumedMessage[] = [];
     for (const message of messages) {
       if (isLead(message.value)) {
@@ -56,34 +50,15 @@ export function createClickPipeline(deps: ClickPipelineDeps) {
         continue;
       }
       try {
-        clicks.push({ click: deps.enrich(parsed), message });
+        clicks.push({ value: deps.enrich(parsed), message });
       } catch (err) {
         dead.push({ message, step: 'enrich', reason: (err as Error).message });
       }
     }
 
-    let result: PersistResult;
-    try {
-      result = await deps.persist(clicks.map((c) => c.click));
-    } catch (err) {
-      if (!isDataError(err)) throw err;
-      // Postgres refused something in the chunk as data: find the culprit(s) one message at a time.
-      deps.log.warn({ err }, 'chunk rejected as data; retrying message by message');
-      result = { inserted: 0, duplicates: 0, counted: 0 };
-      for (const c of clicks) {
-        try {
-          const r = await deps.persist([c.click]);
-          result.inserted += r.inserted;
-          result.duplicates += r.duplicates;
-          result.counted += r.counted;
-        } catch (e) {
-          if (!isDataError(e)) throw e;
-          dead.push({ message: c.message, step: 'persist', reason: (e as Error).message });
-        }
-      }
-    }
-
-    if (dead.length > 0) await deadLetter(dead);
+    const result = await applyIsolatingPoison(clicks, deps.persist, dead, deps.log, 'persist');
+    await writeDeadLetters(deps, dead);
+    stats.deadLetters += dead.length;
     // A lead in this chunk may be for a click of this chunk: the clicks are committed first.
     if (leads.length > 0) await deps.leads.handle(leads);
 
@@ -91,30 +66,7 @@ export function createClickPipeline(deps: ClickPipelineDeps) {
     stats.messages += messages.length;
     stats.inserted += result.inserted;
     stats.duplicates += result.duplicates;
-    for (const c of clicks) if (stats.lagSamples.length < 200_000) stats.lagSamples.push(now - c.click.ts);
-  }
-
-  async function deadLetter(dead: DeadLetter[]): Promise<void> {
-    // Topic first (the operator's replay source), then the table (counting and reading); both idempotent
-    // enough: the table is keyed by source offset, and a duplicate on the topic is harmless.
-    await Promise.all(dead.map((d) => deps.producer.send(deps.deadLetterTopic, deadLetterMessage(d))));
-    const rows = dead.map((d) => ({
-      source_topic: d.message.topic,
-      source_partition: d.message.partition,
-      source_offset: d.message.offset,
-      step: d.step,
-      reason: d.reason.slice(0, 1000),
-      message_key: d.message.key,
-      payload: d.message.value,
-    }));
-    await deps.sql`insert into dead_letters ${deps.sql(rows)} on conflict do nothing`;
-    stats.deadLetters += dead.length;
-    for (const d of dead) {
-      deps.log.warn(
-        { step: d.step, reason: d.reason, partition: d.message.partition, offset: d.message.offset },
-        'message dead-lettered',
-      );
-    }
+    for (const c of clicks) if (stats.lagSamples.length < 200_000) stats.lagSamples.push(now - c.value.ts);
   }
 
   return { handle, stats };
