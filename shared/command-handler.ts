@@ -1,9 +1,16 @@
-// Applies commands with an answer, one transaction per command, in partition order:
-//   parse → (already answered? re-announce) → apply + record outcome in one transaction → publish effects
+// Applies commands with an answer, in partition order, one transaction per chunk with a savepoint per
+// command:
+//   parse → (already answered? re-announce) → apply + record outcome (savepoint) → … → daily rollups → commit
+//   → publish effects → dead letters
+// One commit per chunk amortises the durable commit over many commands; a command that Postgres rejects as
+// data rolls back only its savepoint (its NOTIFY with it) and is dead-lettered, its caller answered 500 with
+// the kind's error string. Daily-rollup deltas are summed over the chunk and written last, in key order, so
+// no transaction holds a rollup row while it waits for anything else. Anything else (a deadlock, Postgres
+// down) throws: the consumer retries the chunk and Kafka redelivers it, which is harmless because each
+// command's outcome row is its idempotency key.
 // Effects (ledger entries, notifications) are published after the commit and before the offsets are
-// committed; a redelivered command finds its outcome row and publishes the same effects again, which their
-// consumers apply once (unique keys). A message that cannot be parsed, or that Postgres rejects as data,
-// is dead-lettered, and its caller, if it can be identified, is answered 500 with the kind's error string.
+// committed; a redelivered command finds its outcome and publishes the same effects again, which their
+// consumers apply once (unique keys).
 import type { Sql, Tx } from './db.ts';
 import { isDataError } from './db.ts';
 import type { Logger } from './logger.ts';
@@ -13,6 +20,8 @@ import { requestIdOf } from './commands.ts';
 import { findOutcome, notifyOutcome, recordOutcome } from './outcomes.ts';
 import { percentile } from './stats.ts';
 import { writeDeadLetters } from './dead-letters.ts';
+import type { DeadLetter } from './dead-letters.ts';
+import { RollupBuffer } from './rollups.ts';
 
 export const FAILURE_STRINGS = {
   lead: 'Lead tracking failed',
@@ -27,11 +36,17 @@ export interface Applied {
   effects?: Effect[];
 }
 
+/** What an applier may use beyond its transaction: the chunk's rollup buffer. */
+export interface ApplyContext {
+  /** Daily-rollup deltas; kept only if the command's savepoint commits. */
+  rollups: RollupBuffer;
+}
+
 export interface CommandApplier<C extends Command> {
   kind: C['type'];
   parse(bytes: Buffer | null): C | string;
   /** Applies the command inside `tx` and returns its answer; throws only for infrastructure failures. */
-  apply(tx: Tx, cmd: C): Promise<Applied>;
+  apply(tx: Tx, cmd: C, ctx: ApplyContext): Promise<Applied>;
 }
 
 export interface CommandHandlerDeps {
@@ -60,29 +75,16 @@ export function createCommandHandler<C extends Command>(
   const stats: CommandStats = { applied: 0, replayed: 0, deadLetters: 0, latencySamples: [] };
   const { sql, log, producer, topics } = deps;
 
-  async function deadLetter(message: ConsumedMessage, step: string, reason: string): Promise<void> {
-    await writeDeadLetters({ sql, producer, deadLetterTopic: topics.deadLetter, log }, [
-      { message, step, reason },
-    ]);
-    stats.deadLetters++;
-    const requestId = requestIdOf(message.value);
-    if (requestId) {
-      // Answer the waiting caller instead of leaving it to time out.
-      await sql
-        .begin(async (tx) => {
-          const existing = await findOutcome(tx, requestId);
-          if (!existing) {
-            await recordOutcome(tx, {
-              requestId,
-              kind: applier.kind,
-              programId: null,
-              statusCode: 500,
-              body: { error: FAILURE_STRINGS[applier.kind] },
-            });
-          }
-        })
-        .catch((err: unknown) => log.error({ err, requestId }, 'could not record the failure outcome'));
-    }
+  async function answerFailure(tx: Tx, requestId: string | null): Promise<void> {
+    // Answer the waiting caller instead of leaving it to time out.
+    if (requestId === null || (await findOutcome(tx, requestId))) return;
+    await recordOutcome(tx, {
+      requestId,
+      kind: applier.kind,
+      programId: null,
+      statusCode: 500,
+      body: { error: FAILURE_STRINGS[applier.kind] },
+    });
   }
 
   async function publish(effects: Effect[]): Promise<void> {
@@ -96,53 +98,76 @@ export function createCommandHandler<C extends Command>(
     );
   }
 
-  async function handleOne(message: ConsumedMessage): Promise<void> {
-    const cmd = applier.parse(message.value);
-    if (typeof cmd === 'string') return deadLetter(message, 'parse', cmd);
-    let effects: Effect[] = [];
-    try {
-      effects = await sql.begin(async (tx) => {
-        const existing = await findOutcome(tx, cmd.request_id);
-        if (existing) {
-          stats.replayed++;
-          await notifyOutcome(tx, cmd.request_id, existing);
-          return existing.effects;
-        }
-        const applied = await applier.apply(tx, cmd);
-        await recordOutcome(tx, {
-          requestId: cmd.request_id,
-          kind: applier.kind,
-          programId: applied.programId,
-          statusCode: applied.statusCode,
-          body: applied.body,
-          effects: applied.effects ?? [],
-        });
-        stats.applied++;
-        if (stats.latencySamples.length < 100_000) stats.latencySamples.push(Date.now() - cmd.ts);
-        return applied.effects ?? [];
-      });
-    } catch (err) {
-      if (isOutcomeConflict(err)) {
-        // Another delivery of the same command committed first (a rebalance overlap): its answer stands.
-        const existing = await findOutcome(sql, cmd.request_id);
-        if (existing) {
-          await notifyOutcome(sql, cmd.request_id, existing);
-          effects = existing.effects;
-        }
-      } else if (isDataError(err)) {
-        return deadLetter(message, 'apply', (err as Error).message);
-      } else {
-        throw err;
-      }
-    }
-    if (effects.length > 0) await publish(effects);
-  }
-
   async function handle(messages: ConsumedMessage[]): Promise<void> {
-    for (const m of messages) await handleOne(m);
+    const dead: DeadLetter[] = [];
+    const effects: Effect[] = [];
+    const latencies: number[] = [];
+    let applied = 0;
+    let replayed = 0;
+    await sql.begin(async (tx) => {
+      const rollups = new RollupBuffer();
+      for (const message of messages) {
+        const cmd = applier.parse(message.value);
+        if (typeof cmd === 'string') {
+          dead.push({ message, step: 'parse', reason: cmd });
+          await answerFailure(tx, requestIdOf(message.value));
+          continue;
+        }
+        const local = new RollupBuffer();
+        try {
+          const done = await tx.savepoint(async (sp) => {
+            const existing = await findOutcome(sp, cmd.request_id);
+            if (existing) {
+              await notifyOutcome(sp, cmd.request_id, existing);
+              return { effects: existing.effects, replay: true };
+            }
+            const result = await applier.apply(sp, cmd, { rollups: local });
+            await recordOutcome(sp, {
+              requestId: cmd.request_id,
+              kind: applier.kind,
+              programId: result.programId,
+              statusCode: result.statusCode,
+              body: result.body,
+              effects: result.effects ?? [],
+            });
+            return { effects: result.effects ?? [], replay: false };
+          });
+          rollups.merge(local);
+          effects.push(...done.effects);
+          if (done.replay) replayed++;
+          else {
+            applied++;
+            latencies.push(Date.now() - cmd.ts);
+          }
+        } catch (err) {
+          if (isOutcomeConflict(err)) {
+            // Another delivery of the same command committed first (a rebalance overlap): its answer stands.
+            const existing = await findOutcome(tx, cmd.request_id);
+            if (existing) {
+              await notifyOutcome(tx, cmd.request_id, existing);
+              effects.push(...existing.effects);
+            }
+          } else if (isDataError(err)) {
+            dead.push({ message, step: 'apply', reason: (err as Error).message });
+            await answerFailure(tx, cmd.request_id);
+          } else {
+            throw err;
+          }
+        }
+      }
+      await rollups.flush(tx);
+    });
+    stats.applied += applied;
+    stats.replayed += replayed;
+    for (const l of latencies) if (stats.latencySamples.length < 100_000) stats.latencySamples.push(l);
+    if (effects.length > 0) await publish(effects);
+    if (dead.length > 0) {
+      await writeDeadLetters({ sql, producer, deadLetterTopic: topics.deadLetter, log }, dead);
+      stats.deadLetters += dead.length;
+    }
   }
 
-  return { handle, handleOne, stats };
+  return { handle, stats };
 }
 
 /** The status-line figures of a command worker since the previous line; null when idle. */

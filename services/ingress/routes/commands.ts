@@ -231,7 +231,16 @@ export function registerCommandRoutes(app: FastifyInstance, deps: IngressDeps): 
       product_id: optString(b, 'product_id'),
       is_test: ad.testMode,
     };
-    return dispatch(req, reply, 'sale', topics.sales, cmd.transaction_id, cmd);
+    // Keyed by customer: one customer's sales stay in one partition, so chunks on different partitions
+    // rarely wait for each other's customer rows (correctness does not depend on it).
+    return dispatch(
+      req,
+      reply,
+      'sale',
+      topics.sales,
+      cmd.customer_key ?? cmd.click_id ?? cmd.transaction_id,
+      cmd,
+    );
   };
 
   // ---- refund (spec 4.4) ----

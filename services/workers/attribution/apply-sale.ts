@@ -5,14 +5,13 @@
 import type { Tx } from '../../../shared/db.ts';
 import type { SaleCommand, LedgerEffect } from '../../../shared/commands.ts';
 import { parseCommand } from '../../../shared/commands.ts';
-import type { Applied, CommandApplier } from '../../../shared/command-handler.ts';
+import type { Applied, ApplyContext, CommandApplier } from '../../../shared/command-handler.ts';
 import {
   DEFAULT_POLICY,
   commissionAmount,
   parsePolicy,
   recurrenceBlocks,
 } from '../../../shared/commission-policy.ts';
-import { addDaily } from '../../../shared/rollups.ts';
 import { parseClickId, snowflakeTime } from '../../../shared/ids.ts';
 
 export const DUPLICATE_SALE = 'Duplicate transaction_id. This sale has already been recorded.';
@@ -47,7 +46,7 @@ export function createSaleApplier(
   return {
     kind: 'sale',
     parse: (bytes) => parseCommand<SaleCommand>(bytes, 'sale'),
-    apply: (tx, cmd) => applySale(tx, cmd, opts),
+    apply: (tx, cmd, ctx) => applySale(tx, cmd, ctx, opts),
   };
 }
 
@@ -72,7 +71,12 @@ async function findCustomer(
   return null;
 }
 
-async function applySale(tx: Tx, cmd: SaleCommand, opts: SaleApplierOptions): Promise<Applied> {
+async function applySale(
+  tx: Tx,
+  cmd: SaleCommand,
+  ctx: ApplyContext,
+  opts: SaleApplierOptions,
+): Promise<Applied> {
   const [program] = await tx<
     { id: string; commission: unknown; cookie_window_days: number; deleted: boolean }[]
   >`
@@ -169,7 +173,7 @@ async function applySale(tx: Tx, cmd: SaleCommand, opts: SaleApplierOptions): Pr
       first_purchase_date = coalesce(first_purchase_date, ${saleAt}),
       updated_at = now()
     where id = ${customer.id}`;
-  await addDaily(tx, cmd.program_id, cmd.ts, {
+  ctx.rollups.add(cmd.program_id, cmd.ts, {
     sales: 1,
     revenue_cents: cmd.amount_cents,
     conversions: firstPurchase ? 1 : 0,
@@ -194,9 +198,9 @@ async function applySale(tx: Tx, cmd: SaleCommand, opts: SaleApplierOptions): Pr
                 'pending', ${amount}, ${cmd.currency})
         returning id`;
       await sp`update customers set first_commission_at = coalesce(first_commission_at, ${saleAt}) where id = ${customer.id}`;
-      await addDaily(sp, cmd.program_id, cmd.ts, { commission_cents: amount });
       return Number(c!.id);
     });
+    ctx.rollups.add(cmd.program_id, cmd.ts, { commission_cents: amount });
   } catch {
     return { programId: cmd.program_id, statusCode: 500, body: { error: 'Failed to create commission' } };
   }

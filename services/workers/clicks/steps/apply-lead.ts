@@ -3,8 +3,7 @@
 import type { Tx } from '../../../../shared/db.ts';
 import type { LeadCommand } from '../../../../shared/commands.ts';
 import { parseCommand } from '../../../../shared/commands.ts';
-import type { Applied, CommandApplier } from '../../../../shared/command-handler.ts';
-import { addDaily } from '../../../../shared/rollups.ts';
+import type { Applied, ApplyContext, CommandApplier } from '../../../../shared/command-handler.ts';
 
 const NOT_FOUND = 'Customer not found. Provide a valid click_id or customer_key.';
 
@@ -38,7 +37,7 @@ async function insertLeadEvent(
   return row!.id;
 }
 
-async function applyLead(tx: Tx, cmd: LeadCommand): Promise<Applied> {
+async function applyLead(tx: Tx, cmd: LeadCommand, ctx: ApplyContext): Promise<Applied> {
   const programOf = cmd.token_program_id ?? cmd.program_id_hint;
   const bad = (error: string): Applied => ({ programId: programOf, statusCode: 400, body: { error } });
 
@@ -76,7 +75,7 @@ async function applyLead(tx: Tx, cmd: LeadCommand): Promise<Applied> {
         returning id`;
       if (!created) return bad('Customer status cannot be updated to lead. Current status: lead');
       await insertLeadEvent(tx, cmd, programOf, created.id);
-      await addDaily(tx, programOf, cmd.ts, { leads: 1 });
+      ctx.rollups.add(programOf, cmd.ts, { leads: 1 });
       return {
         programId: programOf,
         statusCode: 200,
@@ -107,6 +106,6 @@ async function applyLead(tx: Tx, cmd: LeadCommand): Promise<Applied> {
       updated_at = now()
     where id = ${customer.id}`;
   await insertLeadEvent(tx, cmd, programId, customer.id);
-  await addDaily(tx, programId, cmd.ts, { leads: 1 });
+  ctx.rollups.add(programId, cmd.ts, { leads: 1 });
   return { programId, statusCode: 200, body: { success: true, message: 'Lead recorded' } };
 }

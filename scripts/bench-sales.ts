@@ -1,0 +1,277 @@
+// npm run bench:sales: sales through the full path (HTTP → ingress → Kafka → attribution worker →
+// Postgres → NOTIFY → answer), beside a baseline measured in the same run: the same sale written by one
+// direct SQL transaction (the worker's own apply step and outcome row, no HTTP, no Kafka).
+import { setTimeout as sleep } from 'node:timers/promises';
+import { cli } from './lib/cli.ts';
+import { freePort, startStack } from './lib/stack.ts';
+import { spawnService, waitForWeb } from './lib/services.ts';
+import type { ServiceProcess } from './lib/services.ts';
+import { migrate } from '../shared/migrate.ts';
+import { createLogger } from '../shared/logger.ts';
+import { createSql } from '../shared/db.ts';
+import { loadConfig } from '../shared/config.ts';
+import { createKafka, ensureTopics } from '../shared/kafka.ts';
+import { generateSecret, hashSecret, maskSecret } from '../shared/secrets.ts';
+import { percentile } from '../shared/stats.ts';
+import { recordOutcome } from '../shared/outcomes.ts';
+import { RollupBuffer } from '../shared/rollups.ts';
+import type { SaleCommand } from '../shared/commands.ts';
+import { createSaleApplier } from '../services/workers/attribution/apply-sale.ts';
+
+const USAGE = `Usage: npm run bench:sales [-- options]
+
+Measures, in one run on this machine with everything co-located:
+  (a) baseline: the same sale applied by one direct SQL transaction (the attribution worker's own step),
+      sales/s at --concurrency;
+  (b) the full path, POST /api/v1/track/sale answered with the worker's recorded outcome: sales/s at
+      --concurrency (closed loop), and the ratio b/a;
+  (c) latency p50/p99 at a fixed offered rate (--rate, default 500/s) for --seconds.
+Then checks that every 200 is one sale row with its commission. Targets: b >= 1,000 sales/s; p99 < 100 ms
+at 500 sales/s.
+
+Options:
+  --sales <n>        sales in (a) and (b) each (default 6000)
+  --concurrency <n>  concurrent requests in (a) and (b) (default 48)
+  --rate <n>         offered rate in (c), sales/s (default 500)
+  --seconds <n>      duration of (c) (default 20)
+  --fast             fsync off in Postgres (default: durable settings, as in production)
+  -h, --help`;
+
+const { values } = cli(USAGE, {
+  sales: { type: 'string' },
+  concurrency: { type: 'string' },
+  rate: { type: 'string' },
+  seconds: { type: 'string' },
+  fast: { type: 'boolean' },
+});
+const SALES = Number(values.sales ?? 6000);
+const CONCURRENCY = Number(values.concurrency ?? 48);
+const RATE = Number(values.rate ?? 500);
+const SECONDS = Number(values.seconds ?? 20);
+for (const [k, v] of Object.entries({ SALES, CONCURRENCY, RATE, SECONDS })) {
+  if (!Number.isInteger(v) || v <= 0) {
+    process.stderr.write(`${k.toLowerCase()} must be a positive integer\n`);
+    process.exit(2);
+  }
+}
+
+const log = createLogger('bench-sales', 'warn');
+const status = (msg: string) => process.stderr.write(`[bench:sales] ${msg}\n`);
+const stack = await startStack({ name: 'bench-sales', fresh: true, fast: values.fast, log });
+const procs: ServiceProcess[] = [];
+let exitCode = 0;
+const teardown = async () => {
+  await Promise.allSettled(procs.map((p) => p.stop()));
+  await stack.stop();
+};
+process.on('SIGINT', () => void teardown().then(() => process.exit(130)));
+
+try {
+  await migrate(stack.databaseUrl, log);
+  const port = await freePort();
+  const env = {
+    DATABASE_URL: stack.databaseUrl,
+    KAFKA_BROKERS: stack.kafkaBrokers,
+    KAFKA_PREFIX: 'bench.',
+    PORT: String(port),
+    LOG_LEVEL: 'warn',
+    WORKER_PARTITIONS_CONCURRENCY: '6',
+  };
+  const cfg = loadConfig({ ...process.env, ...env });
+  await ensureTopics(createKafka(cfg, log), cfg, log);
+  const sql = createSql(stack.databaseUrl, CONCURRENCY + 4, 'bench-sales');
+
+  // One program (30%, lifetime recurring), 2,000 click-stage customers to attribute sales to.
+  status('seeding a program and 2,000 customers');
+  const token = generateSecret('aff_');
+  const [ws] = await sql<{ id: string }[]>`insert into workspaces (name) values ('bench') returning id`;
+  const [program] = await sql<{ id: string }[]>`
+    insert into programs (workspace_id, name, slug, status, commission, api_token_hash, api_token_masked)
+    values (${ws!.id}, 'Bench', 'bench', 'live', ${sql.json({ type: 'percentage', percent: 30 })},
+            ${hashSecret(token)}, ${maskSecret(token)}) returning id`;
+  const programId = Number(program!.id);
+  const [partner] = await sql<
+    { id: string }[]
+  >`insert into partners (name, email) values ('P', 'p@bench.example') returning id`;
+  const [pp] = await sql<{ id: string }[]>`
+    insert into partner_programs (partner_id, program_id) values (${partner!.id}, ${programId}) returning id`;
+  const [link] = await sql<{ id: string }[]>`
+    insert into referral_links (short_link, program_id, partner_id, partner_program_id)
+    values ('bench', ${programId}, ${partner!.id}, ${pp!.id}) returning id`;
+  await sql`
+    insert into customers (program_id, partner_id, partner_program_id, link_id, click_id, customer_status, first_click_at, last_click_at)
+    select ${programId}, ${partner!.id}, ${pp!.id}, ${link!.id}, 'cust_' || ${pp!.id} || '_' || g, 'click', now(), now()
+    from generate_series(1, 2000) g`;
+  const clickIds = Array.from({ length: 2000 }, (_, i) => `cust_${pp!.id}_${i + 1}`);
+  let seq = 0;
+  const saleBody = (prefix: string) => {
+    const n = ++seq;
+    return {
+      transaction_id: `${prefix}-${n}`,
+      amount_cents: 1000 + (n % 50) * 100,
+      click_id: clickIds[n % clickIds.length]!,
+    };
+  };
+
+  // (a) Baseline: the worker's own transaction, called directly.
+  status(`(a) baseline: ${SALES} sales by direct SQL transactions, concurrency ${CONCURRENCY}`);
+  const applier = createSaleApplier();
+  const baselineLat: number[] = [];
+  const a0 = performance.now();
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (seq < SALES) {
+        const b = saleBody('direct');
+        const cmd: SaleCommand = {
+          v: 1,
+          type: 'sale',
+          request_id: b.transaction_id,
+          ts: Date.now(),
+          program_id: programId,
+          transaction_id: b.transaction_id,
+          amount_cents: b.amount_cents,
+          currency: 'USD',
+          customer_key: null,
+          click_id: b.click_id,
+          sale_type: 'payment',
+          line_items: null,
+          is_recurring: false,
+          subscription_id: null,
+          subscription_interval: null,
+          product_id: null,
+          is_test: false,
+        };
+        const t0 = performance.now();
+        await sql.begin(async (tx) => {
+          const rollups = new RollupBuffer();
+          const applied = await applier.apply(tx, cmd, { rollups });
+          await rollups.flush(tx);
+          await recordOutcome(tx, {
+            requestId: cmd.request_id,
+            kind: 'sale',
+            programId,
+            statusCode: applied.statusCode,
+            body: applied.body,
+            effects: applied.effects,
+          });
+        });
+        baselineLat.push(performance.now() - t0);
+      }
+    }),
+  );
+  const baselineRate = SALES / ((performance.now() - a0) / 1000);
+
+  // The services: web (ingress), attribution worker, ledger worker (the sale's side effect).
+  status('starting web, attribution worker, ledger worker');
+  const web = spawnService('web', { env });
+  procs.push(web, spawnService('attribution-worker', { env }), spawnService('ledger-worker', { env }));
+  await waitForWeb(web, port);
+  const url = `http://127.0.0.1:${port}/api/v1/track/sale`;
+  const answers = new Map<string, { status: number; body: Record<string, unknown> }>();
+  const post = async (b: ReturnType<typeof saleBody>) => {
+    const t0 = performance.now();
+    try {
+      const res = await fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+        body: JSON.stringify(b),
+        signal: AbortSignal.timeout(15_000),
+      });
+      answers.set(b.transaction_id, {
+        status: res.status,
+        body: (await res.json()) as Record<string, unknown>,
+      });
+    } catch {
+      answers.set(b.transaction_id, { status: 0, body: {} });
+    }
+    return performance.now() - t0;
+  };
+  // Warm-up: the consumer group joins and the first sales flow.
+  status('warming up');
+  seq = 0;
+  for (let i = 0; i < 200; i++) await post(saleBody('warm'));
+
+  // (b) Full path, closed loop.
+  status(`(b) full path: ${SALES} sales, concurrency ${CONCURRENCY}`);
+  seq = 0;
+  const fullLat: number[] = [];
+  const b0 = performance.now();
+  let lastPrint = b0;
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (seq < SALES) {
+        fullLat.push(await post(saleBody('full')));
+        if (performance.now() - lastPrint > 3000) {
+          lastPrint = performance.now();
+          status(`  ${fullLat.length}/${SALES} answered`);
+        }
+      }
+    }),
+  );
+  const fullRate = SALES / ((performance.now() - b0) / 1000);
+
+  // (c) Fixed offered rate, open loop: requests start on schedule whether or not earlier ones returned.
+  status(`(c) ${RATE} sales/s for ${SECONDS} s`);
+  seq = 0;
+  const fixedLat: number[] = [];
+  const total = RATE * SECONDS;
+  const c0 = performance.now();
+  const inflight: Promise<void>[] = [];
+  for (let i = 0; i < total; i++) {
+    const due = c0 + (i * 1000) / RATE;
+    const wait = due - performance.now();
+    if (wait > 1) await sleep(wait);
+    inflight.push(post(saleBody('fixed')).then((ms) => void fixedLat.push(ms)));
+    if (i % RATE === 0 && i > 0) status(`  ${i}/${total} sent`);
+  }
+  await Promise.all(inflight);
+  const achieved = total / ((performance.now() - c0) / 1000);
+
+  // Every 200 is one sale row with its commission; nothing else was stored.
+  const ok = [...answers.entries()].filter(([, a]) => a.status === 200);
+  const [rows] = await sql<{ sales: number; commissions: number }[]>`
+    select count(*)::int as sales, count(c.id)::int as commissions
+    from sales s left join commissions c on c.sale_id = s.id
+    where s.program_id = ${programId} and s.request_id not like 'direct-%' and s.transaction_id not like 'direct-%'`;
+  const failed = answers.size - ok.length;
+  const codes = new Map<number, number>();
+  for (const a of answers.values()) codes.set(a.status, (codes.get(a.status) ?? 0) + 1);
+
+  const p = (v: number[], q: number) => percentile(v, q).toFixed(1);
+  const line = (cells: string[]) =>
+    '  ' + cells.map((c, i) => (i === 0 ? c.padEnd(46) : c.padStart(12))).join('');
+  process.stdout.write(
+    [
+      '',
+      `bench:sales: ${SALES} sales per phase, concurrency ${CONCURRENCY}; Postgres ${values.fast ? 'fsync off' : 'durable'}; all on one ${(await import('node:os')).cpus().length}-core machine`,
+      '',
+      line(['', 'sales/s', 'p50 ms', 'p99 ms']),
+      line([
+        '(a) baseline: direct SQL transaction',
+        baselineRate.toFixed(0),
+        p(baselineLat, 50),
+        p(baselineLat, 99),
+      ]),
+      line(['(b) full path (HTTP+Kafka+worker+answer)', fullRate.toFixed(0), p(fullLat, 50), p(fullLat, 99)]),
+      line([
+        `(c) full path at ${RATE}/s offered (${achieved.toFixed(0)}/s)`,
+        '',
+        p(fixedLat, 50),
+        p(fixedLat, 99),
+      ]),
+      '',
+      `  ratio b/a: ${(fullRate / baselineRate).toFixed(2)}`,
+      `  answers: ${answers.size} (${[...codes].map(([c, n]) => `${c}: ${n}`).join(', ')}); stored sales ${rows!.sales}, commissions ${rows!.commissions}`,
+      `  targets: b >= 1,000 sales/s ${fullRate >= 1000 ? 'PASS' : 'MISS'}; p99 < 100 ms at ${RATE}/s ${percentile(fixedLat, 99) < 100 ? 'PASS' : 'MISS'}; every 200 stored once ${rows!.sales === ok.length && failed === 0 ? 'PASS' : 'FAIL'}`,
+      '',
+    ].join('\n'),
+  );
+  if (rows!.sales !== ok.length || rows!.commissions !== ok.length) exitCode = 1;
+  await sql.end();
+} catch (err) {
+  process.stderr.write(`bench:sales failed: ${(err as Error).stack}\n`);
+  exitCode = 1;
+} finally {
+  await teardown();
+}
+process.exit(exitCode);
