@@ -41,6 +41,8 @@ export interface Config {
    * has no static membership), so it bounds fail-over time; the consumer heartbeats after every chunk.
    */
   kafkaSessionTimeoutMs: number;
+  /** Lifetime of a dashboard session. */
+  sessionTtlHours: number;
 }
 
 export class ConfigError extends Error {
@@ -139,6 +141,7 @@ export function loadConfig(env: Env = process.env): Config {
     workerChunkSize: int('WORKER_CHUNK_SIZE', 1000, 1, 20_000),
     workerPartitionsConcurrency: int('WORKER_PARTITIONS_CONCURRENCY', 2, 1, 64),
     kafkaSessionTimeoutMs: int('KAFKA_SESSION_TIMEOUT_MS', 10_000, 6_000, 300_000),
+    sessionTtlHours: int('SESSION_TTL_HOURS', 24 * 14, 1, 24 * 365),
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;

@@ -9,9 +9,12 @@ import { installJsonHandling } from '../../shared/http.ts';
 import type { Logger } from '../../shared/logger.ts';
 import { ingressPlugin } from '../ingress/app.ts';
 import type { IngressDeps } from '../ingress/app.ts';
+import { apiPlugin } from '../api/app.ts';
+import type { ApiDeps } from '../api/app.ts';
 
 export interface WebParts {
   ingress?: IngressDeps;
+  api?: ApiDeps;
 }
 
 export async function buildWebApp(
@@ -38,10 +41,20 @@ export async function buildWebApp(
         description:
           'Tracking (click, lead, sale, refund), dashboard reads and management. Error bodies are `{ "error": string }`.',
       },
-      tags: [{ name: 'tracking', description: 'Integrator-facing tracking endpoints' }],
+      tags: [
+        { name: 'tracking', description: 'Integrator-facing tracking endpoints' },
+        { name: 'auth', description: 'Dashboard sessions' },
+        { name: 'dashboard', description: 'Dashboard reads (session)' },
+        {
+          name: 'management',
+          description: 'Programs, partners, links, commissions, keys (session or affk_ key)',
+        },
+      ],
       components: {
         securitySchemes: {
           trackingToken: { type: 'http', scheme: 'bearer', description: 'Program tracking token, `aff_...`' },
+          session: { type: 'http', scheme: 'bearer', description: 'Dashboard session, `sess_...`' },
+          apiKey: { type: 'http', scheme: 'bearer', description: 'Management API key, `affk_...`' },
         },
       },
     },
@@ -49,5 +62,6 @@ export async function buildWebApp(
   app.get('/api/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   app.get('/healthz', { schema: { hide: true } }, async () => ({ ok: true }));
   if (parts.ingress) await app.register(ingressPlugin, parts.ingress);
+  if (parts.api) await app.register(apiPlugin, parts.api);
   return app;
 }

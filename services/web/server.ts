@@ -48,6 +48,7 @@ const app = await buildWebApp(cfg, log, {
     },
     commandDeadlineMs: cfg.commandDeadlineMs,
   },
+  api: { sql, sessionTtlHours: cfg.sessionTtlHours },
 });
 const address = await app.listen({ host: cfg.httpHost, port: cfg.httpPort });
 log.info({ address, node }, 'listening');

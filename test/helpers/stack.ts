@@ -160,11 +160,19 @@ const uniq = () => randomBytes(5).toString('hex');
 
 export async function createProgram(
   sql: Sql,
-  opts: { cookieWindowDays?: number; allowedOrigins?: string[]; status?: 'draft' | 'live' } = {},
+  opts: {
+    cookieWindowDays?: number;
+    allowedOrigins?: string[];
+    status?: 'draft' | 'live';
+    workspaceId?: number;
+  } = {},
 ): Promise<ProgramFixture> {
   const token = generateSecret('aff_');
   const slug = `p-${uniq()}`;
-  const [ws] = await sql<{ id: string }[]>`insert into workspaces (name) values ('test') returning id`;
+  const [ws] =
+    opts.workspaceId === undefined
+      ? await sql<{ id: string }[]>`insert into workspaces (name) values ('test') returning id`
+      : [{ id: String(opts.workspaceId) }];
   const [p] = await sql<{ id: string }[]>`
     insert into programs (workspace_id, name, slug, status, cookie_window_days, allowed_origins, api_token_hash, api_token_masked)
     values (${ws!.id}, ${'Program ' + slug}, ${slug}, ${opts.status ?? 'live'}, ${opts.cookieWindowDays ?? 60},

@@ -1,0 +1,44 @@
+// The API service as a Fastify plugin: dashboard sessions (/api/auth), dashboard reads
+// (/api/tracking/status|events|performance) and management (/api/advertiser/*). It reads Postgres and
+// writes only management data. Every route but signup and login authenticates first (access.ts).
+import type { FastifyInstance } from 'fastify';
+import type { Sql } from '../../shared/db.ts';
+import { authenticate } from './access.ts';
+import { registerAuthRoutes } from './routes/auth.ts';
+import { registerMemberRoutes } from './routes/members.ts';
+import { registerApiKeyRoutes } from './routes/api-keys.ts';
+import { registerProgramRoutes } from './routes/programs.ts';
+import { registerPartnerRoutes } from './routes/partners.ts';
+import { registerProcessorRoutes } from './routes/processor.ts';
+import { registerDashboardRoutes } from './routes/dashboard.ts';
+
+export interface ApiDeps {
+  sql: Sql;
+  /** Lifetime of a dashboard session. */
+  sessionTtlHours: number;
+}
+
+/** Route modules that need a caller: each registers its routes on the authenticated scope. */
+export type AuthedRoutes = (app: FastifyInstance, deps: ApiDeps) => void;
+const authedRoutes: AuthedRoutes[] = [
+  registerMemberRoutes,
+  registerApiKeyRoutes,
+  registerProgramRoutes,
+  registerPartnerRoutes,
+  registerProcessorRoutes,
+  registerDashboardRoutes,
+];
+
+export async function apiPlugin(app: FastifyInstance, deps: ApiDeps): Promise<void> {
+  app.addHook('onSend', async (_req, reply, payload) => {
+    reply.header('cache-control', 'no-store');
+    return payload;
+  });
+  registerAuthRoutes(app, deps);
+  await app.register(async (authed) => {
+    authed.addHook('onRequest', async (req) => {
+      req.principal = await authenticate(deps.sql, req);
+    });
+    for (const register of authedRoutes) register(authed, deps);
+  });
+}
