@@ -81,79 +81,83 @@ export function createApplyLedgerStep(deps: { sql: Sql }) {
 
   return async function applyLedger(effects: LedgerEffect[]): Promise<ApplyLedgerResult> {
     if (effects.length === 0) return { applied: 0, duplicates: 0 };
-    return sql.begin(async (tx) => {
-      const partners = await lockPartners(tx, ascending(effects.map((e) => e.partner_id)));
-      const programs = await lockPartnerPrograms(tx, ascending(effects.map((e) => e.partner_program_id)));
-
-      const keys = [...new Set(effects.map((e) => e.entry_key))];
-      const seen = new Set(
-        (
-          await tx<{ entry_key: string }[]>`
-            select entry_key from ledger_entries where entry_key = any(${keys}::text[])`
-        ).map((r) => r.entry_key),
-      );
-
-      const rows: LedgerRow[] = [];
-      const touchedPartners = new Set<number>();
-      const touchedPrograms = new Set<number>();
-      for (const e of effects) {
-        if (seen.has(e.entry_key)) continue;
-        seen.add(e.entry_key);
-        const partnerBalance = partners.get(e.partner_id);
-        if (partnerBalance === undefined) {
-          throw new LedgerEntryRejectedError(`partner ${e.partner_id} does not exist`, '23503');
-        }
-        const pp = programs.get(e.partner_program_id);
-        if (pp === undefined) {
-          throw new LedgerEntryRejectedError(
-            `partner_program ${e.partner_program_id} does not exist`,
-            '23503',
-          );
-        }
-        if (pp.partnerId !== e.partner_id) {
-          throw new LedgerEntryRejectedError(
-            `partner_program ${e.partner_program_id} belongs to partner ${pp.partnerId}, not ${e.partner_id}`,
-            '23514',
-          );
-        }
-        const amount = BigInt(e.amount_cents);
-        const partnerCents = movement(partnerBalance, amount, e.clamp_at_zero);
-        const programCents = movement(pp.balance, amount, e.clamp_at_zero);
-        partners.set(e.partner_id, partnerBalance + partnerCents);
-        pp.balance += programCents;
-        touchedPartners.add(e.partner_id);
-        touchedPrograms.add(e.partner_program_id);
-        rows.push({
-          entry_key: e.entry_key,
-          kind: e.kind,
-          partner_id: e.partner_id,
-          partner_program_id: e.partner_program_id,
-          commission_id: e.commission_id,
-          requested_cents: amount.toString(),
-          partner_cents: partnerCents.toString(),
-          program_cents: programCents.toString(),
-        });
-      }
-      if (rows.length === 0) return { applied: 0, duplicates: effects.length };
-
-      for (let i = 0; i < rows.length; i += ROWS_PER_STATEMENT) {
-        await tx`insert into ledger_entries ${tx(rows.slice(i, i + ROWS_PER_STATEMENT), ...ENTRY_COLUMNS)}`;
-      }
-      const partnerIds = ascending([...touchedPartners]);
-      await tx`
-        update partners p set balance_cents = v.balance
-        from unnest(${partnerIds}::bigint[], ${partnerIds.map((id) => partners.get(id)!.toString())}::bigint[])
-          as v(id, balance)
-        where p.id = v.id`;
-      const programIds = ascending([...touchedPrograms]);
-      await tx`
-        update partner_programs pp set balance_cents = v.balance
-        from unnest(${programIds}::bigint[], ${programIds.map((id) => programs.get(id)!.balance.toString())}::bigint[])
-          as v(id, balance)
-        where pp.id = v.id`;
-      return { applied: rows.length, duplicates: effects.length - rows.length };
-    });
+    return sql.begin((tx) => applyLedgerEntries(tx, effects));
   };
+}
+
+/**
+ * The step's work inside a caller's transaction (mark-paid commits its status change together with its
+ * entry). Same locks in the same order as the worker, so the two compose.
+ */
+export async function applyLedgerEntries(tx: Tx, effects: LedgerEffect[]): Promise<ApplyLedgerResult> {
+  if (effects.length === 0) return { applied: 0, duplicates: 0 };
+  const partners = await lockPartners(tx, ascending(effects.map((e) => e.partner_id)));
+  const programs = await lockPartnerPrograms(tx, ascending(effects.map((e) => e.partner_program_id)));
+
+  const keys = [...new Set(effects.map((e) => e.entry_key))];
+  const seen = new Set(
+    (
+      await tx<{ entry_key: string }[]>`
+        select entry_key from ledger_entries where entry_key = any(${keys}::text[])`
+    ).map((r) => r.entry_key),
+  );
+
+  const rows: LedgerRow[] = [];
+  const touchedPartners = new Set<number>();
+  const touchedPrograms = new Set<number>();
+  for (const e of effects) {
+    if (seen.has(e.entry_key)) continue;
+    seen.add(e.entry_key);
+    const partnerBalance = partners.get(e.partner_id);
+    if (partnerBalance === undefined) {
+      throw new LedgerEntryRejectedError(`partner ${e.partner_id} does not exist`, '23503');
+    }
+    const pp = programs.get(e.partner_program_id);
+    if (pp === undefined) {
+      throw new LedgerEntryRejectedError(`partner_program ${e.partner_program_id} does not exist`, '23503');
+    }
+    if (pp.partnerId !== e.partner_id) {
+      throw new LedgerEntryRejectedError(
+        `partner_program ${e.partner_program_id} belongs to partner ${pp.partnerId}, not ${e.partner_id}`,
+        '23514',
+      );
+    }
+    const amount = BigInt(e.amount_cents);
+    const partnerCents = movement(partnerBalance, amount, e.clamp_at_zero);
+    const programCents = movement(pp.balance, amount, e.clamp_at_zero);
+    partners.set(e.partner_id, partnerBalance + partnerCents);
+    pp.balance += programCents;
+    touchedPartners.add(e.partner_id);
+    touchedPrograms.add(e.partner_program_id);
+    rows.push({
+      entry_key: e.entry_key,
+      kind: e.kind,
+      partner_id: e.partner_id,
+      partner_program_id: e.partner_program_id,
+      commission_id: e.commission_id,
+      requested_cents: amount.toString(),
+      partner_cents: partnerCents.toString(),
+      program_cents: programCents.toString(),
+    });
+  }
+  if (rows.length === 0) return { applied: 0, duplicates: effects.length };
+
+  for (let i = 0; i < rows.length; i += ROWS_PER_STATEMENT) {
+    await tx`insert into ledger_entries ${tx(rows.slice(i, i + ROWS_PER_STATEMENT), ...ENTRY_COLUMNS)}`;
+  }
+  const partnerIds = ascending([...touchedPartners]);
+  await tx`
+    update partners p set balance_cents = v.balance
+    from unnest(${partnerIds}::bigint[], ${partnerIds.map((id) => partners.get(id)!.toString())}::bigint[])
+      as v(id, balance)
+    where p.id = v.id`;
+  const programIds = ascending([...touchedPrograms]);
+  await tx`
+    update partner_programs pp set balance_cents = v.balance
+    from unnest(${programIds}::bigint[], ${programIds.map((id) => programs.get(id)!.balance.toString())}::bigint[])
+      as v(id, balance)
+    where pp.id = v.id`;
+  return { applied: rows.length, duplicates: effects.length - rows.length };
 }
 
 async function lockPartners(tx: Tx, ids: number[]): Promise<Map<number, bigint>> {
