@@ -284,3 +284,31 @@ t.test(
     await t.rejects(migrate(url, quiet), /changed after it was applied/);
   },
 );
+
+t.test('concurrent chunks over the same links do not deadlock (FK KEY SHARE vs row locks)', async (t) => {
+  const program = await createProgram(sql);
+  const links = await Promise.all([0, 1, 2, 3].map(() => createLink(sql, program.id)));
+  const persist = createPersistClicksStep({ sql });
+  const chunk = (node: number) => {
+    const sf = new Snowflake(node);
+    return Array.from({ length: 200 }, (_, i) => ({
+      ...message(links[(i * 7 + node) % links.length]!, sf),
+      device_type: 'desktop',
+      device_os: null,
+      browser_name: null,
+      geo_country: null,
+      geo_region: null,
+      geo_city: null,
+    }));
+  };
+  const errors: string[] = [];
+  await Promise.all(
+    [4010, 4011, 4012, 4013, 4014, 4015].map((node) =>
+      persist(chunk(node)).catch((e: Error & { code?: string }) => errors.push(`${e.code} ${e.message}`)),
+    ),
+  );
+  t.same(errors, [], 'no deadlock (40P01) between concurrent chunks');
+  const [n] =
+    await sql`select coalesce(sum(clicks), 0)::int as n from referral_links where program_id = ${program.id}`;
+  t.equal(n!.n, 1200);
+});

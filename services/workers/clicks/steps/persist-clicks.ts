@@ -152,7 +152,10 @@ async function applyCounters(tx: Tx, clicks: EnrichedClick[]): Promise<void> {
   }
 
   const linkIds = [...links.keys()].sort((a, b) => a - b);
-  await tx`select 1 from referral_links where id = any(${linkIds}::bigint[]) order by id for update`;
+  // FOR NO KEY UPDATE (what the UPDATE below takes), not FOR UPDATE: the customers insert above holds FOR
+  // KEY SHARE on these rows through its foreign keys, and FOR UPDATE conflicts with KEY SHARE, so two
+  // concurrent chunks deadlocked (40P01, one deadlock_timeout each).
+  await tx`select 1 from referral_links where id = any(${linkIds}::bigint[]) order by id for no key update`;
   await tx`
     update referral_links l
     set clicks = l.clicks + v.n, last_clicked = greatest(l.last_clicked, v.ts), updated_at = now()
@@ -161,7 +164,7 @@ async function applyCounters(tx: Tx, clicks: EnrichedClick[]): Promise<void> {
     where l.id = v.id`;
 
   const ppIds = [...pps.keys()].sort((a, b) => a - b);
-  await tx`select 1 from partner_programs where id = any(${ppIds}::bigint[]) order by id for update`;
+  await tx`select 1 from partner_programs where id = any(${ppIds}::bigint[]) order by id for no key update`;
   await tx`
     update partner_programs pp
     set clicks = pp.clicks + v.n, last_clicked_at = greatest(pp.last_clicked_at, v.ts)
