@@ -43,6 +43,10 @@ export interface Config {
   kafkaSessionTimeoutMs: number;
   /** Lifetime of a dashboard session. */
   sessionTtlHours: number;
+  /** Per-IP limit on click and lead, requests per minute (0 = off), its burst, and exempt IPs. */
+  rateLimitPerMinute: number;
+  rateLimitBurst: number;
+  rateLimitExempt: string[];
 }
 
 export class ConfigError extends Error {
@@ -142,6 +146,12 @@ export function loadConfig(env: Env = process.env): Config {
     workerPartitionsConcurrency: int('WORKER_PARTITIONS_CONCURRENCY', 2, 1, 64),
     kafkaSessionTimeoutMs: int('KAFKA_SESSION_TIMEOUT_MS', 10_000, 6_000, 300_000),
     sessionTtlHours: int('SESSION_TTL_HOURS', 24 * 14, 1, 24 * 365),
+    rateLimitPerMinute: int('RATE_LIMIT_PER_MINUTE', 600, 0, 10_000_000),
+    rateLimitBurst: int('RATE_LIMIT_BURST', 100, 1, 1_000_000),
+    rateLimitExempt: (env.RATE_LIMIT_EXEMPT ?? '127.0.0.1,::1,::ffff:127.0.0.1')
+      .split(',')
+      .map((x) => x.trim())
+      .filter(Boolean),
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;

@@ -7,6 +7,7 @@ import type { Snowflake } from '../../shared/ids.ts';
 import type { Sql } from '../../shared/db.ts';
 import type { OutcomeWaiter } from '../../shared/outcomes.ts';
 import type { LinkCache } from './link-cache.ts';
+import type { RateLimiter } from './rate-limit.ts';
 import { registerClickRoutes } from './routes/click.ts';
 import { registerCommandRoutes } from './routes/commands.ts';
 import { registerTrackerRoute } from './routes/tracker.ts';
@@ -20,6 +21,8 @@ export interface IngressDeps {
   waiter: OutcomeWaiter;
   topics: { clicks: string; sales: string; refunds: string };
   commandDeadlineMs: number;
+  /** Per-IP limits on the browser-facing routes (click, lead). */
+  rateLimiter: RateLimiter;
 }
 
 export async function ingressPlugin(app: FastifyInstance, deps: IngressDeps): Promise<void> {

@@ -12,6 +12,7 @@ import {
 } from '../../shared/kafka.ts';
 import { MAX_NODE, Snowflake } from '../../shared/ids.ts';
 import { LinkCache } from '../ingress/link-cache.ts';
+import { RateLimiter } from '../ingress/rate-limit.ts';
 import { OutcomeWaiter } from '../../shared/outcomes.ts';
 import { buildWebApp } from './app.ts';
 
@@ -47,6 +48,11 @@ const app = await buildWebApp(cfg, log, {
       refunds: topicName(cfg.kafkaPrefix, 'refunds'),
     },
     commandDeadlineMs: cfg.commandDeadlineMs,
+    rateLimiter: new RateLimiter({
+      perMinute: cfg.rateLimitPerMinute,
+      burst: cfg.rateLimitBurst,
+      exempt: cfg.rateLimitExempt,
+    }),
   },
   api: { sql, sessionTtlHours: cfg.sessionTtlHours },
 });

@@ -72,6 +72,7 @@ const clickResponses = {
   },
   400: { ...errorSchema, description: 'Bad input; `error` is one of the strings of spec section 7.' },
   403: { ...errorSchema, description: "The browser's Origin is not on the program's allowed_origins." },
+  429: { ...errorSchema, description: 'Per-IP rate limit (RATE_LIMIT_PER_MINUTE); see Retry-After.' },
   413: errorSchema,
   500: { ...errorSchema, description: '`Click tracking failed`: the click was not stored; retry it.' },
 };
@@ -111,6 +112,7 @@ export function registerClickRoutes(app: FastifyInstance, deps: IngressDeps): vo
   const clicksTopic = deps.topics.clicks;
 
   const handler = async (req: FastifyRequest, reply: FastifyReply) => {
+    deps.rateLimiter.check(req, reply);
     const body = req.body;
     if (!isPlainObject(body)) throw new HttpError(400, 'Request body must be a JSON object');
     const aff = extractAff(body.affiliate_url);

@@ -107,6 +107,7 @@ export function registerCommandRoutes(app: FastifyInstance, deps: IngressDeps): 
 
   // ---- lead (spec 4.2) ----
   const lead = async (req: FastifyRequest, reply: FastifyReply) => {
+    deps.rateLimiter.check(req, reply);
     const b = body(req);
     const ad = additionalData(b);
     const clickId = optString(b, 'click_id');
