@@ -66,3 +66,22 @@ export function installJsonHandling(app: FastifyInstance): void {
 export function isPlainObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
+
+/** The error body of every 4xx/5xx, for response schemas. */
+export const ERROR_SCHEMA = {
+  type: 'object',
+  properties: { error: { type: 'string' } },
+  required: ['error'],
+} as const;
+
+/** Bodies are validated by hand, so that every 400 carries its own exact message; schemas document. */
+export const noValidation = () => () => true;
+
+/** The JSON object body; no body at all is {}; anything but an object is a 400. */
+export function jsonBody(req: FastifyRequest): Record<string, unknown> {
+  if (req.body === undefined || req.body === null) return {};
+  if (!isPlainObject(req.body)) throw new HttpError(400, 'Request body must be a JSON object');
+  return req.body;
+}
+
+export const EMAIL_RE = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;

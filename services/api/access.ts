@@ -107,6 +107,12 @@ export async function authenticate(sql: Sql, req: FastifyRequest): Promise<Princ
   throw new HttpError(401, 'A dashboard session or a management API key is required');
 }
 
+/** The caller the authenticated scope's onRequest hook resolved. */
+export function principalOf(req: { principal?: Principal }): Principal {
+  if (!req.principal) throw new HttpError(401, 'A dashboard session or a management API key is required');
+  return req.principal;
+}
+
 export function requireSession(p: Principal): Extract<Principal, { kind: 'session' }> {
   if (p.kind !== 'session') throw new HttpError(403, 'This operation needs a dashboard session');
   return p;

@@ -9,9 +9,9 @@
 // not a member of (or not the `workspace_id` given) is 404, as is an unknown id.
 import type { FastifyInstance } from 'fastify';
 import type { Sql } from '../../../shared/db.ts';
-import { HttpError, isPlainObject } from '../../../shared/http.ts';
+import { HttpError, isPlainObject, noValidation } from '../../../shared/http.ts';
 import { generateSecret, hashSecret, maskSecret } from '../../../shared/secrets.ts';
-import { SCOPES, workspaceAccess } from '../access.ts';
+import { SCOPES, workspaceAccess, principalOf } from '../access.ts';
 import type { Principal } from '../access.ts';
 import type { ApiDeps } from '../app.ts';
 import { errorResponses, parseId, requestedWorkspace } from './members.ts';
@@ -104,11 +104,6 @@ const toKey = (r: KeyRow) => ({
   key_masked: r.key_masked,
 });
 
-function principalOf(req: { principal?: Principal }): Principal {
-  if (!req.principal) throw new HttpError(401, 'A dashboard session or a management API key is required');
-  return req.principal;
-}
-
 function parseName(v: unknown): string {
   if (v === undefined || v === null) throw new HttpError(400, 'name is required');
   const name = typeof v === 'string' ? v.trim() : '';
@@ -170,7 +165,6 @@ const COLUMNS = (sql: Sql) => sql`
 
 export function registerApiKeyRoutes(app: FastifyInstance, deps: ApiDeps): void {
   const { sql } = deps;
-  const noValidation = () => () => true;
   const security = [{ session: [] }];
 
   /** The key `id` (any status) and the workspace it belongs to, checked for 'manage'. */

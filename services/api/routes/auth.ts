@@ -1,17 +1,15 @@
 // POST /api/auth/signup, /api/auth/login, /api/auth/logout (CONTRACT "Dashboard sessions").
 import type { FastifyInstance } from 'fastify';
-import { HttpError, isPlainObject } from '../../../shared/http.ts';
+import { HttpError, isPlainObject, EMAIL_RE, ERROR_SCHEMA, noValidation } from '../../../shared/http.ts';
 import { generateSecret, hashSecret } from '../../../shared/secrets.ts';
 import { DUMMY_HASH, hashPassword, verifyPassword } from '../../../shared/passwords.ts';
 import { authenticate } from '../access.ts';
 import type { ApiDeps } from '../app.ts';
 
-const EMAIL_RE = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
-const err = { type: 'object', properties: { error: { type: 'string' } }, required: ['error'] } as const;
+const err = ERROR_SCHEMA;
 
 export function registerAuthRoutes(app: FastifyInstance, deps: ApiDeps): void {
   const { sql } = deps;
-  const noValidation = () => () => true;
 
   async function newSession(userId: number): Promise<{ token: string; expiresAt: Date }> {
     const token = generateSecret('sess_');

@@ -41,7 +41,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { PendingQuery, Row } from 'postgres';
 import type { Sql } from '../../../shared/db.ts';
-import { HttpError, isPlainObject } from '../../../shared/http.ts';
+import { HttpError, isPlainObject, ERROR_SCHEMA, noValidation } from '../../../shared/http.ts';
 import { programAccess } from '../access.ts';
 import type { Permission, Principal, ProgramAccess } from '../access.ts';
 import type { ApiDeps } from '../app.ts';
@@ -185,7 +185,7 @@ async function access(
 // ---------------------------------------------------------------------------------------------------
 // Response schemas (OpenAPI); the handlers validate by hand, with exact messages.
 
-const err = { type: 'object', properties: { error: { type: 'string' } }, required: ['error'] } as const;
+const err = ERROR_SCHEMA;
 const errors = { 400: err, 401: err, 403: err, 404: err } as const;
 const security = [{ session: [] }];
 const programParams = {
@@ -695,7 +695,6 @@ export function trendOf(current: number, previous: number): { trend: number; tre
 
 export function registerDashboardRoutes(app: FastifyInstance, deps: ApiDeps): void {
   const { sql } = deps;
-  const noValidation = () => () => true;
   const events = createEventReader(sql);
 
   app.get(

@@ -13,14 +13,14 @@
 // demoting each other at once cannot leave it without an owner.
 import type { FastifyInstance } from 'fastify';
 import type { Sql, Tx } from '../../../shared/db.ts';
-import { HttpError, isPlainObject } from '../../../shared/http.ts';
-import { workspaceAccess } from '../access.ts';
-import type { Principal, Role } from '../access.ts';
+import { HttpError, isPlainObject, ERROR_SCHEMA, noValidation } from '../../../shared/http.ts';
+import { workspaceAccess, principalOf } from '../access.ts';
+import type { Role } from '../access.ts';
 import type { ApiDeps } from '../app.ts';
 
 export const ROLES: readonly Role[] = ['owner', 'admin', 'member', 'viewer'];
 
-const err = { type: 'object', properties: { error: { type: 'string' } }, required: ['error'] } as const;
+const err = ERROR_SCHEMA;
 export const errorResponses = {
   400: err,
   401: err,
@@ -59,11 +59,6 @@ export function requestedWorkspace(query: unknown, body?: unknown): number | nul
     throw new HttpError(400, 'workspace_id differs between the query string and the body');
   }
   return id;
-}
-
-function principalOf(req: { principal?: Principal }): Principal {
-  if (!req.principal) throw new HttpError(401, 'A dashboard session or a management API key is required');
-  return req.principal;
 }
 
 function parseRole(v: unknown): Role {
@@ -139,7 +134,6 @@ const OWNER_ONLY = 'Only an owner can grant the owner role or change or remove a
 
 export function registerMemberRoutes(app: FastifyInstance, deps: ApiDeps): void {
   const { sql } = deps;
-  const noValidation = () => () => true;
   const security = [{ session: [] }];
 
   app.get(

@@ -12,21 +12,12 @@ import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { Sql } from '../../../shared/db.ts';
 import type { LedgerEffect } from '../../../shared/commands.ts';
-import { HttpError } from '../../../shared/http.ts';
+import { HttpError, EMAIL_RE, ERROR_SCHEMA, jsonBody, noValidation } from '../../../shared/http.ts';
 import { applyLedgerEntries } from '../../workers/ledger/apply.ts';
-import { programAccess } from '../access.ts';
+import { programAccess, principalOf } from '../access.ts';
 import type { ApiDeps } from '../app.ts';
-import {
-  errSchema,
-  iso,
-  jsonBody,
-  managementSecurity,
-  noValidation,
-  pathId,
-  principalOf,
-} from './programs.ts';
+import { iso, managementSecurity, pathId } from './programs.ts';
 
-const EMAIL_RE = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 const SHORT_LINK_RE = /^[A-Za-z0-9_-]{1,64}$/;
 export const COMMISSION_STATUSES = ['pending', 'approved', 'paid', 'reversed', 'refunded'] as const;
 type CommissionStatus = (typeof COMMISSION_STATUSES)[number];
@@ -173,11 +164,11 @@ export function registerPartnerRoutes(app: FastifyInstance, deps: ApiDeps): void
               },
             },
           },
-          400: errSchema,
-          401: errSchema,
-          403: errSchema,
-          404: errSchema,
-          409: errSchema,
+          400: ERROR_SCHEMA,
+          401: ERROR_SCHEMA,
+          403: ERROR_SCHEMA,
+          404: ERROR_SCHEMA,
+          409: ERROR_SCHEMA,
         },
       },
     },
@@ -264,9 +255,9 @@ export function registerPartnerRoutes(app: FastifyInstance, deps: ApiDeps): void
               },
             },
           },
-          401: errSchema,
-          403: errSchema,
-          404: errSchema,
+          401: ERROR_SCHEMA,
+          403: ERROR_SCHEMA,
+          404: ERROR_SCHEMA,
         },
       },
     },
@@ -326,11 +317,11 @@ export function registerPartnerRoutes(app: FastifyInstance, deps: ApiDeps): void
         },
         response: {
           201: { type: 'object', properties: { data: linkSchema } },
-          400: errSchema,
-          401: errSchema,
-          403: errSchema,
-          404: errSchema,
-          409: errSchema,
+          400: ERROR_SCHEMA,
+          401: ERROR_SCHEMA,
+          403: ERROR_SCHEMA,
+          404: ERROR_SCHEMA,
+          409: ERROR_SCHEMA,
         },
       },
     },
@@ -372,9 +363,9 @@ export function registerPartnerRoutes(app: FastifyInstance, deps: ApiDeps): void
         params: partnerParams,
         response: {
           200: { type: 'object', properties: { data: { type: 'array', items: linkSchema } } },
-          401: errSchema,
-          403: errSchema,
-          404: errSchema,
+          401: ERROR_SCHEMA,
+          403: ERROR_SCHEMA,
+          404: ERROR_SCHEMA,
         },
       },
     },
@@ -411,10 +402,10 @@ export function registerPartnerRoutes(app: FastifyInstance, deps: ApiDeps): void
         },
         response: {
           200: { type: 'object', properties: { data: linkSchema } },
-          400: errSchema,
-          401: errSchema,
-          403: errSchema,
-          404: errSchema,
+          400: ERROR_SCHEMA,
+          401: ERROR_SCHEMA,
+          403: ERROR_SCHEMA,
+          404: ERROR_SCHEMA,
         },
       },
     },
@@ -472,10 +463,10 @@ export function registerPartnerRoutes(app: FastifyInstance, deps: ApiDeps): void
         },
         response: {
           200: { type: 'object', properties: { data: { type: 'array', items: commissionSchema } } },
-          400: errSchema,
-          401: errSchema,
-          403: errSchema,
-          404: errSchema,
+          400: ERROR_SCHEMA,
+          401: ERROR_SCHEMA,
+          403: ERROR_SCHEMA,
+          404: ERROR_SCHEMA,
         },
       },
     },
@@ -523,10 +514,10 @@ export function registerPartnerRoutes(app: FastifyInstance, deps: ApiDeps): void
         params: programParams,
         response: {
           200: { type: 'object', properties: { data: commissionSchema } },
-          401: errSchema,
-          403: errSchema,
-          404: errSchema,
-          409: errSchema,
+          401: ERROR_SCHEMA,
+          403: ERROR_SCHEMA,
+          404: ERROR_SCHEMA,
+          409: ERROR_SCHEMA,
         },
       },
     },

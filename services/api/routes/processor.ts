@@ -10,11 +10,11 @@
 // workspace; without it, a key acts on its own workspace and a session on the one it owns (else administers).
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
-import { HttpError } from '../../../shared/http.ts';
+import { HttpError, ERROR_SCHEMA, jsonBody, noValidation } from '../../../shared/http.ts';
 import { maskSecret } from '../../../shared/secrets.ts';
-import { workspaceAccess } from '../access.ts';
+import { workspaceAccess, principalOf } from '../access.ts';
 import type { ApiDeps } from '../app.ts';
-import { errSchema, iso, jsonBody, managementSecurity, noValidation, principalOf } from './programs.ts';
+import { iso, managementSecurity } from './programs.ts';
 
 export const CONNECTION_STATUSES = ['pending', 'connected', 'restricted', 'disconnected'] as const;
 type ConnectionStatus = (typeof CONNECTION_STATUSES)[number];
@@ -89,10 +89,10 @@ export function registerProcessorRoutes(app: FastifyInstance, deps: ApiDeps): vo
               },
             },
           },
-          400: errSchema,
-          401: errSchema,
-          403: errSchema,
-          404: errSchema,
+          400: ERROR_SCHEMA,
+          401: ERROR_SCHEMA,
+          403: ERROR_SCHEMA,
+          404: ERROR_SCHEMA,
         },
       },
     },
@@ -166,10 +166,10 @@ export function registerProcessorRoutes(app: FastifyInstance, deps: ApiDeps): vo
               },
             },
           },
-          400: errSchema,
-          401: errSchema,
-          403: errSchema,
-          404: errSchema,
+          400: ERROR_SCHEMA,
+          401: ERROR_SCHEMA,
+          403: ERROR_SCHEMA,
+          404: ERROR_SCHEMA,
         },
       },
     },

@@ -7,43 +7,24 @@
 // within one poll interval.
 //
 // This module also exports the small pieces the other management routes share (partners.ts, processor.ts):
-// the error schema, the path-id parser and the body check.
+// the path-id parser.
 import { randomBytes } from 'node:crypto';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import type { Sql } from '../../../shared/db.ts';
-import { HttpError, isPlainObject } from '../../../shared/http.ts';
+import { HttpError, ERROR_SCHEMA, jsonBody, noValidation } from '../../../shared/http.ts';
 import { generateSecret, hashSecret, maskSecret } from '../../../shared/secrets.ts';
 import { DEFAULT_POLICY, parsePolicy } from '../../../shared/commission-policy.ts';
-import { ROLE_PERMISSIONS, programAccess, workspaceAccess } from '../access.ts';
-import type { Principal, Role } from '../access.ts';
+import { ROLE_PERMISSIONS, programAccess, workspaceAccess, principalOf } from '../access.ts';
+import type { Role } from '../access.ts';
 import type { ApiDeps } from '../app.ts';
 
 // ---- shared by the management route modules ----
 
-export const errSchema = {
-  type: 'object',
-  properties: { error: { type: 'string' } },
-  required: ['error'],
-} as const;
-/** Bodies are validated by hand, so that every 400 carries its own exact message. */
-export const noValidation = () => () => true;
 export const managementSecurity: Record<string, string[]>[] = [{ session: [] }, { apiKey: [] }];
-
-export function principalOf(req: FastifyRequest): Principal {
-  if (!req.principal) throw new HttpError(401, 'A dashboard session or a management API key is required');
-  return req.principal;
-}
 
 /** A path id: a positive decimal integer, else NaN (which the access checks answer with 404). */
 export function pathId(v: unknown): number {
   return typeof v === 'string' && /^[1-9][0-9]{0,15}$/.test(v) ? Number(v) : Number.NaN;
-}
-
-export function jsonBody(req: FastifyRequest): Record<string, unknown> {
-  // No body at all (no content-type) reaches us as undefined: treat it as {}.
-  if (req.body === undefined || req.body === null) return {};
-  if (!isPlainObject(req.body)) throw new HttpError(400, 'Request body must be a JSON object');
-  return req.body;
 }
 
 export const iso = (d: Date | string | null): string | null =>
@@ -271,8 +252,8 @@ export function registerProgramRoutes(app: FastifyInstance, deps: ApiDeps): void
         security: managementSecurity,
         response: {
           200: { type: 'object', properties: { data: { type: 'array', items: programSchema } } },
-          401: errSchema,
-          403: errSchema,
+          401: ERROR_SCHEMA,
+          403: ERROR_SCHEMA,
         },
       },
     },
@@ -332,11 +313,11 @@ export function registerProgramRoutes(app: FastifyInstance, deps: ApiDeps): void
               },
             },
           },
-          400: errSchema,
-          401: errSchema,
-          403: errSchema,
-          404: errSchema,
-          409: errSchema,
+          400: ERROR_SCHEMA,
+          401: ERROR_SCHEMA,
+          403: ERROR_SCHEMA,
+          404: ERROR_SCHEMA,
+          409: ERROR_SCHEMA,
         },
       },
     },
@@ -386,9 +367,9 @@ export function registerProgramRoutes(app: FastifyInstance, deps: ApiDeps): void
         params: idParams,
         response: {
           200: { type: 'object', properties: { data: programSchema } },
-          401: errSchema,
-          403: errSchema,
-          404: errSchema,
+          401: ERROR_SCHEMA,
+          403: ERROR_SCHEMA,
+          404: ERROR_SCHEMA,
         },
       },
     },
@@ -416,11 +397,11 @@ export function registerProgramRoutes(app: FastifyInstance, deps: ApiDeps): void
         body: programInput,
         response: {
           200: { type: 'object', properties: { data: programSchema } },
-          400: errSchema,
-          401: errSchema,
-          403: errSchema,
-          404: errSchema,
-          409: errSchema,
+          400: ERROR_SCHEMA,
+          401: ERROR_SCHEMA,
+          403: ERROR_SCHEMA,
+          404: ERROR_SCHEMA,
+          409: ERROR_SCHEMA,
         },
       },
     },
@@ -472,7 +453,7 @@ export function registerProgramRoutes(app: FastifyInstance, deps: ApiDeps): void
         description: 'Scope program:delete. 204 on success; the program is 404 afterwards.',
         security: managementSecurity,
         params: idParams,
-        response: { 204: { type: 'null' }, 401: errSchema, 403: errSchema, 404: errSchema },
+        response: { 204: { type: 'null' }, 401: ERROR_SCHEMA, 403: ERROR_SCHEMA, 404: ERROR_SCHEMA },
       },
     },
     async (req, reply) => {
@@ -498,9 +479,9 @@ export function registerProgramRoutes(app: FastifyInstance, deps: ApiDeps): void
         params: idParams,
         response: {
           200: { type: 'object', properties: { data: programSchema } },
-          401: errSchema,
-          403: errSchema,
-          404: errSchema,
+          401: ERROR_SCHEMA,
+          403: ERROR_SCHEMA,
+          404: ERROR_SCHEMA,
         },
       },
     },
@@ -536,9 +517,9 @@ export function registerProgramRoutes(app: FastifyInstance, deps: ApiDeps): void
               },
             },
           },
-          401: errSchema,
-          403: errSchema,
-          404: errSchema,
+          401: ERROR_SCHEMA,
+          403: ERROR_SCHEMA,
+          404: ERROR_SCHEMA,
         },
       },
     },

@@ -2,18 +2,14 @@
 // Order: extract `aff`, match the link (cache), reuse or mint the click id, produce the click to Kafka with
 // acks=-1, answer. Enrichment and every database write happen in the click worker; a 200 is a durable click.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { HttpError, isPlainObject } from '../../../shared/http.ts';
+import { HttpError, isPlainObject, ERROR_SCHEMA, noValidation, jsonBody } from '../../../shared/http.ts';
 import { formatClickId, parseClickId } from '../../../shared/ids.ts';
 import { CLICK_TEXT_FIELDS, TEXT_LIMITS } from '../../../shared/messages.ts';
 import type { ClickMessage } from '../../../shared/messages.ts';
 import type { IngressDeps } from '../app.ts';
 import { checkOrigin } from '../cors.ts';
 
-const errorSchema = {
-  type: 'object',
-  properties: { error: { type: 'string' } },
-  required: ['error'],
-} as const;
+const errorSchema = ERROR_SCHEMA;
 
 export const clickBodySchema = {
   type: 'object',
@@ -113,8 +109,7 @@ export function registerClickRoutes(app: FastifyInstance, deps: IngressDeps): vo
 
   const handler = async (req: FastifyRequest, reply: FastifyReply) => {
     deps.rateLimiter.check(req, reply);
-    const body = req.body;
-    if (!isPlainObject(body)) throw new HttpError(400, 'Request body must be a JSON object');
+    const body = jsonBody(req);
     const aff = extractAff(body.affiliate_url);
 
     const additional = body.additional_data;
@@ -233,7 +228,6 @@ export function registerClickRoutes(app: FastifyInstance, deps: IngressDeps): vo
     response: clickResponses,
   };
   // Validation is done by hand above so the error strings are exactly the spec's; the schema documents.
-  const noValidation = () => () => true;
   app.post('/api/v1/track/click', { schema, validatorCompiler: noValidation }, handler);
   app.post(
     '/api/tracking/click',

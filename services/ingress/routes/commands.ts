@@ -5,7 +5,7 @@
 // to the recorded outcome (same Idempotency-Key) or, for a sale, to 409.
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema } from 'fastify';
-import { HttpError, isPlainObject } from '../../../shared/http.ts';
+import { HttpError, isPlainObject, ERROR_SCHEMA, noValidation, jsonBody } from '../../../shared/http.ts';
 import { parseClickId } from '../../../shared/ids.ts';
 import type { LeadCommand, RefundCommand, SaleCommand } from '../../../shared/commands.ts';
 import { findOutcome } from '../../../shared/outcomes.ts';
@@ -42,11 +42,6 @@ function additionalData(body: Record<string, unknown>) {
     programId: (pid as number | undefined) ?? null,
     eventName: optString(ad, 'event_name'),
   };
-}
-
-function body(req: FastifyRequest): Record<string, unknown> {
-  if (!isPlainObject(req.body)) throw new HttpError(400, 'Request body must be a JSON object');
-  return req.body;
 }
 
 let lastTestTxnMs = 0;
@@ -108,7 +103,7 @@ export function registerCommandRoutes(app: FastifyInstance, deps: IngressDeps): 
   // ---- lead (spec 4.2) ----
   const lead = async (req: FastifyRequest, reply: FastifyReply) => {
     deps.rateLimiter.check(req, reply);
-    const b = body(req);
+    const b = jsonBody(req);
     const ad = additionalData(b);
     const clickId = optString(b, 'click_id');
     const customerKey = optString(b, 'customer_key');
@@ -164,7 +159,7 @@ export function registerCommandRoutes(app: FastifyInstance, deps: IngressDeps): 
 
   // ---- sale (spec 4.3) ----
   const sale = async (req: FastifyRequest, reply: FastifyReply) => {
-    const b = body(req);
+    const b = jsonBody(req);
     const ad = additionalData(b);
     let programId: number;
     if (ad.testMode) {
@@ -247,7 +242,7 @@ export function registerCommandRoutes(app: FastifyInstance, deps: IngressDeps): 
   // ---- refund (spec 4.4) ----
   const refund = async (req: FastifyRequest, reply: FastifyReply) => {
     const programId = await requireTrackingToken(req, cache);
-    const b = body(req);
+    const b = jsonBody(req);
     const transactionId = b.transaction_id;
     if (typeof transactionId !== 'string' || transactionId.trim() === '' || transactionId.length > MAX_ID) {
       throw new HttpError(400, 'transaction_id is required');
@@ -286,8 +281,7 @@ export function registerCommandRoutes(app: FastifyInstance, deps: IngressDeps): 
     };
   };
 
-  const noValidation = () => () => true;
-  const err = { type: 'object', properties: { error: { type: 'string' } }, required: ['error'] } as const;
+  const err = ERROR_SCHEMA;
   const retry = { ...err, description: 'Still processing past the deadline; retry (Retry-After header).' };
   const auth: Record<string, string[]>[] = [{ trackingToken: [] }];
   const leadSchema = {
