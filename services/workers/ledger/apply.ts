@@ -160,9 +160,12 @@ export async function applyLedgerEntries(tx: Tx, effects: LedgerEffect[]): Promi
   return { applied: rows.length, duplicates: effects.length - rows.length };
 }
 
+// FOR NO KEY UPDATE (what an UPDATE of balance_cents takes), not FOR UPDATE: commission inserts in the
+// attribution worker hold FOR KEY SHARE on these rows through their foreign keys, and FOR UPDATE would make
+// the ledger and the attribution worker wait for each other's commits.
 async function lockPartners(tx: Tx, ids: number[]): Promise<Map<number, bigint>> {
   const rows = await tx<{ id: string; balance_cents: string }[]>`
-    select id, balance_cents from partners where id = any(${ids}::bigint[]) order by id for update`;
+    select id, balance_cents from partners where id = any(${ids}::bigint[]) order by id for no key update`;
   return new Map(rows.map((r) => [Number(r.id), BigInt(r.balance_cents)]));
 }
 
@@ -172,7 +175,7 @@ async function lockPartnerPrograms(
 ): Promise<Map<number, { partnerId: number; balance: bigint }>> {
   const rows = await tx<{ id: string; partner_id: string; balance_cents: string }[]>`
     select id, partner_id, balance_cents from partner_programs
-    where id = any(${ids}::bigint[]) order by id for update`;
+    where id = any(${ids}::bigint[]) order by id for no key update`;
   return new Map(
     rows.map((r) => [Number(r.id), { partnerId: Number(r.partner_id), balance: BigInt(r.balance_cents) }]),
   );

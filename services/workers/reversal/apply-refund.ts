@@ -31,7 +31,7 @@ async function applyRefund(tx: Tx, cmd: RefundCommand): Promise<Applied> {
       currency: string;
     }[]
   >`select id, status, amount_cents, partner_id, partner_program_id, currency
-    from commissions where sale_id = ${sale.id} for update`;
+    from commissions where sale_id = ${sale.id} for no key update`;
   if (!c) {
     return {
       programId,

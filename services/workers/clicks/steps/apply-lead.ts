@@ -59,13 +59,13 @@ async function applyLead(tx: Tx, cmd: LeadCommand, ctx: ApplyContext): Promise<A
   let customer: CustomerRow | undefined;
   if (cmd.click_id !== null) {
     [customer] = await tx<CustomerRow[]>`
-      select id, program_id, customer_status, customer_key from customers where click_id = ${cmd.click_id} for update`;
+      select id, program_id, customer_status, customer_key from customers where click_id = ${cmd.click_id} for no key update`;
     // A click_id that matches no customer is always a 400 (CONTRACT).
     if (!customer) return bad(NOT_FOUND);
   } else if (cmd.customer_key !== null && programOf !== null) {
     [customer] = await tx<CustomerRow[]>`
       select id, program_id, customer_status, customer_key from customers
-      where program_id = ${programOf} and customer_key = ${cmd.customer_key} for update`;
+      where program_id = ${programOf} and customer_key = ${cmd.customer_key} for no key update`;
     if (!customer) {
       // Spec rule 6: a lead without a click is recorded, unattributed, in the token's (or given) program.
       const [created] = await tx<{ id: string }[]>`
