@@ -75,7 +75,7 @@ try {
     KAFKA_PREFIX: 'bench.',
     PORT: String(port),
     LOG_LEVEL: 'warn',
-    WORKER_PARTITIONS_CONCURRENCY: '6',
+    WORKER_PARTITIONS_CONCURRENCY: process.env.WORKER_PARTITIONS_CONCURRENCY ?? '6',
   };
   const cfg = loadConfig({ ...process.env, ...env });
   await ensureTopics(createKafka(cfg, log), cfg, log);
@@ -144,7 +144,7 @@ try {
         const t0 = performance.now();
         await sql.begin(async (tx) => {
           const rollups = new RollupBuffer();
-          const applied = await applier.apply(tx, cmd, { rollups });
+          const applied = await applier.apply(tx, cmd, { rollups, careful: false, memo: new Map() });
           await rollups.flush(tx);
           await recordOutcome(tx, {
             requestId: cmd.request_id,

@@ -1,13 +1,14 @@
-// Applies commands with an answer, in partition order, one transaction per chunk with a savepoint per
-// command:
-//   parse → (already answered? re-announce) → apply + record outcome (savepoint) → … → daily rollups → commit
-//   → publish effects → dead letters
-// One commit per chunk amortises the durable commit over many commands; a command that Postgres rejects as
-// data rolls back only its savepoint (its NOTIFY with it) and is dead-lettered, its caller answered 500 with
-// the kind's error string. Daily-rollup deltas are summed over the chunk and written last, in key order, so
-// no transaction holds a rollup row while it waits for anything else. Anything else (a deadlock, Postgres
-// down) throws: the consumer retries the chunk and Kafka redelivers it, which is harmless because each
-// command's outcome row is its idempotency key.
+// Applies commands with an answer, in partition order, one transaction per chunk:
+//   parse → apply + record outcome (and NOTIFY) per command → daily rollups → commit → publish effects
+// One commit per chunk amortises the durable commit over many commands. The chunk is first applied
+// optimistically, without savepoints or an up-front read of the outcome; if anything in it fails (a value
+// Postgres rejects, or a redelivered command whose outcome row already exists), the transaction is rolled
+// back and the chunk applied again carefully: a savepoint per command, its outcome read first. Then a
+// command rejected as data rolls back only its savepoint (its NOTIFY with it) and is dead-lettered, its
+// caller answered 500 with the kind's error string. Daily-rollup deltas are summed over the chunk and
+// written last, in key order, so no transaction holds a rollup row while it waits for anything else.
+// Anything else (a deadlock, Postgres down) throws: the consumer retries the chunk and Kafka redelivers
+// it, which is harmless because each command's outcome row is its idempotency key.
 // Effects (ledger entries, notifications) are published after the commit and before the offsets are
 // committed; a redelivered command finds its outcome and publishes the same effects again, which their
 // consumers apply once (unique keys).
@@ -36,10 +37,18 @@ export interface Applied {
   effects?: Effect[];
 }
 
-/** What an applier may use beyond its transaction: the chunk's rollup buffer. */
+/** What an applier may use beyond its transaction. */
 export interface ApplyContext {
-  /** Daily-rollup deltas; kept only if the command's savepoint commits. */
+  /** Daily-rollup deltas; kept only if the command is kept. */
   rollups: RollupBuffer;
+  /**
+   * True on the careful pass: the applier should isolate a step that may fail without undoing the
+   * command (the commission after its sale) in a savepoint of its own. On the optimistic pass any error
+   * rolls the chunk back and it is applied again carefully.
+   */
+  careful: boolean;
+  /** Per-chunk memo (e.g. a program row read by every command of the chunk). */
+  memo: Map<string, unknown>;
 }
 
 export interface CommandApplier<C extends Command> {
@@ -61,6 +70,17 @@ export interface CommandStats {
   replayed: number;
   deadLetters: number;
   latencySamples: number[];
+}
+
+/**
+ * An error Postgres raised about a statement (a value it rejects, a replay hitting the outcome key, a
+ * trigger's exception): the careful pass isolates it. Not: connection failures, deadlocks and
+ * serialization failures (class 40), resources (53), operator intervention (57), system errors (58): those
+ * are retried by the consumer as they are.
+ */
+function isStatementError(err: unknown): boolean {
+  const e = err as { name?: string; code?: string } | null;
+  return e?.name === 'PostgresError' && typeof e.code === 'string' && !/^(08|40|53|57|58)/.test(e.code);
 }
 
 function isOutcomeConflict(err: unknown): boolean {
@@ -98,18 +118,55 @@ export function createCommandHandler<C extends Command>(
     );
   }
 
-  async function handle(messages: ConsumedMessage[]): Promise<void> {
-    const dead: DeadLetter[] = [];
-    const effects: Effect[] = [];
-    const latencies: number[] = [];
-    let applied = 0;
-    let replayed = 0;
+  interface ChunkResult {
+    dead: DeadLetter[];
+    effects: Effect[];
+    latencies: number[];
+    applied: number;
+    replayed: number;
+  }
+
+  /** The fast path: no savepoints, no outcome read; any error aborts it (the careful pass follows). */
+  async function applyOptimistically(messages: ConsumedMessage[]): Promise<ChunkResult> {
+    const r: ChunkResult = { dead: [], effects: [], latencies: [], applied: 0, replayed: 0 };
     await sql.begin(async (tx) => {
       const rollups = new RollupBuffer();
+      const memo = new Map<string, unknown>();
       for (const message of messages) {
         const cmd = applier.parse(message.value);
         if (typeof cmd === 'string') {
-          dead.push({ message, step: 'parse', reason: cmd });
+          r.dead.push({ message, step: 'parse', reason: cmd });
+          await answerFailure(tx, requestIdOf(message.value));
+          continue;
+        }
+        const result = await applier.apply(tx, cmd, { rollups, careful: false, memo });
+        await recordOutcome(tx, {
+          requestId: cmd.request_id,
+          kind: applier.kind,
+          programId: result.programId,
+          statusCode: result.statusCode,
+          body: result.body,
+          effects: result.effects ?? [],
+        });
+        r.effects.push(...(result.effects ?? []));
+        r.applied++;
+        r.latencies.push(Date.now() - cmd.ts);
+      }
+      await rollups.flush(tx);
+    });
+    return r;
+  }
+
+  /** The careful pass: a savepoint per command; replays re-announced; data errors isolated. */
+  async function applyCarefully(messages: ConsumedMessage[]): Promise<ChunkResult> {
+    const r: ChunkResult = { dead: [], effects: [], latencies: [], applied: 0, replayed: 0 };
+    await sql.begin(async (tx) => {
+      const rollups = new RollupBuffer();
+      const memo = new Map<string, unknown>();
+      for (const message of messages) {
+        const cmd = applier.parse(message.value);
+        if (typeof cmd === 'string') {
+          r.dead.push({ message, step: 'parse', reason: cmd });
           await answerFailure(tx, requestIdOf(message.value));
           continue;
         }
@@ -121,7 +178,7 @@ export function createCommandHandler<C extends Command>(
               await notifyOutcome(sp, cmd.request_id, existing);
               return { effects: existing.effects, replay: true };
             }
-            const result = await applier.apply(sp, cmd, { rollups: local });
+            const result = await applier.apply(sp, cmd, { rollups: local, careful: true, memo });
             await recordOutcome(sp, {
               requestId: cmd.request_id,
               kind: applier.kind,
@@ -133,11 +190,11 @@ export function createCommandHandler<C extends Command>(
             return { effects: result.effects ?? [], replay: false };
           });
           rollups.merge(local);
-          effects.push(...done.effects);
-          if (done.replay) replayed++;
+          r.effects.push(...done.effects);
+          if (done.replay) r.replayed++;
           else {
-            applied++;
-            latencies.push(Date.now() - cmd.ts);
+            r.applied++;
+            r.latencies.push(Date.now() - cmd.ts);
           }
         } catch (err) {
           if (isOutcomeConflict(err)) {
@@ -145,10 +202,10 @@ export function createCommandHandler<C extends Command>(
             const existing = await findOutcome(tx, cmd.request_id);
             if (existing) {
               await notifyOutcome(tx, cmd.request_id, existing);
-              effects.push(...existing.effects);
+              r.effects.push(...existing.effects);
             }
           } else if (isDataError(err)) {
-            dead.push({ message, step: 'apply', reason: (err as Error).message });
+            r.dead.push({ message, step: 'apply', reason: (err as Error).message });
             await answerFailure(tx, cmd.request_id);
           } else {
             throw err;
@@ -157,13 +214,24 @@ export function createCommandHandler<C extends Command>(
       }
       await rollups.flush(tx);
     });
-    stats.applied += applied;
-    stats.replayed += replayed;
-    for (const l of latencies) if (stats.latencySamples.length < 100_000) stats.latencySamples.push(l);
-    if (effects.length > 0) await publish(effects);
-    if (dead.length > 0) {
-      await writeDeadLetters({ sql, producer, deadLetterTopic: topics.deadLetter, log }, dead);
-      stats.deadLetters += dead.length;
+    return r;
+  }
+
+  async function handle(messages: ConsumedMessage[]): Promise<void> {
+    let r: ChunkResult;
+    try {
+      r = await applyOptimistically(messages);
+    } catch (err) {
+      if (!isStatementError(err)) throw err;
+      r = await applyCarefully(messages);
+    }
+    stats.applied += r.applied;
+    stats.replayed += r.replayed;
+    for (const l of r.latencies) if (stats.latencySamples.length < 100_000) stats.latencySamples.push(l);
+    if (r.effects.length > 0) await publish(r.effects);
+    if (r.dead.length > 0) {
+      await writeDeadLetters({ sql, producer, deadLetterTopic: topics.deadLetter, log }, r.dead);
+      stats.deadLetters += r.dead.length;
     }
   }
 

@@ -39,19 +39,27 @@ export async function recordOutcome(
     effects?: Effect[];
   },
 ): Promise<void> {
+  // One round trip: the insert and the notification (delivered on commit) in one statement.
   await tx`
-    insert into command_outcomes (request_id, kind, program_id, status_code, body, effects)
-    values (${o.requestId}, ${o.kind}, ${o.programId}, ${o.statusCode}, ${tx.json(o.body as never)},
-            ${tx.json((o.effects ?? []) as never)})`;
-  await notifyOutcome(tx, o.requestId, { statusCode: o.statusCode, body: o.body });
+    with o as (
+      insert into command_outcomes (request_id, kind, program_id, status_code, body, effects)
+      values (${o.requestId}, ${o.kind}, ${o.programId}, ${o.statusCode}, ${tx.json(o.body as never)},
+              ${tx.json((o.effects ?? []) as never)})
+      returning 1
+    )
+    select pg_notify(${OUTCOME_CHANNEL}, ${notificationPayload(o.requestId, { statusCode: o.statusCode, body: o.body })})
+    from o`;
+}
+
+function notificationPayload(requestId: string, outcome: Outcome): string {
+  const payload = JSON.stringify({ r: requestId, s: outcome.statusCode, b: outcome.body });
+  // NOTIFY payloads stop at 8000 bytes: a larger answer is announced by id and read by the waiter.
+  return Buffer.byteLength(payload) > 7900 ? JSON.stringify({ r: requestId }) : payload;
 }
 
 /** Also used on redelivery, for a waiter that may have missed the first notification. */
 export async function notifyOutcome(sql: Sql | Tx, requestId: string, outcome: Outcome): Promise<void> {
-  let payload = JSON.stringify({ r: requestId, s: outcome.statusCode, b: outcome.body });
-  // NOTIFY payloads stop at 8000 bytes: a larger answer is announced by id and read by the waiter.
-  if (Buffer.byteLength(payload) > 7900) payload = JSON.stringify({ r: requestId });
-  await sql`select pg_notify(${OUTCOME_CHANNEL}, ${payload})`;
+  await sql`select pg_notify(${OUTCOME_CHANNEL}, ${notificationPayload(requestId, outcome)})`;
 }
 
 interface Waiter {

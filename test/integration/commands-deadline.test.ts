@@ -85,8 +85,12 @@ t.test('a poison command is dead-lettered and its caller answered with the failu
     return r;
   });
   t.same(outcome, { status_code: 500, body: { error: 'Sale tracking failed' } });
-  const [dl] =
-    await sql`select step, reason from dead_letters where source_topic = ${topicName(svc.prefix, 'sales')}`;
+  // The answer commits with the chunk; the dead letter is written right after that commit.
+  const dl = await waitFor('the dead letter', async () => {
+    const [r] =
+      await sql`select step, reason from dead_letters where source_topic = ${topicName(svc.prefix, 'sales')}`;
+    return r;
+  });
   t.same(dl, { step: 'parse', reason: 'bad program_id' });
 });
 

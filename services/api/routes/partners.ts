@@ -552,7 +552,7 @@ async function markPaid(sql: Sql, commissionId: number) {
     const [c] = await tx<
       { status: CommissionStatus; amount_cents: string; partner_id: string; partner_program_id: string }[]
     >`select status, amount_cents, partner_id, partner_program_id from commissions
-      where id = ${commissionId} for update`;
+      where id = ${commissionId} for no key update`;
     if (!c) throw new HttpError(404, 'Commission not found');
     if (!PAYABLE.includes(c.status)) {
       throw new HttpError(

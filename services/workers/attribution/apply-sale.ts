@@ -58,14 +58,14 @@ async function findCustomer(
     const [row] = await tx<CustomerRow[]>`
       select id, program_id, partner_id, partner_program_id, customer_status, last_click_at, first_purchase_date,
              first_commission_at
-      from customers where program_id = ${cmd.program_id} and customer_key = ${cmd.customer_key} for update`;
+      from customers where program_id = ${cmd.program_id} and customer_key = ${cmd.customer_key} for no key update`;
     if (row) return { row, via: 'customer_key' };
   }
   if (cmd.click_id !== null) {
     const [row] = await tx<CustomerRow[]>`
       select id, program_id, partner_id, partner_program_id, customer_status, last_click_at, first_purchase_date,
              first_commission_at
-      from customers where click_id = ${cmd.click_id} for update`;
+      from customers where click_id = ${cmd.click_id} for no key update`;
     if (row) return { row, via: 'click_id' };
   }
   return null;
@@ -77,10 +77,14 @@ async function applySale(
   ctx: ApplyContext,
   opts: SaleApplierOptions,
 ): Promise<Applied> {
-  const [program] = await tx<
-    { id: string; commission: unknown; cookie_window_days: number; deleted: boolean }[]
-  >`
-    select id, commission, cookie_window_days, deleted_at is not null as deleted from programs where id = ${cmd.program_id}`;
+  type ProgramRow = { id: string; commission: unknown; cookie_window_days: number; deleted: boolean };
+  const memoKey = `program:${cmd.program_id}`;
+  let program = ctx.memo.get(memoKey) as ProgramRow | undefined;
+  if (!program) {
+    [program] = await tx<ProgramRow[]>`
+      select id, commission, cookie_window_days, deleted_at is not null as deleted from programs where id = ${cmd.program_id}`;
+    if (program) ctx.memo.set(memoKey, program);
+  }
   if (!program || program.deleted)
     return { programId: cmd.program_id, statusCode: 401, body: { error: 'Invalid tracking token' } };
   const saleAt = new Date(cmd.ts);
@@ -187,23 +191,29 @@ async function applySale(
     };
   }
 
-  // The sale stands even if the commission cannot be created (spec: the transaction_id stays consumed).
-  let commissionId: number;
-  try {
-    commissionId = await tx.savepoint(async (sp) => {
-      const [c] = await sp<{ id: string }[]>`
+  // The sale stands even if the commission cannot be created (spec: the transaction_id stays consumed). On
+  // the optimistic pass a failure here aborts the chunk, which is then applied carefully, with this savepoint.
+  const createCommission = async (sp: Tx) => {
+    const [c] = await sp<{ id: string }[]>`
         insert into commissions (sale_id, program_id, partner_id, partner_program_id, customer_id, status,
                                  amount_cents, currency)
         values (${saleId}, ${cmd.program_id}, ${pp.partner_id}, ${customer.partner_program_id}, ${customer.id},
                 'pending', ${amount}, ${cmd.currency})
         returning id`;
-      await sp`update customers set first_commission_at = coalesce(first_commission_at, ${saleAt}) where id = ${customer.id}`;
-      return Number(c!.id);
-    });
-    ctx.rollups.add(cmd.program_id, cmd.ts, { commission_cents: amount });
-  } catch {
-    return { programId: cmd.program_id, statusCode: 500, body: { error: 'Failed to create commission' } };
+    await sp`update customers set first_commission_at = coalesce(first_commission_at, ${saleAt}) where id = ${customer.id}`;
+    return Number(c!.id);
+  };
+  let commissionId: number;
+  if (ctx.careful) {
+    try {
+      commissionId = await tx.savepoint(createCommission);
+    } catch {
+      return { programId: cmd.program_id, statusCode: 500, body: { error: 'Failed to create commission' } };
+    }
+  } else {
+    commissionId = await createCommission(tx);
   }
+  ctx.rollups.add(cmd.program_id, cmd.ts, { commission_cents: amount });
   const ledger: LedgerEffect = {
     topic: 'ledger',
     entry_key: `commission:${commissionId}:created`,
