@@ -7,7 +7,7 @@
 // a visible program with a missing permission is 403.
 import type { FastifyRequest } from 'fastify';
 import type { Sql } from '../../shared/db.ts';
-import { HttpError } from '../../shared/http.ts';
+import { HttpError, isPlainObject } from '../../shared/http.ts';
 import { hashSecret } from '../../shared/secrets.ts';
 
 export const SCOPES = [
@@ -105,6 +105,28 @@ export async function authenticate(sql: Sql, req: FastifyRequest): Promise<Princ
     };
   }
   throw new HttpError(401, 'A dashboard session or a management API key is required');
+}
+
+/** A positive integer from a path or query string (or a JSON number), else null. */
+export function parseId(v: unknown): number | null {
+  if (typeof v === 'number') return Number.isSafeInteger(v) && v > 0 ? v : null;
+  if (typeof v !== 'string' || !/^[0-9]{1,15}$/.test(v)) return null;
+  const n = Number(v);
+  return n > 0 ? n : null;
+}
+
+/** `workspace_id` from the query string, or from the body when the query has none; null = default. */
+export function requestedWorkspace(query: unknown, body?: unknown): number | null {
+  const q = isPlainObject(query) ? query.workspace_id : undefined;
+  const b = isPlainObject(body) ? body.workspace_id : undefined;
+  const raw = q ?? b;
+  if (raw === undefined || raw === null) return null;
+  const id = parseId(raw);
+  if (id === null) throw new HttpError(400, 'workspace_id must be a positive integer');
+  if (q !== undefined && b !== undefined && b !== null && parseId(b) !== id) {
+    throw new HttpError(400, 'workspace_id differs between the query string and the body');
+  }
+  return id;
 }
 
 /** The caller the authenticated scope's onRequest hook resolved. */

@@ -11,10 +11,10 @@ import type { FastifyInstance } from 'fastify';
 import type { Sql } from '../../../shared/db.ts';
 import { HttpError, isPlainObject, noValidation } from '../../../shared/http.ts';
 import { generateSecret, hashSecret, maskSecret } from '../../../shared/secrets.ts';
-import { SCOPES, workspaceAccess, principalOf } from '../access.ts';
+import { SCOPES, workspaceAccess, principalOf, parseId, requestedWorkspace } from '../access.ts';
 import type { Principal } from '../access.ts';
 import type { ApiDeps } from '../app.ts';
-import { errorResponses, parseId, requestedWorkspace } from './members.ts';
+import { errorResponses } from './members.ts';
 
 const PREFIX_LENGTH = 9;
 const ISO_DATETIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})$/i;

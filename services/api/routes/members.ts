@@ -14,7 +14,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Sql, Tx } from '../../../shared/db.ts';
 import { HttpError, isPlainObject, ERROR_SCHEMA, noValidation } from '../../../shared/http.ts';
-import { workspaceAccess, principalOf } from '../access.ts';
+import { workspaceAccess, principalOf, parseId, requestedWorkspace } from '../access.ts';
 import type { Role } from '../access.ts';
 import type { ApiDeps } from '../app.ts';
 
@@ -38,28 +38,6 @@ const workspaceQuery = {
     },
   },
 } as const;
-
-/** A positive integer from a path or query string (or a JSON number), else null. */
-export function parseId(v: unknown): number | null {
-  if (typeof v === 'number') return Number.isSafeInteger(v) && v > 0 ? v : null;
-  if (typeof v !== 'string' || !/^[0-9]{1,15}$/.test(v)) return null;
-  const n = Number(v);
-  return n > 0 ? n : null;
-}
-
-/** `workspace_id` from the query string, or from the body when the query has none; null = default. */
-export function requestedWorkspace(query: unknown, body?: unknown): number | null {
-  const q = isPlainObject(query) ? query.workspace_id : undefined;
-  const b = isPlainObject(body) ? body.workspace_id : undefined;
-  const raw = q ?? b;
-  if (raw === undefined || raw === null) return null;
-  const id = parseId(raw);
-  if (id === null) throw new HttpError(400, 'workspace_id must be a positive integer');
-  if (q !== undefined && b !== undefined && b !== null && parseId(b) !== id) {
-    throw new HttpError(400, 'workspace_id differs between the query string and the body');
-  }
-  return id;
-}
 
 function parseRole(v: unknown): Role {
   if (v === undefined || v === null) throw new HttpError(400, 'role is required');

@@ -12,7 +12,7 @@ import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { HttpError, ERROR_SCHEMA, jsonBody, noValidation } from '../../../shared/http.ts';
 import { maskSecret } from '../../../shared/secrets.ts';
-import { workspaceAccess, principalOf } from '../access.ts';
+import { workspaceAccess, principalOf, requestedWorkspace } from '../access.ts';
 import type { ApiDeps } from '../app.ts';
 import { iso, managementSecurity } from './programs.ts';
 
@@ -37,14 +37,6 @@ const connectionProperties = {
   details_submitted: { type: 'boolean' },
   connected_at: { type: ['string', 'null'], format: 'date-time' },
 } as const;
-
-function workspaceParam(v: unknown): number | null {
-  if (v === undefined || v === null) return null;
-  const n = typeof v === 'string' && /^[1-9][0-9]{0,15}$/.test(v) ? Number(v) : v;
-  if (!Number.isSafeInteger(n) || (n as number) <= 0)
-    throw new HttpError(400, 'workspace_id must be a positive integer');
-  return n as number;
-}
 
 const newWebhookSecret = () => `whsec_${randomBytes(24).toString('base64url')}`;
 
@@ -98,7 +90,7 @@ export function registerProcessorRoutes(app: FastifyInstance, deps: ApiDeps): vo
     },
     async (req) => {
       const b = jsonBody(req);
-      const requested = workspaceParam(b.workspace_id);
+      const requested = requestedWorkspace(req.query, b);
       if (!CONNECTION_STATUSES.includes(b.status as ConnectionStatus)) {
         throw new HttpError(400, `status must be one of ${CONNECTION_STATUSES.join(', ')}`);
       }
@@ -174,8 +166,7 @@ export function registerProcessorRoutes(app: FastifyInstance, deps: ApiDeps): vo
       },
     },
     async (req) => {
-      const q = (req.query ?? {}) as Record<string, unknown>;
-      const requested = workspaceParam(q.workspace_id);
+      const requested = requestedWorkspace(req.query);
       const ws = await workspaceAccess(sql, principalOf(req), 'program:read', requested);
       const [row] = await sql<ConnectionRow[]>`
         select status, account_id, charges_enabled, payouts_enabled, details_submitted, connected_at,

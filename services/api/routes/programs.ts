@@ -14,7 +14,13 @@ import type { Sql } from '../../../shared/db.ts';
 import { HttpError, ERROR_SCHEMA, jsonBody, noValidation } from '../../../shared/http.ts';
 import { generateSecret, hashSecret, maskSecret } from '../../../shared/secrets.ts';
 import { DEFAULT_POLICY, parsePolicy } from '../../../shared/commission-policy.ts';
-import { ROLE_PERMISSIONS, programAccess, workspaceAccess, principalOf } from '../access.ts';
+import {
+  ROLE_PERMISSIONS,
+  programAccess,
+  workspaceAccess,
+  principalOf,
+  requestedWorkspace,
+} from '../access.ts';
 import type { Role } from '../access.ts';
 import type { ApiDeps } from '../app.ts';
 
@@ -324,13 +330,7 @@ export function registerProgramRoutes(app: FastifyInstance, deps: ApiDeps): void
     async (req, reply) => {
       const p = principalOf(req);
       const b = jsonBody(req);
-      let requested: number | null = null;
-      if (b.workspace_id !== undefined && b.workspace_id !== null) {
-        if (!Number.isSafeInteger(b.workspace_id) || (b.workspace_id as number) <= 0) {
-          throw new HttpError(400, 'workspace_id must be a positive integer');
-        }
-        requested = b.workspace_id as number;
-      }
+      const requested = requestedWorkspace(req.query, b);
       const f = parseProgramFields(b, true);
       const ws = await workspaceAccess(sql, p, 'program:create', requested);
       const token = generateSecret('aff_');
