@@ -30,12 +30,23 @@ export function topicName(prefix: string, key: TopicKey): string {
   return prefix + TOPICS[key];
 }
 
+const TRANSIENT = /coordinator is loading|group coordinator is not available|Restarting the consumer/i;
+// kafkajs warns that bounded retries weaken Kafka's transactional exactly-once; svc does not use it (its
+// exactly-once is the consumers' idempotency on event ids), and bounded retries are deliberate: a click
+// whose produce fails is answered 500 instead of hanging while Kafka is down.
+const EXPECTED = /Limiting retries for the idempotent producer/;
+
 function pinoLogCreator(log: Logger): logCreator {
   return () =>
     ({ level, log: entry }) => {
       const { message, ...extra } = entry;
-      if (level === KafkaLogLevel.ERROR) log.error(extra, `kafka: ${message}`);
-      else if (level === KafkaLogLevel.WARN) log.warn(extra, `kafka: ${message}`);
+      // A group coordinator still loading (a fresh or restarted broker) makes kafkajs restart the consumer,
+      // which then succeeds: a warning, not an error.
+      const transient =
+        level === KafkaLogLevel.ERROR && TRANSIENT.test(`${message} ${JSON.stringify(extra)}`);
+      if (level === KafkaLogLevel.ERROR && !transient) log.error(extra, `kafka: ${message}`);
+      else if (transient) log.warn(extra, `kafka: ${message}`);
+      else if (level === KafkaLogLevel.WARN && !EXPECTED.test(message)) log.warn(extra, `kafka: ${message}`);
       else if (level === KafkaLogLevel.INFO) log.debug(extra, `kafka: ${message}`);
       else log.trace(extra, `kafka: ${message}`);
     };
@@ -227,7 +238,8 @@ export async function runBatchConsumer(opts: ConsumerOptions): Promise<Consumer>
   });
   consumer.on(consumer.events.CRASH, (e) => {
     const { error, restart } = e.payload as { error: Error; restart: boolean };
-    opts.log.error({ err: error, restart }, 'consumer crashed');
+    if (restart) opts.log.warn({ err: error.message }, 'consumer restarting after a retriable error');
+    else opts.log.error({ err: error }, 'consumer crashed');
     if (!restart) opts.onFatal(error);
   });
   await consumer.connect();
