@@ -118,6 +118,29 @@ export function createCommandHandler<C extends Command>(
     );
   }
 
+  /** The command, or null after dead-lettering it and answering its caller (when it can be identified). */
+  async function parseOrAnswer(tx: Tx, message: ConsumedMessage, dead: DeadLetter[]): Promise<C | null> {
+    const cmd = applier.parse(message.value);
+    if (typeof cmd !== 'string') return cmd;
+    dead.push({ message, step: 'parse', reason: cmd });
+    await answerFailure(tx, requestIdOf(message.value));
+    return null;
+  }
+
+  /** Applies the command and records its outcome (with its NOTIFY); returns the effects to publish. */
+  async function applyAndRecord(tx: Tx, cmd: C, ctx: ApplyContext): Promise<Effect[]> {
+    const result = await applier.apply(tx, cmd, ctx);
+    await recordOutcome(tx, {
+      requestId: cmd.request_id,
+      kind: applier.kind,
+      programId: result.programId,
+      statusCode: result.statusCode,
+      body: result.body,
+      effects: result.effects ?? [],
+    });
+    return result.effects ?? [];
+  }
+
   interface ChunkResult {
     dead: DeadLetter[];
     effects: Effect[];
@@ -133,22 +156,10 @@ export function createCommandHandler<C extends Command>(
       const rollups = new RollupBuffer();
       const memo = new Map<string, unknown>();
       for (const message of messages) {
-        const cmd = applier.parse(message.value);
-        if (typeof cmd === 'string') {
-          r.dead.push({ message, step: 'parse', reason: cmd });
-          await answerFailure(tx, requestIdOf(message.value));
-          continue;
-        }
-        const result = await applier.apply(tx, cmd, { rollups, careful: false, memo });
-        await recordOutcome(tx, {
-          requestId: cmd.request_id,
-          kind: applier.kind,
-          programId: result.programId,
-          statusCode: result.statusCode,
-          body: result.body,
-          effects: result.effects ?? [],
-        });
-        r.effects.push(...(result.effects ?? []));
+        const cmd = await parseOrAnswer(tx, message, r.dead);
+        if (cmd === null) continue;
+        const effects = await applyAndRecord(tx, cmd, { rollups, careful: false, memo });
+        r.effects.push(...effects);
         r.applied++;
         r.latencies.push(Date.now() - cmd.ts);
       }
@@ -164,12 +175,8 @@ export function createCommandHandler<C extends Command>(
       const rollups = new RollupBuffer();
       const memo = new Map<string, unknown>();
       for (const message of messages) {
-        const cmd = applier.parse(message.value);
-        if (typeof cmd === 'string') {
-          r.dead.push({ message, step: 'parse', reason: cmd });
-          await answerFailure(tx, requestIdOf(message.value));
-          continue;
-        }
+        const cmd = await parseOrAnswer(tx, message, r.dead);
+        if (cmd === null) continue;
         const local = new RollupBuffer();
         try {
           const done = await tx.savepoint(async (sp) => {
@@ -178,16 +185,8 @@ export function createCommandHandler<C extends Command>(
               await notifyOutcome(sp, cmd.request_id, existing);
               return { effects: existing.effects, replay: true };
             }
-            const result = await applier.apply(sp, cmd, { rollups: local, careful: true, memo });
-            await recordOutcome(sp, {
-              requestId: cmd.request_id,
-              kind: applier.kind,
-              programId: result.programId,
-              statusCode: result.statusCode,
-              body: result.body,
-              effects: result.effects ?? [],
-            });
-            return { effects: result.effects ?? [], replay: false };
+            const effects = await applyAndRecord(sp, cmd, { rollups: local, careful: true, memo });
+            return { effects, replay: false };
           });
           rollups.merge(local);
           r.effects.push(...done.effects);
