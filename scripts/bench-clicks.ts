@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
-import { cli } from './lib/cli.ts';
+import { cli, intOption } from './lib/cli.ts';
 import { freePort, startStack, STACK_DIR } from './lib/stack.ts';
 import type { Stack } from './lib/stack.ts';
 import { lineWatcher, spawnService, waitForWeb } from './lib/services.ts';
@@ -68,15 +68,8 @@ const { values } = cli(USAGE, {
   keep: { type: 'boolean' },
 });
 
-function positiveInt(name: string, raw: string | undefined, dflt: number, max: number): number {
-  if (raw === undefined) return dflt;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < 1 || n > max) {
-    process.stderr.write(`--${name} must be an integer between 1 and ${max} (got "${raw}")\n\n${USAGE}\n`);
-    process.exit(2);
-  }
-  return n;
-}
+const positiveInt = (name: string, raw: string | undefined, dflt: number, max: number) =>
+  intOption(USAGE, name, raw, dflt, max);
 
 const RATE = positiveInt('rate', values.rate, 6000, 1_000_000);
 const SECONDS = positiveInt('seconds', values.seconds, 60, 3600);

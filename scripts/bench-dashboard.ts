@@ -7,7 +7,7 @@
 // both give the same numbers.
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { cli } from './lib/cli.ts';
+import { cli, intOption } from './lib/cli.ts';
 import { freePort, startStack, STACK_DIR } from './lib/stack.ts';
 import type { Stack } from './lib/stack.ts';
 import { spawnService, waitForWeb } from './lib/services.ts';
@@ -59,15 +59,8 @@ const { values } = cli(USAGE, {
   keep: { type: 'boolean' },
 });
 
-function positiveInt(name: string, raw: string | undefined, dflt: number, max: number): number {
-  if (raw === undefined) return dflt;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < 1 || n > max) {
-    process.stderr.write(`--${name} must be an integer between 1 and ${max} (got "${raw}")\n\n${USAGE}\n`);
-    process.exit(2);
-  }
-  return n;
-}
+const positiveInt = (name: string, raw: string | undefined, dflt: number, max: number) =>
+  intOption(USAGE, name, raw, dflt, max);
 
 const EVENTS = positiveInt('events', values.events, 10_000_000, 1_000_000_000);
 const PROGRAMS = positiveInt('programs', values.programs, 50, 10_000);

@@ -2,7 +2,7 @@
 // Postgres → NOTIFY → answer), beside a baseline measured in the same run: the same sale written by one
 // direct SQL transaction (the worker's own apply step and outcome row, no HTTP, no Kafka).
 import autocannon from 'autocannon';
-import { cli } from './lib/cli.ts';
+import { cli, intOption } from './lib/cli.ts';
 import { freePort, startStack } from './lib/stack.ts';
 import { spawnService, waitForWeb } from './lib/services.ts';
 import type { ServiceProcess } from './lib/services.ts';
@@ -45,16 +45,10 @@ const { values } = cli(USAGE, {
   seconds: { type: 'string' },
   fast: { type: 'boolean' },
 });
-const SALES = Number(values.sales ?? 6000);
-const CONCURRENCY = Number(values.concurrency ?? 48);
-const RATE = Number(values.rate ?? 500);
-const SECONDS = Number(values.seconds ?? 20);
-for (const [k, v] of Object.entries({ SALES, CONCURRENCY, RATE, SECONDS })) {
-  if (!Number.isInteger(v) || v <= 0) {
-    process.stderr.write(`${k.toLowerCase()} must be a positive integer\n`);
-    process.exit(2);
-  }
-}
+const SALES = intOption(USAGE, 'sales', values.sales, 6000, 1_000_000);
+const CONCURRENCY = intOption(USAGE, 'concurrency', values.concurrency, 48, 1000);
+const RATE = intOption(USAGE, 'rate', values.rate, 500, 100_000);
+const SECONDS = intOption(USAGE, 'seconds', values.seconds, 20, 3600);
 
 const log = createLogger('bench-sales', 'warn');
 const status = (msg: string) => process.stderr.write(`[bench:sales] ${msg}\n`);

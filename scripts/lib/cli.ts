@@ -21,3 +21,20 @@ export function cli<T extends NonNullable<ParseArgsConfig['options']>>(
   }
   return parsed;
 }
+
+/** An integer option in 1..max (default when absent); anything else prints the usage and exits 2. */
+export function intOption(
+  usage: string,
+  name: string,
+  raw: string | undefined,
+  dflt: number,
+  max: number,
+): number {
+  if (raw === undefined) return dflt;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 1 || n > max) {
+    process.stderr.write(`--${name} must be an integer between 1 and ${max} (got "${raw}")\n\n${usage}\n`);
+    process.exit(2);
+  }
+  return n;
+}
