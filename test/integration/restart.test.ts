@@ -1,0 +1,74 @@
+// Invariant 1 beyond process kills: a kill -9 of the Kafka broker (restarted on the same data) and a
+// Postgres crash as the clients see it (every backend terminated), both during a click load. Afterwards
+// every click answered 200 is stored exactly once and every counter equals its rows.
+import t from 'tap';
+import { join } from 'node:path';
+import { rm } from 'node:fs/promises';
+import { STACK_DIR, freePort, startKafka } from '../../scripts/lib/stack.ts';
+import type { KafkaServer } from '../../scripts/lib/stack.ts';
+import { createLogger } from '../../shared/logger.ts';
+import { clickLoad } from '../helpers/load.ts';
+import { createLink, createProgram, startServices, testSql, waitFor } from '../helpers/stack.ts';
+
+const sql = testSql(t);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const log = createLogger('restart-test', 'warn');
+
+t.test('kill -9 of the broker and a Postgres crash mid-load lose and double nothing', async (t) => {
+  const dir = join(STACK_DIR, `restart-${process.pid}`);
+  const ports = { port: await freePort(), controllerPort: await freePort() };
+  let broker: KafkaServer = await startKafka({ dir, ...ports, log });
+  t.teardown(async () => {
+    await broker.stop();
+    await rm(dir, { recursive: true, force: true });
+  });
+  const svc = await startServices(t, ['web', 'click-worker'], { KAFKA_BROKERS: broker.brokers });
+  const program = await createProgram(sql);
+  const links = await Promise.all([0, 1, 2].map(() => createLink(sql, program.id)));
+
+  const load = clickLoad({ baseUrl: svc.baseUrl, links, durationMs: 16_000, concurrency: 12 });
+  await sleep(3000);
+  broker.kill();
+  const killed = broker.process;
+  if (killed.exitCode === null && killed.signalCode === null)
+    await new Promise((r) => killed.once('exit', r));
+  await sleep(1500);
+  broker = await startKafka({ dir, ...ports, log });
+  await sleep(4000);
+  // A Postgres crash as every client sees it: all connections of the database dropped at once.
+  const [{ n: dropped }] = (await sql`
+    select count(*)::int as n from (
+      select pg_terminate_backend(pid) from pg_stat_activity
+      where datname = current_database() and pid <> pg_backend_pid() and backend_type = 'client backend'
+    ) k`) as unknown as [{ n: number }];
+  const result = await load;
+
+  t.ok(dropped > 0, `Postgres connections terminated (${dropped})`);
+  t.ok(
+    result.accepted.length > 1000,
+    `a real load (${result.accepted.length} accepted, ${result.failed} failed while the broker was down)`,
+  );
+  const ids = result.accepted.map((a) => a.clickId);
+  const rows = await waitFor(
+    `all ${ids.length} accepted clicks persisted`,
+    async () => {
+      const r = await sql<{ n: number }[]>`
+        select count(*)::int as n from click_events where program_id = ${program.id} and click_id = any(${ids}) group by click_id`;
+      return r.length === ids.length ? r : null;
+    },
+    120_000,
+    500,
+  );
+  t.equal(rows.filter((r) => r.n !== 1).length, 0, 'every accepted click stored exactly once');
+  await sleep(1000);
+  for (const l of links) {
+    const [c] = await sql`
+      select l.clicks::int as counter, (select count(*)::int from click_events e where e.link_id = l.id) as stored
+      from referral_links l where l.id = ${l.id}`;
+    t.equal(c!.counter, c!.stored, `link ${l.shortLink}: clicks equals its stored events`);
+  }
+  const [daily] =
+    await sql`select coalesce(sum(clicks), 0)::int as n from program_daily_stats where program_id = ${program.id}`;
+  const [all] = await sql`select count(*)::int as n from click_events where program_id = ${program.id}`;
+  t.equal(daily!.n, all!.n, 'daily rollup equals stored clicks');
+});
