@@ -74,6 +74,11 @@ export const ERROR_SCHEMA = {
   required: ['error'],
 } as const;
 
+/** Response schemas for the given error statuses, each `{ error }`. */
+export function errorResponses<C extends number>(...codes: C[]): Record<C, typeof ERROR_SCHEMA> {
+  return Object.fromEntries(codes.map((c) => [c, ERROR_SCHEMA])) as Record<C, typeof ERROR_SCHEMA>;
+}
+
 /** Bodies are validated by hand, so that every 400 carries its own exact message; schemas document. */
 export const noValidation = () => () => true;
 

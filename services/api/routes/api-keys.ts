@@ -14,7 +14,7 @@ import { generateSecret, hashSecret, maskSecret } from '../../../shared/secrets.
 import { SCOPES, workspaceAccess, principalOf, parseId, requestedWorkspace } from '../access.ts';
 import type { Principal } from '../access.ts';
 import type { ApiDeps } from '../app.ts';
-import { errorResponses } from './members.ts';
+import { memberErrors } from './members.ts';
 
 const PREFIX_LENGTH = 9;
 const ISO_DATETIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})$/i;
@@ -217,7 +217,7 @@ export function registerApiKeyRoutes(app: FastifyInstance, deps: ApiDeps): void 
             workspace_id: { type: 'integer', description: 'Same as the query parameter' },
           },
         },
-        response: { 201: createdKeyData, ...errorResponses },
+        response: { 201: createdKeyData, ...memberErrors },
       },
     },
     async (req, reply) => {
@@ -253,7 +253,7 @@ export function registerApiKeyRoutes(app: FastifyInstance, deps: ApiDeps): void 
         querystring: workspaceQuery,
         response: {
           200: { type: 'object', properties: { data: { type: 'array', items: apiKey } } },
-          ...errorResponses,
+          ...memberErrors,
         },
       },
     },
@@ -286,7 +286,7 @@ export function registerApiKeyRoutes(app: FastifyInstance, deps: ApiDeps): void 
             program_scope: programScopeSchema,
           },
         },
-        response: { 200: apiKeyData, ...errorResponses },
+        response: { 200: apiKeyData, ...memberErrors },
       },
     },
     async (req) => {
@@ -332,7 +332,7 @@ export function registerApiKeyRoutes(app: FastifyInstance, deps: ApiDeps): void 
         security,
         params: idParams,
         querystring: workspaceQuery,
-        response: { 200: apiKeyData, ...errorResponses },
+        response: { 200: apiKeyData, ...memberErrors },
       },
     },
     async (req) => {

@@ -1,6 +1,13 @@
 // POST /api/auth/signup, /api/auth/login, /api/auth/logout (CONTRACT "Dashboard sessions").
 import type { FastifyInstance } from 'fastify';
-import { HttpError, isPlainObject, EMAIL_RE, ERROR_SCHEMA, noValidation } from '../../../shared/http.ts';
+import {
+  HttpError,
+  isPlainObject,
+  EMAIL_RE,
+  ERROR_SCHEMA,
+  noValidation,
+  errorResponses,
+} from '../../../shared/http.ts';
 import { generateSecret, hashSecret } from '../../../shared/secrets.ts';
 import { DUMMY_HASH, hashPassword, verifyPassword } from '../../../shared/passwords.ts';
 import { authenticate } from '../access.ts';
@@ -59,8 +66,7 @@ export function registerAuthRoutes(app: FastifyInstance, deps: ApiDeps): void {
               },
             },
           },
-          400: err,
-          409: err,
+          ...errorResponses(400, 409),
         },
       },
     },
@@ -134,8 +140,7 @@ export function registerAuthRoutes(app: FastifyInstance, deps: ApiDeps): void {
               },
             },
           },
-          400: err,
-          401: err,
+          ...errorResponses(400, 401),
         },
       },
     },

@@ -13,21 +13,14 @@
 // demoting each other at once cannot leave it without an owner.
 import type { FastifyInstance } from 'fastify';
 import type { Sql, Tx } from '../../../shared/db.ts';
-import { HttpError, isPlainObject, ERROR_SCHEMA, noValidation } from '../../../shared/http.ts';
+import { HttpError, isPlainObject, noValidation, errorResponses } from '../../../shared/http.ts';
 import { workspaceAccess, principalOf, parseId, requestedWorkspace } from '../access.ts';
 import type { Role } from '../access.ts';
 import type { ApiDeps } from '../app.ts';
 
 export const ROLES: readonly Role[] = ['owner', 'admin', 'member', 'viewer'];
 
-const err = ERROR_SCHEMA;
-export const errorResponses = {
-  400: err,
-  401: err,
-  403: err,
-  404: err,
-  409: err,
-} as const;
+export const memberErrors = errorResponses(400, 401, 403, 404, 409);
 
 const workspaceQuery = {
   type: 'object',
@@ -125,7 +118,7 @@ export function registerMemberRoutes(app: FastifyInstance, deps: ApiDeps): void 
         querystring: workspaceQuery,
         response: {
           200: { type: 'object', properties: { data: { type: 'array', items: member } } },
-          ...errorResponses,
+          ...memberErrors,
         },
       },
     },
@@ -159,7 +152,7 @@ export function registerMemberRoutes(app: FastifyInstance, deps: ApiDeps): void 
             workspace_id: { type: 'integer', description: 'Same as the query parameter' },
           },
         },
-        response: { 201: memberData, ...errorResponses },
+        response: { 201: memberData, ...memberErrors },
       },
     },
     async (req, reply) => {
@@ -205,7 +198,7 @@ export function registerMemberRoutes(app: FastifyInstance, deps: ApiDeps): void 
           required: ['role'],
           properties: { role: { type: 'string', enum: ROLES } },
         },
-        response: { 200: memberData, ...errorResponses },
+        response: { 200: memberData, ...memberErrors },
       },
     },
     async (req) => {
@@ -255,7 +248,7 @@ export function registerMemberRoutes(app: FastifyInstance, deps: ApiDeps): void 
         security,
         params: { type: 'object', properties: { userId: { type: 'integer' } } },
         querystring: workspaceQuery,
-        response: { 200: memberData, ...errorResponses },
+        response: { 200: memberData, ...memberErrors },
       },
     },
     async (req) => {

@@ -12,7 +12,7 @@ import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { Sql } from '../../../shared/db.ts';
 import type { LedgerEffect } from '../../../shared/commands.ts';
-import { HttpError, EMAIL_RE, ERROR_SCHEMA, jsonBody, noValidation } from '../../../shared/http.ts';
+import { HttpError, EMAIL_RE, jsonBody, noValidation, errorResponses } from '../../../shared/http.ts';
 import { applyLedgerEntries } from '../../workers/ledger/apply.ts';
 import { programAccess, principalOf } from '../access.ts';
 import type { ApiDeps } from '../app.ts';
@@ -164,11 +164,7 @@ export function registerPartnerRoutes(app: FastifyInstance, deps: ApiDeps): void
               },
             },
           },
-          400: ERROR_SCHEMA,
-          401: ERROR_SCHEMA,
-          403: ERROR_SCHEMA,
-          404: ERROR_SCHEMA,
-          409: ERROR_SCHEMA,
+          ...errorResponses(400, 401, 403, 404, 409),
         },
       },
     },
@@ -255,9 +251,7 @@ export function registerPartnerRoutes(app: FastifyInstance, deps: ApiDeps): void
               },
             },
           },
-          401: ERROR_SCHEMA,
-          403: ERROR_SCHEMA,
-          404: ERROR_SCHEMA,
+          ...errorResponses(401, 403, 404),
         },
       },
     },
@@ -317,11 +311,7 @@ export function registerPartnerRoutes(app: FastifyInstance, deps: ApiDeps): void
         },
         response: {
           201: { type: 'object', properties: { data: linkSchema } },
-          400: ERROR_SCHEMA,
-          401: ERROR_SCHEMA,
-          403: ERROR_SCHEMA,
-          404: ERROR_SCHEMA,
-          409: ERROR_SCHEMA,
+          ...errorResponses(400, 401, 403, 404, 409),
         },
       },
     },
@@ -363,9 +353,7 @@ export function registerPartnerRoutes(app: FastifyInstance, deps: ApiDeps): void
         params: partnerParams,
         response: {
           200: { type: 'object', properties: { data: { type: 'array', items: linkSchema } } },
-          401: ERROR_SCHEMA,
-          403: ERROR_SCHEMA,
-          404: ERROR_SCHEMA,
+          ...errorResponses(401, 403, 404),
         },
       },
     },
@@ -402,10 +390,7 @@ export function registerPartnerRoutes(app: FastifyInstance, deps: ApiDeps): void
         },
         response: {
           200: { type: 'object', properties: { data: linkSchema } },
-          400: ERROR_SCHEMA,
-          401: ERROR_SCHEMA,
-          403: ERROR_SCHEMA,
-          404: ERROR_SCHEMA,
+          ...errorResponses(400, 401, 403, 404),
         },
       },
     },
@@ -463,10 +448,7 @@ export function registerPartnerRoutes(app: FastifyInstance, deps: ApiDeps): void
         },
         response: {
           200: { type: 'object', properties: { data: { type: 'array', items: commissionSchema } } },
-          400: ERROR_SCHEMA,
-          401: ERROR_SCHEMA,
-          403: ERROR_SCHEMA,
-          404: ERROR_SCHEMA,
+          ...errorResponses(400, 401, 403, 404),
         },
       },
     },
@@ -514,10 +496,7 @@ export function registerPartnerRoutes(app: FastifyInstance, deps: ApiDeps): void
         params: programParams,
         response: {
           200: { type: 'object', properties: { data: commissionSchema } },
-          401: ERROR_SCHEMA,
-          403: ERROR_SCHEMA,
-          404: ERROR_SCHEMA,
-          409: ERROR_SCHEMA,
+          ...errorResponses(401, 403, 404, 409),
         },
       },
     },

@@ -10,7 +10,7 @@
 // workspace; without it, a key acts on its own workspace and a session on the one it owns (else administers).
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
-import { HttpError, ERROR_SCHEMA, jsonBody, noValidation } from '../../../shared/http.ts';
+import { HttpError, jsonBody, noValidation, errorResponses } from '../../../shared/http.ts';
 import { maskSecret } from '../../../shared/secrets.ts';
 import { workspaceAccess, principalOf, requestedWorkspace } from '../access.ts';
 import type { ApiDeps } from '../app.ts';
@@ -81,10 +81,7 @@ export function registerProcessorRoutes(app: FastifyInstance, deps: ApiDeps): vo
               },
             },
           },
-          400: ERROR_SCHEMA,
-          401: ERROR_SCHEMA,
-          403: ERROR_SCHEMA,
-          404: ERROR_SCHEMA,
+          ...errorResponses(400, 401, 403, 404),
         },
       },
     },
@@ -158,10 +155,7 @@ export function registerProcessorRoutes(app: FastifyInstance, deps: ApiDeps): vo
               },
             },
           },
-          400: ERROR_SCHEMA,
-          401: ERROR_SCHEMA,
-          403: ERROR_SCHEMA,
-          404: ERROR_SCHEMA,
+          ...errorResponses(400, 401, 403, 404),
         },
       },
     },

@@ -11,7 +11,7 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { Sql } from '../../../shared/db.ts';
-import { HttpError, ERROR_SCHEMA, jsonBody, noValidation } from '../../../shared/http.ts';
+import { HttpError, ERROR_SCHEMA, jsonBody, noValidation, errorResponses } from '../../../shared/http.ts';
 import { generateSecret, hashSecret, maskSecret } from '../../../shared/secrets.ts';
 import { DEFAULT_POLICY, parsePolicy } from '../../../shared/commission-policy.ts';
 import {
@@ -258,8 +258,7 @@ export function registerProgramRoutes(app: FastifyInstance, deps: ApiDeps): void
         security: managementSecurity,
         response: {
           200: { type: 'object', properties: { data: { type: 'array', items: programSchema } } },
-          401: ERROR_SCHEMA,
-          403: ERROR_SCHEMA,
+          ...errorResponses(401, 403),
         },
       },
     },
@@ -319,11 +318,7 @@ export function registerProgramRoutes(app: FastifyInstance, deps: ApiDeps): void
               },
             },
           },
-          400: ERROR_SCHEMA,
-          401: ERROR_SCHEMA,
-          403: ERROR_SCHEMA,
-          404: ERROR_SCHEMA,
-          409: ERROR_SCHEMA,
+          ...errorResponses(400, 401, 403, 404, 409),
         },
       },
     },
@@ -367,9 +362,7 @@ export function registerProgramRoutes(app: FastifyInstance, deps: ApiDeps): void
         params: idParams,
         response: {
           200: { type: 'object', properties: { data: programSchema } },
-          401: ERROR_SCHEMA,
-          403: ERROR_SCHEMA,
-          404: ERROR_SCHEMA,
+          ...errorResponses(401, 403, 404),
         },
       },
     },
@@ -397,11 +390,7 @@ export function registerProgramRoutes(app: FastifyInstance, deps: ApiDeps): void
         body: programInput,
         response: {
           200: { type: 'object', properties: { data: programSchema } },
-          400: ERROR_SCHEMA,
-          401: ERROR_SCHEMA,
-          403: ERROR_SCHEMA,
-          404: ERROR_SCHEMA,
-          409: ERROR_SCHEMA,
+          ...errorResponses(400, 401, 403, 404, 409),
         },
       },
     },
@@ -479,9 +468,7 @@ export function registerProgramRoutes(app: FastifyInstance, deps: ApiDeps): void
         params: idParams,
         response: {
           200: { type: 'object', properties: { data: programSchema } },
-          401: ERROR_SCHEMA,
-          403: ERROR_SCHEMA,
-          404: ERROR_SCHEMA,
+          ...errorResponses(401, 403, 404),
         },
       },
     },
@@ -517,9 +504,7 @@ export function registerProgramRoutes(app: FastifyInstance, deps: ApiDeps): void
               },
             },
           },
-          401: ERROR_SCHEMA,
-          403: ERROR_SCHEMA,
-          404: ERROR_SCHEMA,
+          ...errorResponses(401, 403, 404),
         },
       },
     },

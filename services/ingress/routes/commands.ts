@@ -5,7 +5,14 @@
 // to the recorded outcome (same Idempotency-Key) or, for a sale, to 409.
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema } from 'fastify';
-import { HttpError, isPlainObject, ERROR_SCHEMA, noValidation, jsonBody } from '../../../shared/http.ts';
+import {
+  HttpError,
+  isPlainObject,
+  ERROR_SCHEMA,
+  noValidation,
+  jsonBody,
+  errorResponses,
+} from '../../../shared/http.ts';
 import { parseClickId } from '../../../shared/ids.ts';
 import type { LeadCommand, RefundCommand, SaleCommand } from '../../../shared/commands.ts';
 import { findOutcome } from '../../../shared/outcomes.ts';
@@ -318,9 +325,7 @@ export function registerCommandRoutes(app: FastifyInstance, deps: IngressDeps): 
           data: { type: 'object', additionalProperties: true },
         },
       },
-      400: err,
-      401: err,
-      500: err,
+      ...errorResponses(400, 401, 500),
       503: retry,
     },
   };
@@ -360,8 +365,7 @@ export function registerCommandRoutes(app: FastifyInstance, deps: IngressDeps): 
           data: { type: 'object', additionalProperties: true },
         },
       },
-      400: err,
-      401: err,
+      ...errorResponses(400, 401),
       409: {
         type: 'object',
         properties: {
@@ -399,10 +403,7 @@ export function registerCommandRoutes(app: FastifyInstance, deps: IngressDeps): 
           message: { type: 'string' },
         },
       },
-      400: err,
-      401: err,
-      404: err,
-      500: err,
+      ...errorResponses(400, 401, 404, 500),
       503: retry,
     },
   };
