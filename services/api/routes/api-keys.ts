@@ -14,7 +14,7 @@ import { generateSecret, hashSecret, maskSecret } from '../../../shared/secrets.
 import { SCOPES, workspaceAccess, principalOf, parseId, requestedWorkspace } from '../access.ts';
 import type { Principal } from '../access.ts';
 import type { ApiDeps } from '../app.ts';
-import { memberErrors } from './members.ts';
+import { memberErrors, workspaceQuery } from './members.ts';
 
 const PREFIX_LENGTH = 9;
 const ISO_DATETIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})$/i;
@@ -51,15 +51,6 @@ const createdKeyData = {
   },
 } as const;
 
-const workspaceQuery = {
-  type: 'object',
-  properties: {
-    workspace_id: {
-      type: 'integer',
-      description: 'Workspace to act on; default: the first workspace where the caller is owner, then admin.',
-    },
-  },
-} as const;
 const idParams = { type: 'object', properties: { id: { type: 'integer' } } } as const;
 
 const scopesSchema = {

@@ -22,7 +22,7 @@ export const ROLES: readonly Role[] = ['owner', 'admin', 'member', 'viewer'];
 
 export const memberErrors = errorResponses(400, 401, 403, 404, 409);
 
-const workspaceQuery = {
+export const workspaceQuery = {
   type: 'object',
   properties: {
     workspace_id: {
