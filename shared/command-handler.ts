@@ -1,9 +1,11 @@
 // Applies commands with an answer, in partition order, one transaction per chunk:
 //   parse → apply + record outcome (and NOTIFY) per command → daily rollups → commit → publish effects
 // One commit per chunk amortises the durable commit over many commands. The chunk is first applied
-// optimistically, without savepoints or an up-front read of the outcome; if anything in it fails (a value
-// Postgres rejects, or a redelivered command whose outcome row already exists), the transaction is rolled
-// back and the chunk applied again carefully: a savepoint per command, its outcome read first. Then a
+// optimistically, without savepoints or an up-front read of the outcome, by the applier's set-based form
+// when it has one (a fixed number of multi-row statements per chunk), its outcomes recorded by one
+// statement; if anything in it fails (a value Postgres rejects, a redelivered command whose outcome row
+// already exists, or the applier asking for it with CarefulPassNeeded), the transaction is rolled back and
+// the chunk applied again carefully: a savepoint per command, its outcome read first. Then a
 // command rejected as data rolls back only its savepoint (its NOTIFY with it) and is dead-lettered, its
 // caller answered 500 with the kind's error string. Daily-rollup deltas are summed over the chunk and
 // written last, in key order, so no transaction holds a rollup row while it waits for anything else.
@@ -18,7 +20,7 @@ import type { Logger } from './logger.ts';
 import type { BatchingProducer, ConsumedMessage } from './kafka.ts';
 import type { Command, Effect } from './commands.ts';
 import { requestIdOf } from './commands.ts';
-import { findOutcome, notifyOutcome, recordOutcome } from './outcomes.ts';
+import { findOutcome, notifyOutcome, recordOutcome, recordOutcomes } from './outcomes.ts';
 import { percentile } from './stats.ts';
 import { writeDeadLetters } from './dead-letters.ts';
 import type { DeadLetter } from './dead-letters.ts';
@@ -56,6 +58,21 @@ export interface CommandApplier<C extends Command> {
   parse(bytes: Buffer | null): C | string;
   /** Applies the command inside `tx` and returns its answer; throws only for infrastructure failures. */
   apply(tx: Tx, cmd: C, ctx: ApplyContext): Promise<Applied>;
+  /**
+   * Optional set-based form for the optimistic pass: applies `cmds` in one go (a few multi-row statements
+   * for the whole chunk) and returns their answers in order, exactly what `apply` called on each in turn
+   * would have returned and written. Throws `CarefulPassNeeded` (or lets a statement error through) when it
+   * meets something only the per-command path handles; the chunk is then rolled back and applied carefully.
+   */
+  applyBatch?(tx: Tx, cmds: C[], ctx: ApplyContext): Promise<Applied[]>;
+}
+
+/** Thrown by a set-based applier to hand its chunk to the careful, per-command pass. */
+export class CarefulPassNeeded extends Error {
+  constructor(reason: string) {
+    super(reason);
+    this.name = 'CarefulPassNeeded';
+  }
 }
 
 export interface CommandHandlerDeps {
@@ -149,21 +166,39 @@ export function createCommandHandler<C extends Command>(
     replayed: number;
   }
 
-  /** The fast path: no savepoints, no outcome read; any error aborts it (the careful pass follows). */
+  /**
+   * The fast path: no savepoints, no outcome read; the applier's set-based form when it has one, and one
+   * statement for all the outcomes. Any error aborts it (the careful pass follows).
+   */
   async function applyOptimistically(messages: ConsumedMessage[]): Promise<ChunkResult> {
     const r: ChunkResult = { dead: [], effects: [], latencies: [], applied: 0, replayed: 0 };
     await sql.begin(async (tx) => {
-      const rollups = new RollupBuffer();
-      const memo = new Map<string, unknown>();
+      const ctx: ApplyContext = { rollups: new RollupBuffer(), careful: false, memo: new Map() };
+      const cmds: C[] = [];
       for (const message of messages) {
         const cmd = await parseOrAnswer(tx, message, r.dead);
-        if (cmd === null) continue;
-        const effects = await applyAndRecord(tx, cmd, { rollups, careful: false, memo });
-        r.effects.push(...effects);
+        if (cmd !== null) cmds.push(cmd);
+      }
+      let results: Applied[] = [];
+      if (applier.applyBatch && cmds.length > 0) results = await applier.applyBatch(tx, cmds, ctx);
+      else for (const cmd of cmds) results.push(await applier.apply(tx, cmd, ctx));
+      await recordOutcomes(
+        tx,
+        cmds.map((cmd, i) => ({
+          requestId: cmd.request_id,
+          kind: applier.kind,
+          programId: results[i]!.programId,
+          statusCode: results[i]!.statusCode,
+          body: results[i]!.body,
+          effects: results[i]!.effects ?? [],
+        })),
+      );
+      for (const [i, cmd] of cmds.entries()) {
+        r.effects.push(...(results[i]!.effects ?? []));
         r.applied++;
         r.latencies.push(Date.now() - cmd.ts);
       }
-      await rollups.flush(tx);
+      await ctx.rollups.flush(tx);
     });
     return r;
   }
@@ -221,7 +256,7 @@ export function createCommandHandler<C extends Command>(
     try {
       r = await applyOptimistically(messages);
     } catch (err) {
-      if (!isStatementError(err)) throw err;
+      if (!(err instanceof CarefulPassNeeded) && !isStatementError(err)) throw err;
       r = await applyCarefully(messages);
     }
     stats.applied += r.applied;

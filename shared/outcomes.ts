@@ -28,17 +28,16 @@ export async function findOutcome(sql: Sql | Tx, requestId: string): Promise<Rec
   return row ? { statusCode: row.status_code, body: row.body, effects: row.effects } : null;
 }
 
-export async function recordOutcome(
-  tx: Tx,
-  o: {
-    requestId: string;
-    kind: 'lead' | 'sale' | 'refund';
-    programId: number | null;
-    statusCode: number;
-    body: Record<string, unknown>;
-    effects?: Effect[];
-  },
-): Promise<void> {
+export interface OutcomeRecord {
+  requestId: string;
+  kind: 'lead' | 'sale' | 'refund';
+  programId: number | null;
+  statusCode: number;
+  body: Record<string, unknown>;
+  effects?: Effect[];
+}
+
+export async function recordOutcome(tx: Tx, o: OutcomeRecord): Promise<void> {
   // One round trip: the insert and the notification (delivered on commit) in one statement.
   await tx`
     with o as (
@@ -49,6 +48,30 @@ export async function recordOutcome(
     )
     select pg_notify(${OUTCOME_CHANNEL}, ${notificationPayload(o.requestId, { statusCode: o.statusCode, body: o.body })})
     from o`;
+}
+
+/**
+ * Records the outcomes of a chunk with one statement (an array per column) and announces each on commit;
+ * the same rows and notifications as `recordOutcome` for each. A request_id recorded already (or twice in
+ * the chunk) fails the statement with command_outcomes_pkey, as `recordOutcome` would.
+ */
+export async function recordOutcomes(tx: Tx, outcomes: OutcomeRecord[]): Promise<void> {
+  if (outcomes.length === 0) return;
+  const col = <T>(f: (o: OutcomeRecord) => T) => outcomes.map(f);
+  await tx`
+    with o as (
+      insert into command_outcomes (request_id, kind, program_id, status_code, body, effects)
+      select r, k, p, s, b::jsonb, e::jsonb
+      from unnest(${col((o) => o.requestId)}::text[], ${col((o) => o.kind)}::text[],
+                  ${col((o) => o.programId)}::bigint[], ${col((o) => o.statusCode)}::int[],
+                  ${col((o) => JSON.stringify(o.body))}::text[], ${col((o) => JSON.stringify(o.effects ?? []))}::text[])
+        as v(r, k, p, s, b, e)
+      returning request_id
+    )
+    select count(pg_notify(${OUTCOME_CHANNEL}, n.payload))
+    from o join unnest(${col((o) => o.requestId)}::text[],
+                       ${col((o) => notificationPayload(o.requestId, o))}::text[]) as n(r, payload)
+      on n.r = o.request_id`;
 }
 
 function notificationPayload(requestId: string, outcome: Outcome): string {
