@@ -16,6 +16,7 @@ import {
   TOPICS,
 } from './kafka.ts';
 import type { ConsumedMessage, TopicKey } from './kafka.ts';
+import { coalesce } from './coalesce.ts';
 
 export interface WorkerContext {
   cfg: Config;
@@ -59,7 +60,8 @@ export async function runWorker(def: WorkerDefinition): Promise<void> {
     partitionsConcurrency: cfg.workerPartitionsConcurrency,
     sessionTimeoutMs: cfg.kafkaSessionTimeoutMs,
     log,
-    handle: parts.handle,
+    // Partitions' chunks merged into one transaction (see coalesce.ts); chunkSize still bounds each.
+    handle: coalesce(parts.handle, cfg.workerChunkSize),
     onFatal: () => process.exit(1),
   });
   log.info({ group, topic: topics[def.topic] }, `${def.name} running`);
