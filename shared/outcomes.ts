@@ -37,23 +37,15 @@ export interface OutcomeRecord {
   effects?: Effect[];
 }
 
+/** One command's outcome row and its notification (delivered on commit), in one round trip. */
 export async function recordOutcome(tx: Tx, o: OutcomeRecord): Promise<void> {
-  // One round trip: the insert and the notification (delivered on commit) in one statement.
-  await tx`
-    with o as (
-      insert into command_outcomes (request_id, kind, program_id, status_code, body, effects)
-      values (${o.requestId}, ${o.kind}, ${o.programId}, ${o.statusCode}, ${tx.json(o.body as never)},
-              ${tx.json((o.effects ?? []) as never)})
-      returning 1
-    )
-    select pg_notify(${OUTCOME_CHANNEL}, ${notificationPayload(o.requestId, { statusCode: o.statusCode, body: o.body })})
-    from o`;
+  await recordOutcomes(tx, [o]);
 }
 
 /**
- * Records the outcomes of a chunk with one statement (an array per column) and announces each on commit;
- * the same rows and notifications as `recordOutcome` for each. A request_id recorded already (or twice in
- * the chunk) fails the statement with command_outcomes_pkey, as `recordOutcome` would.
+ * Records the outcomes of a chunk with one statement (an array per column, so the statement and its plan
+ * do not depend on the count) and announces each on commit. A request_id recorded already (or twice in
+ * the chunk) fails the statement with command_outcomes_pkey: a redelivery, which the careful pass handles.
  */
 export async function recordOutcomes(tx: Tx, outcomes: OutcomeRecord[]): Promise<void> {
   if (outcomes.length === 0) return;

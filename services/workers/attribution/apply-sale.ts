@@ -351,7 +351,7 @@ async function applySale(
     [pp] = await tx<PartnerProgramRow[]>`
       select partner_id from partner_programs where id = ${found.row.partner_program_id}`;
   }
-  const decision = found ? attribute(cmd, program, found, pp) : bad(cmd.program_id, NOT_FOUND);
+  const decision = attribute(cmd, program, found, pp);
   if (!isAttribution(decision)) return decision;
   const { customer } = decision;
 
