@@ -1,7 +1,7 @@
 // Commands with an answer (lead, sale, refund) and the side effects they publish (ledger entries,
 // notifications). The ingress validates the request and produces the command with a request_id; the
 // owning worker applies it and records the outcome under that request_id (shared/outcomes.ts).
-import { isPlainObject } from './http.ts';
+import { hasUnstorableString, isPlainObject } from './http.ts';
 
 export interface LeadCommand {
   v: 1;
@@ -97,6 +97,9 @@ function decode(bytes: Buffer | null): Record<string, unknown> | string {
     return 'not JSON';
   }
   if (!isPlainObject(m)) return 'not a JSON object';
+  // The ingress never sends these (see installJsonHandling); a string Postgres would refuse or alter
+  // could not be matched on again (a transaction_id stored as U+FFFD).
+  if (hasUnstorableString(m)) return 'a string holds a NUL or an unpaired surrogate';
   if (m.v !== 1) return `unsupported version ${String(m.v)}`;
   if (!str(m.request_id) || m.request_id.length === 0 || m.request_id.length > 200) return 'bad request_id';
   if (typeof m.ts !== 'number' || !Number.isSafeInteger(m.ts)) return 'bad ts';

@@ -29,11 +29,19 @@ export function installJsonHandling(app: FastifyInstance): void {
       const text = typeof body === 'string' ? body : body.toString('utf8');
       req.rawBody = text;
       if (text.trim() === '') return done(null, {});
+      let parsed: unknown;
       try {
-        done(null, JSON.parse(text));
+        parsed = JSON.parse(text);
       } catch {
-        done(new HttpError(400, 'Invalid JSON body'));
+        return done(new HttpError(400, 'Invalid JSON body'));
       }
+      // Only escapes produce these characters (raw NULs are invalid JSON; invalid UTF-8 decodes to U+FFFD).
+      if (ESCAPED_NUL_OR_SURROGATE.test(text)) {
+        const clean = cleanStrings(parsed);
+        if (clean === BAD_STRING) return done(new HttpError(400, UNPAIRED_SURROGATE));
+        parsed = clean;
+      }
+      done(null, parsed);
     },
   );
 
@@ -61,6 +69,52 @@ export function installJsonHandling(app: FastifyInstance): void {
   app.setNotFoundHandler((req, reply) => {
     reply.code(404).send({ error: `Route ${req.method} ${req.url.split('?')[0]} not found` });
   });
+}
+
+const ESCAPED_NUL_OR_SURROGATE = /\\u(?:0000|[dD][89a-fA-F])/;
+const BAD_STRING = Symbol('bad string');
+export const UNPAIRED_SURROGATE = 'Invalid JSON body: a string contains an unpaired UTF-16 surrogate';
+
+/**
+ * Every string of a parsed JSON value (keys too) without NUL characters, which Postgres text and jsonb
+ * cannot hold; BAD_STRING when one is not well-formed UTF-16 (an unpaired surrogate escape such as
+ * "\ud800"): stored, it would come back as U+FFFD, a different string than the one a caller matches on
+ * (a transaction_id, a customer_key), and jsonb refuses it outright.
+ */
+function cleanStrings(v: unknown): unknown {
+  if (typeof v === 'string') {
+    if (!v.isWellFormed()) return BAD_STRING;
+    return v.includes('\u0000') ? v.replaceAll('\u0000', '') : v;
+  }
+  if (Array.isArray(v)) {
+    const out: unknown[] = [];
+    for (const x of v) {
+      const c = cleanStrings(x);
+      if (c === BAD_STRING) return BAD_STRING;
+      out.push(c);
+    }
+    return out;
+  }
+  if (isPlainObject(v)) {
+    const out: Record<string, unknown> = {};
+    for (const [k, x] of Object.entries(v)) {
+      const key = cleanStrings(k);
+      const c = cleanStrings(x);
+      if (key === BAD_STRING || c === BAD_STRING) return BAD_STRING;
+      out[key as string] = c;
+    }
+    return out;
+  }
+  return v;
+}
+
+/** Whether some string in a JSON value (keys too) holds a NUL or an unpaired surrogate. */
+export function hasUnstorableString(v: unknown): boolean {
+  if (typeof v === 'string') return v.includes('\u0000') || !v.isWellFormed();
+  if (Array.isArray(v)) return v.some(hasUnstorableString);
+  if (isPlainObject(v))
+    return Object.entries(v).some(([k, x]) => hasUnstorableString(k) || hasUnstorableString(x));
+  return false;
 }
 
 export function isPlainObject(v: unknown): v is Record<string, unknown> {

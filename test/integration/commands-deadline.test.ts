@@ -92,6 +92,38 @@ t.test('a poison command is dead-lettered and its caller answered with the failu
     return r;
   });
   t.same(dl, { step: 'parse', reason: 'bad program_id' });
+
+  // A command whose identifier Postgres would alter (an unpaired surrogate, stored as U+FFFD) from a
+  // producer other than the ingress: refused as poison, not applied with an id it cannot match again.
+  const loneId = `poison-lone-${Date.now()}`;
+  await producer.send({
+    topic: topicName(svc.prefix, 'sales'),
+    messages: [
+      {
+        key: 'p',
+        value: JSON.stringify({
+          v: 1,
+          type: 'sale',
+          request_id: loneId,
+          ts: Date.now(),
+          program_id: program.id,
+          transaction_id: 'lone-\ud800',
+          amount_cents: 100,
+          currency: 'USD',
+          customer_key: 'k',
+          click_id: null,
+        }),
+      },
+    ],
+  });
+  const loneOutcome = await waitFor('the lone-surrogate outcome', async () => {
+    const [r] = await sql`select status_code, body from command_outcomes where request_id = ${loneId}`;
+    return r;
+  });
+  t.same(loneOutcome, { status_code: 500, body: { error: 'Sale tracking failed' } });
+  const [loneDl] = await sql`
+    select reason from dead_letters where source_topic = ${topicName(svc.prefix, 'sales')} and reason like 'a string%'`;
+  t.same(loneDl, { reason: 'a string holds a NUL or an unpaired surrogate' });
 });
 
 t.test(

@@ -202,6 +202,53 @@ t.test('sale: 400 strings', async (t) => {
 });
 
 t.test(
+  'strings Postgres cannot hold: NUL removed, an unpaired surrogate refused (never a 500)',
+  async (t) => {
+    const clickId = await click();
+    const base = nextTxn();
+    // NUL is removed from every string, identifiers and line_items (jsonb) included.
+    const nul = await sale({
+      transaction_id: `${base}\u0000-nul`,
+      amount_cents: 1000,
+      click_id: clickId,
+      line_items: [{ 'na\u0000me': 'x\u0000y' }],
+    });
+    t.equal(nul.status, 200, JSON.stringify(nul.body));
+    const [stored] =
+      await sql`select transaction_id, line_items from sales where id = ${nul.body.sale_id as number}`;
+    t.same(stored, { transaction_id: `${base}-nul`, line_items: [{ name: 'xy' }] });
+    // A well-formed pair (an emoji) is an ordinary character: the identifier round-trips and matches again.
+    const emoji = { transaction_id: `${base}-😀`, amount_cents: 1000, click_id: clickId };
+    t.equal((await sale(emoji)).status, 200);
+    t.equal((await sale(emoji)).status, 409, 'the same emoji transaction_id is a duplicate');
+    // An unpaired surrogate would be stored as U+FFFD (text) or refused (jsonb): 400 before anything is queued.
+    const lone = '\ud800';
+    const refused = [
+      () => sale({ transaction_id: `${base}${lone}`, amount_cents: 1000, click_id: clickId }),
+      () => sale({ transaction_id: nextTxn(), amount_cents: 1000, click_id: clickId, line_items: [lone] }),
+      () => refund({ transaction_id: `${base}-nul`, refund_reason: `why${lone}` }),
+      () => lead({ click_id: clickId, customer_key: `k${lone}` }),
+      () =>
+        postJson(url('/api/v1/track/click'), {
+          affiliate_url: `https://x.example/?aff=${link.shortLink}`,
+          page_title: lone,
+        }),
+    ];
+    for (const [i, send] of refused.entries()) {
+      const r = await send();
+      t.equal(r.status, 400, `case ${i}`);
+      t.same(
+        r.body,
+        { error: 'Invalid JSON body: a string contains an unpaired UTF-16 surrogate' },
+        `case ${i}`,
+      );
+    }
+    // The partition is not stuck behind anything: the next sale is answered.
+    t.equal((await sale({ transaction_id: nextTxn(), amount_cents: 1000, click_id: clickId })).status, 200);
+  },
+);
+
+t.test(
   'sale: attributed → sale_id, commission_id; customer converts; duplicates are 409 everywhere',
   async (t) => {
     const clickId = await click();
