@@ -167,6 +167,10 @@ t.test('sale: 400 strings', async (t) => {
       { transaction_id: 't', amount_cents: '100', click_id: clickId },
       'amount_cents is required and must be a positive integer',
     ],
+    [
+      { transaction_id: 't', amount_cents: 1_000_000_000_001, click_id: clickId },
+      'amount_cents must be at most 1000000000000',
+    ],
     [{ transaction_id: 't', amount_cents: 100 }, 'Customer not found. Provide customer_key or click_id.'],
     [
       { transaction_id: 't', amount_cents: 100, click_id: 'cust_1_5' },

@@ -23,6 +23,11 @@ import { checkOrigin } from '../cors.ts';
 
 const CURRENCIES = new Set(Intl.supportedValuesOf('currency'));
 const MAX_ID = 255;
+/**
+ * 10^12 cents (ten billion in the currency's unit). Any more is not a sale but a typo or an attack, and
+ * it bounds the daily rollup sums (bigint) far beyond reach: 9 million such sales per program per day.
+ */
+const MAX_AMOUNT_CENTS = 1_000_000_000_000;
 
 function optString(body: Record<string, unknown>, field: string, max = MAX_ID): string | null {
   const v = body[field];
@@ -193,6 +198,9 @@ export function registerCommandRoutes(app: FastifyInstance, deps: IngressDeps): 
     if (!(Number.isSafeInteger(amount) && ((amount as number) > 0 || (ad.testMode && amount === 0)))) {
       throw new HttpError(400, 'amount_cents is required and must be a positive integer');
     }
+    if ((amount as number) > MAX_AMOUNT_CENTS) {
+      throw new HttpError(400, `amount_cents must be at most ${MAX_AMOUNT_CENTS}`);
+    }
     const currencyRaw = b.currency ?? 'USD';
     if (typeof currencyRaw !== 'string' || !CURRENCIES.has(currencyRaw.toUpperCase())) {
       throw new HttpError(400, 'currency must be an ISO 4217 code');
@@ -341,7 +349,7 @@ export function registerCommandRoutes(app: FastifyInstance, deps: IngressDeps): 
       required: ['transaction_id', 'amount_cents'],
       properties: {
         transaction_id: { type: 'string' },
-        amount_cents: { type: 'integer', minimum: 1 },
+        amount_cents: { type: 'integer', minimum: 1, maximum: MAX_AMOUNT_CENTS },
         customer_key: { type: 'string' },
         click_id: { type: 'string' },
         currency: { type: 'string', description: 'ISO 4217, default USD' },
