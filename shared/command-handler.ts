@@ -137,7 +137,13 @@ export function createCommandHandler<C extends Command>(
 
   /** The command, or null after dead-lettering it and answering its caller (when it can be identified). */
   async function parseOrAnswer(tx: Tx, message: ConsumedMessage, dead: DeadLetter[]): Promise<C | null> {
-    const cmd = applier.parse(message.value);
+    let cmd: C | string;
+    try {
+      cmd = applier.parse(message.value);
+    } catch (err) {
+      // A parser bug or a value it cannot walk: still this message's fault, so dead-lettered, not retried.
+      cmd = `parse failed: ${(err as Error).message}`;
+    }
     if (typeof cmd !== 'string') return cmd;
     dead.push({ message, step: 'parse', reason: cmd });
     await answerFailure(tx, requestIdOf(message.value));

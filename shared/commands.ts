@@ -1,7 +1,7 @@
 // Commands with an answer (lead, sale, refund) and the side effects they publish (ledger entries,
 // notifications). The ingress validates the request and produces the command with a request_id; the
 // owning worker applies it and records the outcome under that request_id (shared/outcomes.ts).
-import { hasUnstorableString, isPlainObject } from './http.ts';
+import { isPlainObject, unstorableJson } from './http.ts';
 
 export interface LeadCommand {
   v: 1;
@@ -90,18 +90,22 @@ const nstr = (v: unknown): v is string | null => v === null || typeof v === 'str
 
 function decode(bytes: Buffer | null): Record<string, unknown> | string {
   if (!bytes || bytes.length === 0) return 'empty message';
+  const text = bytes.toString('utf8');
+  // The ingress never sends these (see installJsonHandling); a string Postgres would refuse or alter
+  // could not be matched on again (a transaction_id stored as U+FFFD), and a deep value would overflow
+  // the stack of whatever walks it.
+  const unstorable = unstorableJson(text);
+  if (unstorable) return unstorable;
   let m: unknown;
   try {
-    m = JSON.parse(bytes.toString('utf8'));
+    m = JSON.parse(text);
   } catch {
     return 'not JSON';
   }
   if (!isPlainObject(m)) return 'not a JSON object';
-  // The ingress never sends these (see installJsonHandling); a string Postgres would refuse or alter
-  // could not be matched on again (a transaction_id stored as U+FFFD).
-  if (hasUnstorableString(m)) return 'a string holds a NUL or an unpaired surrogate';
   if (m.v !== 1) return `unsupported version ${String(m.v)}`;
-  if (!str(m.request_id) || m.request_id.length === 0 || m.request_id.length > 200) return 'bad request_id';
+  // `<kind>:<program id>:<Idempotency-Key of up to 200 characters>` or a UUID.
+  if (!str(m.request_id) || m.request_id.length === 0 || m.request_id.length > 256) return 'bad request_id';
   if (typeof m.ts !== 'number' || !Number.isSafeInteger(m.ts)) return 'bad ts';
   return m;
 }

@@ -124,6 +124,29 @@ t.test('a poison command is dead-lettered and its caller answered with the failu
   const [loneDl] = await sql`
     select reason from dead_letters where source_topic = ${topicName(svc.prefix, 'sales')} and reason like 'a string%'`;
   t.same(loneDl, { reason: 'a string holds a NUL or an unpaired surrogate' });
+
+  // Nested deeper than any body the ingress accepts: dead-lettered (it used to overflow the worker's
+  // stack, which crashed and restarted it forever on the same message).
+  const deepId = `poison-deep-${Date.now()}`;
+  let deep: unknown = 1;
+  for (let i = 0; i < 3000; i++) deep = { a: deep };
+  await producer.send({
+    topic: topicName(svc.prefix, 'sales'),
+    messages: [
+      {
+        key: 'p',
+        value: JSON.stringify({ v: 1, type: 'sale', request_id: deepId, ts: Date.now(), line_items: deep }),
+      },
+    ],
+  });
+  const deepOutcome = await waitFor('the deep outcome', async () => {
+    const [r] = await sql`select status_code, body from command_outcomes where request_id = ${deepId}`;
+    return r;
+  });
+  t.same(deepOutcome, { status_code: 500, body: { error: 'Sale tracking failed' } });
+  const [deepDl] = await sql`
+    select reason from dead_letters where source_topic = ${topicName(svc.prefix, 'sales')} and reason like 'nested%'`;
+  t.same(deepDl, { reason: 'nested deeper than 64 levels' });
 });
 
 t.test(

@@ -252,6 +252,80 @@ t.test(
   },
 );
 
+t.test('deep bodies, long Idempotency-Keys, named programs, truncation: 4xx or stored as sent', async (t) => {
+  const clickId = await click();
+  const TOO_DEEP = { error: 'Invalid JSON body: nested deeper than 64 levels' };
+  const nest = (n: number): unknown => {
+    let v: unknown = 1;
+    for (let i = 0; i < n; i++) v = { a: v };
+    return v;
+  };
+  // 3,000 levels in 18 KB used to overflow the stack of the ingress and of a freshly started worker.
+  const deep = await sale({
+    transaction_id: nextTxn(),
+    amount_cents: 100,
+    click_id: clickId,
+    line_items: nest(3000),
+  });
+  t.same([deep.status, deep.body], [400, TOO_DEEP]);
+  const deepNul = await postJson(url('/api/v1/track/click'), {
+    affiliate_url: `https://x.example/?aff=${link.shortLink}`,
+    page_title: 'a\u0000',
+    extra: nest(3000),
+  });
+  t.same([deepNul.status, deepNul.body], [400, TOO_DEEP]);
+  const ok = await sale({
+    transaction_id: nextTxn(),
+    amount_cents: 100,
+    click_id: clickId,
+    line_items: nest(60),
+  });
+  t.equal(ok.status, 200, 'sixty levels are fine');
+
+  // The longest Idempotency-Key (200 characters) makes the longest request_id the workers accept.
+  const key = { 'idempotency-key': 'k'.repeat(200) };
+  const body = { transaction_id: nextTxn(), amount_cents: 100, click_id: clickId };
+  const first = await sale(body, program, key);
+  t.equal(first.status, 200, JSON.stringify(first.body));
+  t.same((await sale(body, program, key)).body, first.body, 'a retry gets the recorded answer');
+
+  // A program named by additional_data (no token) must exist and not be deleted.
+  const gone = await createProgram(sql);
+  await sql`update programs set deleted_at = now() where id = ${gone.id}`;
+  const named = { error: 'additional_data.program_id does not name a program' };
+  for (const programId of [9_007_199_254_740_991, gone.id]) {
+    for (const testMode of [false, true]) {
+      const r = await waitFor('the 400', async () => {
+        const res = await lead({
+          customer_key: `c-${nextTxn()}`,
+          additional_data: { program_id: programId, test_mode: testMode },
+        });
+        return res.status === 400 ? res : null;
+      });
+      t.same(r.body, named, `program ${programId}, test mode ${testMode}`);
+    }
+  }
+
+  // Truncation keeps surrogate pairs whole; a "__proto__" key is stored as an ordinary key.
+  const c = await postJson(url('/api/v1/track/click'), {
+    affiliate_url: `https://x.example/?aff=${link.shortLink}`,
+    page_title: `${'a'.repeat(511)}😀`,
+  });
+  const row = await waitFor('the click row', async () => {
+    const [r] = await sql`select page_title from click_events where click_id = ${c.body.click_id as string}`;
+    return r;
+  });
+  t.equal(row.page_title, 'a'.repeat(511), 'the pair that did not fit is dropped whole');
+  const proto = await sale({
+    transaction_id: nextTxn(),
+    amount_cents: 100,
+    click_id: clickId,
+    line_items: JSON.parse('{"__proto__":{"sku":"A"},"n":"x\\u0000y"}') as unknown,
+  });
+  const [stored] = await sql`select line_items from sales where id = ${proto.body.sale_id as number}`;
+  t.same(stored!.line_items, JSON.parse('{"__proto__":{"sku":"A"},"n":"xy"}'));
+});
+
 t.test(
   'sale: attributed → sale_id, commission_id; customer converts; duplicates are 409 everywhere',
   async (t) => {

@@ -2,7 +2,14 @@
 // Order: extract `aff`, match the link (cache), reuse or mint the click id, produce the click to Kafka with
 // acks=-1, answer. Enrichment and every database write happen in the click worker; a 200 is a durable click.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { HttpError, isPlainObject, ERROR_SCHEMA, noValidation, jsonBody } from '../../../shared/http.ts';
+import {
+  HttpError,
+  isPlainObject,
+  ERROR_SCHEMA,
+  noValidation,
+  jsonBody,
+  truncate,
+} from '../../../shared/http.ts';
 import { formatClickId, parseClickId } from '../../../shared/ids.ts';
 import { CLICK_TEXT_FIELDS, TEXT_LIMITS } from '../../../shared/messages.ts';
 import type { ClickMessage } from '../../../shared/messages.ts';
@@ -77,9 +84,8 @@ function optionalString(body: Record<string, unknown>, field: string, max: numbe
   const v = body[field];
   if (v === undefined || v === null) return null;
   if (typeof v !== 'string') throw new HttpError(400, `${field} must be a string`);
-  // Postgres text cannot hold NUL; cap the length rather than reject a long page title.
-  const clean = v.includes('\u0000') ? v.replaceAll('\u0000', '') : v;
-  return clean.length > max ? clean.slice(0, max) : clean;
+  // Cap the length rather than reject a long page title (NULs are already gone: installJsonHandling).
+  return truncate(v, max);
 }
 
 const AFF_RE = /^[A-Za-z0-9_-]{1,64}$/;
@@ -136,7 +142,7 @@ export function registerClickRoutes(app: FastifyInstance, deps: IngressDeps): vo
     for (const f of CLICK_TEXT_FIELDS) text[f] = optionalString(body, f, TEXT_LIMITS[f]);
     if (text.user_agent === null) {
       const h = req.headers['user-agent'];
-      text.user_agent = h ? h.slice(0, TEXT_LIMITS.user_agent) : null;
+      text.user_agent = h ? truncate(h, TEXT_LIMITS.user_agent) : null;
     }
 
     const link = AFF_RE.test(aff) ? await cache.getLink(aff) : null;

@@ -33,7 +33,7 @@ function optString(body: Record<string, unknown>, field: string, max = MAX_ID): 
   const v = body[field];
   if (v === undefined || v === null) return null;
   if (typeof v !== 'string') throw new HttpError(400, `${field} must be a string`);
-  const s = v.replaceAll('\u0000', '').trim();
+  const s = v.trim(); // NULs are already gone (installJsonHandling)
   if (s.length > max) throw new HttpError(400, `${field} must be at most ${max} characters`);
   return s === '' ? null : s;
 }
@@ -133,6 +133,12 @@ export function registerCommandRoutes(app: FastifyInstance, deps: IngressDeps): 
     }
     if (clickId !== null && !parseClickId(clickId) && !ad.testMode) {
       throw new HttpError(400, 'Customer not found. Provide a valid click_id or customer_key.');
+    }
+    if (tokenProgram === null && ad.programId !== null) {
+      // Browser or test mode names its program itself: it must be one that takes leads.
+      const named = await cache.getProgram(ad.programId);
+      if (!named || named.deleted)
+        throw new HttpError(400, 'additional_data.program_id does not name a program');
     }
     let programId = tokenProgram ?? ad.programId;
     if (programId === null && clickId !== null) {
