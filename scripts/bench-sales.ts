@@ -3,7 +3,7 @@
 // direct SQL transaction (the worker's own apply step and outcome row, no HTTP, no Kafka).
 import autocannon from 'autocannon';
 import { cli, intOption } from './lib/cli.ts';
-import { freePort, startStack } from './lib/stack.ts';
+import { freePort, onStopSignal, startStack } from './lib/stack.ts';
 import { spawnService, waitForWeb } from './lib/services.ts';
 import type { ServiceProcess } from './lib/services.ts';
 import { migrate } from '../shared/migrate.ts';
@@ -59,7 +59,7 @@ const teardown = async () => {
   await Promise.allSettled(procs.map((p) => p.stop()));
   await stack.stop();
 };
-process.on('SIGINT', () => void teardown().then(() => process.exit(130)));
+onStopSignal(() => teardown().then(() => process.exit(130)));
 
 try {
   await migrate(stack.databaseUrl, log);

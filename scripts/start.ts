@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { mkdir } from 'node:fs/promises';
 import { build as prettyStream } from 'pino-pretty';
 import { cli } from './lib/cli.ts';
-import { startStack, STACK_DIR } from './lib/stack.ts';
+import { onStopSignal, startStack, STACK_DIR } from './lib/stack.ts';
 import { WORKERS, spawnService, waitForWeb } from './lib/services.ts';
 import type { ServiceName, ServiceProcess } from './lib/services.ts';
 import { seedDemo } from './lib/seed.ts';
@@ -101,9 +101,11 @@ async function shutdown(): Promise<void> {
   if (stopping) return;
   stopping = true;
   log.info('stopping services');
-  await Promise.all([...running.values()].map((s) => s.stop()));
+  // Postgres and Kafka are stopped even when a service's own stop fails (it may be mid-crash).
+  const stopped = await Promise.allSettled([...running.values()].map((s) => s.stop()));
+  for (const r of stopped)
+    if (r.status === 'rejected') log.warn({ err: r.reason }, 'a service did not stop cleanly');
   await stack.stop();
   process.exit(0);
 }
-process.on('SIGINT', () => void shutdown());
-process.on('SIGTERM', () => void shutdown());
+onStopSignal(shutdown);

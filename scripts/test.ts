@@ -5,7 +5,7 @@ import { spawn } from 'node:child_process';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { cli } from './lib/cli.ts';
-import { ROOT, STACK_DIR, startStack } from './lib/stack.ts';
+import { ROOT, STACK_DIR, onStopSignal, startStack } from './lib/stack.ts';
 import { migrate } from '../shared/migrate.ts';
 import { createLogger } from '../shared/logger.ts';
 
@@ -32,6 +32,11 @@ const name = `test-${process.pid}`;
 const started = Date.now();
 log.info('starting PostgreSQL and Kafka for the tests');
 const stack = await startStack({ name, fresh: true, fast: true, log });
+onStopSignal(async () => {
+  await stack.stop();
+  if (!keep) await rm(join(STACK_DIR, name), { recursive: true, force: true });
+  process.exit(130);
+});
 let code = 1;
 try {
   await migrate(stack.databaseUrl, log);

@@ -122,7 +122,8 @@ export class OutcomeWaiter {
       }
     }
     this.waiters.clear();
-    await this.unlisten?.();
+    // The listening connection may already be gone (Postgres stopping first): nothing left to undo.
+    await this.unlisten?.().catch((err: unknown) => this.log.debug({ err }, 'unlisten failed'));
   }
 
   /** Resolves with the outcome, or null when the deadline passes first. Register before producing. */

