@@ -26,6 +26,13 @@ export const DEFAULT_POLICY: CommissionPolicy = {
 };
 
 /** Returns the policy, or a message saying what is wrong with it. */
+/**
+ * The largest amount in cents a sale or a flat commission may carry: 10^12 (ten billion in the currency's
+ * unit). Any more is a typo or an attack, and the bound keeps every bigint sum (daily rollups, balances)
+ * out of overflow's reach: about nine million such amounts per program-day or per partner.
+ */
+export const MAX_AMOUNT_CENTS = 1_000_000_000_000;
+
 export function parsePolicy(input: unknown): CommissionPolicy | string {
   if (!isPlainObject(input)) return 'commission must be an object';
   const rate = (o: Record<string, unknown>, where: string): Rate | string => {
@@ -40,6 +47,7 @@ export function parsePolicy(input: unknown): CommissionPolicy | string {
       const a = o.amount_cents;
       if (!Number.isSafeInteger(a) || (a as number) < 0)
         return `${where}amount_cents must be a non-negative integer`;
+      if ((a as number) > MAX_AMOUNT_CENTS) return `${where}amount_cents must be at most ${MAX_AMOUNT_CENTS}`;
       return { type: 'flat', percent: null, amount_cents: a as number };
     }
     return `${where}type must be 'percentage' or 'flat'`;

@@ -68,6 +68,22 @@ t.test('invalid policies are named', async (t) => {
   t.match(parsePolicy({ type: 'percentage', percent: 101 }), /percent must be/);
   t.match(parsePolicy({ type: 'percentage', percent: 1.00001 }), /at most 4 decimals/);
   t.match(parsePolicy({ type: 'flat', amount_cents: -1 }), /amount_cents/);
+  t.equal(
+    parsePolicy({ type: 'flat', amount_cents: 1_000_000_000_001 }),
+    'amount_cents must be at most 1000000000000',
+  );
+  t.equal(
+    parsePolicy({
+      type: 'percentage',
+      percent: 10,
+      product_rules: [{ product_id: 'p', type: 'flat', amount_cents: 2e12 }],
+    }),
+    'product_rules[0].amount_cents must be at most 1000000000000',
+  );
+  t.equal(
+    (parsePolicy({ type: 'flat', amount_cents: 1_000_000_000_000 }) as { amount_cents: number }).amount_cents,
+    1e12,
+  );
   t.match(parsePolicy({ type: 'bonus' }), /type must be/);
   t.match(parsePolicy({ type: 'flat', amount_cents: 1, recurring: { mode: 'forever' } }), /recurring.mode/);
   t.match(parsePolicy({ type: 'flat', amount_cents: 1, recurring: { months: 0 } }), /months/);

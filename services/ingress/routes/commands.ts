@@ -14,6 +14,7 @@ import {
   errorResponses,
 } from '../../../shared/http.ts';
 import { parseClickId } from '../../../shared/ids.ts';
+import { MAX_AMOUNT_CENTS } from '../../../shared/commission-policy.ts';
 import type { LeadCommand, RefundCommand, SaleCommand } from '../../../shared/commands.ts';
 import { findOutcome } from '../../../shared/outcomes.ts';
 import { FAILURE_STRINGS } from '../../../shared/command-handler.ts';
@@ -23,11 +24,6 @@ import { checkOrigin } from '../cors.ts';
 
 const CURRENCIES = new Set(Intl.supportedValuesOf('currency'));
 const MAX_ID = 255;
-/**
- * 10^12 cents (ten billion in the currency's unit). Any more is not a sale but a typo or an attack, and
- * it bounds the daily rollup sums (bigint) far beyond reach: 9 million such sales per program per day.
- */
-const MAX_AMOUNT_CENTS = 1_000_000_000_000;
 
 function optString(body: Record<string, unknown>, field: string, max = MAX_ID): string | null {
   const v = body[field];
