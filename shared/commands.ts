@@ -94,14 +94,14 @@ function decode(bytes: Buffer | null): Record<string, unknown> | string {
   // The ingress never sends these (see installJsonHandling); a string Postgres would refuse or alter
   // could not be matched on again (a transaction_id stored as U+FFFD), and a deep value would overflow
   // the stack of whatever walks it.
-  const unstorable = unstorableJson(text);
-  if (unstorable) return unstorable;
-  let m: unknown;
+  let checked: { reason: string } | { value: unknown };
   try {
-    m = JSON.parse(text);
+    checked = unstorableJson(text, () => JSON.parse(text));
   } catch {
     return 'not JSON';
   }
+  if ('reason' in checked) return checked.reason;
+  const m = checked.value;
   if (!isPlainObject(m)) return 'not a JSON object';
   if (m.v !== 1) return `unsupported version ${String(m.v)}`;
   // `<kind>:<program id>:<Idempotency-Key of up to 200 characters>` or a UUID.

@@ -153,21 +153,17 @@ function cleanStrings(v: unknown): unknown {
  * Why a message decoded from Kafka cannot be stored as it is, or null: nested deeper than
  * MAX_JSON_DEPTH, or a string (keys too) holding a NUL or an unpaired surrogate. The ingress never sends
  * either; another producer could, and such a message must be dead-lettered, not retried forever.
+ * `parse` is only called once the depth is known to be bounded; its result is returned for the caller.
  */
-export function unstorableJson(text: string): string | null {
-  if (jsonTooDeep(text)) return `nested deeper than ${MAX_JSON_DEPTH} levels`;
-  if (!ESCAPED_NUL_OR_SURROGATE.test(text)) return null;
+export function unstorableJson(text: string, parse: () => unknown): { reason: string } | { value: unknown } {
+  if (jsonTooDeep(text)) return { reason: `nested deeper than ${MAX_JSON_DEPTH} levels` };
+  const value = parse();
+  if (!ESCAPED_NUL_OR_SURROGATE.test(text)) return { value };
   const bad = (v: unknown): boolean =>
     typeof v === 'string'
       ? v.includes('\u0000') || !v.isWellFormed()
       : typeof v === 'object' && v !== null && Object.entries(v).some(([k, x]) => bad(k) || bad(x));
-  let v: unknown;
-  try {
-    v = JSON.parse(text);
-  } catch {
-    return null; // not JSON at all: the caller's own parse says so
-  }
-  return bad(v) ? 'a string holds a NUL or an unpaired surrogate' : null;
+  return bad(value) ? { reason: 'a string holds a NUL or an unpaired surrogate' } : { value };
 }
 
 /** The first `max` UTF-16 units of `s`, without splitting a surrogate pair (half a pair stores as U+FFFD). */
