@@ -1,5 +1,6 @@
-// A bounded click load for crash tests: `concurrency` loops posting clicks until `durationMs` has passed
-// (and never more than `maxRequests`), recording every answer.
+// A click load for crash and fault tests, bounded by count and time but never by throughput: it runs
+// until stopped (or `maxMs`, `maxRequests`), and a test waits for "n more clicks accepted" between its
+// faults, so a slow machine only makes the test take longer, never fail.
 import type { LinkFixture } from './stack.ts';
 
 export interface LoadResult {
@@ -8,19 +9,39 @@ export interface LoadResult {
   other: number;
 }
 
-export async function clickLoad(opts: {
+export interface ClickLoad {
+  /** The answers so far (grows while the load runs). */
+  result: LoadResult;
+  /** Resolves once `n` more clicks were accepted after this call; rejects after `maxMs` naming `what`. */
+  acceptMore(n: number, what: string, maxMs?: number): Promise<void>;
+  /** Stops the loops and resolves with every answer once the requests in flight have returned. */
+  stop(): Promise<LoadResult>;
+}
+
+export function clickLoad(opts: {
   baseUrl: string;
   links: LinkFixture[];
-  durationMs: number;
   concurrency: number;
+  /** A generous bound: the load stops by itself after this long (default 180 s). */
+  maxMs?: number;
   maxRequests?: number;
-}): Promise<LoadResult> {
+}): ClickLoad {
   const result: LoadResult = { accepted: [], failed: 0, other: 0 };
-  const end = Date.now() + opts.durationMs;
+  const end = Date.now() + (opts.maxMs ?? 180_000);
   const max = opts.maxRequests ?? 200_000;
+  let stopped = false;
   let sent = 0;
+  const waiters = new Set<{ target: number; resolve: () => void }>();
+  const onAccepted = () => {
+    for (const w of waiters) {
+      if (result.accepted.length >= w.target) {
+        waiters.delete(w);
+        w.resolve();
+      }
+    }
+  };
   const loop = async () => {
-    while (Date.now() < end && sent < max) {
+    while (!stopped && Date.now() < end && sent < max) {
       const link = opts.links[sent++ % opts.links.length]!;
       try {
         const res = await fetch(`${opts.baseUrl}/api/v1/track/click`, {
@@ -32,6 +53,7 @@ export async function clickLoad(opts: {
         const body = (await res.json()) as { success?: boolean; click_id?: string };
         if (res.status === 200 && body.success === true && body.click_id) {
           result.accepted.push({ clickId: body.click_id, linkId: link.id, at: Date.now() });
+          onAccepted();
         } else result.other++;
       } catch {
         // Connection refused or reset while the ingress is down: not accepted, so not owed.
@@ -40,6 +62,31 @@ export async function clickLoad(opts: {
       }
     }
   };
-  await Promise.all(Array.from({ length: opts.concurrency }, loop));
-  return result;
+  const done = Promise.all(Array.from({ length: opts.concurrency }, loop)).then(() => result);
+  return {
+    result,
+    acceptMore(n, what, maxMs = 120_000) {
+      const target = result.accepted.length + n;
+      if (n <= 0) return Promise.resolve();
+      return new Promise<void>((resolve, reject) => {
+        const w = {
+          target,
+          resolve: () => {
+            clearTimeout(timer);
+            resolve();
+          },
+        };
+        const timer = setTimeout(() => {
+          waiters.delete(w);
+          const got = result.accepted.length - (target - n);
+          reject(new Error(`${what}: ${got} of ${n} clicks accepted in ${maxMs} ms`));
+        }, maxMs);
+        waiters.add(w);
+      });
+    },
+    async stop() {
+      stopped = true;
+      return done;
+    },
+  };
 }
