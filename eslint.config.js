@@ -6,6 +6,8 @@ export default tseslint.config(
   { ignores: ['node_modules/**', '.stack/**', '.tap/**', 'services/ingress/public/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
+  // Plain-JS scripts that run on Node before the project's own Node is installed.
+  { files: ['**/*.mjs'], languageOptions: { globals: { process: 'readonly', console: 'readonly' } } },
   {
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
