@@ -23,12 +23,13 @@ import {
   table,
 } from './lib/bench.ts';
 import type { BenchRequest, CpuSnapshot, CpuUsage, LoadRun } from './lib/bench.ts';
-import { migrate } from '../shared/migrate.ts';
+import { migrate } from '../shared/db/migrate.ts';
 import { createLogger } from '../shared/logger.ts';
-import { createSql } from '../shared/db.ts';
-import type { Sql } from '../shared/db.ts';
+import { createSql } from '../shared/db/sql.ts';
+import type { Sql } from '../shared/db/sql.ts';
 import { loadConfig } from '../shared/config.ts';
-import { connectProducer, createKafka, ensureTopics, topicName } from '../shared/kafka.ts';
+import { connectProducer, createKafka, ensureTopics } from '../shared/pipeline/kafka.ts';
+import { topicName } from '../shared/contracts/topics.ts';
 import type { Admin, Kafka } from 'kafkajs';
 
 const USAGE = `Usage: npm run bench:clicks [-- options]

@@ -13,10 +13,10 @@ import type { Stack } from './lib/stack.ts';
 import { spawnService, waitForWeb } from './lib/services.ts';
 import type { ServiceProcess } from './lib/services.ts';
 import { int, table } from './lib/bench.ts';
-import { migrate } from '../shared/migrate.ts';
+import { migrate } from '../shared/db/migrate.ts';
 import { createLogger } from '../shared/logger.ts';
-import { createSql } from '../shared/db.ts';
-import type { Sql } from '../shared/db.ts';
+import { createSql } from '../shared/db/sql.ts';
+import type { Sql } from '../shared/db/sql.ts';
 import { percentile } from '../shared/stats.ts';
 
 const USAGE = `Usage: npm run bench:dashboard [-- options]

@@ -6,16 +6,16 @@ import { cli, intOption } from './lib/cli.ts';
 import { freePort, onStopSignal, startStack } from './lib/stack.ts';
 import { spawnService, waitForWeb } from './lib/services.ts';
 import type { ServiceProcess } from './lib/services.ts';
-import { migrate } from '../shared/migrate.ts';
+import { migrate } from '../shared/db/migrate.ts';
 import { createLogger } from '../shared/logger.ts';
-import { createSql } from '../shared/db.ts';
+import { createSql } from '../shared/db/sql.ts';
 import { loadConfig } from '../shared/config.ts';
-import { createKafka, ensureTopics } from '../shared/kafka.ts';
-import { generateSecret, hashSecret, maskSecret } from '../shared/secrets.ts';
+import { createKafka, ensureTopics } from '../shared/pipeline/kafka.ts';
+import { generateSecret, hashSecret, maskSecret } from '../shared/domain/secrets.ts';
 import { percentile } from '../shared/stats.ts';
-import { recordOutcome } from '../shared/outcomes.ts';
-import { RollupBuffer } from '../shared/rollups.ts';
-import type { SaleCommand } from '../shared/commands.ts';
+import { recordOutcome } from '../shared/pipeline/outcomes.ts';
+import { RollupBuffer } from '../shared/pipeline/rollups.ts';
+import type { SaleCommand } from '../shared/contracts/commands.ts';
 import { createSaleApplier } from '../services/workers/attribution/apply-sale.ts';
 
 const USAGE = `Usage: npm run bench:sales [-- options]

@@ -1,13 +1,13 @@
-// npm run migrate: applies shared/migrations/*.sql to $DATABASE_URL (under an advisory lock).
+// npm run migrate: applies shared/db/migrations/*.sql to $DATABASE_URL (under an advisory lock).
 import { cli } from './lib/cli.ts';
-import { migrate } from '../shared/migrate.ts';
+import { migrate } from '../shared/db/migrate.ts';
 import { createLogger } from '../shared/logger.ts';
 import { loadConfig } from '../shared/config.ts';
 
 cli(
   `Usage: npm run migrate
 
-Applies the SQL files in shared/migrations/ that $DATABASE_URL has not seen, in name order, each in a
+Applies the SQL files in shared/db/migrations/ that $DATABASE_URL has not seen, in name order, each in a
 transaction, under an advisory lock (safe to run from several processes at once).`,
   {},
 );

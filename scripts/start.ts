@@ -9,11 +9,11 @@ import { onStopSignal, startStack, STACK_DIR } from './lib/stack.ts';
 import { WORKERS, spawnService, waitForWeb } from './lib/services.ts';
 import type { ServiceName, ServiceProcess } from './lib/services.ts';
 import { seedDemo } from './lib/seed.ts';
-import { migrate } from '../shared/migrate.ts';
+import { migrate } from '../shared/db/migrate.ts';
 import { createLogger } from '../shared/logger.ts';
-import { createSql } from '../shared/db.ts';
+import { createSql } from '../shared/db/sql.ts';
 import { loadConfig } from '../shared/config.ts';
-import { createKafka, ensureTopics } from '../shared/kafka.ts';
+import { createKafka, ensureTopics } from '../shared/pipeline/kafka.ts';
 
 const USAGE = `Usage: npm start [-- options]
 

@@ -6,7 +6,7 @@ import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { cli } from './lib/cli.ts';
 import { ROOT, STACK_DIR, onStopSignal, startStack } from './lib/stack.ts';
-import { migrate } from '../shared/migrate.ts';
+import { migrate } from '../shared/db/migrate.ts';
 import { createLogger } from '../shared/logger.ts';
 
 const USAGE = `Usage: npm test [-- [--keep] [tap files or options...]]

@@ -2,8 +2,8 @@
 // found by slug on later starts. The tracking token is stored hashed; its clear value is kept only in the
 // git-ignored stack folder so later starts can print it again.
 import { readFile, writeFile } from 'node:fs/promises';
-import type { Sql } from '../../shared/db.ts';
-import { generateSecret, hashSecret, maskSecret } from '../../shared/secrets.ts';
+import type { Sql } from '../../shared/db/sql.ts';
+import { generateSecret, hashSecret, maskSecret } from '../../shared/domain/secrets.ts';
 
 export interface DemoSeed {
   programId: number;

@@ -6,9 +6,10 @@
 // Program access: a program of a workspace the caller cannot see is 404 (its existence is not revealed);
 // a visible program with a missing permission is 403.
 import type { FastifyRequest } from 'fastify';
-import type { Sql } from '../../shared/db.ts';
-import { HttpError, isPlainObject } from '../../shared/http.ts';
-import { hashSecret } from '../../shared/secrets.ts';
+import type { Sql } from '../../shared/db/sql.ts';
+import { HttpError } from '../../shared/http/server.ts';
+import { isPlainObject } from '../../shared/json.ts';
+import { hashSecret } from '../../shared/domain/secrets.ts';
 
 export const SCOPES = [
   '*',

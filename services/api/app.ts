@@ -2,7 +2,7 @@
 // (/api/tracking/status|events|performance) and management (/api/advertiser/*). It reads Postgres and
 // writes only management data. Every route but signup and login authenticates first (access.ts).
 import type { FastifyInstance } from 'fastify';
-import type { Sql } from '../../shared/db.ts';
+import type { Sql } from '../../shared/db/sql.ts';
 import { authenticate } from './access.ts';
 import { registerAuthRoutes } from './routes/auth.ts';
 import { registerMemberRoutes } from './routes/members.ts';

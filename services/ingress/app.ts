@@ -2,10 +2,10 @@
 // produces to Kafka. It owns no business writes. server.ts (services/web) creates the instance; tests
 // register the same plugin.
 import type { FastifyInstance } from 'fastify';
-import type { BatchingProducer } from '../../shared/kafka.ts';
-import type { Snowflake } from '../../shared/ids.ts';
-import type { Sql } from '../../shared/db.ts';
-import type { OutcomeWaiter } from '../../shared/outcomes.ts';
+import type { BatchingProducer } from '../../shared/pipeline/kafka.ts';
+import type { Snowflake } from '../../shared/domain/ids.ts';
+import type { Sql } from '../../shared/db/sql.ts';
+import type { OutcomeWaiter } from '../../shared/pipeline/outcomes.ts';
 import type { LinkCache } from './link-cache.ts';
 import type { RateLimiter } from './rate-limit.ts';
 import { registerClickRoutes } from './routes/click.ts';

@@ -2,8 +2,8 @@
 // through the cache (a rotated or deleted token is refused within one cache poll). The three bearer kinds
 // are told apart by prefix alone; an `affk_` key or a `sess_` session on a tracking route is a 401.
 import type { FastifyRequest } from 'fastify';
-import { HttpError } from '../../shared/http.ts';
-import { hashSecret } from '../../shared/secrets.ts';
+import { HttpError } from '../../shared/http/server.ts';
+import { hashSecret } from '../../shared/domain/secrets.ts';
 import type { LinkCache } from './link-cache.ts';
 
 export type TokenState =

@@ -2,7 +2,7 @@
 // Origin is on the program's allowed_origins; an empty list allows none. Calls without an Origin header
 // (servers, curl) are not browser calls and pass. Sale and refund send no CORS headers at all.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { HttpError } from '../../shared/http.ts';
+import { HttpError } from '../../shared/http/server.ts';
 import type { CachedProgram, LinkCache } from './link-cache.ts';
 
 export function normaliseOrigin(origin: string): string {

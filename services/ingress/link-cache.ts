@@ -2,7 +2,7 @@
 // (one query per key however many requests wait for it), and kept fresh by polling the
 // cache_invalidations log that triggers append to. A change is seen within one poll interval
 // (default 500 ms); cacheTtlMs bounds the age of any entry regardless.
-import type { Sql } from '../../shared/db.ts';
+import type { Sql } from '../../shared/db/sql.ts';
 import type { Logger } from '../../shared/logger.ts';
 
 export interface CachedLink {

@@ -3,7 +3,7 @@
 // is the one Fastify resolved (X-Forwarded-For only from trusted proxies). Buckets live in this process's
 // memory: with N ingress instances behind a balancer the effective limit is up to N times the setting.
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { HttpError } from '../../shared/http.ts';
+import { HttpError } from '../../shared/http/server.ts';
 
 export interface RateLimitOptions {
   /** Sustained requests per minute per IP; 0 turns limiting off. */

@@ -5,7 +5,7 @@ import Fastify, { LogController } from 'fastify';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import swagger from '@fastify/swagger';
 import type { Config } from '../../shared/config.ts';
-import { installJsonHandling } from '../../shared/http.ts';
+import { installJsonHandling } from '../../shared/http/server.ts';
 import type { Logger } from '../../shared/logger.ts';
 import { ingressPlugin } from '../ingress/app.ts';
 import type { IngressDeps } from '../ingress/app.ts';

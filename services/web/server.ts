@@ -2,18 +2,13 @@
 // Boot: config → Postgres → node id → Kafka topics and producer → link cache → listen.
 import { loadConfig } from '../../shared/config.ts';
 import { createLogger } from '../../shared/logger.ts';
-import { createSql } from '../../shared/db.ts';
-import {
-  BatchingProducer,
-  connectProducer,
-  createKafka,
-  ensureTopics,
-  topicName,
-} from '../../shared/kafka.ts';
-import { MAX_NODE, Snowflake } from '../../shared/ids.ts';
+import { createSql } from '../../shared/db/sql.ts';
+import { BatchingProducer, connectProducer, createKafka, ensureTopics } from '../../shared/pipeline/kafka.ts';
+import { topicName } from '../../shared/contracts/topics.ts';
+import { MAX_NODE, Snowflake } from '../../shared/domain/ids.ts';
 import { LinkCache } from '../ingress/link-cache.ts';
 import { RateLimiter } from '../ingress/rate-limit.ts';
-import { OutcomeWaiter } from '../../shared/outcomes.ts';
+import { OutcomeWaiter } from '../../shared/pipeline/outcomes.ts';
 import { buildWebApp } from './app.ts';
 
 const cfg = loadConfig();

@@ -1,6 +1,6 @@
 // Dashboard users for API tests: signup through the real API, memberships and keys as the API would make them.
 import { randomBytes } from 'node:crypto';
-import type { Sql } from '../../shared/db.ts';
+import type { Sql } from '../../shared/db/sql.ts';
 import { postJson } from './stack.ts';
 import type { Services } from './stack.ts';
 

@@ -2,12 +2,12 @@
 // KAFKA_BROKERS), the project's own processes started per test file with a unique Kafka prefix (so files
 // run in parallel without sharing topics or consumer groups), and data fixtures written with SQL.
 import { randomBytes } from 'node:crypto';
-import { createSql } from '../../shared/db.ts';
-import type { Sql } from '../../shared/db.ts';
+import { createSql } from '../../shared/db/sql.ts';
+import type { Sql } from '../../shared/db/sql.ts';
 import { freePort } from '../../scripts/lib/stack.ts';
 import { spawnService, waitForWeb, lineWatcher } from '../../scripts/lib/services.ts';
 import type { ServiceName, ServiceProcess } from '../../scripts/lib/services.ts';
-import { generateSecret, hashSecret, maskSecret } from '../../shared/secrets.ts';
+import { generateSecret, hashSecret, maskSecret } from '../../shared/domain/secrets.ts';
 
 export interface Teardown {
   teardown(fn: () => unknown): void;

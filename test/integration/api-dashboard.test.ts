@@ -5,8 +5,8 @@
 // seed arrays, by the spec's definitions, never from what the endpoints return.
 import t from 'tap';
 import { randomBytes } from 'node:crypto';
-import type { Sql } from '../../shared/db.ts';
-import { generateSecret, hashSecret, maskSecret } from '../../shared/secrets.ts';
+import type { Sql } from '../../shared/db/sql.ts';
+import { generateSecret, hashSecret, maskSecret } from '../../shared/domain/secrets.ts';
 import { createProgram, startServices, testSql } from '../helpers/stack.ts';
 import { bearer, getJson, memberOf, signup } from '../helpers/accounts.ts';
 

@@ -7,7 +7,7 @@ import t from 'tap';
 import { startServices, testSql } from '../helpers/stack.ts';
 import { bearer, getJson, memberOf, send, signup } from '../helpers/accounts.ts';
 import type { User } from '../helpers/accounts.ts';
-import { generateSecret, hashSecret, maskSecret } from '../../shared/secrets.ts';
+import { generateSecret, hashSecret, maskSecret } from '../../shared/domain/secrets.ts';
 import { SCOPES } from '../../services/api/access.ts';
 
 const sql = testSql(t);

@@ -4,7 +4,7 @@
 // the balances in one step, after which a refund is deducted in full (no clamp) and the balance goes negative.
 import { randomBytes } from 'node:crypto';
 import t from 'tap';
-import { generateSecret, hashSecret, maskSecret } from '../../shared/secrets.ts';
+import { generateSecret, hashSecret, maskSecret } from '../../shared/domain/secrets.ts';
 import { postJson, startServices, testSql, waitFor } from '../helpers/stack.ts';
 import { bearer, getJson, memberOf, send, signup } from '../helpers/accounts.ts';
 import type { User } from '../helpers/accounts.ts';

@@ -3,7 +3,7 @@
 // workspace's program as 404, and the full tracking token only ever in create and regenerate answers.
 import { randomBytes } from 'node:crypto';
 import t from 'tap';
-import { generateSecret, hashSecret, maskSecret } from '../../shared/secrets.ts';
+import { generateSecret, hashSecret, maskSecret } from '../../shared/domain/secrets.ts';
 import { createProgram, postJson, startServices, testSql, waitFor } from '../helpers/stack.ts';
 import { bearer, getJson, memberOf, send, signup } from '../helpers/accounts.ts';
 import type { User } from '../helpers/accounts.ts';

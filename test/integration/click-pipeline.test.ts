@@ -3,10 +3,11 @@
 // dead-letter topic and table with its original bytes while the partition moves on.
 import t from 'tap';
 import { readdir } from 'node:fs/promises';
-import { createKafka, topicName } from '../../shared/kafka.ts';
+import { createKafka } from '../../shared/pipeline/kafka.ts';
+import { topicName } from '../../shared/contracts/topics.ts';
 import { createLogger } from '../../shared/logger.ts';
-import { Snowflake, formatClickId } from '../../shared/ids.ts';
-import type { ClickMessage } from '../../shared/messages.ts';
+import { Snowflake, formatClickId } from '../../shared/domain/ids.ts';
+import type { ClickMessage } from '../../shared/contracts/clicks.ts';
 import { createPersistClicksStep } from '../../services/workers/clicks/steps/persist-clicks.ts';
 import type { EnrichedClick } from '../../services/workers/clicks/steps/enrich-click.ts';
 import {
@@ -266,19 +267,19 @@ t.test('a NUL byte in a text field is stripped at the ingress, not dead-lettered
 t.test(
   'migrations: concurrent runners serialise on the advisory lock; a changed applied file is refused',
   async (t) => {
-    const { migrate } = await import('../../shared/migrate.ts');
+    const { migrate } = await import('../../shared/db/migrate.ts');
     const name = `mig_${Date.now()}`;
     await sql.unsafe(`create database ${name}`);
     t.teardown(() => sql.unsafe(`drop database if exists ${name} with (force)`));
     const url = stackEnv().DATABASE_URL.replace(/\/[^/]+$/, `/${name}`);
     const quiet = { info: () => {} };
     const [a, b] = await Promise.all([migrate(url, quiet), migrate(url, quiet)]);
-    const files = (await readdir(new URL('../../shared/migrations/', import.meta.url))).filter((f) =>
+    const files = (await readdir(new URL('../../shared/db/migrations/', import.meta.url))).filter((f) =>
       f.endsWith('.sql'),
     );
     t.same([...a, ...b].sort(), files.sort(), 'each migration applied exactly once between the two');
     t.same(await migrate(url, quiet), [], 'a third run has nothing to do');
-    const other = (await import('../../shared/db.ts')).createSql(url, 1);
+    const other = (await import('../../shared/db/sql.ts')).createSql(url, 1);
     await other`update schema_migrations set checksum = 'tampered'`;
     await other.end();
     await t.rejects(migrate(url, quiet), /changed after it was applied/);

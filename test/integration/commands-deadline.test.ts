@@ -2,7 +2,8 @@
 // a retry with the same Idempotency-Key resolves to the recorded outcome; without it a sale retry is a
 // 409. A poison command is dead-lettered and its caller answered 500 with the kind's error string.
 import t from 'tap';
-import { createKafka, topicName } from '../../shared/kafka.ts';
+import { createKafka } from '../../shared/pipeline/kafka.ts';
+import { topicName } from '../../shared/contracts/topics.ts';
 import { createLogger } from '../../shared/logger.ts';
 import {
   createLink,

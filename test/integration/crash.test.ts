@@ -6,7 +6,7 @@ import type { Test } from 'tap';
 import { clickLoad } from '../helpers/load.ts';
 import { createLink, createProgram, startServices, testSql, waitFor } from '../helpers/stack.ts';
 import type { LinkFixture } from '../helpers/stack.ts';
-import type { Sql } from '../../shared/db.ts';
+import type { Sql } from '../../shared/db/sql.ts';
 
 const sql = testSql(t);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

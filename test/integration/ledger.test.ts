@@ -6,10 +6,11 @@
 import { randomBytes } from 'node:crypto';
 import t from 'tap';
 import type { Test } from 'tap';
-import { createSql } from '../../shared/db.ts';
-import { createKafka, topicName } from '../../shared/kafka.ts';
+import { createSql } from '../../shared/db/sql.ts';
+import { createKafka } from '../../shared/pipeline/kafka.ts';
+import { topicName } from '../../shared/contracts/topics.ts';
 import { createLogger } from '../../shared/logger.ts';
-import type { LedgerEffect, NotificationEffect } from '../../shared/commands.ts';
+import type { LedgerEffect, NotificationEffect } from '../../shared/contracts/commands.ts';
 import { createApplyLedgerStep } from '../../services/workers/ledger/apply.ts';
 import { createInsertNotificationsStep } from '../../services/workers/notifications/apply.ts';
 import { createLink, createProgram, stackEnv, startServices, testSql, waitFor } from '../helpers/stack.ts';

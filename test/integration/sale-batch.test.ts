@@ -7,12 +7,12 @@
 import { randomBytes } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import t from 'tap';
-import type { Tx } from '../../shared/db.ts';
-import type { SaleCommand } from '../../shared/commands.ts';
-import type { Applied, ApplyContext, CommandApplier } from '../../shared/command-handler.ts';
-import { CarefulPassNeeded } from '../../shared/command-handler.ts';
-import { RollupBuffer } from '../../shared/rollups.ts';
-import { Snowflake, formatClickId } from '../../shared/ids.ts';
+import type { Tx } from '../../shared/db/sql.ts';
+import type { SaleCommand } from '../../shared/contracts/commands.ts';
+import type { Applied, ApplyContext, CommandApplier } from '../../shared/pipeline/command-handler.ts';
+import { CarefulPassNeeded } from '../../shared/pipeline/command-handler.ts';
+import { RollupBuffer } from '../../shared/pipeline/rollups.ts';
+import { Snowflake, formatClickId } from '../../shared/domain/ids.ts';
 import { createSaleApplier } from '../../services/workers/attribution/apply-sale.ts';
 import { createLink, createProgram, testSql } from '../helpers/stack.ts';
 import type { LinkFixture } from '../helpers/stack.ts';

@@ -1,7 +1,7 @@
 import t from 'tap';
 import { extractAff } from '../../services/ingress/routes/click.ts';
-import { HttpError } from '../../shared/http.ts';
-import { parseClickMessage } from '../../shared/messages.ts';
+import { HttpError } from '../../shared/http/server.ts';
+import { parseClickMessage } from '../../shared/contracts/clicks.ts';
 
 function errorOf(fn: () => unknown): string | null {
   try {

@@ -1,8 +1,8 @@
 // coalesce: chunks submitted by concurrent partition handlers are applied together, in submission order,
 // bounded by maxMessages; every submitter settles with the call that carried its messages.
 import t from 'tap';
-import { coalesce } from '../../shared/coalesce.ts';
-import type { ConsumedMessage } from '../../shared/kafka.ts';
+import { coalesce } from '../../shared/pipeline/coalesce.ts';
+import type { ConsumedMessage } from '../../shared/pipeline/kafka.ts';
 
 const msg = (partition: number, offset: number): ConsumedMessage => ({
   topic: 't',

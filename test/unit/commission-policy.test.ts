@@ -1,7 +1,7 @@
 import t from 'tap';
-import { commissionAmount, parsePolicy, recurrenceBlocks } from '../../shared/commission-policy.ts';
-import type { CommissionPolicy } from '../../shared/commission-policy.ts';
-import { mulDivRoundHalfUp } from '../../shared/commands.ts';
+import { commissionAmount, parsePolicy, recurrenceBlocks } from '../../shared/domain/commission-policy.ts';
+import type { CommissionPolicy } from '../../shared/domain/commission-policy.ts';
+import { mulDivRoundHalfUp } from '../../shared/domain/money.ts';
 
 const policy = (p: unknown) => {
   const r = parsePolicy(p);

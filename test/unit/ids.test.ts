@@ -6,7 +6,7 @@ import {
   formatClickId,
   parseClickId,
   snowflakeTime,
-} from '../../shared/ids.ts';
+} from '../../shared/domain/ids.ts';
 
 t.test('click ids have the spec shape cust_<number>_<number> and round-trip', async (t) => {
   const sf = new Snowflake(7);

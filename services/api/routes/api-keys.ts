@@ -8,9 +8,10 @@
 // workspaceAccess picks. PUT and DELETE act on the key's own workspace; a key of a workspace the caller is
 // not a member of (or not the `workspace_id` given) is 404, as is an unknown id.
 import type { FastifyInstance } from 'fastify';
-import type { Sql } from '../../../shared/db.ts';
-import { HttpError, isPlainObject, noValidation } from '../../../shared/http.ts';
-import { generateSecret, hashSecret, maskSecret } from '../../../shared/secrets.ts';
+import type { Sql } from '../../../shared/db/sql.ts';
+import { HttpError, noValidation } from '../../../shared/http/server.ts';
+import { isPlainObject } from '../../../shared/json.ts';
+import { generateSecret, hashSecret, maskSecret } from '../../../shared/domain/secrets.ts';
 import { SCOPES, workspaceAccess, principalOf, parseId, requestedWorkspace } from '../access.ts';
 import type { Principal } from '../access.ts';
 import type { ApiDeps } from '../app.ts';

@@ -40,8 +40,9 @@
 //   the latest test event index lookups even when a program has millions of real events.
 import type { FastifyInstance } from 'fastify';
 import type { PendingQuery, Row } from 'postgres';
-import type { Sql } from '../../../shared/db.ts';
-import { HttpError, isPlainObject, ERROR_SCHEMA, noValidation } from '../../../shared/http.ts';
+import type { Sql } from '../../../shared/db/sql.ts';
+import { HttpError, ERROR_SCHEMA, noValidation } from '../../../shared/http/server.ts';
+import { isPlainObject } from '../../../shared/json.ts';
 import { programAccess } from '../access.ts';
 import type { Permission, Principal, ProgramAccess } from '../access.ts';
 import type { ApiDeps } from '../app.ts';

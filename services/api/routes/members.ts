@@ -12,8 +12,9 @@
 // Membership changes of one workspace are serialised by a row lock on the workspace, so two owners
 // demoting each other at once cannot leave it without an owner.
 import type { FastifyInstance } from 'fastify';
-import type { Sql, Tx } from '../../../shared/db.ts';
-import { HttpError, isPlainObject, noValidation, errorResponses } from '../../../shared/http.ts';
+import type { Sql, Tx } from '../../../shared/db/sql.ts';
+import { HttpError, noValidation, errorResponses } from '../../../shared/http/server.ts';
+import { isPlainObject } from '../../../shared/json.ts';
 import { workspaceAccess, principalOf, parseId, requestedWorkspace } from '../access.ts';
 import type { Role } from '../access.ts';
 import type { ApiDeps } from '../app.ts';

@@ -10,9 +10,9 @@
 //   never clamped) commit in ONE transaction, through the ledger step's own code (see markPaid).
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
-import type { Sql } from '../../../shared/db.ts';
-import type { LedgerEffect } from '../../../shared/commands.ts';
-import { HttpError, EMAIL_RE, jsonBody, noValidation, errorResponses } from '../../../shared/http.ts';
+import type { Sql } from '../../../shared/db/sql.ts';
+import type { LedgerEffect } from '../../../shared/contracts/commands.ts';
+import { HttpError, EMAIL_RE, jsonBody, noValidation, errorResponses } from '../../../shared/http/server.ts';
 import { applyLedgerEntries } from '../../workers/ledger/apply.ts';
 import { programAccess, principalOf } from '../access.ts';
 import type { ApiDeps } from '../app.ts';

@@ -10,8 +10,8 @@
 // workspace; without it, a key acts on its own workspace and a session on the one it owns (else administers).
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
-import { HttpError, jsonBody, noValidation, errorResponses } from '../../../shared/http.ts';
-import { maskSecret } from '../../../shared/secrets.ts';
+import { HttpError, jsonBody, noValidation, errorResponses } from '../../../shared/http/server.ts';
+import { maskSecret } from '../../../shared/domain/secrets.ts';
 import { workspaceAccess, principalOf, requestedWorkspace } from '../access.ts';
 import type { ApiDeps } from '../app.ts';
 import { iso, managementSecurity } from './programs.ts';

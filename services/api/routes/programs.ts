@@ -10,10 +10,10 @@
 // the path-id parser.
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
-import type { Sql } from '../../../shared/db.ts';
-import { HttpError, ERROR_SCHEMA, jsonBody, noValidation, errorResponses } from '../../../shared/http.ts';
-import { generateSecret, hashSecret, maskSecret } from '../../../shared/secrets.ts';
-import { DEFAULT_POLICY, parsePolicy } from '../../../shared/commission-policy.ts';
+import type { Sql } from '../../../shared/db/sql.ts';
+import { HttpError, ERROR_SCHEMA, jsonBody, noValidation, errorResponses } from '../../../shared/http/server.ts';
+import { generateSecret, hashSecret, maskSecret } from '../../../shared/domain/secrets.ts';
+import { DEFAULT_POLICY, parsePolicy } from '../../../shared/domain/commission-policy.ts';
 import {
   ROLE_PERMISSIONS,
   programAccess,

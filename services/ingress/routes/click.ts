@@ -2,17 +2,11 @@
 // Order: extract `aff`, match the link (cache), reuse or mint the click id, produce the click to Kafka with
 // acks=-1, answer. Enrichment and every database write happen in the click worker; a 200 is a durable click.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import {
-  HttpError,
-  isPlainObject,
-  ERROR_SCHEMA,
-  noValidation,
-  jsonBody,
-  truncate,
-} from '../../../shared/http.ts';
-import { formatClickId, parseClickId } from '../../../shared/ids.ts';
-import { CLICK_TEXT_FIELDS, TEXT_LIMITS } from '../../../shared/messages.ts';
-import type { ClickMessage } from '../../../shared/messages.ts';
+import { HttpError, ERROR_SCHEMA, noValidation, jsonBody } from '../../../shared/http/server.ts';
+import { isPlainObject, truncate } from '../../../shared/json.ts';
+import { formatClickId, parseClickId } from '../../../shared/domain/ids.ts';
+import { CLICK_TEXT_FIELDS, TEXT_LIMITS } from '../../../shared/contracts/clicks.ts';
+import type { ClickMessage } from '../../../shared/contracts/clicks.ts';
 import type { IngressDeps } from '../app.ts';
 import { checkOrigin } from '../cors.ts';
 

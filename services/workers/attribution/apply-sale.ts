@@ -11,18 +11,18 @@
 //   second sale in the chunk sees its first); then insert the sales, the commissions and the customers'
 //   new state with one multi-row statement each. Both forms share the decisions (`checkProgram`,
 //   `attribute`, the answer builders), and a differential test holds them to the same answers and rows.
-import type { Tx } from '../../../shared/db.ts';
-import type { SaleCommand, LedgerEffect } from '../../../shared/commands.ts';
-import { parseCommand } from '../../../shared/commands.ts';
-import type { Applied, ApplyContext, CommandApplier } from '../../../shared/command-handler.ts';
-import { CarefulPassNeeded } from '../../../shared/command-handler.ts';
+import type { Tx } from '../../../shared/db/sql.ts';
+import type { SaleCommand, LedgerEffect } from '../../../shared/contracts/commands.ts';
+import { parseCommand } from '../../../shared/contracts/commands.ts';
+import type { Applied, ApplyContext, CommandApplier } from '../../../shared/pipeline/command-handler.ts';
+import { CarefulPassNeeded } from '../../../shared/pipeline/command-handler.ts';
 import {
   DEFAULT_POLICY,
   commissionAmount,
   parsePolicy,
   recurrenceBlocks,
-} from '../../../shared/commission-policy.ts';
-import { parseClickId, snowflakeTime } from '../../../shared/ids.ts';
+} from '../../../shared/domain/commission-policy.ts';
+import { parseClickId, snowflakeTime } from '../../../shared/domain/ids.ts';
 
 export const DUPLICATE_SALE = 'Duplicate transaction_id. This sale has already been recorded.';
 const DAY_MS = 86_400_000;

@@ -1,6 +1,6 @@
 // Process entry: the attribution and commission worker (sales topic).
-import { runWorker } from '../../../shared/worker-runtime.ts';
-import { commandStatus, createCommandHandler } from '../../../shared/command-handler.ts';
+import { runWorker } from '../../../shared/pipeline/worker-runtime.ts';
+import { commandStatus, createCommandHandler } from '../../../shared/pipeline/command-handler.ts';
 import { createSaleApplier } from './apply-sale.ts';
 
 await runWorker({

@@ -2,22 +2,16 @@
 // they share the consumer group, and partitions bound the parallelism.
 import { loadConfig } from '../../../shared/config.ts';
 import { createLogger } from '../../../shared/logger.ts';
-import { createSql } from '../../../shared/db.ts';
-import {
-  BatchingProducer,
-  connectProducer,
-  createKafka,
-  ensureTopics,
-  runBatchConsumer,
-  topicName,
-} from '../../../shared/kafka.ts';
+import { createSql } from '../../../shared/db/sql.ts';
+import { BatchingProducer, connectProducer, createKafka, ensureTopics, runBatchConsumer } from '../../../shared/pipeline/kafka.ts';
+import { topicName } from '../../../shared/contracts/topics.ts';
 import { createUserAgentParser } from './enrich/user-agent.ts';
 import { defaultGeoPaths, openGeo } from './enrich/geo.ts';
 import { createEnrichClickStep } from './steps/enrich-click.ts';
 import { createPersistClicksStep } from './steps/persist-clicks.ts';
 import { createClickPipeline } from './pipeline.ts';
 import { createLeadApplier } from './steps/apply-lead.ts';
-import { createCommandHandler } from '../../../shared/command-handler.ts';
+import { createCommandHandler } from '../../../shared/pipeline/command-handler.ts';
 import { percentile } from '../../../shared/stats.ts';
 
 const cfg = loadConfig();

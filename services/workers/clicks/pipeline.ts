@@ -3,12 +3,12 @@
 // A message that fails parse or enrich, or that Postgres rejects as data, is dead-lettered with its
 // original bytes and the reason, and the partition moves on. Anything else (Postgres or Kafka down) throws,
 // so the chunk is retried and, failing that, redelivered: its offsets are committed only after this returns.
-import type { Sql } from '../../../shared/db.ts';
+import type { Sql } from '../../../shared/db/sql.ts';
 import type { Logger } from '../../../shared/logger.ts';
-import type { BatchingProducer, ConsumedMessage } from '../../../shared/kafka.ts';
-import { parseClickMessage } from '../../../shared/messages.ts';
-import { applyIsolatingPoison, writeDeadLetters } from '../../../shared/dead-letters.ts';
-import type { DeadLetter } from '../../../shared/dead-letters.ts';
+import type { BatchingProducer, ConsumedMessage } from '../../../shared/pipeline/kafka.ts';
+import { parseClickMessage } from '../../../shared/contracts/clicks.ts';
+import { applyIsolatingPoison, writeDeadLetters } from '../../../shared/pipeline/dead-letters.ts';
+import type { DeadLetter } from '../../../shared/pipeline/dead-letters.ts';
 import type { EnrichedClick } from './steps/enrich-click.ts';
 import type { PersistResult } from './steps/persist-clicks.ts';
 

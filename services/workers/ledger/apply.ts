@@ -15,8 +15,8 @@
 // partner-program balance, and takes nothing from a balance that is already at or below zero; a deduction
 // of a paid commission is applied in full and may leave a balance negative. Each entry records what it
 // actually did to each balance, so every balance equals the sum of its column over ledger_entries.
-import type { Sql, Tx } from '../../../shared/db.ts';
-import type { LedgerEffect } from '../../../shared/commands.ts';
+import type { Sql, Tx } from '../../../shared/db/sql.ts';
+import type { LedgerEffect } from '../../../shared/contracts/commands.ts';
 
 export interface ApplyLedgerResult {
   /** Entries inserted by this call. */

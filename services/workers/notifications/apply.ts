@@ -1,9 +1,9 @@
 // Notification step: inserts a chunk of notifications with one multi-row statement (unnest of one array
 // per column, so the parameter count does not grow with the chunk); notification_key is
 // unique, so a redelivered or republished effect (`on conflict do nothing`) is stored once.
-import type { Sql } from '../../../shared/db.ts';
-import type { NotificationEffect } from '../../../shared/commands.ts';
-import { isPlainObject } from '../../../shared/http.ts';
+import type { Sql } from '../../../shared/db/sql.ts';
+import type { NotificationEffect } from '../../../shared/contracts/commands.ts';
+import { isPlainObject } from '../../../shared/json.ts';
 
 export interface InsertNotificationsResult {
   inserted: number;

@@ -2,10 +2,11 @@
 // `refunded`, already terminal → `skipped`, no commission → `no_commission`. The commission row is locked,
 // so concurrent refunds of one sale deduct once. Deduction = commission × refund / sale amount (round half
 // up); the ledger entry and the notifications are effects published after commit.
-import type { Tx } from '../../../shared/db.ts';
-import type { Effect, RefundCommand } from '../../../shared/commands.ts';
-import { mulDivRoundHalfUp, parseCommand } from '../../../shared/commands.ts';
-import type { Applied, CommandApplier } from '../../../shared/command-handler.ts';
+import type { Tx } from '../../../shared/db/sql.ts';
+import type { Effect, RefundCommand } from '../../../shared/contracts/commands.ts';
+import { parseCommand } from '../../../shared/contracts/commands.ts';
+import { mulDivRoundHalfUp } from '../../../shared/domain/money.ts';
+import type { Applied, CommandApplier } from '../../../shared/pipeline/command-handler.ts';
 
 export function createRefundApplier(): CommandApplier<RefundCommand> {
   return {

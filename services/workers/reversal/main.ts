@@ -1,6 +1,6 @@
 // Process entry: the reversal worker (refunds topic).
-import { runWorker } from '../../../shared/worker-runtime.ts';
-import { commandStatus, createCommandHandler } from '../../../shared/command-handler.ts';
+import { runWorker } from '../../../shared/pipeline/worker-runtime.ts';
+import { commandStatus, createCommandHandler } from '../../../shared/pipeline/command-handler.ts';
 import { createRefundApplier } from './apply-refund.ts';
 
 await runWorker({

@@ -1,9 +1,9 @@
 // The customer-journey step for leads (spec 4.2, section 3, CONTRACT "Lead without a click"). Leads travel
 // on the clicks topic keyed by click_id, so a lead sent after its click's 200 is applied after the click.
-import type { Tx } from '../../../../shared/db.ts';
-import type { LeadCommand } from '../../../../shared/commands.ts';
-import { parseCommand } from '../../../../shared/commands.ts';
-import type { Applied, ApplyContext, CommandApplier } from '../../../../shared/command-handler.ts';
+import type { Tx } from '../../../../shared/db/sql.ts';
+import type { LeadCommand } from '../../../../shared/contracts/commands.ts';
+import { parseCommand } from '../../../../shared/contracts/commands.ts';
+import type { Applied, ApplyContext, CommandApplier } from '../../../../shared/pipeline/command-handler.ts';
 
 const NOT_FOUND = 'Customer not found. Provide a valid click_id or customer_key.';
 

@@ -1,6 +1,6 @@
 // Enrichment step: user agent → device_type/device_os/browser_name, client IP → geo_country/region/city.
 // Pure and local (an LRU for user agents, an mmdb reader for geo): no I/O per message.
-import type { ClickMessage } from '../../../../shared/messages.ts';
+import type { ClickMessage } from '../../../../shared/contracts/clicks.ts';
 import type { DeviceInfo } from '../enrich/user-agent.ts';
 import type { GeoLookup, GeoInfo } from '../enrich/geo.ts';
 

@@ -5,7 +5,7 @@
 // counter is incremented only from the rows that INSERT ... ON CONFLICT DO NOTHING actually returned, so a
 // redelivered chunk changes nothing. Test clicks are stored (is_test) and touch no counter or customer.
 // Lock order: rows of each table are locked in key order, so concurrent workers cannot deadlock.
-import type { Sql, Tx } from '../../../../shared/db.ts';
+import type { Sql, Tx } from '../../../../shared/db/sql.ts';
 import type { EnrichedClick } from './enrich-click.ts';
 
 const EVENT_COLUMNS = [

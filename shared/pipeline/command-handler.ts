@@ -14,14 +14,14 @@
 // Effects (ledger entries, notifications) are published after the commit and before the offsets are
 // committed; a redelivered command finds its outcome and publishes the same effects again, which their
 // consumers apply once (unique keys).
-import type { Sql, Tx } from './db.ts';
-import { isDataError } from './db.ts';
-import type { Logger } from './logger.ts';
+import type { Sql, Tx } from '../db/sql.ts';
+import { isDataError } from '../db/sql.ts';
+import type { Logger } from '../logger.ts';
 import type { BatchingProducer, ConsumedMessage } from './kafka.ts';
-import type { Command, Effect } from './commands.ts';
-import { requestIdOf } from './commands.ts';
+import type { Command, Effect } from '../contracts/commands.ts';
+import { requestIdOf } from '../contracts/commands.ts';
 import { findOutcome, notifyOutcome, recordOutcome, recordOutcomes } from './outcomes.ts';
-import { percentile } from './stats.ts';
+import { percentile } from '../stats.ts';
 import { writeDeadLetters } from './dead-letters.ts';
 import type { DeadLetter } from './dead-letters.ts';
 import { RollupBuffer } from './rollups.ts';

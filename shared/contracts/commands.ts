@@ -1,7 +1,7 @@
 // Commands with an answer (lead, sale, refund) and the side effects they publish (ledger entries,
 // notifications). The ingress validates the request and produces the command with a request_id; the
 // owning worker applies it and records the outcome under that request_id (shared/outcomes.ts).
-import { isPlainObject, unstorableJson } from './http.ts';
+import { isPlainObject, unstorableJson } from '../json.ts';
 
 export interface LeadCommand {
   v: 1;
@@ -196,12 +196,4 @@ export function parseEffect(bytes: Buffer | null): Effect | string {
     return m as unknown as NotificationEffect;
   }
   return `unknown effect topic ${String(m.topic)}`;
-}
-
-/** Round half up of a non-negative rational a*b/c in integer cents, exactly (no floating point). */
-export function mulDivRoundHalfUp(a: number, b: number, c: number): number {
-  if (c <= 0) throw new RangeError('divisor must be positive');
-  const num = BigInt(a) * BigInt(b);
-  const q = (num * 2n + BigInt(c)) / (2n * BigInt(c));
-  return Number(q);
 }

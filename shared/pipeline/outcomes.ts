@@ -7,9 +7,9 @@
 // Ingress: OutcomeWaiter LISTENs on one connection and resolves the waiting request; as a fallback for a
 // notification lost to a reconnect, it reads the outcome rows of requests waiting longer than pollMs,
 // all in one query. Past the deadline the caller answers 503 with Retry-After.
-import type { Sql, Tx } from './db.ts';
-import type { Logger } from './logger.ts';
-import type { Effect } from './commands.ts';
+import type { Sql, Tx } from '../db/sql.ts';
+import type { Logger } from '../logger.ts';
+import type { Effect } from '../contracts/commands.ts';
 
 export const OUTCOME_CHANNEL = 'command_outcomes';
 

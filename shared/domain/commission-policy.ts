@@ -1,8 +1,8 @@
 // A program's commission policy (CONTRACT "Programs"): percentage or flat, per-product overrides, and
 // one_time / recurring (months, or lifetime when months is null). Amounts are integer cents; a percentage
 // commission is round half up of amount × percent / 100, computed exactly in integers.
-import { isPlainObject } from './http.ts';
-import { mulDivRoundHalfUp } from './commands.ts';
+import { isPlainObject } from '../json.ts';
+import { MAX_AMOUNT_CENTS, mulDivRoundHalfUp } from './money.ts';
 
 export interface Rate {
   type: 'percentage' | 'flat';
@@ -26,12 +26,6 @@ export const DEFAULT_POLICY: CommissionPolicy = {
 };
 
 /** Returns the policy, or a message saying what is wrong with it. */
-/**
- * The largest amount in cents a sale or a flat commission may carry: 10^12 (ten billion in the currency's
- * unit). Any more is a typo or an attack, and the bound keeps every bigint sum (daily rollups, balances)
- * out of overflow's reach: about nine million such amounts per program-day or per partner.
- */
-export const MAX_AMOUNT_CENTS = 1_000_000_000_000;
 
 export function parsePolicy(input: unknown): CommissionPolicy | string {
   if (!isPlainObject(input)) return 'commission must be an object';

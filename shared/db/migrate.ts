@@ -1,10 +1,10 @@
-// Forward-only migrations: plain SQL files in shared/migrations, applied in name order, each in its own
+// Forward-only migrations: plain SQL files in shared/db/migrations, applied in name order, each in its own
 // transaction, under a session advisory lock so concurrent starters wait for each other.
 import { readdir, readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { createHash } from 'node:crypto';
 import pg from 'pg';
-import type { Logger } from './logger.ts';
+import type { Logger } from '../logger.ts';
 
 const MIGRATIONS_DIR = fileURLToPath(new URL('./migrations/', import.meta.url));
 const LOCK_ID = 727_274_001;

@@ -1,21 +1,15 @@
 // Process scaffolding shared by every worker: config, Postgres, Kafka topics, the producer for dead
 // letters and effects, the consumer that owns offsets, a status line every 10 s, graceful shutdown.
-import { loadConfig } from './config.ts';
-import type { Config } from './config.ts';
-import { createLogger } from './logger.ts';
-import type { Logger } from './logger.ts';
-import { createSql } from './db.ts';
-import type { Sql } from './db.ts';
-import {
-  BatchingProducer,
-  connectProducer,
-  createKafka,
-  ensureTopics,
-  runBatchConsumer,
-  topicName,
-  TOPICS,
-} from './kafka.ts';
-import type { ConsumedMessage, TopicKey } from './kafka.ts';
+import { loadConfig } from '../config.ts';
+import type { Config } from '../config.ts';
+import { createLogger } from '../logger.ts';
+import type { Logger } from '../logger.ts';
+import { createSql } from '../db/sql.ts';
+import type { Sql } from '../db/sql.ts';
+import { BatchingProducer, connectProducer, createKafka, ensureTopics, runBatchConsumer } from './kafka.ts';
+import { topicName, TOPICS } from '../contracts/topics.ts';
+import type { ConsumedMessage } from './kafka.ts';
+import type { TopicKey } from '../contracts/topics.ts';
 import { coalesce } from './coalesce.ts';
 
 export interface WorkerContext {

@@ -1,7 +1,7 @@
 // A worker that consumes one kind of effect (ledger entries, notifications): parse each message as that
 // effect, apply the chunk with the step, dead-letter what cannot be parsed or applied, report counts.
-import { parseEffect } from './commands.ts';
-import type { Effect } from './commands.ts';
+import { parseEffect } from '../contracts/commands.ts';
+import type { Effect } from '../contracts/commands.ts';
 import type { ConsumedMessage } from './kafka.ts';
 import type { WorkerContext, WorkerParts } from './worker-runtime.ts';
 import { applyIsolatingPoison, writeDeadLetters } from './dead-letters.ts';

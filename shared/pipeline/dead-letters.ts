@@ -2,9 +2,9 @@
 // bytes, headers naming step, reason and source) and to the dead_letters table (keyed by source offset, so
 // a redelivered chunk records nothing twice); and a chunk that Postgres rejects as data is retried message
 // by message so only the culprits are dead-lettered.
-import type { Sql } from './db.ts';
-import { isDataError } from './db.ts';
-import type { Logger } from './logger.ts';
+import type { Sql } from '../db/sql.ts';
+import { isDataError } from '../db/sql.ts';
+import type { Logger } from '../logger.ts';
 import type { BatchingProducer, ConsumedMessage } from './kafka.ts';
 import { deadLetterMessage } from './kafka.ts';
 

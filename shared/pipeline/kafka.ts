@@ -9,26 +9,10 @@
 import { Kafka, logLevel as KafkaLogLevel } from 'kafkajs';
 import type { Consumer, IHeaders, Message, Producer, ITopicConfig, logCreator } from 'kafkajs';
 import pRetry from 'p-retry';
-import type { Logger } from './logger.ts';
-import type { Config } from './config.ts';
-
-export const TOPICS = {
-  /** Clicks and leads, keyed by click_id: a lead is ordered behind its click. */
-  clicks: 'clicks',
-  /** Sale commands, keyed by transaction_id. */
-  sales: 'sales',
-  /** Refund commands, keyed by transaction_id. */
-  refunds: 'refunds',
-  /** Balance ledger entries, keyed by partner. */
-  ledger: 'ledger',
-  notifications: 'notifications',
-  deadLetter: 'dead-letter',
-} as const;
-export type TopicKey = keyof typeof TOPICS;
-
-export function topicName(prefix: string, key: TopicKey): string {
-  return prefix + TOPICS[key];
-}
+import type { Logger } from '../logger.ts';
+import type { Config } from '../config.ts';
+import { TOPICS, topicName } from '../contracts/topics.ts';
+import type { TopicKey } from '../contracts/topics.ts';
 
 const TRANSIENT = /coordinator is loading|group coordinator is not available|Restarting the consumer/i;
 // kafkajs warns that bounded retries weaken Kafka's transactional exactly-once; svc does not use it (its

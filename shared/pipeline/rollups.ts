@@ -1,7 +1,7 @@
 // The daily per-program rollup (program_daily_stats), incremented in the transaction of the events it
 // counts. Calendar days are UTC. Command workers collect deltas over a chunk (RollupBuffer) and write them
 // once, in key order, as the transaction's last statement.
-import type { Tx } from './db.ts';
+import type { Tx } from '../db/sql.ts';
 
 export interface DailyDelta {
   leads?: number;

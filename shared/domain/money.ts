@@ -1,0 +1,16 @@
+// Money is integer cents plus an ISO 4217 currency; this is its arithmetic and its bounds.
+
+/**
+ * The largest amount in cents a sale or a flat commission may carry: 10^12 (ten billion in the currency's
+ * unit). Any more is a typo or an attack, and the bound keeps every bigint sum (daily rollups, balances)
+ * out of overflow's reach: about nine million such amounts per program-day or per partner.
+ */
+export const MAX_AMOUNT_CENTS = 1_000_000_000_000;
+
+/** Round half up of a non-negative rational a*b/c in integer cents, exactly (no floating point). */
+export function mulDivRoundHalfUp(a: number, b: number, c: number): number {
+  if (c <= 0) throw new RangeError('divisor must be positive');
+  const num = BigInt(a) * BigInt(b);
+  const q = (num * 2n + BigInt(c)) / (2n * BigInt(c));
+  return Number(q);
+}

@@ -1,0 +1,108 @@
+// Pieces every HTTP service registers: the JSON body parser (exact "Invalid JSON body" 400; raw body kept
+// for signature checks), one error handler (4xx with an `error` string, 5xx hiding internals), and the
+// 404 answer.
+import type { FastifyInstance, FastifyError, FastifyRequest } from 'fastify';
+import {
+  BAD_STRING,
+  ESCAPED_NUL_OR_SURROGATE,
+  MAX_JSON_DEPTH,
+  cleanStrings,
+  isPlainObject,
+  jsonTooDeep,
+} from '../json.ts';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    rawBody?: string;
+  }
+}
+
+export const UNPAIRED_SURROGATE = 'Invalid JSON body: a string contains an unpaired UTF-16 surrogate';
+export const TOO_DEEP = `Invalid JSON body: nested deeper than ${MAX_JSON_DEPTH} levels`;
+
+export class HttpError extends Error {
+  readonly statusCode: number;
+  readonly extra: Record<string, unknown> | undefined;
+  constructor(statusCode: number, message: string, extra?: Record<string, unknown>) {
+    super(message);
+    this.statusCode = statusCode;
+    this.extra = extra;
+  }
+}
+
+export function installJsonHandling(app: FastifyInstance): void {
+  app.removeContentTypeParser(['application/json', 'text/plain']);
+  // text/plain too: navigator.sendBeacon and no-preflight browser posts send JSON under that type.
+  app.addContentTypeParser(
+    ['application/json', 'text/plain'],
+    { parseAs: 'string' },
+    (req: FastifyRequest, body: string | Buffer, done: (err: Error | null, body?: unknown) => void) => {
+      const text = typeof body === 'string' ? body : body.toString('utf8');
+      req.rawBody = text;
+      if (text.trim() === '') return done(null, {});
+      if (jsonTooDeep(text)) return done(new HttpError(400, TOO_DEEP));
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(text);
+      } catch {
+        return done(new HttpError(400, 'Invalid JSON body'));
+      }
+      // Only escapes produce these characters (raw NULs are invalid JSON; invalid UTF-8 decodes to U+FFFD).
+      if (ESCAPED_NUL_OR_SURROGATE.test(text)) {
+        const clean = cleanStrings(parsed);
+        if (clean === BAD_STRING) return done(new HttpError(400, UNPAIRED_SURROGATE));
+        parsed = clean;
+      }
+      done(null, parsed);
+    },
+  );
+
+  app.setErrorHandler((err: FastifyError | HttpError, req, reply) => {
+    if (err instanceof HttpError) {
+      return reply.code(err.statusCode).send({ error: err.message, ...err.extra });
+    }
+    const status = err.statusCode ?? 500;
+    if (status === 413 || err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+      return reply.code(413).send({ error: 'Request body is too large' });
+    }
+    if (err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
+      return reply.code(415).send({ error: 'Content-Type must be application/json' });
+    }
+    if (err.validation) {
+      return reply.code(400).send({ error: `Invalid request: ${err.message}` });
+    }
+    if (status >= 400 && status < 500) {
+      return reply.code(status).send({ error: err.message });
+    }
+    req.log.error({ err }, 'unhandled error');
+    return reply.code(500).send({ error: 'Internal server error' });
+  });
+
+  app.setNotFoundHandler((req, reply) => {
+    reply.code(404).send({ error: `Route ${req.method} ${req.url.split('?')[0]} not found` });
+  });
+}
+
+/** The error body of every 4xx/5xx, for response schemas. */
+export const ERROR_SCHEMA = {
+  type: 'object',
+  properties: { error: { type: 'string' } },
+  required: ['error'],
+} as const;
+
+/** Response schemas for the given error statuses, each `{ error }`. */
+export function errorResponses<C extends number>(...codes: C[]): Record<C, typeof ERROR_SCHEMA> {
+  return Object.fromEntries(codes.map((c) => [c, ERROR_SCHEMA])) as Record<C, typeof ERROR_SCHEMA>;
+}
+
+/** Bodies are validated by hand, so that every 400 carries its own exact message; schemas document. */
+export const noValidation = () => () => true;
+
+/** The JSON object body; no body at all is {}; anything but an object is a 400. */
+export function jsonBody(req: FastifyRequest): Record<string, unknown> {
+  if (req.body === undefined || req.body === null) return {};
+  if (!isPlainObject(req.body)) throw new HttpError(400, 'Request body must be a JSON object');
+  return req.body;
+}
+
+export const EMAIL_RE = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
