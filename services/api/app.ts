@@ -2,7 +2,7 @@
 // (/api/tracking/status|events|performance) and management (/api/advertiser/*). It reads Postgres and
 // writes only management data. Every route but signup and login authenticates first (access.ts).
 import type { FastifyInstance } from 'fastify';
-import type { Sql } from '../../shared/db/sql.ts';
+import type { ApiDeps, AuthedRoutes } from './deps.ts';
 import { authenticate } from './access.ts';
 import { registerAuthRoutes } from './routes/auth.ts';
 import { registerMemberRoutes } from './routes/members.ts';
@@ -12,14 +12,6 @@ import { registerPartnerRoutes } from './routes/partners.ts';
 import { registerProcessorRoutes } from './routes/processor.ts';
 import { registerDashboardRoutes } from './routes/dashboard.ts';
 
-export interface ApiDeps {
-  sql: Sql;
-  /** Lifetime of a dashboard session. */
-  sessionTtlHours: number;
-}
-
-/** Route modules that need a caller: each registers its routes on the authenticated scope. */
-export type AuthedRoutes = (app: FastifyInstance, deps: ApiDeps) => void;
 const authedRoutes: AuthedRoutes[] = [
   registerMemberRoutes,
   registerApiKeyRoutes,

@@ -8,9 +8,9 @@ import type { Config } from '../../shared/config.ts';
 import { installJsonHandling } from '../../shared/http/server.ts';
 import type { Logger } from '../../shared/logger.ts';
 import { ingressPlugin } from '../ingress/app.ts';
-import type { IngressDeps } from '../ingress/app.ts';
+import type { IngressDeps } from '../ingress/deps.ts';
 import { apiPlugin } from '../api/app.ts';
-import type { ApiDeps } from '../api/app.ts';
+import type { ApiDeps } from '../api/deps.ts';
 
 export interface WebParts {
   ingress?: IngressDeps;

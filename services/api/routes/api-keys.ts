@@ -14,8 +14,8 @@ import { isPlainObject } from '../../../shared/json.ts';
 import { generateSecret, hashSecret, maskSecret } from '../../../shared/domain/secrets.ts';
 import { SCOPES, workspaceAccess, principalOf, parseId, requestedWorkspace } from '../access.ts';
 import type { Principal } from '../access.ts';
-import type { ApiDeps } from '../app.ts';
-import { memberErrors, workspaceQuery } from './members.ts';
+import type { ApiDeps } from '../deps.ts';
+import { memberErrors, workspaceQuery } from '../common.ts';
 
 const PREFIX_LENGTH = 9;
 const ISO_DATETIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})$/i;

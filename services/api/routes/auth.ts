@@ -1,11 +1,17 @@
 // POST /api/auth/signup, /api/auth/login, /api/auth/logout (CONTRACT "Dashboard sessions").
 import type { FastifyInstance } from 'fastify';
-import { HttpError, EMAIL_RE, ERROR_SCHEMA, noValidation, errorResponses } from '../../../shared/http/server.ts';
+import {
+  HttpError,
+  EMAIL_RE,
+  ERROR_SCHEMA,
+  noValidation,
+  errorResponses,
+} from '../../../shared/http/server.ts';
 import { isPlainObject } from '../../../shared/json.ts';
 import { generateSecret, hashSecret } from '../../../shared/domain/secrets.ts';
 import { DUMMY_HASH, hashPassword, verifyPassword } from '../../../shared/domain/passwords.ts';
 import { authenticate } from '../access.ts';
-import type { ApiDeps } from '../app.ts';
+import type { ApiDeps } from '../deps.ts';
 
 const err = ERROR_SCHEMA;
 

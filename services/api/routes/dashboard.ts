@@ -45,7 +45,7 @@ import { HttpError, ERROR_SCHEMA, noValidation } from '../../../shared/http/serv
 import { isPlainObject } from '../../../shared/json.ts';
 import { programAccess } from '../access.ts';
 import type { Permission, Principal, ProgramAccess } from '../access.ts';
-import type { ApiDeps } from '../app.ts';
+import type { ApiDeps } from '../deps.ts';
 
 const DAY_MS = 86_400_000;
 const DAY_US = DAY_MS * 1000;

@@ -13,25 +13,14 @@
 // demoting each other at once cannot leave it without an owner.
 import type { FastifyInstance } from 'fastify';
 import type { Sql, Tx } from '../../../shared/db/sql.ts';
-import { HttpError, noValidation, errorResponses } from '../../../shared/http/server.ts';
+import { HttpError, noValidation } from '../../../shared/http/server.ts';
+import { memberErrors, workspaceQuery } from '../common.ts';
 import { isPlainObject } from '../../../shared/json.ts';
 import { workspaceAccess, principalOf, parseId, requestedWorkspace } from '../access.ts';
 import type { Role } from '../access.ts';
-import type { ApiDeps } from '../app.ts';
+import type { ApiDeps } from '../deps.ts';
 
 export const ROLES: readonly Role[] = ['owner', 'admin', 'member', 'viewer'];
-
-export const memberErrors = errorResponses(400, 401, 403, 404, 409);
-
-export const workspaceQuery = {
-  type: 'object',
-  properties: {
-    workspace_id: {
-      type: 'integer',
-      description: 'Workspace to act on; default: the first workspace where the caller is owner, then admin.',
-    },
-  },
-} as const;
 
 function parseRole(v: unknown): Role {
   if (v === undefined || v === null) throw new HttpError(400, 'role is required');

@@ -13,10 +13,10 @@ import type { FastifyInstance } from 'fastify';
 import type { Sql } from '../../../shared/db/sql.ts';
 import type { LedgerEffect } from '../../../shared/contracts/commands.ts';
 import { HttpError, EMAIL_RE, jsonBody, noValidation, errorResponses } from '../../../shared/http/server.ts';
-import { applyLedgerEntries } from '../../workers/ledger/apply.ts';
+import { applyLedgerEntries } from '../../../shared/db/ledger.ts';
 import { programAccess, principalOf } from '../access.ts';
-import type { ApiDeps } from '../app.ts';
-import { iso, managementSecurity, pathId } from './programs.ts';
+import type { ApiDeps } from '../deps.ts';
+import { iso, managementSecurity, pathId } from '../common.ts';
 
 const SHORT_LINK_RE = /^[A-Za-z0-9_-]{1,64}$/;
 export const COMMISSION_STATUSES = ['pending', 'approved', 'paid', 'reversed', 'refunded'] as const;

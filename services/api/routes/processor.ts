@@ -13,8 +13,8 @@ import type { FastifyInstance } from 'fastify';
 import { HttpError, jsonBody, noValidation, errorResponses } from '../../../shared/http/server.ts';
 import { maskSecret } from '../../../shared/domain/secrets.ts';
 import { workspaceAccess, principalOf, requestedWorkspace } from '../access.ts';
-import type { ApiDeps } from '../app.ts';
-import { iso, managementSecurity } from './programs.ts';
+import type { ApiDeps } from '../deps.ts';
+import { iso, managementSecurity } from '../common.ts';
 
 export const CONNECTION_STATUSES = ['pending', 'connected', 'restricted', 'disconnected'] as const;
 type ConnectionStatus = (typeof CONNECTION_STATUSES)[number];

@@ -5,13 +5,16 @@
 // SHA-256 and a masked form. Writing the row is all it takes to reach the ingress: triggers on programs
 // append to cache_invalidations, which every ingress polls, so a regenerated or deleted token is dead there
 // within one poll interval.
-//
-// This module also exports the small pieces the other management routes share (partners.ts, processor.ts):
-// the path-id parser.
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { Sql } from '../../../shared/db/sql.ts';
-import { HttpError, ERROR_SCHEMA, jsonBody, noValidation, errorResponses } from '../../../shared/http/server.ts';
+import {
+  HttpError,
+  ERROR_SCHEMA,
+  jsonBody,
+  noValidation,
+  errorResponses,
+} from '../../../shared/http/server.ts';
 import { generateSecret, hashSecret, maskSecret } from '../../../shared/domain/secrets.ts';
 import { DEFAULT_POLICY, parsePolicy } from '../../../shared/domain/commission-policy.ts';
 import {
@@ -22,25 +25,8 @@ import {
   requestedWorkspace,
 } from '../access.ts';
 import type { Role } from '../access.ts';
-import type { ApiDeps } from '../app.ts';
-
-// ---- shared by the management route modules ----
-
-export const managementSecurity: Record<string, string[]>[] = [{ session: [] }, { apiKey: [] }];
-
-/** A path id: a positive decimal integer, else NaN (which the access checks answer with 404). */
-export function pathId(v: unknown): number {
-  return typeof v === 'string' && /^[1-9][0-9]{0,15}$/.test(v) ? Number(v) : Number.NaN;
-}
-
-export const iso = (d: Date | string | null): string | null =>
-  d === null ? null : (d instanceof Date ? d : new Date(d)).toISOString();
-
-/** Postgres unique violation (optionally on a given constraint). */
-export function isUniqueViolation(err: unknown, constraint?: string): boolean {
-  const e = err as { code?: unknown; constraint_name?: unknown } | null;
-  return e?.code === '23505' && (constraint === undefined || e.constraint_name === constraint);
-}
+import type { ApiDeps } from '../deps.ts';
+import { isUniqueViolation, iso, managementSecurity, pathId } from '../common.ts';
 
 // ---- programs ----
 

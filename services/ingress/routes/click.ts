@@ -7,7 +7,7 @@ import { isPlainObject, truncate } from '../../../shared/json.ts';
 import { formatClickId, parseClickId } from '../../../shared/domain/ids.ts';
 import { CLICK_TEXT_FIELDS, TEXT_LIMITS } from '../../../shared/contracts/clicks.ts';
 import type { ClickMessage } from '../../../shared/contracts/clicks.ts';
-import type { IngressDeps } from '../app.ts';
+import type { IngressDeps } from '../deps.ts';
 import { checkOrigin } from '../cors.ts';
 
 const errorSchema = ERROR_SCHEMA;

@@ -5,14 +5,20 @@
 // to the recorded outcome (same Idempotency-Key) or, for a sale, to 409.
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema } from 'fastify';
-import { HttpError, ERROR_SCHEMA, noValidation, jsonBody, errorResponses } from '../../../shared/http/server.ts';
+import {
+  HttpError,
+  ERROR_SCHEMA,
+  noValidation,
+  jsonBody,
+  errorResponses,
+} from '../../../shared/http/server.ts';
 import { isPlainObject } from '../../../shared/json.ts';
 import { parseClickId } from '../../../shared/domain/ids.ts';
 import { MAX_AMOUNT_CENTS } from '../../../shared/domain/money.ts';
 import type { LeadCommand, RefundCommand, SaleCommand } from '../../../shared/contracts/commands.ts';
 import { findOutcome } from '../../../shared/pipeline/outcomes.ts';
 import { FAILURE_STRINGS } from '../../../shared/pipeline/command-handler.ts';
-import type { IngressDeps } from '../app.ts';
+import type { IngressDeps } from '../deps.ts';
 import { readTrackingToken, requireTrackingToken } from '../auth.ts';
 import { checkOrigin } from '../cors.ts';
 

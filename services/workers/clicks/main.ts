@@ -3,7 +3,13 @@
 import { loadConfig } from '../../../shared/config.ts';
 import { createLogger } from '../../../shared/logger.ts';
 import { createSql } from '../../../shared/db/sql.ts';
-import { BatchingProducer, connectProducer, createKafka, ensureTopics, runBatchConsumer } from '../../../shared/pipeline/kafka.ts';
+import {
+  BatchingProducer,
+  connectProducer,
+  createKafka,
+  ensureTopics,
+  runBatchConsumer,
+} from '../../../shared/pipeline/kafka.ts';
 import { topicName } from '../../../shared/contracts/topics.ts';
 import { createUserAgentParser } from './enrich/user-agent.ts';
 import { defaultGeoPaths, openGeo } from './enrich/geo.ts';

@@ -1,0 +1,12 @@
+// What the API's route modules receive from the process that hosts them.
+import type { FastifyInstance } from 'fastify';
+import type { Sql } from '../../shared/db/sql.ts';
+
+export interface ApiDeps {
+  sql: Sql;
+  /** Lifetime of a dashboard session. */
+  sessionTtlHours: number;
+}
+
+/** Route modules that need a caller: each registers its routes on the authenticated scope. */
+export type AuthedRoutes = (app: FastifyInstance, deps: ApiDeps) => void;

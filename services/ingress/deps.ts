@@ -1,0 +1,19 @@
+// What the ingress routes receive from the process that hosts them.
+import type { BatchingProducer } from '../../shared/pipeline/kafka.ts';
+import type { Snowflake } from '../../shared/domain/ids.ts';
+import type { Sql } from '../../shared/db/sql.ts';
+import type { OutcomeWaiter } from '../../shared/pipeline/outcomes.ts';
+import type { LinkCache } from './link-cache.ts';
+import type { RateLimiter } from './rate-limit.ts';
+
+export interface IngressDeps {
+  sql: Sql;
+  cache: LinkCache;
+  producer: BatchingProducer;
+  snowflake: Snowflake;
+  waiter: OutcomeWaiter;
+  topics: { clicks: string; sales: string; refunds: string };
+  commandDeadlineMs: number;
+  /** Per-IP limits on the browser-facing routes (click, lead). */
+  rateLimiter: RateLimiter;
+}
