@@ -5,6 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import type { IngressDeps } from './deps.ts';
 import { registerClickRoutes } from './routes/click.ts';
 import { registerCommandRoutes } from './routes/commands.ts';
+import { registerProcessorWebhookRoute } from './routes/processor-webhook.ts';
 import { registerTrackerRoute } from './routes/tracker.ts';
 import { registerPreflight } from './cors.ts';
 
@@ -21,4 +22,9 @@ export async function ingressPlugin(app: FastifyInstance, deps: IngressDeps): Pr
   registerClickRoutes(app, deps);
   registerCommandRoutes(app, deps);
   registerTrackerRoute(app);
+  registerProcessorWebhookRoute(app, {
+    sql: deps.sql,
+    producer: deps.producer,
+    topic: deps.topics.processorEvents,
+  });
 }

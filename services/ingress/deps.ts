@@ -12,7 +12,7 @@ export interface IngressDeps {
   producer: BatchingProducer;
   snowflake: Snowflake;
   waiter: OutcomeWaiter;
-  topics: { clicks: string; sales: string; refunds: string };
+  topics: { clicks: string; sales: string; refunds: string; processorEvents: string };
   commandDeadlineMs: number;
   /** Per-IP limits on the browser-facing routes (click, lead). */
   rateLimiter: RateLimiter;

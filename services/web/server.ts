@@ -41,6 +41,7 @@ const app = await buildWebApp(cfg, log, {
       clicks: topicName(cfg.kafkaPrefix, 'clicks'),
       sales: topicName(cfg.kafkaPrefix, 'sales'),
       refunds: topicName(cfg.kafkaPrefix, 'refunds'),
+      processorEvents: topicName(cfg.kafkaPrefix, 'processorEvents'),
     },
     commandDeadlineMs: cfg.commandDeadlineMs,
     rateLimiter: new RateLimiter({

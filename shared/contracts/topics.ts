@@ -9,6 +9,8 @@ export const TOPICS = {
   /** Balance ledger entries, keyed by partner. */
   ledger: 'ledger',
   notifications: 'notifications',
+  /** Payment-processor webhook events, keyed by program and payment, invoice or subscription. */
+  processorEvents: 'processor-events',
   deadLetter: 'dead-letter',
 } as const;
 export type TopicKey = keyof typeof TOPICS;

@@ -62,6 +62,7 @@ export async function ensureTopics(
       refunds: cfg.commandPartitions,
       ledger: cfg.commandPartitions,
       notifications: cfg.commandPartitions,
+      processorEvents: cfg.commandPartitions,
       deadLetter: 1,
     };
     const wanted: ITopicConfig[] = (Object.keys(TOPICS) as TopicKey[]).map((k) => ({
