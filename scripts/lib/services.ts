@@ -15,6 +15,8 @@ export const ENTRIES = {
   'reversal-worker': 'services/workers/reversal/main.ts',
   'ledger-worker': 'services/workers/ledger/main.ts',
   'notification-worker': 'services/workers/notifications/main.ts',
+  /** Payment-processor webhook events: sales, subscription links and refunds from Stripe. */
+  'processor-worker': 'services/workers/processor/main.ts',
 } as const;
 export const WORKERS = Object.keys(ENTRIES).filter((n) => n !== 'web') as Exclude<ServiceName, 'web'>[];
 export type ServiceName = keyof typeof ENTRIES;

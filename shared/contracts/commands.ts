@@ -2,6 +2,7 @@
 // notifications). The ingress validates the request and produces the command with a request_id; the
 // owning worker applies it and records the outcome under that request_id (shared/outcomes.ts).
 import { isPlainObject, unstorableJson } from '../json.ts';
+import type { ProcessorEventCommand } from './processor-events.ts';
 
 export interface LeadCommand {
   v: 1;
@@ -53,7 +54,7 @@ export interface RefundCommand {
   refund_reason: string | null;
 }
 
-export type Command = LeadCommand | SaleCommand | RefundCommand;
+export type Command = LeadCommand | SaleCommand | RefundCommand | ProcessorEventCommand;
 
 /** A balance movement, applied once by the ledger worker (entry_key is unique). */
 export interface LedgerEffect {

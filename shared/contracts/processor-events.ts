@@ -4,17 +4,44 @@
 // charge layouts) and says what to do; the worker does it with the /track/sale and /track/refund code.
 import { isPlainObject } from '../json.ts';
 
-/** The topic message: the verified event, as the processor sent it, for one program. */
-export interface ProcessorEventMessage {
+/**
+ * The topic message: the verified event, as the processor sent it, for one program. It is a command like
+ * a sale or a refund: its request_id (one per program and event id) keys its recorded outcome, so a
+ * redelivered event, or the processor sending it again, is applied once.
+ */
+export interface ProcessorEventCommand {
   v: 1;
+  type: 'processor_event';
+  request_id: string;
+  /** Milliseconds since the epoch when the intake accepted it. */
+  ts: number;
   program_id: number;
   event_id: string;
-  type: string;
+  event_type: string;
   livemode: boolean;
-  /** Milliseconds since the epoch when the intake accepted it. */
-  received_at: number;
   /** The event's JSON text exactly as verified. */
   payload: string;
+}
+
+export const processorRequestId = (programId: number, eventId: string) => `processor:${programId}:${eventId}`;
+
+/** The command, or why the bytes are not one (a foreign producer's message: dead-lettered). */
+export function parseProcessorEvent(bytes: Buffer | null): ProcessorEventCommand | string {
+  if (bytes === null) return 'no value';
+  let m: unknown;
+  try {
+    m = JSON.parse(bytes.toString('utf8'));
+  } catch {
+    return 'not JSON';
+  }
+  const c = obj(m);
+  if (c.v !== 1 || c.type !== 'processor_event') return 'not a processor event';
+  if (!Number.isSafeInteger(c.program_id) || (c.program_id as number) <= 0) return 'bad program_id';
+  if (!str(c.event_id) || !str(c.event_type) || !str(c.payload)) return 'bad event';
+  if (c.request_id !== processorRequestId(c.program_id as number, c.event_id as string))
+    return 'bad request_id';
+  if (typeof c.livemode !== 'boolean' || !Number.isSafeInteger(c.ts)) return 'bad livemode or ts';
+  return c as unknown as ProcessorEventCommand;
 }
 
 /** Where a sale's attribution comes from: the checkout's or the subscription's metadata. */

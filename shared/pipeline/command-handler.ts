@@ -30,6 +30,7 @@ export const FAILURE_STRINGS = {
   lead: 'Lead tracking failed',
   sale: 'Sale tracking failed',
   refund: 'Refund tracking failed',
+  processor_event: 'Processor event failed',
 } as const;
 
 export interface Applied {

@@ -9,7 +9,7 @@
 // all in one query. Past the deadline the caller answers 503 with Retry-After.
 import type { Sql, Tx } from '../db/sql.ts';
 import type { Logger } from '../logger.ts';
-import type { Effect } from '../contracts/commands.ts';
+import type { Command, Effect } from '../contracts/commands.ts';
 
 export const OUTCOME_CHANNEL = 'command_outcomes';
 
@@ -30,7 +30,7 @@ export async function findOutcome(sql: Sql | Tx, requestId: string): Promise<Rec
 
 export interface OutcomeRecord {
   requestId: string;
-  kind: 'lead' | 'sale' | 'refund';
+  kind: Command['type'];
   programId: number | null;
   statusCode: number;
   body: Record<string, unknown>;

@@ -5,7 +5,7 @@ import t from 'tap';
 import { createKafka } from '../../shared/pipeline/kafka.ts';
 import { topicName } from '../../shared/contracts/topics.ts';
 import { createLogger } from '../../shared/logger.ts';
-import type { ProcessorEventMessage } from '../../shared/contracts/processor-events.ts';
+import type { ProcessorEventCommand } from '../../shared/contracts/processor-events.ts';
 import { WEBHOOK_ERRORS } from '../../services/ingress/routes/processor-webhook.ts';
 import { createProgram, stackEnv, startServices, testSql, waitFor } from '../helpers/stack.ts';
 import { checkoutSession, signature, stripeEvent } from '../helpers/stripe.ts';
@@ -49,7 +49,7 @@ t.test('a signed event is produced with its original bytes, then answered 200', 
   const consumer = kafka.consumer({ groupId: `${svc.prefix}webhook-reader` });
   await consumer.connect();
   await consumer.subscribe({ topic: topicName(svc.prefix, 'processorEvents'), fromBeginning: true });
-  const seen: { key: string; value: ProcessorEventMessage }[] = [];
+  const seen: { key: string; value: ProcessorEventCommand }[] = [];
   await consumer.run({
     eachMessage: async ({ message }) => {
       seen.push({ key: message.key!.toString(), value: JSON.parse(message.value!.toString()) });
@@ -62,9 +62,11 @@ t.test('a signed event is produced with its original bytes, then answered 200', 
   t.equal(m!.key, `${program.id}:${session.payment_intent}`, 'keyed by program and payment intent');
   t.match(m!.value, {
     v: 1,
+    type: 'processor_event',
+    request_id: `processor:${program.id}:${event.id}`,
     program_id: program.id,
     event_id: event.id,
-    type: 'checkout.session.completed',
+    event_type: 'checkout.session.completed',
     livemode: false,
   });
   t.equal(m!.value.payload, payload, 'the payload is the exact bytes that were verified');

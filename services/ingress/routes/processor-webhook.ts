@@ -5,7 +5,8 @@ import Stripe from 'stripe';
 import type { FastifyInstance } from 'fastify';
 import { HttpError, errorResponses } from '../../../shared/http/server.ts';
 import { eventKey } from '../../../shared/contracts/processor-events.ts';
-import type { ProcessorEventMessage } from '../../../shared/contracts/processor-events.ts';
+import { processorRequestId } from '../../../shared/contracts/processor-events.ts';
+import type { ProcessorEventCommand } from '../../../shared/contracts/processor-events.ts';
 import type { Sql } from '../../../shared/db/sql.ts';
 import type { BatchingProducer } from '../../../shared/pipeline/kafka.ts';
 
@@ -119,13 +120,15 @@ export function registerProcessorWebhookRoute(app: FastifyInstance, deps: Webhoo
         };
         if (typeof event?.id !== 'string' || typeof event.type !== 'string' || event.id === '')
           throw new HttpError(400, WEBHOOK_ERRORS.notEvent);
-        const msg: ProcessorEventMessage = {
+        const msg: ProcessorEventCommand = {
           v: 1,
+          type: 'processor_event',
+          request_id: processorRequestId(programId, event.id),
+          ts: Date.now(),
           program_id: programId,
           event_id: event.id,
-          type: event.type,
+          event_type: event.type,
           livemode: event.livemode !== false,
-          received_at: Date.now(),
           payload: raw.toString('utf8'),
         };
         try {

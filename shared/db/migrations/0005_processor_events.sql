@@ -49,3 +49,8 @@ create table processor_invoice_payments (
   invoice_id      text not null,
   primary key (program_id, payment_intent)
 );
+
+-- A processor event is a command like a sale: its outcome row is its idempotency key.
+alter table command_outcomes drop constraint command_outcomes_kind_check;
+alter table command_outcomes add constraint command_outcomes_kind_check
+  check (kind in ('lead', 'sale', 'refund', 'processor_event'));

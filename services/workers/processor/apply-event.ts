@@ -1,0 +1,279 @@
+// The processor worker's applier: a verified Stripe event becomes a sale, a refund, a subscription or payment
+// link, or nothing, applied with the same sale and refund appliers as /track/sale and /track/refund, and its
+// outcome recorded for the advertiser (processor_events). An event that refers to something not seen yet
+// (a refund before its checkout, a renewal before its checkout link) waits, and is applied, in the same
+// transaction, by the event that brings what it waited for.
+import type { Tx } from '../../../shared/db/sql.ts';
+import type { Effect, RefundCommand, SaleCommand } from '../../../shared/contracts/commands.ts';
+import {
+  interpretEvent,
+  parseProcessorEvent,
+  processorRequestId,
+} from '../../../shared/contracts/processor-events.ts';
+import type { Attribution, ProcessorEventCommand } from '../../../shared/contracts/processor-events.ts';
+import type { Applied, ApplyContext, CommandApplier } from '../../../shared/pipeline/command-handler.ts';
+
+export type ProcessorOutcome =
+  'attributed' | 'recorded' | 'unattributed' | 'refund_applied' | 'linked' | 'waiting' | 'ignored' | 'failed';
+
+interface Result {
+  outcome: ProcessorOutcome;
+  reason: string | null;
+  transaction_id?: string | null;
+  sale_id?: number | null;
+  commission_id?: number | null;
+  waiting_for?: string | null;
+  effects?: Effect[];
+  /** Waiting events this one may release ('payment:pi_…', 'invoice:in_…', 'subscription:sub_…'). */
+  releases?: string[];
+}
+
+/** How many waiting events one event may release in a chain (each released one may release more). */
+const MAX_RELEASE_DEPTH = 4;
+
+export function createProcessorEventApplier(
+  sale: CommandApplier<SaleCommand>,
+  refund: CommandApplier<RefundCommand>,
+): CommandApplier<ProcessorEventCommand> {
+  async function decide(tx: Tx, cmd: ProcessorEventCommand, ctx: ApplyContext): Promise<Result> {
+    let event: unknown;
+    try {
+      event = JSON.parse(cmd.payload);
+    } catch {
+      return { outcome: 'failed', reason: 'payload is not JSON' };
+    }
+    const action = interpretEvent(event);
+    const isTest = !cmd.livemode;
+    switch (action.kind) {
+      case 'ignored':
+        return { outcome: 'ignored', reason: action.reason };
+
+      case 'link': {
+        if (mismatch(action.attribution, cmd.program_id))
+          return { outcome: 'unattributed', reason: 'program_mismatch' };
+        await tx`
+          insert into processor_subscriptions (program_id, subscription_id, processor_customer_id, customer_key, click_id)
+          values (${cmd.program_id}, ${action.subscription_id}, ${action.processor_customer_id},
+                  ${action.attribution.customer_key}, ${action.attribution.click_id})
+          on conflict do nothing`;
+        return {
+          outcome: 'linked',
+          reason: 'subscription',
+          releases: [`subscription:${action.subscription_id}`],
+        };
+      }
+
+      case 'link_payment': {
+        await tx`
+          insert into processor_invoice_payments (program_id, payment_intent, invoice_id)
+          values (${cmd.program_id}, ${action.payment_intent}, ${action.invoice_id})
+          on conflict do nothing`;
+        return {
+          outcome: 'linked',
+          reason: 'invoice_payment',
+          releases: [`payment:${action.payment_intent}`],
+        };
+      }
+
+      case 'sale': {
+        let attribution = action.attribution;
+        if (!attribution && action.subscription_id) {
+          const [link] = await tx<{ customer_key: string | null; click_id: string | null }[]>`
+            select customer_key, click_id from processor_subscriptions
+            where program_id = ${cmd.program_id} and subscription_id = ${action.subscription_id}`;
+          if (!link)
+            return {
+              outcome: 'waiting',
+              reason: 'subscription_link',
+              waiting_for: `subscription:${action.subscription_id}`,
+            };
+          attribution = { ...link, program_id: null };
+        }
+        if (!attribution || (!attribution.customer_key && !attribution.click_id))
+          return { outcome: 'unattributed', reason: 'no_metadata', transaction_id: action.transaction_id };
+        if (mismatch(attribution, cmd.program_id))
+          return {
+            outcome: 'unattributed',
+            reason: 'program_mismatch',
+            transaction_id: action.transaction_id,
+          };
+        const saleCmd: SaleCommand = {
+          v: 1,
+          type: 'sale',
+          request_id: cmd.request_id,
+          ts: cmd.ts,
+          program_id: cmd.program_id,
+          transaction_id: action.transaction_id,
+          amount_cents: action.amount_cents,
+          currency: action.currency,
+          customer_key: attribution.customer_key,
+          click_id: attribution.customer_key ? null : attribution.click_id,
+          sale_type: action.sale_type === 'subscription' ? 'subscription' : 'payment',
+          line_items: null,
+          is_recurring: action.is_recurring,
+          subscription_id: action.subscription_id,
+          subscription_interval: null,
+          product_id: null,
+          is_test: isTest,
+        };
+        const applied = await sale.apply(tx, saleCmd, ctx);
+        const base = { transaction_id: action.transaction_id, effects: applied.effects ?? [] };
+        const body = applied.body as {
+          sale_id?: number;
+          commission_id?: number | null;
+          message?: string;
+          error?: string;
+        };
+        if (applied.statusCode === 409) return { ...base, outcome: 'ignored', reason: 'already_recorded' };
+        if (applied.statusCode !== 200) {
+          const reason = /customer not found/i.test(body.error ?? '')
+            ? 'customer_not_found'
+            : (body.error ?? 'rejected');
+          return { ...base, outcome: 'unattributed', reason };
+        }
+        const releases = [`payment:${action.transaction_id}`];
+        if (action.payment_intent) releases.push(`payment:${action.payment_intent}`);
+        if (action.invoice_id) releases.push(`invoice:${action.invoice_id}`);
+        if (isTest) return { ...base, outcome: 'recorded', reason: 'test_mode', releases };
+        if (body.commission_id)
+          return {
+            ...base,
+            outcome: 'attributed',
+            reason: null,
+            sale_id: body.sale_id ?? null,
+            commission_id: body.commission_id,
+            releases,
+          };
+        return {
+          ...base,
+          outcome: 'recorded',
+          reason: body.message ?? 'no_commission',
+          sale_id: body.sale_id ?? null,
+          releases,
+        };
+      }
+
+      case 'refund': {
+        // The sale of this charge: a checkout's payment intent, a 2025+ invoice through invoice_payment.paid,
+        // or an older charge's invoice.
+        const candidates: string[] = [];
+        if (action.payment_intent) candidates.push(action.payment_intent);
+        if (action.invoice_id) candidates.push(action.invoice_id);
+        if (action.payment_intent) {
+          const [link] = await tx<{ invoice_id: string }[]>`
+            select invoice_id from processor_invoice_payments
+            where program_id = ${cmd.program_id} and payment_intent = ${action.payment_intent}`;
+          if (link) candidates.push(link.invoice_id);
+        }
+        const [found] = await tx<{ transaction_id: string; is_test: boolean }[]>`
+          select transaction_id, is_test from sales
+          where program_id = ${cmd.program_id} and transaction_id = any(${candidates})
+          order by array_position(${candidates}::text[], transaction_id) limit 1`;
+        if (!found) {
+          const waitingFor = action.payment_intent
+            ? `payment:${action.payment_intent}`
+            : `invoice:${action.invoice_id}`;
+          return { outcome: 'waiting', reason: 'sale', waiting_for: waitingFor };
+        }
+        if (found.is_test || isTest)
+          return { outcome: 'ignored', reason: 'test_mode', transaction_id: found.transaction_id };
+        const refundCmd: RefundCommand = {
+          v: 1,
+          type: 'refund',
+          request_id: cmd.request_id,
+          ts: cmd.ts,
+          program_id: cmd.program_id,
+          transaction_id: found.transaction_id,
+          refund_amount_cents: action.refund_amount_cents,
+          refund_reason: `processor refund of ${action.charge_id}`,
+        };
+        const applied = await refund.apply(tx, refundCmd, ctx);
+        const body = applied.body as { status?: string; commission_id?: number; error?: string };
+        if (applied.statusCode !== 200)
+          return {
+            outcome: 'failed',
+            reason: body.error ?? 'refund rejected',
+            transaction_id: found.transaction_id,
+          };
+        return {
+          outcome: 'refund_applied',
+          reason: body.status ?? null,
+          transaction_id: found.transaction_id,
+          commission_id: body.commission_id ?? null,
+          effects: applied.effects ?? [],
+        };
+      }
+    }
+  }
+
+  async function record(tx: Tx, cmd: ProcessorEventCommand, r: Result): Promise<void> {
+    await tx`
+      insert into processor_events (program_id, event_id, type, livemode, received_at, outcome, reason,
+                                    transaction_id, sale_id, commission_id, waiting_for, payload)
+      values (${cmd.program_id}, ${cmd.event_id}, ${cmd.event_type}, ${cmd.livemode}, ${new Date(cmd.ts)},
+              ${r.outcome}, ${r.reason}, ${r.transaction_id ?? null}, ${r.sale_id ?? null},
+              ${r.commission_id ?? null}, ${r.waiting_for ?? null}, ${cmd.payload}::text::jsonb)
+      on conflict (program_id, event_id) do update set
+        outcome = excluded.outcome, reason = excluded.reason, transaction_id = excluded.transaction_id,
+        sale_id = excluded.sale_id, commission_id = excluded.commission_id, waiting_for = excluded.waiting_for,
+        applied_at = now()`;
+  }
+
+  /** Applies the events waiting for `keys`, and those they release in turn; returns their effects. */
+  async function release(
+    tx: Tx,
+    programId: number,
+    keys: string[],
+    ctx: ApplyContext,
+    depth: number,
+  ): Promise<Effect[]> {
+    if (keys.length === 0 || depth > MAX_RELEASE_DEPTH) return [];
+    const waiting = await tx<
+      { event_id: string; type: string; livemode: boolean; received_at: Date; payload: string }[]
+    >`
+      select event_id, type, livemode, received_at, payload::text as payload from processor_events
+      where program_id = ${programId} and outcome = 'waiting' and waiting_for = any(${keys})
+      order by received_at, id
+      for update`;
+    const effects: Effect[] = [];
+    for (const w of waiting) {
+      const cmd: ProcessorEventCommand = {
+        v: 1,
+        type: 'processor_event',
+        request_id: processorRequestId(programId, w.event_id),
+        ts: w.received_at.getTime(),
+        program_id: programId,
+        event_id: w.event_id,
+        event_type: w.type,
+        livemode: w.livemode,
+        payload: w.payload,
+      };
+      const r = await decide(tx, cmd, ctx);
+      if (r.outcome === 'waiting') continue;
+      await record(tx, cmd, r);
+      effects.push(...(r.effects ?? []), ...(await release(tx, programId, r.releases ?? [], ctx, depth + 1)));
+    }
+    return effects;
+  }
+
+  return {
+    kind: 'processor_event',
+    parse: parseProcessorEvent,
+    async apply(tx, cmd, ctx): Promise<Applied> {
+      const r = await decide(tx, cmd, ctx);
+      await record(tx, cmd, r);
+      const released = await release(tx, cmd.program_id, r.releases ?? [], ctx, 1);
+      return {
+        programId: cmd.program_id,
+        statusCode: 200,
+        body: { received: true, outcome: r.outcome, reason: r.reason },
+        effects: [...(r.effects ?? []), ...released],
+      };
+    },
+  };
+}
+
+/** `metadata.program_id`, when present, must name the webhook's program. */
+function mismatch(a: Attribution | null, programId: number): boolean {
+  return a !== null && a.program_id !== null && a.program_id !== String(programId);
+}
