@@ -78,6 +78,7 @@ export function createProcessorEventApplier(
       case 'sale': {
         let attribution = action.attribution;
         if (!attribution && action.subscription_id) {
+          await lockKeys(tx, cmd.program_id, [`subscription:${action.subscription_id}`]);
           const [link] = await tx<{ customer_key: string | null; click_id: string | null }[]>`
             select customer_key, click_id from processor_subscriptions
             where program_id = ${cmd.program_id} and subscription_id = ${action.subscription_id}`;
@@ -156,6 +157,10 @@ export function createProcessorEventApplier(
       case 'refund': {
         // The sale of this charge: a checkout's payment intent, a 2025+ invoice through invoice_payment.paid,
         // or an older charge's invoice.
+        const waitingFor = action.payment_intent
+          ? `payment:${action.payment_intent}`
+          : `invoice:${action.invoice_id}`;
+        await lockKeys(tx, cmd.program_id, [waitingFor]);
         const candidates: string[] = [];
         if (action.payment_intent) candidates.push(action.payment_intent);
         if (action.invoice_id) candidates.push(action.invoice_id);
@@ -170,9 +175,6 @@ export function createProcessorEventApplier(
           where program_id = ${cmd.program_id} and transaction_id = any(${candidates})
           order by array_position(${candidates}::text[], transaction_id) limit 1`;
         if (!found) {
-          const waitingFor = action.payment_intent
-            ? `payment:${action.payment_intent}`
-            : `invoice:${action.invoice_id}`;
           return { outcome: 'waiting', reason: 'sale', waiting_for: waitingFor };
         }
         if (found.is_test || isTest)
@@ -228,6 +230,7 @@ export function createProcessorEventApplier(
     depth: number,
   ): Promise<Effect[]> {
     if (keys.length === 0 || depth > MAX_RELEASE_DEPTH) return [];
+    await lockKeys(tx, programId, keys);
     const waiting = await tx<
       { event_id: string; type: string; livemode: boolean; received_at: Date; payload: string }[]
     >`
@@ -271,6 +274,17 @@ export function createProcessorEventApplier(
       };
     },
   };
+}
+
+/**
+ * Serialises deciding to wait for a key with releasing it: the waiting event and the one that releases it
+ * may be on different partitions, and without the lock the release could look before the wait commits.
+ * Transaction-scoped, taken in key order.
+ */
+async function lockKeys(tx: Tx, programId: number, keys: string[]): Promise<void> {
+  await tx`
+    select pg_advisory_xact_lock(hashtextextended(${programId} || ':' || k, 0))
+    from (select distinct k from unnest(${keys}::text[]) k order by k) keys`;
 }
 
 /** `metadata.program_id`, when present, must name the webhook's program. */
