@@ -11,6 +11,7 @@ import { applyIsolatingPoison, writeDeadLetters } from '../../../shared/pipeline
 import type { DeadLetter } from '../../../shared/pipeline/dead-letters.ts';
 import type { EnrichedClick } from './steps/enrich-click.ts';
 import type { PersistResult } from './steps/persist-clicks.ts';
+import { percentile } from '../../../shared/stats.ts';
 
 export interface ClickPipelineDeps {
   /** Applies lead commands (the customer journey), in order, after the chunk's clicks are stored. */
@@ -69,7 +70,25 @@ export function createClickPipeline(deps: ClickPipelineDeps) {
     for (const c of clicks) if (stats.lagSamples.length < 200_000) stats.lagSamples.push(now - c.value.ts);
   }
 
-  return { handle, stats };
+  // Throughput and pipeline lag (ingress accept → row committed) since the previous status line.
+  let lastMessages = 0;
+  function status(): Record<string, unknown> | null {
+    const lags = stats.lagSamples.splice(0);
+    if (stats.messages === lastMessages) return null;
+    const line = {
+      messages: stats.messages,
+      perSecond: Math.round((stats.messages - lastMessages) / 10),
+      inserted: stats.inserted,
+      duplicates: stats.duplicates,
+      deadLetters: stats.deadLetters,
+      lagP50Ms: percentile(lags, 50),
+      lagP99Ms: percentile(lags, 99),
+    };
+    lastMessages = stats.messages;
+    return line;
+  }
+
+  return { handle, stats, status };
 }
 
 const LEAD_PREFIX = Buffer.from('{"v":1,"type":"lead"');
