@@ -15,7 +15,6 @@
 // committed; a redelivered command finds its outcome and publishes the same effects again, which their
 // consumers apply once (unique keys).
 import type { Sql, Tx } from '../db/sql.ts';
-import { isDataError } from '../db/sql.ts';
 import type { Logger } from '../logger.ts';
 import type { BatchingProducer, ConsumedMessage } from './kafka.ts';
 import type { Command, Effect } from '../contracts/commands.ts';
@@ -25,6 +24,8 @@ import { percentile } from '../stats.ts';
 import { writeDeadLetters } from './dead-letters.ts';
 import type { DeadLetter } from './dead-letters.ts';
 import { RollupBuffer } from './rollups.ts';
+import { valuesRejectedArePoison } from './step-outcome.ts';
+import type { ErrorDecision } from './step-outcome.ts';
 
 export const FAILURE_STRINGS = {
   lead: 'Lead tracking failed',
@@ -65,6 +66,12 @@ export interface CommandApplier<C extends Command> {
    * meets something only the per-command path handles; the chunk is then rolled back and applied carefully.
    */
   applyBatch?(tx: Tx, cmds: C[], ctx: ApplyContext): Promise<Applied[]>;
+  /**
+   * What an error `apply` threw on the careful pass means for its command: dead-letter (its caller is
+   * answered 500 with the kind's failure string) or retry. Default: values Postgres rejects are poison. A
+   * race the applier can recognise (a unique violation a concurrent command caused) it answers itself.
+   */
+  decide?: ErrorDecision;
 }
 
 /** Thrown by a set-based applier to hand its chunk to the careful, per-command pass. */
@@ -111,6 +118,7 @@ export function createCommandHandler<C extends Command>(
 ) {
   const stats: CommandStats = { applied: 0, replayed: 0, deadLetters: 0, latencySamples: [] };
   const { sql, log, producer, topics } = deps;
+  const decide = applier.decide ?? valuesRejectedArePoison;
 
   async function answerFailure(tx: Tx, requestId: string | null): Promise<void> {
     // Answer the waiting caller instead of leaving it to time out.
@@ -244,11 +252,11 @@ export function createCommandHandler<C extends Command>(
               await notifyOutcome(tx, cmd.request_id, existing);
               r.effects.push(...existing.effects);
             }
-          } else if (isDataError(err)) {
-            r.dead.push({ message, step: 'apply', reason: (err as Error).message });
-            await answerFailure(tx, cmd.request_id);
           } else {
-            throw err;
+            const outcome = decide(err);
+            if (outcome.type !== 'dead-letter') throw err;
+            r.dead.push({ message, step: 'apply', reason: outcome.reason });
+            await answerFailure(tx, cmd.request_id);
           }
         }
       }
