@@ -1,9 +1,10 @@
-// The sale applier's set-based form (applyBatch) against its reference, `apply` called on each command in
-// order: on the real database, random chunks mixing every branch of the sale step (401, test mode, 409
-// against the database and within the chunk, customer resolution by key and by click id, 400s, the cookie
-// window, one-time / recurring-months / per-product commission policies, first sales) must get the same
-// answers, effects, rollup deltas and rows. Each chunk runs twice from the same committed fixtures, each
-// run rolled back. Replay a run with SALE_BATCH_SEED=<seed>.
+// The sale applier on a whole chunk (applyBatch) against the same rules applied one command at a time
+// (`apply`, which is applyBatch on one command), in order: on the real database, random chunks mixing every
+// branch of the sale step (401, test mode, 409 against the database and within the chunk, customer
+// resolution by key and by click id, 400s, the cookie window, one-time / recurring-months / per-product
+// commission policies, first sales) must get the same answers, effects, rollup deltas and rows: a chunk's
+// in-memory state must match what committed rows give the next command. Each chunk runs twice from the same
+// committed fixtures, each run rolled back. Replay a run with SALE_BATCH_SEED=<seed>.
 import { randomBytes } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import t from 'tap';
