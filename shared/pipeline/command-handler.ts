@@ -1,19 +1,5 @@
-// Applies commands with an answer, in partition order, one transaction per chunk:
-//   parse → apply + record outcome (and NOTIFY) per command → daily rollups → commit → publish effects
-// One commit per chunk amortises the durable commit over many commands. The chunk is first applied
-// optimistically, without savepoints or an up-front read of the outcome, by the applier's set-based form
-// when it has one (a fixed number of multi-row statements per chunk), its outcomes recorded by one
-// statement; if anything in it fails (a value Postgres rejects, a redelivered command whose outcome row
-// already exists, or the applier asking for it with CarefulPassNeeded), the transaction is rolled back and
-// the chunk applied again carefully: a savepoint per command, its outcome read first. Then a
-// command rejected as data rolls back only its savepoint (its NOTIFY with it) and is dead-lettered, its
-// caller answered 500 with the kind's error string. Daily-rollup deltas are summed over the chunk and
-// written last, in key order, so no transaction holds a rollup row while it waits for anything else.
-// Anything else (a deadlock, Postgres down) throws: the consumer retries the chunk and Kafka redelivers
-// it, which is harmless because each command's outcome row is its idempotency key.
-// Effects (ledger entries, notifications) are published after the commit and before the offsets are
-// committed; a redelivered command finds its outcome and publishes the same effects again, which their
-// consumers apply once (unique keys).
+// Applies commands with an answer (lead, sale, refund), one transaction per chunk: an optimistic pass, and a
+// careful pass (a savepoint per command) after any failure. Why and how: docs/pipeline.md.
 import type { Sql, Tx } from '../db/sql.ts';
 import type { Logger } from '../logger.ts';
 import type { BatchingProducer, ConsumedMessage } from './kafka.ts';
