@@ -1,5 +1,6 @@
 // Kafka message shapes. The ingress produces them; workers validate before use, and a message that
 // fails validation is dead-lettered with the reason rather than retried.
+import { isId } from '../domain/ids.ts';
 
 export interface ClickMessage {
   v: 1;
@@ -52,7 +53,6 @@ export const TEXT_LIMITS: Record<(typeof CLICK_TEXT_FIELDS)[number], number> = {
   timezone: 64,
 };
 
-const isId = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v > 0;
 const isNullableId = (v: unknown): v is number | null => v === null || isId(v);
 const isNullableString = (v: unknown): v is string | null => v === null || typeof v === 'string';
 

@@ -1,6 +1,7 @@
 // Commands with an answer (lead, sale, refund) and the side effects they publish (ledger entries,
 // notifications). The ingress validates the request and produces the command with a request_id; the
 // owning worker applies it and records the outcome under that request_id (shared/outcomes.ts).
+import { isId } from '../domain/ids.ts';
 import { isPlainObject, unstorableJson } from '../json.ts';
 import type { ProcessorEventCommand } from './processor-events.ts';
 
@@ -85,7 +86,6 @@ export interface NotificationEffect {
 
 export type Effect = LedgerEffect | NotificationEffect;
 
-const isId = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v > 0;
 const str = (v: unknown): v is string => typeof v === 'string';
 const nstr = (v: unknown): v is string | null => v === null || typeof v === 'string';
 

@@ -1,21 +1,5 @@
-// The balance ledger's writes, shared by the ledger worker and mark-paid: a chunk of balance movements
-// applied in the caller's transaction, each entry_key exactly once.
-//
-//   lock partners (ascending id) → lock partner_programs (ascending id) → skip entry_keys already in the
-//   ledger → compute every entry in message order against in-memory balances → insert the entries and
-//   write the new balances (multi-row statements)
-//
-// Lock order: every writer of these balances locks partners before partner_programs, each in id order, so
-// concurrent workers (or two partitions carrying the same partner) cannot deadlock. The existing-key check
-// runs after the locks: a concurrent transaction that applied the same entry_key holds the same partner
-// lock, so by the time we read, its entry has committed and is seen (READ COMMITTED takes a new snapshot
-// per statement).
-//
-// Balance rule (spec 3): a credit is applied in full. A deduction of a commission that had not been paid
-// (`clamp_at_zero`) stops at zero, separately for the partner balance (all programs) and the
-// partner-program balance, and takes nothing from a balance that is already at or below zero; a deduction
-// of a paid commission is applied in full and may leave a balance negative. Each entry records what it
-// actually did to each balance, so every balance equals the sum of its column over ledger_entries.
+// The balance ledger's writes (ledger worker and mark-paid): a chunk of movements in the caller's
+// transaction, each entry_key once, partners then partner_programs locked in id order. See docs/pipeline.md.
 import type { Tx } from './sql.ts';
 import type { LedgerEffect } from '../contracts/commands.ts';
 import { movement } from '../domain/ledger.ts';
@@ -29,8 +13,8 @@ export interface ApplyLedgerResult {
 
 /**
  * A ledger effect that refers to rows that do not exist or do not belong together. It carries a SQLSTATE of
- * class 23 so that `isDataError` treats it like the constraint violation it stands for: the message is
- * dead-lettered, not retried.
+ * class 23 so that the ledger step's decision (`valuesRejectedArePoison`) treats it like the constraint
+ * violation it stands for: the message is dead-lettered, not retried.
  */
 export class LedgerEntryRejectedError extends Error {
   readonly code: string;

@@ -66,3 +66,8 @@ export function parseClickId(value: unknown): { partnerProgramId: string; id: st
   if (!m) return null;
   return { partnerProgramId: m[1]!, id: m[2]! };
 }
+
+/** A row id as messages carry it: a positive safe integer. */
+export function isId(v: unknown): v is number {
+  return typeof v === 'number' && Number.isSafeInteger(v) && v > 0;
+}

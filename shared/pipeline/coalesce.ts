@@ -1,14 +1,5 @@
-// One transaction for the chunks of several partitions. kafkajs hands each partition's batch to its own
-// eachBatch call (partitionsConsumedConcurrently of them at once); a command worker that applied each in
-// its own transaction would commit several small transactions per fetch, and those serialise anyway on the
-// rows every command touches (the program's daily rollup, a partner's balance). `coalesce` merges the
-// chunks submitted while one call is running (or within the same turn of the event loop) into the next
-// call, up to `maxMessages`.
-//
-// Each submitter settles with the call that carried its messages: it resolves only once they are applied,
-// and rejects with that call's error (its consumer retries, and the retry merges again). A partition
-// submits its next chunk only after the previous one settled, so per-partition order holds, and offsets
-// are still committed only for applied messages.
+// Merges the chunks of several partitions submitted while a call runs into one call (one transaction),
+// up to maxMessages; each submitter settles with the call that carried it. Why: docs/pipeline.md.
 import type { ConsumedMessage } from './kafka.ts';
 
 interface Submission {

@@ -1,21 +1,6 @@
-// Applies commands with an answer, in partition order, one transaction per chunk:
-//   parse → apply + record outcome (and NOTIFY) per command → daily rollups → commit → publish effects
-// One commit per chunk amortises the durable commit over many commands. The chunk is first applied
-// optimistically, without savepoints or an up-front read of the outcome, by the applier's set-based form
-// when it has one (a fixed number of multi-row statements per chunk), its outcomes recorded by one
-// statement; if anything in it fails (a value Postgres rejects, a redelivered command whose outcome row
-// already exists, or the applier asking for it with CarefulPassNeeded), the transaction is rolled back and
-// the chunk applied again carefully: a savepoint per command, its outcome read first. Then a
-// command rejected as data rolls back only its savepoint (its NOTIFY with it) and is dead-lettered, its
-// caller answered 500 with the kind's error string. Daily-rollup deltas are summed over the chunk and
-// written last, in key order, so no transaction holds a rollup row while it waits for anything else.
-// Anything else (a deadlock, Postgres down) throws: the consumer retries the chunk and Kafka redelivers
-// it, which is harmless because each command's outcome row is its idempotency key.
-// Effects (ledger entries, notifications) are published after the commit and before the offsets are
-// committed; a redelivered command finds its outcome and publishes the same effects again, which their
-// consumers apply once (unique keys).
+// Applies commands with an answer (lead, sale, refund), one transaction per chunk: an optimistic pass, and a
+// careful pass (a savepoint per command) after any failure. Why and how: docs/pipeline.md.
 import type { Sql, Tx } from '../db/sql.ts';
-import { isDataError } from '../db/sql.ts';
 import type { Logger } from '../logger.ts';
 import type { BatchingProducer, ConsumedMessage } from './kafka.ts';
 import type { Command, Effect } from '../contracts/commands.ts';
@@ -25,6 +10,8 @@ import { percentile } from '../stats.ts';
 import { writeDeadLetters } from './dead-letters.ts';
 import type { DeadLetter } from './dead-letters.ts';
 import { RollupBuffer } from './rollups.ts';
+import { valuesRejectedArePoison } from './step-outcome.ts';
+import type { ErrorDecision } from './step-outcome.ts';
 
 export const FAILURE_STRINGS = {
   lead: 'Lead tracking failed',
@@ -66,6 +53,12 @@ export interface CommandApplier<C extends Command> {
    * meets something only the per-command path handles; the chunk is then rolled back and applied carefully.
    */
   applyBatch?(tx: Tx, cmds: C[], ctx: ApplyContext): Promise<Applied[]>;
+  /**
+   * What an error `apply` threw on the careful pass means for its command: dead-letter (its caller is
+   * answered 500 with the kind's failure string) or retry. Default: values Postgres rejects are poison. A
+   * race the applier can recognise (a unique violation a concurrent command caused) it answers itself.
+   */
+  decide?: ErrorDecision;
 }
 
 /** Thrown by a set-based applier to hand its chunk to the careful, per-command pass. */
@@ -112,6 +105,7 @@ export function createCommandHandler<C extends Command>(
 ) {
   const stats: CommandStats = { applied: 0, replayed: 0, deadLetters: 0, latencySamples: [] };
   const { sql, log, producer, topics } = deps;
+  const decide = applier.decide ?? valuesRejectedArePoison;
 
   async function answerFailure(tx: Tx, requestId: string | null): Promise<void> {
     // Answer the waiting caller instead of leaving it to time out.
@@ -245,11 +239,11 @@ export function createCommandHandler<C extends Command>(
               await notifyOutcome(tx, cmd.request_id, existing);
               r.effects.push(...existing.effects);
             }
-          } else if (isDataError(err)) {
-            r.dead.push({ message, step: 'apply', reason: (err as Error).message });
-            await answerFailure(tx, cmd.request_id);
           } else {
-            throw err;
+            const outcome = decide(err);
+            if (outcome.type !== 'dead-letter') throw err;
+            r.dead.push({ message, step: 'apply', reason: outcome.reason });
+            await answerFailure(tx, cmd.request_id);
           }
         }
       }

@@ -1,12 +1,12 @@
-// Poison handling shared by every consumer: dead letters go to the dead-letter topic (original key and
-// bytes, headers naming step, reason and source) and to the dead_letters table (keyed by source offset, so
-// a redelivered chunk records nothing twice); and a chunk that Postgres rejects as data is retried message
-// by message so only the culprits are dead-lettered.
+// Where dead letters go: the dead-letter topic (original key and bytes, headers naming step, reason and
+// source) and the dead_letters table (keyed by source offset, so a redelivery records nothing twice).
+// applyIsolatingPoison finds the culprits of a failed chunk; the step's decision says which are poison.
 import type { Sql } from '../db/sql.ts';
-import { isDataError } from '../db/sql.ts';
 import type { Logger } from '../logger.ts';
 import type { BatchingProducer, ConsumedMessage } from './kafka.ts';
 import { deadLetterMessage } from './kafka.ts';
+import { valuesRejectedArePoison } from './step-outcome.ts';
+import type { ErrorDecision } from './step-outcome.ts';
 
 export interface DeadLetter {
   message: ConsumedMessage;
@@ -50,8 +50,9 @@ export async function writeDeadLetters(deps: DeadLetterDeps, dead: DeadLetter[])
 }
 
 /**
- * Applies `items` in one call; if Postgres rejects the chunk as data, applies them one at a time (in
- * order) and adds the ones still rejected to `dead`. Counts returned by `apply` are summed.
+ * Applies `items` in one call; if `decide` calls the error poison, applies them one at a time (in order)
+ * and adds the ones it still calls poison to `dead`. An error it says to retry is thrown (the consumer
+ * retries the chunk). Counts returned by `apply` are summed.
  */
 export async function applyIsolatingPoison<T, R extends object>(
   items: { value: T; message: ConsumedMessage }[],
@@ -59,11 +60,12 @@ export async function applyIsolatingPoison<T, R extends object>(
   dead: DeadLetter[],
   log: Logger,
   step = 'apply',
+  decide: ErrorDecision = valuesRejectedArePoison,
 ): Promise<R> {
   try {
     return await apply(items.map((i) => i.value));
   } catch (err) {
-    if (!isDataError(err)) throw err;
+    if (decide(err).type !== 'dead-letter') throw err;
     log.warn({ err }, 'chunk rejected as data; retrying message by message');
   }
   let total: R | null = null;
@@ -73,8 +75,9 @@ export async function applyIsolatingPoison<T, R extends object>(
       if (total === null) total = { ...r };
       else for (const k of Object.keys(r) as (keyof R)[]) (total[k] as number) += r[k] as number;
     } catch (e) {
-      if (!isDataError(e)) throw e;
-      dead.push({ message: item.message, step, reason: (e as Error).message });
+      const outcome = decide(e);
+      if (outcome.type !== 'dead-letter') throw e;
+      dead.push({ message: item.message, step, reason: outcome.reason });
     }
   }
   return total ?? (await apply([]));

@@ -1,11 +1,13 @@
-// The project's own producer/consumer interface over kafkajs (2.2.4, unmaintained: kept behind this file).
+// The project's producer and consumer over kafkajs 2.2.4 (unmaintained). Callers still see a few kafkajs
+// types (Kafka, Message, IHeaders); the client is created, configured and logged only here.
 //
-// Producer: idempotent (acks -1), one request in flight. kafkajs has no linger, so BatchingProducer
-// gathers the messages of concurrent HTTP requests and sends them in one request while the previous one is
-// in flight; each caller's promise settles when the broker has acknowledged its message.
+// Producer: idempotent (acks -1), one request in flight. kafkajs has no linger, so BatchingProducer sends
+// whatever its callers queued during the previous request as one request; each send settles on the ack.
 //
-// Consumer: eachBatch without auto-resolve. A batch is handled in chunks; a chunk's offsets are resolved
-// and committed only after the handler returned, i.e. after its Postgres transaction committed.
+// Consumer: eachBatch without auto-resolve. A batch is handed to `handle` in chunks; a chunk's offsets are
+// resolved and committed only after `handle` returned (its Postgres transaction committed). A thrown error
+// is retried with backoff; past the retries it escapes to kafkajs, which restarts the consumer, and the
+// chunk is redelivered. Poison never throws: the steps dead-letter it (step-outcome.ts).
 import { Kafka, logLevel as KafkaLogLevel } from 'kafkajs';
 import type { Consumer, IHeaders, Message, Producer, ITopicConfig, logCreator } from 'kafkajs';
 import pRetry from 'p-retry';
@@ -195,9 +197,6 @@ export interface ConsumedMessage {
   timestamp: string;
 }
 
-/** An error that retrying cannot fix; the handler should have dead-lettered instead of throwing it. */
-export class NonRetriableError extends Error {}
-
 export interface ConsumerOptions {
   kafka: Kafka;
   groupId: string;
@@ -250,7 +249,6 @@ export async function runBatchConsumer(opts: ConsumerOptions): Promise<Consumer>
           retries: 5,
           minTimeout: 200,
           maxTimeout: 5_000,
-          shouldRetry: (err) => !(err instanceof NonRetriableError),
           onFailedAttempt: (err) =>
             opts.log.warn(
               { err, attempt: err.attemptNumber, topic: batch.topic, partition: batch.partition },

@@ -1,12 +1,5 @@
-// The reply channel of commands with an answer (ARCHITECTURE "Commands with an answer").
-//
-// Worker: applies a command in one transaction that also inserts its outcome row (keyed by request_id;
-// the row is what makes a redelivered command a no-op) and calls pg_notify, which Postgres delivers only
-// on commit. The notification carries the whole answer, so the ingress needs no read on the fast path.
-//
-// Ingress: OutcomeWaiter LISTENs on one connection and resolves the waiting request; as a fallback for a
-// notification lost to a reconnect, it reads the outcome rows of requests waiting longer than pollMs,
-// all in one query. Past the deadline the caller answers 503 with Retry-After.
+// The reply channel of commands with an answer: the worker records the outcome and NOTIFYs on commit;
+// the ingress's OutcomeWaiter listens, with a read of the outcome rows as fallback. See docs/pipeline.md.
 import type { Sql, Tx } from '../db/sql.ts';
 import type { Logger } from '../logger.ts';
 import type { Command, Effect } from '../contracts/commands.ts';

@@ -1,5 +1,6 @@
-// Process scaffolding shared by every worker: config, Postgres, Kafka topics, the producer for dead
-// letters and effects, the consumer that owns offsets, a status line every 10 s, graceful shutdown.
+// The one worker runtime: config, Postgres, Kafka topics, the producer for dead letters and effects, the
+// consumer that owns offsets (chunks of several partitions merged, see coalesce.ts), a status line every
+// 10 s, graceful shutdown. A worker's main.ts only wires its steps into `build`.
 import { loadConfig } from '../config.ts';
 import type { Config } from '../config.ts';
 import { createLogger } from '../logger.ts';
@@ -22,14 +23,17 @@ export interface WorkerContext {
 
 export interface WorkerParts {
   handle(messages: ConsumedMessage[]): Promise<void>;
-  /** Figures for the status line, e.g. counts and latency percentiles since the last line. */
+  /** Figures for the status line, e.g. counts and latency percentiles since the last line; null when idle. */
   status?(): Record<string, unknown> | null;
+  /** Releases what `build` opened (timers, files), after the consumer stopped and before Postgres closes. */
   close?(): Promise<void> | void;
 }
 
 export interface WorkerDefinition {
   /** Process and consumer-group name, e.g. `attribution-worker`. */
   name: string;
+  /** How the log lines name the worker (`<label> running`, `<label> status`); `name` by default. */
+  label?: string;
   topic: TopicKey;
   build(ctx: WorkerContext): Promise<WorkerParts>;
 }
@@ -44,6 +48,7 @@ export async function runWorker(def: WorkerDefinition): Promise<void> {
   const topics = Object.fromEntries(
     (Object.keys(TOPICS) as TopicKey[]).map((k) => [k, topicName(cfg.kafkaPrefix, k)]),
   ) as Record<TopicKey, string>;
+  const label = def.label ?? def.name;
   const parts = await def.build({ cfg, log, sql, producer, topics });
   const group = `${cfg.kafkaPrefix}${def.name}`;
   const consumer = await runBatchConsumer({
@@ -58,11 +63,11 @@ export async function runWorker(def: WorkerDefinition): Promise<void> {
     handle: coalesce(parts.handle, cfg.workerChunkSize),
     onFatal: () => process.exit(1),
   });
-  log.info({ group, topic: topics[def.topic] }, `${def.name} running`);
+  log.info({ group, topic: topics[def.topic] }, `${label} running`);
 
   const status = setInterval(() => {
     const s = parts.status?.();
-    if (s) log.info(s, `${def.name} status`);
+    if (s) log.info(s, `${label} status`);
   }, 10_000);
 
   let closing = false;

@@ -1,9 +1,10 @@
-// The sale applier's set-based form (applyBatch) against its reference, `apply` called on each command in
-// order: on the real database, random chunks mixing every branch of the sale step (401, test mode, 409
-// against the database and within the chunk, customer resolution by key and by click id, 400s, the cookie
-// window, one-time / recurring-months / per-product commission policies, first sales) must get the same
-// answers, effects, rollup deltas and rows. Each chunk runs twice from the same committed fixtures, each
-// run rolled back. Replay a run with SALE_BATCH_SEED=<seed>.
+// The sale applier on a whole chunk (applyBatch) against the same rules applied one command at a time
+// (`apply`, which is applyBatch on one command), in order: on the real database, random chunks mixing every
+// branch of the sale step (401, test mode, 409 against the database and within the chunk, customer
+// resolution by key and by click id, 400s, the cookie window, one-time / recurring-months / per-product
+// commission policies, first sales) must get the same answers, effects, rollup deltas and rows: a chunk's
+// in-memory state must match what committed rows give the next command. Each chunk runs twice from the same
+// committed fixtures, each run rolled back. Replay a run with SALE_BATCH_SEED=<seed>.
 import { randomBytes } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import t from 'tap';
@@ -13,7 +14,7 @@ import type { Applied, ApplyContext, CommandApplier } from '../../shared/pipelin
 import { CarefulPassNeeded } from '../../shared/pipeline/command-handler.ts';
 import { RollupBuffer } from '../../shared/pipeline/rollups.ts';
 import { Snowflake, formatClickId } from '../../shared/domain/ids.ts';
-import { createSaleApplier } from '../../services/workers/attribution/apply-sale.ts';
+import { DUPLICATE_SALE, createSaleApplier } from '../../services/workers/attribution/apply-sale.ts';
 import { createLink, createProgram, testSql } from '../helpers/stack.ts';
 import type { LinkFixture } from '../helpers/stack.ts';
 
@@ -512,3 +513,70 @@ t.test('a click id claiming a future time is not waited for (it would hold the p
     );
   }
 });
+
+t.test(
+  'a transaction_id taken concurrently after the check: 409 for one careful command, else the careful pass',
+  async (t) => {
+    const program = await createProgram(sql);
+    const link = await createLink(sql, program.id);
+    const key = `${run}-concurrent`;
+    await sql`
+    insert into customers (program_id, partner_id, partner_program_id, link_id, customer_status, customer_key)
+    values (${program.id}, ${link.partnerId}, ${link.partnerProgramId}, ${link.id}, 'lead', ${key})`;
+    const applier = createSaleApplier({ recentClickWaitMs: 0 });
+    const other = testSql(t);
+    for (const careful of [true, false]) {
+      const txn = `${run}-concurrent-${careful}`;
+      const cmd = saleCmd({
+        program_id: program.id,
+        request_id: txn,
+        transaction_id: txn,
+        customer_key: key,
+      });
+      // A second connection holds the same transaction_id uncommitted: the applier's check misses it, its
+      // insert waits on the unique index, and the rival commits once it waits.
+      let commit!: () => void;
+      const committed = new Promise<void>((r) => (commit = r));
+      let held!: () => void;
+      const holding = new Promise<void>((r) => (held = r));
+      const rival = other.begin(async (tx) => {
+        await tx`
+        insert into sales (request_id, program_id, transaction_id, amount_cents, currency, sale_type, sale_date)
+        values (${`${txn}-rival`}, ${program.id}, ${txn}, 1, 'USD', 'payment', now())`;
+        held();
+        await committed;
+      });
+      await holding;
+      const ctx: ApplyContext = { rollups: new RollupBuffer(), careful, memo: new Map() };
+      const result = sql
+        .begin((tx) => applier.apply(tx, cmd, ctx))
+        .then(
+          (a) => a,
+          (err: unknown) => err,
+        );
+      await waitUntilBlocked();
+      commit();
+      await rival;
+      const got = await result;
+      if (careful) {
+        t.match(got, { statusCode: 409, body: { error: DUPLICATE_SALE } }, 'careful: 409');
+        const [n] = await sql`select count(*)::int as n from commissions c join sales s on s.id = c.sale_id
+                            where s.transaction_id = ${txn}`;
+        t.equal(n!.n, 0, 'careful: no commission');
+      } else {
+        t.type(got, CarefulPassNeeded, 'optimistic: handed to the careful pass');
+      }
+    }
+
+    async function waitUntilBlocked(): Promise<void> {
+      for (let i = 0; i < 200; i++) {
+        const [w] = await other`
+        select count(*)::int as n from pg_stat_activity
+        where application_name = 'svc-test' and wait_event_type = 'Lock' and query like '%insert into sales%'`;
+        if (w!.n > 0) return;
+        await sleep(25);
+      }
+      throw new Error('the applier never waited on the rival insert');
+    }
+  },
+);

@@ -1,31 +1,15 @@
-// The attribution and commission step (spec 4.3, CONTRACT "Tracking decisions" and commission policy).
-// In one transaction: global transaction_id uniqueness, customer resolution (customer_key, then click_id),
-// the attribution window, the program's commission policy, the sale, the commission, the customer's
-// conversion, the daily rollup, and the ledger effect to publish after commit.
-//
-// Two forms of one rule set:
-// - `apply`, one command at a time (about nine statements): the careful pass, and the reference;
-// - `applyBatch`, the optimistic pass over a whole chunk in a fixed number of statements, whatever its
-//   size: read the programs, the transaction_ids already taken, the customers (locked, in id order) and
-//   their partner-programs; decide every sale in message order against in-memory state (a customer's
-//   second sale in the chunk sees its first); then insert the sales, the commissions and the customers'
-//   new state with one multi-row statement each. Both forms share the decisions (`checkProgram`,
-//   `attribute`, the answer builders), and a differential test holds them to the same answers and rows.
+// The attribution and commission step (spec 4.3, CONTRACT "Tracking decisions" and commission policy):
+// one implementation, set-based, for a chunk or for one command. Why it is shaped so: docs/pipeline.md.
 import type { Tx } from '../../../shared/db/sql.ts';
 import type { SaleCommand, LedgerEffect } from '../../../shared/contracts/commands.ts';
 import { parseCommand } from '../../../shared/contracts/commands.ts';
 import type { Applied, ApplyContext, CommandApplier } from '../../../shared/pipeline/command-handler.ts';
 import { CarefulPassNeeded } from '../../../shared/pipeline/command-handler.ts';
-import {
-  DEFAULT_POLICY,
-  commissionAmount,
-  parsePolicy,
-  recurrenceBlocks,
-} from '../../../shared/domain/commission-policy.ts';
+import { attribute } from './attribute.ts';
+import type { Attribution, CustomerRow, Via } from './attribute.ts';
 import { parseClickId, snowflakeTime } from '../../../shared/domain/ids.ts';
 
 export const DUPLICATE_SALE = 'Duplicate transaction_id. This sale has already been recorded.';
-const DAY_MS = 86_400_000;
 
 interface ProgramRow {
   id: string;
@@ -34,36 +18,12 @@ interface ProgramRow {
   deleted: boolean;
 }
 
-interface CustomerRow {
-  id: string;
-  program_id: string;
-  partner_id: string | null;
-  partner_program_id: string | null;
-  customer_status: string;
-  last_click_at: Date | null;
-  first_purchase_date: Date | null;
-  first_commission_at: Date | null;
-}
-
-type Via = 'customer_key' | 'click_id';
-type PartnerProgramRow = { partner_id: string | null };
-
-/** A sale that passed every check: what to write for it. */
-interface Attribution {
-  customer: CustomerRow;
-  partnerId: string;
-  amount: number;
-  /** Why the sale earns no commission, or null when it earns `amount`. */
-  noCommission: string | null;
-}
-
 const duplicate = (programId: number): Applied => ({
   programId,
   statusCode: 409,
   body: { error: DUPLICATE_SALE, message: DUPLICATE_SALE, statusCode: 409 },
 });
 const bad = (programId: number, error: string): Applied => ({ programId, statusCode: 400, body: { error } });
-const NOT_FOUND = 'Customer not found. Provide customer_key or click_id.';
 
 export interface SaleApplierOptions {
   /** How long a sale waits for a click minted moments ago that the click pipeline has not stored yet. */
@@ -76,12 +36,13 @@ export function createSaleApplier(
   return {
     kind: 'sale',
     parse: (bytes) => parseCommand<SaleCommand>(bytes, 'sale'),
-    apply: (tx, cmd, ctx) => applySale(tx, cmd, ctx, opts),
+    // The careful pass's per-command form is the set-based form applied to one command.
+    apply: async (tx, cmd, ctx) => (await applySales(tx, [cmd], ctx, opts))[0]!,
     applyBatch: (tx, cmds, ctx) => applySales(tx, cmds, ctx, opts),
   };
 }
 
-// ---- the decisions, shared by both forms ----
+// ---- the decisions ----
 
 /** The 401 for a program that does not exist (or no longer does), or null. */
 function checkProgram(cmd: SaleCommand, program: ProgramRow | undefined): Applied | null {
@@ -89,41 +50,6 @@ function checkProgram(cmd: SaleCommand, program: ProgramRow | undefined): Applie
     return { programId: cmd.program_id, statusCode: 401, body: { error: 'Invalid tracking token' } };
   return null;
 }
-
-/** Every check after the customer was looked up: a 400, or what the sale earns. */
-function attribute(
-  cmd: SaleCommand,
-  program: ProgramRow,
-  found: { row: CustomerRow; via: Via } | null,
-  pp: PartnerProgramRow | undefined,
-): Applied | Attribution {
-  if (!found) return bad(cmd.program_id, NOT_FOUND);
-  const { row: customer, via } = found;
-  if (Number(customer.program_id) !== cmd.program_id || customer.partner_id === null) {
-    return bad(cmd.program_id, 'No affiliate attribution found for this customer in this program');
-  }
-  if (customer.partner_program_id === null || !pp) {
-    return bad(cmd.program_id, 'No partner-program relationship found for this customer');
-  }
-  if (pp.partner_id === null) return bad(cmd.program_id, 'partnerId required to create commission');
-
-  const parsedPolicy = parsePolicy(program.commission);
-  const policy = typeof parsedPolicy === 'string' ? DEFAULT_POLICY : parsedPolicy;
-  const saleAt = new Date(cmd.ts);
-  let noCommission: string | null = null;
-  // Only a customer matched by click_id while still in `click` status is bound to the cookie window.
-  if (via === 'click_id' && customer.customer_status === 'click') {
-    const clickedAt = customer.last_click_at?.getTime() ?? 0;
-    if (saleAt.getTime() - clickedAt > program.cookie_window_days * DAY_MS)
-      noCommission = 'Attribution window expired';
-  }
-  noCommission ??= recurrenceBlocks(policy, customer.first_commission_at, saleAt);
-  const amount = noCommission ? 0 : commissionAmount(policy, cmd.amount_cents, cmd.product_id);
-  if (!noCommission && amount === 0) noCommission = 'The commission policy gives no commission for this sale';
-  return { customer, partnerId: pp.partner_id, amount, noCommission };
-}
-
-const isAttribution = (d: Applied | Attribution): d is Attribution => 'customer' in d;
 
 function testAnswer(cmd: SaleCommand, saleId: number): Applied {
   return {
@@ -289,23 +215,6 @@ function isRecentClick(clickId: string, waitMs: number): boolean {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-// ---- one command at a time ----
-
-async function findCustomer(tx: Tx, cmd: SaleCommand): Promise<{ row: CustomerRow; via: Via } | null> {
-  if (cmd.customer_key !== null) {
-    const [row] = await tx<CustomerRow[]>`
-      select ${tx.unsafe(CUSTOMER_COLUMNS)}
-      from customers where program_id = ${cmd.program_id} and customer_key = ${cmd.customer_key} for no key update`;
-    if (row) return { row, via: 'customer_key' };
-  }
-  if (cmd.click_id !== null) {
-    const [row] = await tx<CustomerRow[]>`
-      select ${tx.unsafe(CUSTOMER_COLUMNS)} from customers where click_id = ${cmd.click_id} for no key update`;
-    if (row) return { row, via: 'click_id' };
-  }
-  return null;
-}
-
 async function loadPrograms(tx: Tx, ids: number[], memo: Map<string, unknown>): Promise<void> {
   const missing = [...new Set(ids)].filter((id) => !memo.has(`program:${id}`));
   if (missing.length === 0) return;
@@ -315,98 +224,7 @@ async function loadPrograms(tx: Tx, ids: number[], memo: Map<string, unknown>): 
   for (const p of rows) memo.set(`program:${p.id}`, p);
 }
 
-async function applySale(
-  tx: Tx,
-  cmd: SaleCommand,
-  ctx: ApplyContext,
-  opts: SaleApplierOptions,
-): Promise<Applied> {
-  await loadPrograms(tx, [cmd.program_id], ctx.memo);
-  const program = ctx.memo.get(`program:${cmd.program_id}`) as ProgramRow | undefined;
-  const refused = checkProgram(cmd, program);
-  if (refused || !program) return refused!;
-
-  if (cmd.is_test) {
-    // Test mode: an is_test sale, nothing attributed, no commission, balance or metric.
-    const ids = await insertSales(tx, [saleRow(cmd, { customerId: null, partnerId: null, ppId: null })]);
-    const saleId = ids.get(cmd.transaction_id);
-    return saleId === undefined ? duplicate(cmd.program_id) : testAnswer(cmd, saleId);
-  }
-
-  // Duplicate detection is global (all programs) and comes before anything else.
-  const [dup] = await tx`select 1 from sales where transaction_id = ${cmd.transaction_id}`;
-  if (dup) return duplicate(cmd.program_id);
-
-  let found = await findCustomer(tx, cmd);
-  if (!found && cmd.click_id !== null) {
-    // A sale sent right after its click's 200 may overtake the click pipeline: wait, bounded, for a click
-    // id minted moments ago. Statements in READ COMMITTED see each new commit; no lock is held yet.
-    while (!found && isRecentClick(cmd.click_id, opts.recentClickWaitMs)) {
-      await sleep(50);
-      found = await findCustomer(tx, cmd);
-    }
-  }
-  let pp: PartnerProgramRow | undefined;
-  if (found?.row.partner_program_id) {
-    [pp] = await tx<PartnerProgramRow[]>`
-      select partner_id from partner_programs where id = ${found.row.partner_program_id}`;
-  }
-  const decision = attribute(cmd, program, found, pp);
-  if (!isAttribution(decision)) return decision;
-  const { customer } = decision;
-
-  const ids = await insertSales(tx, [
-    saleRow(cmd, {
-      customerId: customer.id,
-      partnerId: customer.partner_id,
-      ppId: customer.partner_program_id,
-    }),
-  ]);
-  const saleId = ids.get(cmd.transaction_id);
-  if (saleId === undefined) return duplicate(cmd.program_id);
-
-  const saleAt = new Date(cmd.ts).toISOString();
-  await updateCustomers(tx, [{ id: customer.id, purchaseAt: saleAt, commissionAt: null }]);
-  ctx.rollups.add(cmd.program_id, cmd.ts, {
-    sales: 1,
-    revenue_cents: cmd.amount_cents,
-    conversions: customer.first_purchase_date === null ? 1 : 0,
-  });
-  if (decision.noCommission) return noCommissionAnswer(cmd, saleId, decision.noCommission);
-
-  // The sale stands even if the commission cannot be created (spec: the transaction_id stays consumed). On
-  // the optimistic pass a failure here aborts the chunk, which is then applied carefully, with this savepoint.
-  const createCommission = async (sp: Tx) => {
-    const created = await insertCommissions(sp, [
-      {
-        sale_id: saleId,
-        program_id: cmd.program_id,
-        partner_id: decision.partnerId,
-        partner_program_id: customer.partner_program_id!,
-        customer_id: customer.id,
-        amount_cents: decision.amount,
-        currency: cmd.currency,
-      },
-    ]);
-    await sp`update customers set first_commission_at = coalesce(first_commission_at, ${saleAt}::timestamptz)
-             where id = ${customer.id}`;
-    return created.get(saleId)!;
-  };
-  let commissionId: number;
-  if (ctx.careful) {
-    try {
-      commissionId = await tx.savepoint(createCommission);
-    } catch {
-      return { programId: cmd.program_id, statusCode: 500, body: { error: 'Failed to create commission' } };
-    }
-  } else {
-    commissionId = await createCommission(tx);
-  }
-  ctx.rollups.add(cmd.program_id, cmd.ts, { commission_cents: decision.amount });
-  return commissionAnswer(cmd, decision, saleId, commissionId);
-}
-
-// ---- a whole chunk ----
+// ---- a chunk (or one command) ----
 
 async function applySales(
   tx: Tx,
@@ -485,7 +303,9 @@ async function applySales(
   // Decide every sale in message order. A customer row is one object in both maps, so its second sale in
   // the chunk sees what its first did (conversion, first purchase, first commission).
   type Pending =
-    { answer: Applied } | { test: true; cmd: SaleCommand } | { attribution: Attribution; cmd: SaleCommand };
+    | { answer: Applied }
+    | { test: true; cmd: SaleCommand }
+    | { attribution: Attribution; cmd: SaleCommand; firstPurchase: boolean };
   const pending: Pending[] = [];
   const rows: SaleRow[] = [];
   const customers = new Map<string, { id: string; purchaseAt: string; commissionAt: string | null }>();
@@ -509,8 +329,8 @@ async function applySales(
     const found = resolve(cmd);
     const pp = found?.row.partner_program_id ? pps.get(found.row.partner_program_id) : undefined;
     const decision = attribute(cmd, program, found, pp);
-    if (!isAttribution(decision)) {
-      pending.push({ answer: decision });
+    if ('refused' in decision) {
+      pending.push({ answer: bad(cmd.program_id, decision.refused) });
       continue;
     }
     const { customer } = decision;
@@ -522,13 +342,8 @@ async function applySales(
         ppId: customer.partner_program_id,
       }),
     );
-    pending.push({ attribution: decision, cmd });
+    pending.push({ attribution: decision, cmd, firstPurchase: customer.first_purchase_date === null });
     const saleAt = new Date(cmd.ts);
-    ctx.rollups.add(cmd.program_id, cmd.ts, {
-      sales: 1,
-      revenue_cents: cmd.amount_cents,
-      conversions: customer.first_purchase_date === null ? 1 : 0,
-    });
     const update = customers.get(customer.id) ?? {
       id: customer.id,
       purchaseAt: saleAt.toISOString(),
@@ -541,14 +356,14 @@ async function applySales(
     if (!decision.noCommission) {
       update.commissionAt ??= saleAt.toISOString();
       customer.first_commission_at ??= saleAt;
-      ctx.rollups.add(cmd.program_id, cmd.ts, { commission_cents: decision.amount });
     }
   }
 
   const saleIds = rows.length === 0 ? new Map<string, number>() : await insertSales(tx, rows);
   if (saleIds.size !== rows.length) {
-    // A concurrent transaction took one of these transaction_ids after our check: the per-command form
-    // answers that sale 409 and decides the rest without it.
+    // A concurrent transaction took a transaction_id after our check. One command on the careful pass:
+    // its 409. A chunk: the careful pass answers that sale 409 and decides the rest without it.
+    if (ctx.careful && cmds.length === 1) return [duplicate(cmds[0]!.program_id)];
     throw new CarefulPassNeeded('a transaction_id was taken concurrently');
   }
   const commissionRows: CommissionRow[] = [];
@@ -565,15 +380,42 @@ async function applySales(
       currency: p.cmd.currency,
     });
   }
-  const commissionIds = await insertCommissions(tx, commissionRows);
-  await updateCustomers(tx, [...customers.values()]);
+  let commissionIds: Map<number, number>;
+  if (ctx.careful) {
+    // The sale stands even if its commission cannot be created (spec: the transaction_id stays consumed):
+    // the commission and first_commission_at in a savepoint of their own, a failure answered 500.
+    await updateCustomers(
+      tx,
+      [...customers.values()].map((c) => ({ ...c, commissionAt: null })),
+    );
+    const withCommission = [...customers.values()].filter((c) => c.commissionAt !== null);
+    commissionIds = await tx
+      .savepoint(async (sp) => {
+        const ids = await insertCommissions(sp, commissionRows);
+        await updateCustomers(sp, withCommission);
+        return ids;
+      })
+      .catch(() => new Map<number, number>());
+  } else {
+    commissionIds = await insertCommissions(tx, commissionRows);
+    await updateCustomers(tx, [...customers.values()]);
+  }
 
   return pending.map((p) => {
     if ('answer' in p) return p.answer;
     const saleId = saleIds.get(p.cmd.transaction_id)!;
     if ('test' in p) return testAnswer(p.cmd, saleId);
-    const a = p.attribution;
-    if (a.noCommission) return noCommissionAnswer(p.cmd, saleId, a.noCommission);
-    return commissionAnswer(p.cmd, a, saleId, commissionIds.get(saleId)!);
+    const { cmd, attribution: a } = p;
+    ctx.rollups.add(cmd.program_id, cmd.ts, {
+      sales: 1,
+      revenue_cents: cmd.amount_cents,
+      conversions: p.firstPurchase ? 1 : 0,
+    });
+    if (a.noCommission) return noCommissionAnswer(cmd, saleId, a.noCommission);
+    const commissionId = commissionIds.get(saleId);
+    if (commissionId === undefined)
+      return { programId: cmd.program_id, statusCode: 500, body: { error: 'Failed to create commission' } };
+    ctx.rollups.add(cmd.program_id, cmd.ts, { commission_cents: a.amount });
+    return commissionAnswer(cmd, a, saleId, commissionId);
   });
 }

@@ -1,16 +1,19 @@
 // The click worker's chunk handler: the order of the steps lives here.
-//   parse (validate) → enrich (user agent, geo) → persist (one transaction) → dead letters
-// A message that fails parse or enrich, or that Postgres rejects as data, is dead-lettered with its
-// original bytes and the reason, and the partition moves on. Anything else (Postgres or Kafka down) throws,
-// so the chunk is retried and, failing that, redelivered: its offsets are committed only after this returns.
+//   parse → enrich (user agent, geo) → persist (one transaction) → dead letters → leads (behind their clicks)
+// Each step returns an outcome per message (ok or dead-letter); a thrown error means infrastructure, and
+// the chunk is retried and redelivered (offsets are committed only after this returns). Why: docs/pipeline.md.
 import type { Sql } from '../../../shared/db/sql.ts';
 import type { Logger } from '../../../shared/logger.ts';
 import type { BatchingProducer, ConsumedMessage } from '../../../shared/pipeline/kafka.ts';
 import { parseClickMessage } from '../../../shared/contracts/clicks.ts';
 import { applyIsolatingPoison, writeDeadLetters } from '../../../shared/pipeline/dead-letters.ts';
 import type { DeadLetter } from '../../../shared/pipeline/dead-letters.ts';
+import { deadLetter, ok } from '../../../shared/pipeline/step-outcome.ts';
+import type { StepOutcome } from '../../../shared/pipeline/step-outcome.ts';
+import type { ClickMessage } from '../../../shared/contracts/clicks.ts';
 import type { EnrichedClick } from './steps/enrich-click.ts';
 import type { PersistResult } from './steps/persist-clicks.ts';
+import { percentile } from '../../../shared/stats.ts';
 
 export interface ClickPipelineDeps {
   /** Applies lead commands (the customer journey), in order, after the chunk's clicks are stored. */
@@ -19,7 +22,7 @@ export interface ClickPipelineDeps {
   log: Logger;
   producer: BatchingProducer;
   deadLetterTopic: string;
-  enrich: (msg: Exclude<ReturnType<typeof parseClickMessage>, string>) => EnrichedClick;
+  enrich: (msg: ClickMessage) => EnrichedClick;
   persist: (clicks: EnrichedClick[]) => Promise<PersistResult>;
 }
 
@@ -35,6 +38,21 @@ export interface PipelineStats {
 export function createClickPipeline(deps: ClickPipelineDeps) {
   const stats: PipelineStats = { messages: 0, inserted: 0, duplicates: 0, deadLetters: 0, lagSamples: [] };
 
+  /** A message the ingress would never send is poison. */
+  function parseClick(message: ConsumedMessage): StepOutcome<ClickMessage> {
+    const parsed = parseClickMessage(message.value);
+    return typeof parsed === 'string' ? deadLetter(parsed) : ok(parsed);
+  }
+
+  /** Enrichment is local and pure: whatever it throws is about this message's values. */
+  function enrich(click: ClickMessage): StepOutcome<EnrichedClick> {
+    try {
+      return ok(deps.enrich(click));
+    } catch (err) {
+      return deadLetter((err as Error).message, err);
+    }
+  }
+
   async function handle(messages: ConsumedMessage[]): Promise<void> {
     const dead: DeadLetter[] = [];
     const clicks: { value: EnrichedClick; message: ConsumedMessage }[] = [];
@@ -44,16 +62,14 @@ export function createClickPipeline(deps: ClickPipelineDeps) {
         leads.push(message);
         continue;
       }
-      const parsed = parseClickMessage(message.value);
-      if (typeof parsed === 'string') {
-        dead.push({ message, step: 'parse', reason: parsed });
+      const parsed = parseClick(message);
+      if (parsed.type !== 'ok') {
+        dead.push({ message, step: 'parse', reason: parsed.reason });
         continue;
       }
-      try {
-        clicks.push({ value: deps.enrich(parsed), message });
-      } catch (err) {
-        dead.push({ message, step: 'enrich', reason: (err as Error).message });
-      }
+      const enriched = enrich(parsed.value);
+      if (enriched.type !== 'ok') dead.push({ message, step: 'enrich', reason: enriched.reason });
+      else clicks.push({ value: enriched.value, message });
     }
 
     const result = await applyIsolatingPoison(clicks, deps.persist, dead, deps.log, 'persist');
@@ -69,7 +85,25 @@ export function createClickPipeline(deps: ClickPipelineDeps) {
     for (const c of clicks) if (stats.lagSamples.length < 200_000) stats.lagSamples.push(now - c.value.ts);
   }
 
-  return { handle, stats };
+  // Throughput and pipeline lag (ingress accept → row committed) since the previous status line.
+  let lastMessages = 0;
+  function status(): Record<string, unknown> | null {
+    const lags = stats.lagSamples.splice(0);
+    if (stats.messages === lastMessages) return null;
+    const line = {
+      messages: stats.messages,
+      perSecond: Math.round((stats.messages - lastMessages) / 10),
+      inserted: stats.inserted,
+      duplicates: stats.duplicates,
+      deadLetters: stats.deadLetters,
+      lagP50Ms: percentile(lags, 50),
+      lagP99Ms: percentile(lags, 99),
+    };
+    lastMessages = stats.messages;
+    return line;
+  }
+
+  return { handle, stats, status };
 }
 
 const LEAD_PREFIX = Buffer.from('{"v":1,"type":"lead"');

@@ -1,5 +1,5 @@
-// Process entry for the notification worker: consumes the `notifications` topic (published by the refund
-// path) and stores each notification_key once; poison is dead-lettered.
+// Process entry for the notification worker: stores each notification of the `notifications` topic once
+// (notification_key); poison is dead-lettered.
 import { runWorker } from '../../../shared/pipeline/worker-runtime.ts';
 import { effectConsumer } from '../../../shared/pipeline/effect-consumer.ts';
 import { createInsertNotificationsStep } from './apply.ts';

@@ -1,11 +1,11 @@
 // The reversal step (spec 4.4, section 3 commission transitions): full refund → `reversed`, partial →
 // `refunded`, already terminal → `skipped`, no commission → `no_commission`. The commission row is locked,
-// so concurrent refunds of one sale deduct once. Deduction = commission × refund / sale amount (round half
-// up); the ledger entry and the notifications are effects published after commit.
+// so concurrent refunds of one sale deduct once (the deduction: shared/domain/refund.ts); the ledger entry
+// and the notifications are effects published after commit.
 import type { Tx } from '../../../shared/db/sql.ts';
 import type { Effect, RefundCommand } from '../../../shared/contracts/commands.ts';
 import { parseCommand } from '../../../shared/contracts/commands.ts';
-import { mulDivRoundHalfUp } from '../../../shared/domain/money.ts';
+import { refundDeduction } from '../../../shared/domain/refund.ts';
 import type { Applied, CommandApplier } from '../../../shared/pipeline/command-handler.ts';
 
 export function createRefundApplier(): CommandApplier<RefundCommand> {
@@ -55,8 +55,7 @@ async function applyRefund(tx: Tx, cmd: RefundCommand): Promise<Applied> {
   }
   const saleAmount = Number(sale.amount_cents);
   const commission = Number(c.amount_cents);
-  const full = cmd.refund_amount_cents === null || cmd.refund_amount_cents >= saleAmount;
-  const deduction = full ? commission : mulDivRoundHalfUp(commission, cmd.refund_amount_cents!, saleAmount);
+  const { deduction, full } = refundDeduction(commission, saleAmount, cmd.refund_amount_cents);
   const status = full ? 'reversed' : 'refunded';
   const wasPaid = c.status === 'paid';
   await tx`

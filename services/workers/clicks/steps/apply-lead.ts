@@ -6,6 +6,12 @@ import { parseCommand } from '../../../../shared/contracts/commands.ts';
 import type { Applied, ApplyContext, CommandApplier } from '../../../../shared/pipeline/command-handler.ts';
 
 const NOT_FOUND = 'Customer not found. Provide a valid click_id or customer_key.';
+const KEY_TAKEN = 'customer_key already belongs to another customer of this program';
+
+const isKeyTaken = (err: unknown): boolean => {
+  const e = err as { code?: string; constraint_name?: string } | null;
+  return e?.code === '23505' && e.constraint_name === 'customers_program_id_customer_key_key';
+};
 
 interface CustomerRow {
   id: string;
@@ -93,18 +99,28 @@ async function applyLead(tx: Tx, cmd: LeadCommand, ctx: ApplyContext): Promise<A
   if (customer.customer_status !== 'click') {
     return bad(`Customer status cannot be updated to lead. Current status: ${customer.customer_status}`);
   }
-  if (cmd.customer_key !== null && cmd.customer_key !== customer.customer_key) {
-    const [taken] = await tx`
-      select 1 from customers where program_id = ${programId} and customer_key = ${cmd.customer_key} and id <> ${customer.id}`;
-    if (taken) return bad('customer_key already belongs to another customer of this program');
-  }
-  await tx`
+  const update = (q: Tx) => q`
     update customers set customer_status = 'lead',
       customer_key = coalesce(${cmd.customer_key}, customer_key),
       email = coalesce(${cmd.email}, email),
       signup_date = ${new Date(cmd.ts)},
       updated_at = now()
     where id = ${customer.id}`;
+  if (cmd.customer_key !== null && cmd.customer_key !== customer.customer_key) {
+    const [taken] = await tx`
+      select 1 from customers where program_id = ${programId} and customer_key = ${cmd.customer_key} and id <> ${customer.id}`;
+    if (taken) return bad(KEY_TAKEN);
+    // A concurrent lead (another partition) may take the key after the check: its unique violation is
+    // this caller's 400, as if the check had seen it, never a dead letter.
+    try {
+      await tx.savepoint(update);
+    } catch (err) {
+      if (isKeyTaken(err)) return bad(KEY_TAKEN);
+      throw err;
+    }
+  } else {
+    await update(tx);
+  }
   await insertLeadEvent(tx, cmd, programId, customer.id);
   ctx.rollups.add(programId, cmd.ts, { leads: 1 });
   return { programId, statusCode: 200, body: { success: true, message: 'Lead recorded' } };

@@ -1,12 +1,8 @@
-// Persistence step: one Postgres transaction per chunk writes the click events, the customers they create
-// or touch, the link counters, the partner-program click metrics and the daily per-program rollup.
-//
-// Idempotency: click_events has the key (click_timestamp, event_id), both minted at the ingress, and every
-// counter is incremented only from the rows that INSERT ... ON CONFLICT DO NOTHING actually returned, so a
-// redelivered chunk changes nothing. Test clicks are stored (is_test) and touch no counter or customer.
-// Lock order: rows of each table are locked in key order, so concurrent workers cannot deadlock.
+// Persistence step: one transaction per chunk writes the click events and, only from the rows actually
+// inserted, the customers, counters and daily rollup (so a redelivery changes nothing). See docs/pipeline.md.
 import type { Sql, Tx } from '../../../../shared/db/sql.ts';
 import type { EnrichedClick } from './enrich-click.ts';
+import { utcDay } from '../../../../shared/pipeline/rollups.ts';
 
 const EVENT_COLUMNS = [
   'event_id',
@@ -46,10 +42,6 @@ export interface PersistResult {
   inserted: number;
   duplicates: number;
   counted: number;
-}
-
-function utcDay(ms: number): string {
-  return new Date(ms).toISOString().slice(0, 10);
 }
 
 export function createPersistClicksStep(deps: { sql: Sql }) {
