@@ -4,7 +4,10 @@
 import type { FastifyInstance } from 'fastify';
 import type { IngressDeps } from './deps.ts';
 import { registerClickRoutes } from './routes/click.ts';
-import { registerCommandRoutes } from './routes/commands.ts';
+import { registerLeadRoute } from './routes/lead.ts';
+import { registerSaleRoute } from './routes/sale.ts';
+import { registerRefundRoute } from './routes/refund.ts';
+import { registerCliStatusRoute } from './routes/cli-status.ts';
 import { registerTrackerRoute } from './routes/tracker.ts';
 import { registerPreflight } from './cors.ts';
 
@@ -19,6 +22,9 @@ export async function ingressPlugin(app: FastifyInstance, deps: IngressDeps): Pr
     deps.cache,
   );
   registerClickRoutes(app, deps);
-  registerCommandRoutes(app, deps);
+  registerLeadRoute(app, deps);
+  registerSaleRoute(app, deps);
+  registerRefundRoute(app, deps);
+  registerCliStatusRoute(app, deps);
   registerTrackerRoute(app);
 }
