@@ -4,12 +4,12 @@
 import type { FastifyRequest } from 'fastify';
 import { HttpError } from '../../shared/http/server.ts';
 import { hashSecret } from '../../shared/domain/secrets.ts';
-import type { LinkCache } from './link-cache.ts';
+import type { TrackingCache } from './tracking-cache.ts';
 
 export type TokenState =
   { kind: 'absent' } | { kind: 'invalid'; reason: string } | { kind: 'valid'; programId: number };
 
-export async function readTrackingToken(req: FastifyRequest, cache: LinkCache): Promise<TokenState> {
+export async function readTrackingToken(req: FastifyRequest, cache: TrackingCache): Promise<TokenState> {
   const header = req.headers.authorization;
   if (header === undefined) return { kind: 'absent' };
   if (!header.startsWith('Bearer '))
@@ -25,7 +25,7 @@ export async function readTrackingToken(req: FastifyRequest, cache: LinkCache): 
 }
 
 /** Sale, refund and the CLI status need a valid token: anything else is a 401. */
-export async function requireTrackingToken(req: FastifyRequest, cache: LinkCache): Promise<number> {
+export async function requireTrackingToken(req: FastifyRequest, cache: TrackingCache): Promise<number> {
   const state = await readTrackingToken(req, cache);
   if (state.kind === 'valid') return state.programId;
   throw new HttpError(

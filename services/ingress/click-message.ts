@@ -7,7 +7,7 @@ import { CLICK_TEXT_FIELDS, TEXT_LIMITS } from '../../shared/contracts/clicks.ts
 import type { ClickMessage } from '../../shared/contracts/clicks.ts';
 import { parseAdditionalData } from './input.ts';
 import type { AdditionalData } from './input.ts';
-import type { CachedLink } from './link-cache.ts';
+import type { CachedLink } from './tracking-cache.ts';
 
 type ClickText = Pick<ClickMessage, (typeof CLICK_TEXT_FIELDS)[number]>;
 
