@@ -1,7 +1,5 @@
 // npm run bench:clicks: how fast the click path is on this machine, end to end, and that it loses nothing.
-// One run, everything co-located on loopback: (a) a bare Fastify baseline, (b) the real ingress with the
-// worker stopped, then the worker drains (b)'s backlog, (c) a fixed offered rate with the worker running,
-// and finally every accepted click is looked up in Postgres.
+// USAGE says what each phase (baseline, ingress alone, drain, fixed rate) measures.
 import { readFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';

@@ -1,10 +1,5 @@
-// npm run bench:dashboard: how fast the dashboard reads are on a large dataset, and that they stay exact.
-// Seeds --events click events (with ~5% leads, ~1% sales, their commissions and customers, and the daily
-// rollup computed from those rows) across --days days and --programs programs, generated in SQL one day
-// at a time; then times GET /api/tracking/performance and /api/tracking/events through the real web
-// service for one program (~1/--programs of the events), next to the same answers computed the plain way
-// (an aggregate over the raw event tables; a UNION ALL sorted, offset and counted whole), and checks that
-// both give the same numbers.
+// npm run bench:dashboard: how fast the dashboard reads are on a large dataset, and that they stay exact
+// (each read beside the plain SQL that computes the same answer). USAGE says what it seeds and times.
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { cli, intOption } from './lib/cli.ts';

