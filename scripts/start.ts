@@ -1,10 +1,9 @@
 // npm start: the whole service on this machine: Postgres and Kafka (scripts/lib/stack.ts), migrations, topics,
 // the demo program, then the web service and every worker, restarted if they die. Ctrl-C stops everything.
-import { join } from 'node:path';
 import { mkdir } from 'node:fs/promises';
 import { build as prettyStream } from 'pino-pretty';
 import { cli } from './lib/cli.ts';
-import { onStopSignal, startStack, STACK_DIR } from './lib/stack.ts';
+import { DEV_STACK, onStopSignal, startStack, STACK_DIR } from './lib/stack.ts';
 import { WORKERS, spawnService, waitForWeb } from './lib/services.ts';
 import type { ServiceName, ServiceProcess } from './lib/services.ts';
 import { seedDemo } from './lib/seed.ts';
@@ -39,7 +38,7 @@ const { values } = cli(USAGE, {
 const log = createLogger('start', process.env.LOG_LEVEL ?? 'info');
 const port = Number(values.port ?? process.env.PORT ?? 8080);
 await mkdir(STACK_DIR, { recursive: true });
-const stack = await startStack({ name: 'dev', pgPort: 55432, kafkaPort: 59092, fresh: values.fresh, log });
+const stack = await startStack({ ...DEV_STACK, fresh: values.fresh, log });
 const env: Record<string, string> = {
   DATABASE_URL: stack.databaseUrl,
   KAFKA_BROKERS: stack.kafkaBrokers,
@@ -50,7 +49,7 @@ await migrate(cfg.databaseUrl, log);
 const kafka = createKafka(cfg, log);
 await ensureTopics(kafka, cfg, log);
 const sql = createSql(cfg.databaseUrl, 2, 'svc-start');
-const demo = await seedDemo(sql, join(STACK_DIR, 'dev', 'demo-tracking-token.txt'));
+const demo = await seedDemo(sql);
 await sql.end();
 
 const pretty = values['json-logs']
