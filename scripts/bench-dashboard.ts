@@ -2,7 +2,7 @@
 // (each read beside the plain SQL that computes the same answer). USAGE says what it seeds and times.
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { cli, intOption } from './lib/cli.ts';
+import { cli } from './lib/cli.ts';
 import { freePort, startStack, STACK_DIR } from './lib/stack.ts';
 import type { Stack } from './lib/stack.ts';
 import { spawnService, waitForWeb } from './lib/services.ts';
@@ -45,7 +45,7 @@ Options:
 
 Environment: DATABASE_URL / KAFKA_BROKERS use external servers instead (the bench data is written there).`;
 
-const { values } = cli(USAGE, {
+const { values, int: intArg } = cli(USAGE, {
   events: { type: 'string' },
   programs: { type: 'string' },
   days: { type: 'string' },
@@ -54,14 +54,11 @@ const { values } = cli(USAGE, {
   keep: { type: 'boolean' },
 });
 
-const positiveInt = (name: string, raw: string | undefined, dflt: number, max: number) =>
-  intOption(USAGE, name, raw, dflt, max);
-
-const EVENTS = positiveInt('events', values.events, 10_000_000, 1_000_000_000);
-const PROGRAMS = positiveInt('programs', values.programs, 50, 10_000);
-const DAYS = positiveInt('days', values.days, 90, 3000);
-const REQUESTS = positiveInt('requests', values.requests, 200, 100_000);
-const BASELINE_REQUESTS = positiveInt('baseline-requests', values['baseline-requests'], 30, 100_000);
+const EVENTS = intArg('events', 10_000_000, 1_000_000_000);
+const PROGRAMS = intArg('programs', 50, 10_000);
+const DAYS = intArg('days', 90, 3000);
+const REQUESTS = intArg('requests', 200, 100_000);
+const BASELINE_REQUESTS = intArg('baseline-requests', 30, 100_000);
 const PARTNERS_PER_PROGRAM = 20;
 const WARMUP = 20;
 const SEED_CONNECTIONS = 2;

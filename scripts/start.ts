@@ -29,14 +29,14 @@ Options:
 Environment: DATABASE_URL and KAFKA_BROKERS use external servers instead of the embedded ones;
 every variable of shared/config.ts (LOG_LEVEL, TRUST_PROXY, ...) passes through to the services.`;
 
-const { values } = cli(USAGE, {
+const { values, int } = cli(USAGE, {
   port: { type: 'string' },
   fresh: { type: 'boolean' },
   'json-logs': { type: 'boolean' },
 });
 
 const log = createLogger('start', process.env.LOG_LEVEL ?? 'info');
-const port = Number(values.port ?? process.env.PORT ?? 8080);
+const port = int('port', Number(process.env.PORT ?? 8080), 65535);
 await mkdir(STACK_DIR, { recursive: true });
 const stack = await startStack({ ...DEV_STACK, fresh: values.fresh, log });
 const env: Record<string, string> = {
