@@ -5,17 +5,8 @@ import {
   extractAff,
   parseClickBody,
 } from '../../services/ingress/click-message.ts';
-import { HttpError } from '../../shared/http/server.ts';
+import { errorOf } from '../helpers/errors.ts';
 import { parseClickMessage } from '../../shared/contracts/clicks.ts';
-
-function errorOf(fn: () => unknown): string | null {
-  try {
-    fn();
-    return null;
-  } catch (err) {
-    return err instanceof HttpError ? `${err.statusCode} ${err.message}` : String(err);
-  }
-}
 
 t.test('extractAff: the aff value of a fully qualified http(s) URL', async (t) => {
   t.equal(extractAff('https://shop.example/?aff=abc'), 'abc');

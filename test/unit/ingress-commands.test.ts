@@ -1,5 +1,5 @@
 import t from 'tap';
-import { HttpError } from '../../shared/http/server.ts';
+import { errorOf } from '../helpers/errors.ts';
 import { parseAdditionalData, parseCommandAdditionalData, optString } from '../../services/ingress/input.ts';
 import { requestIdFor, stillProcessing } from '../../services/ingress/commands/answer.ts';
 import {
@@ -17,15 +17,6 @@ import {
   testTransactionId,
 } from '../../services/ingress/commands/sale.ts';
 import { buildRefundCommand, parseRefundBody } from '../../services/ingress/commands/refund.ts';
-
-function errorOf(fn: () => unknown): string | null {
-  try {
-    fn();
-    return null;
-  } catch (err) {
-    return err instanceof HttpError ? `${err.statusCode} ${err.message}` : String(err);
-  }
-}
 
 const CLICK = 'cust_7_250203861799666688';
 
