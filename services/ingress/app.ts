@@ -1,5 +1,5 @@
 // The ingress as a Fastify plugin: the tracking routes and their CORS preflights (docs/ingress.md).
-// services/web creates the Fastify instance; tests register the same plugin.
+// services/web/app.ts creates the Fastify instance and registers it beside the API.
 import type { FastifyInstance } from 'fastify';
 import type { IngressDeps } from './deps.ts';
 import { registerClickRoutes } from './routes/click.ts';
