@@ -6,6 +6,7 @@ import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { integerIn } from '../scripts/lib/cli.ts';
 
 const HELP = `svc: manage affiliate programs and send test events
 
@@ -146,8 +147,8 @@ const q = (params: Record<string, string | undefined>) => {
 };
 const ws = () => q({ workspace_id: o['workspace-id'] });
 const int = (v: string | undefined, what: string): number => {
-  const n = Number(v);
-  if (v === undefined || !Number.isInteger(n)) throw new CliError(`${what} must be an integer`);
+  const n = integerIn(v, -Infinity, Infinity);
+  if (n === null) throw new CliError(`${what} must be an integer`);
   return n;
 };
 const arg = (i: number, what: string): string => {
@@ -162,6 +163,19 @@ const list = (v: string | undefined) =>
         .split(',')
         .map((s) => s.trim())
         .filter(Boolean);
+
+const programPath = (suffix = '') => `/api/advertiser/affiliate-programs/${arg(2, 'program id')}${suffix}`;
+const linksPath = (suffix = '') => programPath(`/partners/${arg(3, 'partner id')}/links${suffix}`);
+const LINK_COLS = ['id', 'short_link', 'status', 'clicks', 'last_clicked'];
+
+/** A tracking call in test mode for the program of the third argument: no token, nothing real touched. */
+async function testEvent(kind: 'click' | 'lead' | 'sale', fields: Record<string, unknown>): Promise<void> {
+  const body = {
+    ...fields,
+    additional_data: { test_mode: true, program_id: int(arg(2, 'program id'), 'program id') },
+  };
+  return show(await api('POST', `/api/v1/track/${kind}`, body, false));
+}
 
 function programFields(): Record<string, unknown> {
   const f: Record<string, unknown> = {};
@@ -258,77 +272,50 @@ async function run(): Promise<void> {
     case 'programs list':
       return show(await api('GET', '/api/advertiser/affiliate-programs'), PROGRAM_COLS);
     case 'programs get':
-      return show(await api('GET', `/api/advertiser/affiliate-programs/${arg(2, 'program id')}`), [
-        ...PROGRAM_COLS,
-        'allowed_origins',
-        'commission',
-      ]);
+      return show(await api('GET', programPath()), [...PROGRAM_COLS, 'allowed_origins', 'commission']);
     case 'programs create':
       return show(await api('POST', `/api/advertiser/affiliate-programs${ws()}`, programFields()), [
         ...PROGRAM_COLS,
         'api_token',
       ]);
     case 'programs update':
-      return show(
-        await api('PUT', `/api/advertiser/affiliate-programs/${arg(2, 'program id')}`, programFields()),
-        PROGRAM_COLS,
-      );
+      return show(await api('PUT', programPath(), programFields()), PROGRAM_COLS);
     case 'programs delete':
-      return show(await api('DELETE', `/api/advertiser/affiliate-programs/${arg(2, 'program id')}`));
+      return show(await api('DELETE', programPath()));
     case 'programs go-live':
-      return show(
-        await api('POST', `/api/advertiser/affiliate-programs/${arg(2, 'program id')}/go-live`),
-        PROGRAM_COLS,
-      );
+      return show(await api('POST', programPath('/go-live')), PROGRAM_COLS);
     case 'programs regenerate-token':
-      return show(
-        await api('POST', `/api/advertiser/affiliate-programs/${arg(2, 'program id')}/regenerate-api-token`),
-        ['api_token', 'api_token_masked'],
-      );
+      return show(await api('POST', programPath('/regenerate-api-token')), ['api_token', 'api_token_masked']);
     case 'partners list':
-      return show(await api('GET', `/api/advertiser/affiliate-programs/${arg(2, 'program id')}/partners`));
+      return show(await api('GET', programPath('/partners')));
     case 'partners add':
       return show(
-        await api('POST', `/api/advertiser/affiliate-programs/${arg(2, 'program id')}/partners`, {
+        await api('POST', programPath('/partners'), {
           name: o.name,
           email: o.email,
           status: o.status,
         }),
       );
     case 'links list':
-      return show(
-        await api(
-          'GET',
-          `/api/advertiser/affiliate-programs/${arg(2, 'program id')}/partners/${arg(3, 'partner id')}/links`,
-        ),
-        ['id', 'short_link', 'status', 'clicks', 'last_clicked'],
-      );
+      return show(await api('GET', linksPath()), LINK_COLS);
     case 'links create':
-      return show(
-        await api(
-          'POST',
-          `/api/advertiser/affiliate-programs/${arg(2, 'program id')}/partners/${arg(3, 'partner id')}/links`,
-          { short_link: o['short-link'] },
-        ),
-        ['id', 'short_link', 'status', 'clicks', 'last_clicked'],
-      );
+      return show(await api('POST', linksPath(), { short_link: o['short-link'] }), LINK_COLS);
     case 'links set':
       return show(
-        await api(
-          'PUT',
-          `/api/advertiser/affiliate-programs/${arg(2, 'program id')}/partners/${arg(3, 'partner id')}/links/${arg(4, 'link id')}`,
-          { status: arg(5, 'active|inactive') },
-        ),
-        ['id', 'short_link', 'status', 'clicks', 'last_clicked'],
+        await api('PUT', `${linksPath()}/${arg(4, 'link id')}`, { status: arg(5, 'active|inactive') }),
+        LINK_COLS,
       );
     case 'commissions list':
-      return show(
-        await api(
-          'GET',
-          `/api/advertiser/affiliate-programs/${arg(2, 'program id')}/commissions${q({ status: o.status })}`,
-        ),
-        ['id', 'status', 'amount_cents', 'currency', 'sale_id', 'partner_id', 'refund_reason', 'created_at'],
-      );
+      return show(await api('GET', programPath(`/commissions${q({ status: o.status })}`)), [
+        'id',
+        'status',
+        'amount_cents',
+        'currency',
+        'sale_id',
+        'partner_id',
+        'refund_reason',
+        'created_at',
+      ]);
     case 'commissions mark-paid':
       return show(await api('POST', `/api/advertiser/commissions/${arg(2, 'commission id')}/mark-paid`));
     case 'members list':
@@ -424,41 +411,13 @@ async function run(): Promise<void> {
       );
     }
     case 'test click':
-      return show(
-        await api(
-          'POST',
-          '/api/v1/track/click',
-          {
-            affiliate_url: `https://example.com/?aff=${o.aff ?? 'svc-cli-test'}`,
-            additional_data: { test_mode: true, program_id: int(arg(2, 'program id'), 'program id') },
-          },
-          false,
-        ),
-      );
+      return testEvent('click', { affiliate_url: `https://example.com/?aff=${o.aff ?? 'svc-cli-test'}` });
     case 'test lead':
-      return show(
-        await api(
-          'POST',
-          '/api/v1/track/lead',
-          {
-            customer_key: o['customer-key'] ?? 'svc-cli-test',
-            additional_data: { test_mode: true, program_id: int(arg(2, 'program id'), 'program id') },
-          },
-          false,
-        ),
-      );
+      return testEvent('lead', { customer_key: o['customer-key'] ?? 'svc-cli-test' });
     case 'test sale':
-      return show(
-        await api(
-          'POST',
-          '/api/v1/track/sale',
-          {
-            amount_cents: o['amount-cents'] ? int(o['amount-cents'], '--amount-cents') : 1000,
-            additional_data: { test_mode: true, program_id: int(arg(2, 'program id'), 'program id') },
-          },
-          false,
-        ),
-      );
+      return testEvent('sale', {
+        amount_cents: o['amount-cents'] ? int(o['amount-cents'], '--amount-cents') : 1000,
+      });
     default:
       throw new CliError(`unknown command "${positionals.join(' ')}"; see svc --help`);
   }

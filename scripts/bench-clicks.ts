@@ -1,12 +1,10 @@
 // npm run bench:clicks: how fast the click path is on this machine, end to end, and that it loses nothing.
-// One run, everything co-located on loopback: (a) a bare Fastify baseline, (b) the real ingress with the
-// worker stopped, then the worker drains (b)'s backlog, (c) a fixed offered rate with the worker running,
-// and finally every accepted click is looked up in Postgres.
+// USAGE says what each phase (baseline, ingress alone, drain, fixed rate) measures.
 import { readFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
-import { cli, intOption } from './lib/cli.ts';
+import { cli } from './lib/cli.ts';
 import { freePort, startStack, STACK_DIR } from './lib/stack.ts';
 import type { Stack } from './lib/stack.ts';
 import { lineWatcher, spawnService, waitForWeb } from './lib/services.ts';
@@ -60,7 +58,7 @@ Environment: the services' tuning variables pass through, e.g. WORKER_CHUNK_SIZE
 WORKER_PARTITIONS_CONCURRENCY, PRODUCER_LINGER_MS, PRODUCER_MAX_BATCH, KAFKA_CLICK_PARTITIONS,
 DATABASE_POOL_SIZE (see shared/config.ts).`;
 
-const { values } = cli(USAGE, {
+const { values, int: intArg } = cli(USAGE, {
   rate: { type: 'string' },
   seconds: { type: 'string' },
   'load-seconds': { type: 'string' },
@@ -69,13 +67,10 @@ const { values } = cli(USAGE, {
   keep: { type: 'boolean' },
 });
 
-const positiveInt = (name: string, raw: string | undefined, dflt: number, max: number) =>
-  intOption(USAGE, name, raw, dflt, max);
-
-const RATE = positiveInt('rate', values.rate, 6000, 1_000_000);
-const SECONDS = positiveInt('seconds', values.seconds, 60, 3600);
-const LOAD_SECONDS = positiveInt('load-seconds', values['load-seconds'], 10, 600);
-const CONNECTIONS = positiveInt('connections', values.connections, 50, 1000);
+const RATE = intArg('rate', 6000, 1_000_000);
+const SECONDS = intArg('seconds', 60, 3600);
+const LOAD_SECONDS = intArg('load-seconds', 10, 600);
+const CONNECTIONS = intArg('connections', 50, 1000);
 const FAST = values.fast ?? false;
 const WARMUP_SECONDS = 3;
 const KAFKA_WARMUP_SECONDS = 10;

@@ -1,13 +1,8 @@
-// npm run bench:dashboard: how fast the dashboard reads are on a large dataset, and that they stay exact.
-// Seeds --events click events (with ~5% leads, ~1% sales, their commissions and customers, and the daily
-// rollup computed from those rows) across --days days and --programs programs, generated in SQL one day
-// at a time; then times GET /api/tracking/performance and /api/tracking/events through the real web
-// service for one program (~1/--programs of the events), next to the same answers computed the plain way
-// (an aggregate over the raw event tables; a UNION ALL sorted, offset and counted whole), and checks that
-// both give the same numbers.
+// npm run bench:dashboard: how fast the dashboard reads are on a large dataset, and that they stay exact
+// (each read beside the plain SQL that computes the same answer). USAGE says what it seeds and times.
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { cli, intOption } from './lib/cli.ts';
+import { cli } from './lib/cli.ts';
 import { freePort, startStack, STACK_DIR } from './lib/stack.ts';
 import type { Stack } from './lib/stack.ts';
 import { spawnService, waitForWeb } from './lib/services.ts';
@@ -50,7 +45,7 @@ Options:
 
 Environment: DATABASE_URL / KAFKA_BROKERS use external servers instead (the bench data is written there).`;
 
-const { values } = cli(USAGE, {
+const { values, int: intArg } = cli(USAGE, {
   events: { type: 'string' },
   programs: { type: 'string' },
   days: { type: 'string' },
@@ -59,14 +54,11 @@ const { values } = cli(USAGE, {
   keep: { type: 'boolean' },
 });
 
-const positiveInt = (name: string, raw: string | undefined, dflt: number, max: number) =>
-  intOption(USAGE, name, raw, dflt, max);
-
-const EVENTS = positiveInt('events', values.events, 10_000_000, 1_000_000_000);
-const PROGRAMS = positiveInt('programs', values.programs, 50, 10_000);
-const DAYS = positiveInt('days', values.days, 90, 3000);
-const REQUESTS = positiveInt('requests', values.requests, 200, 100_000);
-const BASELINE_REQUESTS = positiveInt('baseline-requests', values['baseline-requests'], 30, 100_000);
+const EVENTS = intArg('events', 10_000_000, 1_000_000_000);
+const PROGRAMS = intArg('programs', 50, 10_000);
+const DAYS = intArg('days', 90, 3000);
+const REQUESTS = intArg('requests', 200, 100_000);
+const BASELINE_REQUESTS = intArg('baseline-requests', 30, 100_000);
 const PARTNERS_PER_PROGRAM = 20;
 const WARMUP = 20;
 const SEED_CONNECTIONS = 2;

@@ -2,7 +2,7 @@
 // Postgres → NOTIFY → answer), beside a baseline measured in the same run: the same sale written by one
 // direct SQL transaction (the worker's own apply step and outcome row, no HTTP, no Kafka).
 import autocannon from 'autocannon';
-import { cli, intOption } from './lib/cli.ts';
+import { cli } from './lib/cli.ts';
 import { freePort, onStopSignal, startStack } from './lib/stack.ts';
 import { spawnService, waitForWeb } from './lib/services.ts';
 import type { ServiceProcess } from './lib/services.ts';
@@ -38,17 +38,17 @@ Options:
   --fast             fsync off in Postgres (default: durable settings, as in production)
   -h, --help`;
 
-const { values } = cli(USAGE, {
+const { values, int: intArg } = cli(USAGE, {
   sales: { type: 'string' },
   concurrency: { type: 'string' },
   rate: { type: 'string' },
   seconds: { type: 'string' },
   fast: { type: 'boolean' },
 });
-const SALES = intOption(USAGE, 'sales', values.sales, 6000, 1_000_000);
-const CONCURRENCY = intOption(USAGE, 'concurrency', values.concurrency, 48, 1000);
-const RATE = intOption(USAGE, 'rate', values.rate, 500, 100_000);
-const SECONDS = intOption(USAGE, 'seconds', values.seconds, 20, 3600);
+const SALES = intArg('sales', 6000, 1_000_000);
+const CONCURRENCY = intArg('concurrency', 48, 1000);
+const RATE = intArg('rate', 500, 100_000);
+const SECONDS = intArg('seconds', 20, 3600);
 
 const log = createLogger('bench-sales', 'warn');
 const status = (msg: string) => process.stderr.write(`[bench:sales] ${msg}\n`);

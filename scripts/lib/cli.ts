@@ -1,7 +1,19 @@
-// Tiny argument parsing shared by the scripts: every script answers --help.
+// Tiny argument parsing shared by the scripts (every script answers --help) and the integer rule that
+// bin/svc.ts shares with them.
 import { parseArgs } from 'node:util';
 import type { ParseArgsConfig } from 'node:util';
 
+/** The integer `raw` spells, when it lies in min..max; otherwise null. */
+export function integerIn(raw: string | undefined, min: number, max: number): number | null {
+  if (raw === undefined || raw.trim() === '') return null;
+  const n = Number(raw);
+  return Number.isInteger(n) && n >= min && n <= max ? n : null;
+}
+
+/**
+ * Parses the options (strict; a mistake prints the usage and exits 2, --help prints it and exits 0).
+ * `int(name, default, max)` reads an integer option in 1..max the same way.
+ */
 export function cli<T extends NonNullable<ParseArgsConfig['options']>>(
   usage: string,
   options: T,
@@ -12,29 +24,24 @@ export function cli<T extends NonNullable<ParseArgsConfig['options']>>(
   try {
     parsed = parseArgs({ args: argv, options: all, allowPositionals: true, strict: true });
   } catch (err) {
-    process.stderr.write(`${(err as Error).message}\n\n${usage}\n`);
-    process.exit(2);
+    usageError(usage, (err as Error).message);
   }
   if ((parsed.values as { help?: boolean }).help) {
     process.stdout.write(`${usage}\n`);
     process.exit(0);
   }
-  return parsed;
+  const values = parsed.values as Record<string, unknown>;
+  const int = (name: keyof T & string, dflt: number, max: number): number => {
+    const raw = values[name] as string | undefined;
+    if (raw === undefined) return dflt;
+    const n = integerIn(raw, 1, max);
+    if (n === null) usageError(usage, `--${name} must be an integer between 1 and ${max} (got "${raw}")`);
+    return n;
+  };
+  return { ...parsed, int };
 }
 
-/** An integer option in 1..max (default when absent); anything else prints the usage and exits 2. */
-export function intOption(
-  usage: string,
-  name: string,
-  raw: string | undefined,
-  dflt: number,
-  max: number,
-): number {
-  if (raw === undefined) return dflt;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < 1 || n > max) {
-    process.stderr.write(`--${name} must be an integer between 1 and ${max} (got "${raw}")\n\n${usage}\n`);
-    process.exit(2);
-  }
-  return n;
+function usageError(usage: string, message: string): never {
+  process.stderr.write(`${message}\n\n${usage}\n`);
+  process.exit(2);
 }

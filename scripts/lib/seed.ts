@@ -1,9 +1,14 @@
 // The demo data `npm start` creates: one live program with a partner and a referral link. Idempotent:
 // found by slug on later starts. The tracking token is stored hashed; its clear value is kept only in the
 // git-ignored stack folder so later starts can print it again.
-import { readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import type { Sql } from '../../shared/db/sql.ts';
 import { generateSecret, hashSecret, maskSecret } from '../../shared/domain/secrets.ts';
+import { DEV_STACK, STACK_DIR } from './stack.ts';
+
+/** Where the demo program's clear tracking token is kept between runs (git-ignored). */
+export const DEMO_TOKEN_FILE = join(STACK_DIR, DEV_STACK.name, 'demo-tracking-token.txt');
 
 export interface DemoSeed {
   programId: number;
@@ -13,7 +18,7 @@ export interface DemoSeed {
   trackingToken: string;
 }
 
-export async function seedDemo(sql: Sql, tokenFile: string): Promise<DemoSeed> {
+export async function seedDemo(sql: Sql, tokenFile = DEMO_TOKEN_FILE): Promise<DemoSeed> {
   let token: string | null = await readFile(tokenFile, 'utf8').then(
     (t) => t.trim(),
     () => null,
@@ -35,6 +40,7 @@ export async function seedDemo(sql: Sql, tokenFile: string): Promise<DemoSeed> {
       token = generateSecret('aff_');
       await tx`update programs set api_token_hash = ${hashSecret(token)}, api_token_masked = ${maskSecret(token)}
                where id = ${program!.id}`;
+      await mkdir(dirname(tokenFile), { recursive: true });
       await writeFile(tokenFile, token + '\n', { mode: 0o600 });
     }
     let [partner] = await tx<{ id: string }[]>`select id from partners where email = 'partner@demo.example'`;

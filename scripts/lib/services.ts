@@ -1,4 +1,4 @@
-// Starting the project's own processes (web, click worker) as real child processes: used by `npm start`,
+// Starting the project's own processes (web and the workers) as real child processes: used by `npm start`,
 // the tests (which kill -9 them) and the benchmarks.
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';

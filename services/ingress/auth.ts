@@ -1,15 +1,14 @@
 // Tracking-token authentication (spec 5): `Authorization: Bearer aff_<token>`, matched by SHA-256 hash
-// through the cache (a rotated or deleted token is refused within one cache poll). The three bearer kinds
-// are told apart by prefix alone; an `affk_` key or a `sess_` session on a tracking route is a 401.
+// through the tracking cache. Another bearer kind (`affk_`, `sess_`) on a tracking route is a 401.
 import type { FastifyRequest } from 'fastify';
 import { HttpError } from '../../shared/http/server.ts';
 import { hashSecret } from '../../shared/domain/secrets.ts';
-import type { LinkCache } from './link-cache.ts';
+import type { TrackingCache } from './tracking-cache.ts';
 
 export type TokenState =
   { kind: 'absent' } | { kind: 'invalid'; reason: string } | { kind: 'valid'; programId: number };
 
-export async function readTrackingToken(req: FastifyRequest, cache: LinkCache): Promise<TokenState> {
+export async function readTrackingToken(req: FastifyRequest, cache: TrackingCache): Promise<TokenState> {
   const header = req.headers.authorization;
   if (header === undefined) return { kind: 'absent' };
   if (!header.startsWith('Bearer '))
@@ -25,7 +24,7 @@ export async function readTrackingToken(req: FastifyRequest, cache: LinkCache): 
 }
 
 /** Sale, refund and the CLI status need a valid token: anything else is a 401. */
-export async function requireTrackingToken(req: FastifyRequest, cache: LinkCache): Promise<number> {
+export async function requireTrackingToken(req: FastifyRequest, cache: TrackingCache): Promise<number> {
   const state = await readTrackingToken(req, cache);
   if (state.kind === 'valid') return state.programId;
   throw new HttpError(

@@ -1,9 +1,8 @@
-// CORS for the browser-facing tracking routes (click, lead): a browser call is answered only when its
-// Origin is on the program's allowed_origins; an empty list allows none. Calls without an Origin header
-// (servers, curl) are not browser calls and pass. Sale and refund send no CORS headers at all.
+// CORS for the browser-facing tracking routes (click, lead): only origins on the program's allowed_origins;
+// calls without an Origin header are not browser calls and pass. Sale and refund send no CORS headers.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { HttpError } from '../../shared/http/server.ts';
-import type { CachedProgram, LinkCache } from './link-cache.ts';
+import type { CachedProgram, TrackingCache } from './tracking-cache.ts';
 
 export function normaliseOrigin(origin: string): string {
   return origin.trim().replace(/\/+$/, '').toLowerCase();
@@ -24,7 +23,7 @@ export function checkOrigin(req: FastifyRequest, reply: FastifyReply, program: C
  * Preflights carry no body, so the program is not known yet: allow an origin listed by any program; the
  * actual request is then checked against its own program's list.
  */
-export function registerPreflight(app: FastifyInstance, paths: string[], cache: LinkCache): void {
+export function registerPreflight(app: FastifyInstance, paths: string[], cache: TrackingCache): void {
   for (const path of paths) {
     app.options(path, { schema: { hide: true } }, async (req, reply) => {
       const origin = req.headers.origin;

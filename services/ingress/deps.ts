@@ -3,12 +3,12 @@ import type { BatchingProducer } from '../../shared/pipeline/kafka.ts';
 import type { Snowflake } from '../../shared/domain/ids.ts';
 import type { Sql } from '../../shared/db/sql.ts';
 import type { OutcomeWaiter } from '../../shared/pipeline/outcomes.ts';
-import type { LinkCache } from './link-cache.ts';
+import type { TrackingCache } from './tracking-cache.ts';
 import type { RateLimiter } from './rate-limit.ts';
 
 export interface IngressDeps {
   sql: Sql;
-  cache: LinkCache;
+  cache: TrackingCache;
   producer: BatchingProducer;
   snowflake: Snowflake;
   waiter: OutcomeWaiter;

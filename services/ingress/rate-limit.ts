@@ -1,7 +1,5 @@
-// Per-client-IP rate limits on the browser-facing tracking routes (click, lead; CONTRACT "Rate limits"):
-// a token bucket per IP, refilled continuously; an empty bucket answers 429 with Retry-After. The client IP
-// is the one Fastify resolved (X-Forwarded-For only from trusted proxies). Buckets live in this process's
-// memory: with N ingress instances behind a balancer the effective limit is up to N times the setting.
+// Per-client-IP token buckets on the browser-facing tracking routes (click, lead): an empty bucket answers
+// 429 with Retry-After. Per process: see docs/ingress.md for what that means with several instances.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { HttpError } from '../../shared/http/server.ts';
 

@@ -1,6 +1,5 @@
-// Builds the HTTP application that serves every route under one base URL. Which parts it hosts is
-// configuration: all of them locally; on a cluster, the ingress and the API run as separate deployments
-// behind one router (deploy/), each process built by this same function.
+// Builds the HTTP application for every route under one base URL: the ingress and API plugins, the
+// OpenAPI document and /healthz. server.ts hosts both parts; either can be left out (WebParts).
 import Fastify, { LogController } from 'fastify';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import swagger from '@fastify/swagger';

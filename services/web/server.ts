@@ -1,12 +1,12 @@
-// Process entry for the HTTP service (ingress today; the API joins it when it lands).
-// Boot: config → Postgres → node id → Kafka topics and producer → link cache → listen.
+// Process entry for the HTTP service: the ingress and the API under one base URL.
+// Boot: config → Postgres → node id → Kafka topics and producer → tracking cache, outcome waiter → listen.
 import { loadConfig } from '../../shared/config.ts';
 import { createLogger } from '../../shared/logger.ts';
 import { createSql } from '../../shared/db/sql.ts';
 import { BatchingProducer, connectProducer, createKafka, ensureTopics } from '../../shared/pipeline/kafka.ts';
 import { topicName } from '../../shared/contracts/topics.ts';
 import { MAX_NODE, Snowflake } from '../../shared/domain/ids.ts';
-import { LinkCache } from '../ingress/link-cache.ts';
+import { TrackingCache } from '../ingress/tracking-cache.ts';
 import { RateLimiter } from '../ingress/rate-limit.ts';
 import { OutcomeWaiter } from '../../shared/pipeline/outcomes.ts';
 import { buildWebApp } from './app.ts';
@@ -25,7 +25,7 @@ const producer = new BatchingProducer(await connectProducer(kafka), {
   lingerMs: cfg.producerLingerMs,
   maxBatch: cfg.producerMaxBatch,
 });
-const cache = new LinkCache(sql, log, { pollMs: cfg.cachePollMs, ttlMs: cfg.cacheTtlMs });
+const cache = new TrackingCache(sql, log, { pollMs: cfg.cachePollMs, ttlMs: cfg.cacheTtlMs });
 await cache.start();
 const waiter = new OutcomeWaiter(sql, log, { pollMs: cfg.outcomePollMs });
 await waiter.start();

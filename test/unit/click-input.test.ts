@@ -1,16 +1,12 @@
 import t from 'tap';
-import { extractAff } from '../../services/ingress/routes/click.ts';
-import { HttpError } from '../../shared/http/server.ts';
+import {
+  buildClickMessage,
+  clickIdFor,
+  extractAff,
+  parseClickBody,
+} from '../../services/ingress/click-message.ts';
+import { errorOf } from '../helpers/errors.ts';
 import { parseClickMessage } from '../../shared/contracts/clicks.ts';
-
-function errorOf(fn: () => unknown): string | null {
-  try {
-    fn();
-    return null;
-  } catch (err) {
-    return err instanceof HttpError ? `${err.statusCode} ${err.message}` : String(err);
-  }
-}
 
 t.test('extractAff: the aff value of a fully qualified http(s) URL', async (t) => {
   t.equal(extractAff('https://shop.example/?aff=abc'), 'abc');
@@ -109,4 +105,72 @@ t.test('parseClickMessage names why a message is poison', async (t) => {
   t.equal(parseClickMessage(bytes({ ...good, link_id: 0 })), 'bad link_id');
   t.equal(parseClickMessage(bytes({ ...good, page_url: 5 })), 'bad page_url');
   t.match(parseClickMessage(bytes({ ...good, click_id: null })), /needs click_id/);
+});
+
+const URL_OK = 'https://shop.example/?aff=abc';
+
+t.test('parseClickBody: errors in order, capped text, the User-Agent header as fallback', async (t) => {
+  t.equal(
+    errorOf(() => parseClickBody({ additional_data: 5 }, undefined)),
+    '400 affiliate_url is required',
+    'affiliate_url is checked first',
+  );
+  t.equal(
+    errorOf(() => parseClickBody({ affiliate_url: URL_OK, additional_data: 5 }, undefined)),
+    '400 additional_data must be an object',
+  );
+  t.equal(
+    errorOf(() => parseClickBody({ affiliate_url: URL_OK, existing_click_id: 5 }, undefined)),
+    '400 existing_click_id must be a string',
+  );
+  t.equal(
+    errorOf(() => parseClickBody({ affiliate_url: URL_OK, page_title: 5 }, undefined)),
+    '400 page_title must be a string',
+  );
+  const long = parseClickBody({ affiliate_url: URL_OK, page_title: 'x'.repeat(600) }, 'UA/1');
+  t.equal(long.text.page_title!.length, 512, 'long text is capped, not refused');
+  t.equal(long.text.user_agent, 'UA/1');
+  t.equal(parseClickBody({ affiliate_url: URL_OK, user_agent: 'Body/1' }, 'UA/1').text.user_agent, 'Body/1');
+  const input = parseClickBody(
+    { affiliate_url: URL_OK, additional_data: { test_mode: true, program_id: 3, event_name: 5 } },
+    undefined,
+  );
+  t.same([input.aff, input.ad.testMode, input.ad.programId, input.existingClickId], ['abc', true, 3, null]);
+});
+
+t.test('clickIdFor: reuses a click id of the same partner-program only', async (t) => {
+  t.equal(clickIdFor('cust_4_99', 4, 7n), 'cust_4_99');
+  t.equal(clickIdFor('cust_5_99', 4, 7n), 'cust_4_7', 'another partner-program: last touch wins');
+  t.equal(clickIdFor('junk', 4, 7n), 'cust_4_7');
+  t.equal(clickIdFor(null, 4, 7n), 'cust_4_7');
+});
+
+t.test('buildClickMessage: a real click carries its link, a test click none and no click id', async (t) => {
+  const link = {
+    id: 1,
+    shortLink: 'abc',
+    status: 'active',
+    programId: 1,
+    partnerId: 1,
+    partnerProgramId: 1,
+    valid: true,
+  };
+  const { text } = parseClickBody({ affiliate_url: URL_OK }, undefined);
+  const msg = buildClickMessage({
+    id: 250203861799666688n,
+    ms: 1795342849216,
+    programId: 1,
+    link,
+    clickId: 'cust_1_250203861799666688',
+    ip: '8.8.8.8',
+    text,
+  });
+  t.same(msg, good);
+  t.same(parseClickMessage(bytes(msg)), good, 'the worker accepts it');
+  const test = buildClickMessage({ id: 1n, ms: 2, programId: 1, link: null, clickId: null, ip: null, text });
+  t.same(
+    [test.is_test, test.link_id, test.partner_id, test.partner_program_id, test.click_id],
+    [true, null, null, null, null],
+  );
+  t.same(parseClickMessage(bytes(test)), test, 'the worker accepts it');
 });

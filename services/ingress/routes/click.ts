@@ -1,14 +1,12 @@
-// POST /api/v1/track/click (and the /api/tracking/click alias), spec 4.1.
-// Order: extract `aff`, match the link (cache), reuse or mint the click id, produce the click to Kafka with
-// acks=-1, answer. Enrichment and every database write happen in the click worker; a 200 is a durable click.
+// POST /api/v1/track/click (and its /api/tracking alias), spec 4.1: match the link, reuse or mint the
+// click id, produce the click to Kafka with acks=-1, answer. A 200 is a durable click.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { HttpError, ERROR_SCHEMA, noValidation, jsonBody } from '../../../shared/http/server.ts';
-import { isPlainObject, truncate } from '../../../shared/json.ts';
-import { formatClickId, parseClickId } from '../../../shared/domain/ids.ts';
-import { CLICK_TEXT_FIELDS, TEXT_LIMITS } from '../../../shared/contracts/clicks.ts';
+import { HttpError, ERROR_SCHEMA, jsonBody } from '../../../shared/http/server.ts';
 import type { ClickMessage } from '../../../shared/contracts/clicks.ts';
 import type { IngressDeps } from '../deps.ts';
 import { checkOrigin } from '../cors.ts';
+import { registerTrackRoute } from '../track-route.ts';
+import { AFF_RE, buildClickMessage, clickIdFor, parseClickBody } from '../click-message.ts';
 
 const errorSchema = ERROR_SCHEMA;
 
@@ -74,95 +72,32 @@ const clickResponses = {
   500: { ...errorSchema, description: '`Click tracking failed`: the click was not stored; retry it.' },
 };
 
-function optionalString(body: Record<string, unknown>, field: string, max: number): string | null {
-  const v = body[field];
-  if (v === undefined || v === null) return null;
-  if (typeof v !== 'string') throw new HttpError(400, `${field} must be a string`);
-  // Cap the length rather than reject a long page title (NULs are already gone: installJsonHandling).
-  return truncate(v, max);
-}
-
-const AFF_RE = /^[A-Za-z0-9_-]{1,64}$/;
-
-export function extractAff(affiliateUrl: unknown): string {
-  if (affiliateUrl === undefined || affiliateUrl === null || affiliateUrl === '') {
-    throw new HttpError(400, 'affiliate_url is required');
-  }
-  if (typeof affiliateUrl !== 'string') throw new HttpError(400, 'Invalid affiliate_url');
-  let url: URL;
-  try {
-    url = new URL(affiliateUrl.trim());
-  } catch {
-    throw new HttpError(400, 'Invalid affiliate_url');
-  }
-  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.hostname === '') {
-    throw new HttpError(400, 'Invalid affiliate_url');
-  }
-  const aff = url.searchParams.get('aff');
-  if (aff === null || aff.trim() === '') throw new HttpError(400, 'No aff parameter found in affiliate_url');
-  return aff.trim();
-}
-
 export function registerClickRoutes(app: FastifyInstance, deps: IngressDeps): void {
   const { cache, producer, snowflake } = deps;
   const clicksTopic = deps.topics.clicks;
 
   const handler = async (req: FastifyRequest, reply: FastifyReply) => {
     deps.rateLimiter.check(req, reply);
-    const body = jsonBody(req);
-    const aff = extractAff(body.affiliate_url);
-
-    const additional = body.additional_data;
-    if (additional !== undefined && additional !== null && !isPlainObject(additional)) {
-      throw new HttpError(400, 'additional_data must be an object');
-    }
-    const testMode = additional?.test_mode;
-    if (testMode !== undefined && typeof testMode !== 'boolean') {
-      throw new HttpError(400, 'additional_data.test_mode must be a boolean');
-    }
-    const programIdHint = additional?.program_id;
-    if (
-      programIdHint !== undefined &&
-      programIdHint !== null &&
-      !(Number.isSafeInteger(programIdHint) && (programIdHint as number) > 0)
-    ) {
-      throw new HttpError(400, 'additional_data.program_id must be a positive integer');
-    }
-    const existing = body.existing_click_id;
-    if (existing !== undefined && existing !== null && typeof existing !== 'string') {
-      throw new HttpError(400, 'existing_click_id must be a string');
-    }
-    const text: Record<string, string | null> = {};
-    for (const f of CLICK_TEXT_FIELDS) text[f] = optionalString(body, f, TEXT_LIMITS[f]);
-    if (text.user_agent === null) {
-      const h = req.headers['user-agent'];
-      text.user_agent = h ? truncate(h, TEXT_LIMITS.user_agent) : null;
-    }
-
+    const { aff, ad, existingClickId, text } = parseClickBody(jsonBody(req), req.headers['user-agent']);
     const link = AFF_RE.test(aff) ? await cache.getLink(aff) : null;
 
-    if (testMode === true) {
+    if (ad.testMode) {
       // Test mode checks an integration: the link's program, or additional_data.program_id when the page
       // has no real partner link yet. Nothing but the is_test event is recorded.
-      const programId = link?.programId ?? (programIdHint as number | undefined) ?? null;
+      const programId = link?.programId ?? ad.programId;
       const program = programId === null ? null : await cache.getProgram(programId);
       if (!program || program.deleted) throw new HttpError(400, 'Referral link not found');
       checkOrigin(req, reply, program);
       const { id, ms } = snowflake.next();
-      const msg: ClickMessage = {
-        v: 1,
-        type: 'click',
-        event_id: id.toString(),
-        ts: ms,
-        program_id: program.id,
-        link_id: link?.programId === program.id ? link.id : null,
-        partner_id: link?.programId === program.id ? link.partnerId : null,
-        partner_program_id: link?.programId === program.id ? link.partnerProgramId : null,
-        click_id: null,
-        is_test: true,
+      const msg = buildClickMessage({
+        id,
+        ms,
+        programId: program.id,
+        link: link?.programId === program.id ? link : null,
+        clickId: null,
         ip: req.ip ?? null,
-        ...(text as Pick<ClickMessage, (typeof CLICK_TEXT_FIELDS)[number]>),
-      };
+        text,
+      });
       await produce(req, msg, msg.event_id);
       return {
         success: true,
@@ -179,26 +114,8 @@ export function registerClickRoutes(app: FastifyInstance, deps: IngressDeps): vo
     if (link.status !== 'active') return { success: false, error: 'Referral link is inactive' };
 
     const { id, ms } = snowflake.next();
-    // Reuse only a click id of the same partner-program (same program and partner); else last touch wins.
-    const prior = parseClickId(existing);
-    const clickId =
-      prior && prior.partnerProgramId === String(link.partnerProgramId)
-        ? (existing as string)
-        : formatClickId(link.partnerProgramId!, id);
-    const msg: ClickMessage = {
-      v: 1,
-      type: 'click',
-      event_id: id.toString(),
-      ts: ms,
-      program_id: program.id,
-      link_id: link.id,
-      partner_id: link.partnerId,
-      partner_program_id: link.partnerProgramId,
-      click_id: clickId,
-      is_test: false,
-      ip: req.ip ?? null,
-      ...(text as Pick<ClickMessage, (typeof CLICK_TEXT_FIELDS)[number]>),
-    };
+    const clickId = clickIdFor(existingClickId, link.partnerProgramId!, id);
+    const msg = buildClickMessage({ id, ms, programId: program.id, link, clickId, ip: req.ip ?? null, text });
     await produce(req, msg, clickId);
     return {
       success: true,
@@ -227,14 +144,5 @@ export function registerClickRoutes(app: FastifyInstance, deps: IngressDeps): vo
     body: clickBodySchema,
     response: clickResponses,
   };
-  // Validation is done by hand above so the error strings are exactly the spec's; the schema documents.
-  app.post('/api/v1/track/click', { schema, validatorCompiler: noValidation }, handler);
-  app.post(
-    '/api/tracking/click',
-    {
-      schema: { ...schema, summary: 'Compatibility alias of /api/v1/track/click', deprecated: true },
-      validatorCompiler: noValidation,
-    },
-    handler,
-  );
+  registerTrackRoute(app, 'click', schema, handler);
 }

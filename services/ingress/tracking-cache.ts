@@ -1,7 +1,5 @@
-// The ingress's view of referral links and programs: served from memory, filled from Postgres on a miss
-// (one query per key however many requests wait for it), and kept fresh by polling the
-// cache_invalidations log that triggers append to. A change is seen within one poll interval
-// (default 500 ms); cacheTtlMs bounds the age of any entry regardless.
+// What the tracking routes look up on every request: referral links, programs, tracking-token hashes,
+// partner-program → program, and allowed origins; from memory, kept fresh by polling cache_invalidations.
 import type { Sql } from '../../shared/db/sql.ts';
 import type { Logger } from '../../shared/logger.ts';
 
@@ -35,13 +33,13 @@ interface Entry<T> {
   at: number;
 }
 
-export interface LinkCacheOptions {
+export interface TrackingCacheOptions {
   pollMs: number;
   ttlMs: number;
   maxEntries?: number;
 }
 
-export class LinkCache {
+export class TrackingCache {
   private readonly links = new Map<string, Entry<CachedLink>>();
   private readonly programs = new Map<number, Entry<CachedProgram>>();
   /** Partner-program id → its program id (for browser-mode leads that carry only a click id). */
@@ -57,12 +55,12 @@ export class LinkCache {
   private generation = 0;
   private readonly sql: Sql;
   private readonly log: Logger;
-  private readonly opts: Required<LinkCacheOptions>;
+  private readonly opts: Required<TrackingCacheOptions>;
   readonly stats = { hits: 0, misses: 0, evictions: 0 };
   /** Every origin any live program allows (for preflights), reloaded after a program change. */
   private origins: { set: Set<string>; at: number } | null = null;
 
-  constructor(sql: Sql, log: Logger, opts: LinkCacheOptions) {
+  constructor(sql: Sql, log: Logger, opts: TrackingCacheOptions) {
     this.sql = sql;
     this.log = log;
     this.opts = { maxEntries: 100_000, ...opts };
@@ -130,15 +128,33 @@ export class LinkCache {
     }
   }
 
-  private fresh<T>(e: Entry<T> | undefined): e is Entry<T> {
-    return e !== undefined && Date.now() - e.at < this.opts.ttlMs;
-  }
-
-  private once<T>(key: string, load: (generation: number) => Promise<T>): Promise<T> {
-    let p = this.loading.get(key) as Promise<T> | undefined;
+  /**
+   * The cached value while younger than maxAgeMs, else one load per key however many callers wait for it;
+   * the loaded value is stored unless an eviction happened meanwhile.
+   */
+  private lookup<K, T>(
+    map: Map<K, Entry<T>>,
+    key: K,
+    loadKey: string,
+    load: () => Promise<T | null>,
+    maxAgeMs: (value: T | null) => number = () => this.opts.ttlMs,
+  ): Promise<T | null> {
+    const e = map.get(key);
+    if (e && Date.now() - e.at < maxAgeMs(e.value)) {
+      this.stats.hits++;
+      return Promise.resolve(e.value);
+    }
+    this.stats.misses++;
+    let p = this.loading.get(loadKey) as Promise<T | null> | undefined;
     if (!p) {
-      p = load(this.generation).finally(() => this.loading.delete(key));
-      this.loading.set(key, p);
+      const gen = this.generation;
+      p = load()
+        .then((value) => {
+          this.put(map, key, value, gen);
+          return value;
+        })
+        .finally(() => this.loading.delete(loadKey));
+      this.loading.set(loadKey, p);
     }
     return p;
   }
@@ -156,14 +172,8 @@ export class LinkCache {
     map.set(key, { value, at: Date.now() });
   }
 
-  async getLink(shortLink: string): Promise<CachedLink | null> {
-    const e = this.links.get(shortLink);
-    if (this.fresh(e)) {
-      this.stats.hits++;
-      return e.value;
-    }
-    this.stats.misses++;
-    return this.once(`l:${shortLink}`, async (gen) => {
+  getLink(shortLink: string): Promise<CachedLink | null> {
+    return this.lookup(this.links, shortLink, `l:${shortLink}`, async () => {
       const rows = await this.sql<
         {
           id: string;
@@ -197,7 +207,6 @@ export class LinkCache {
               r.pp_program_id === r.program_id,
           }
         : null;
-      this.put(this.links, shortLink, link, gen);
       return link;
     });
   }
@@ -214,45 +223,33 @@ export class LinkCache {
     return this.origins.set.has(origin);
   }
 
-  async programIdForPartnerProgram(ppId: number): Promise<number | null> {
-    const e = this.ppPrograms.get(ppId);
-    if (this.fresh(e)) return e.value;
-    return this.once(`pp:${ppId}`, async (gen) => {
+  programIdForPartnerProgram(ppId: number): Promise<number | null> {
+    return this.lookup(this.ppPrograms, ppId, `pp:${ppId}`, async () => {
       const [r] = await this.sql<
         { program_id: string }[]
       >`select program_id from partner_programs where id = ${ppId}`;
-      const id = r ? Number(r.program_id) : null;
-      this.put(this.ppPrograms, ppId, id, gen);
-      return id;
+      return r ? Number(r.program_id) : null;
     });
   }
 
   /** The live (not deleted) program whose tracking token has this SHA-256, or null. */
-  async programIdForToken(hash: Buffer): Promise<number | null> {
+  programIdForToken(hash: Buffer): Promise<number | null> {
     const key = hash.toString('hex');
-    const e = this.tokens.get(key);
-    if (e && Date.now() - e.at < (e.value === null ? NEGATIVE_TOKEN_TTL_MS : this.opts.ttlMs)) {
-      this.stats.hits++;
-      return e.value;
-    }
-    this.stats.misses++;
-    return this.once(`t:${key}`, async (gen) => {
-      const [r] = await this.sql<{ id: string }[]>`
-        select id from programs where api_token_hash = ${hash} and deleted_at is null`;
-      const id = r ? Number(r.id) : null;
-      this.put(this.tokens, key, id, gen);
-      return id;
-    });
+    return this.lookup(
+      this.tokens,
+      key,
+      `t:${key}`,
+      async () => {
+        const [r] = await this.sql<{ id: string }[]>`
+          select id from programs where api_token_hash = ${hash} and deleted_at is null`;
+        return r ? Number(r.id) : null;
+      },
+      (id) => (id === null ? NEGATIVE_TOKEN_TTL_MS : this.opts.ttlMs),
+    );
   }
 
-  async getProgram(id: number): Promise<CachedProgram | null> {
-    const e = this.programs.get(id);
-    if (this.fresh(e)) {
-      this.stats.hits++;
-      return e.value;
-    }
-    this.stats.misses++;
-    return this.once(`p:${id}`, async (gen) => {
+  getProgram(id: number): Promise<CachedProgram | null> {
+    return this.lookup(this.programs, id, `p:${id}`, async () => {
       const rows = await this.sql<
         {
           id: string;
@@ -280,7 +277,6 @@ export class LinkCache {
             apiTokenMasked: r.api_token_masked,
           }
         : null;
-      this.put(this.programs, id, program, gen);
       return program;
     });
   }

