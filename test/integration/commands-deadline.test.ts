@@ -122,8 +122,12 @@ t.test('a poison command is dead-lettered and its caller answered with the failu
     return r;
   });
   t.same(loneOutcome, { status_code: 500, body: { error: 'Sale tracking failed' } });
-  const [loneDl] = await sql`
-    select reason from dead_letters where source_topic = ${topicName(svc.prefix, 'sales')} and reason like 'a string%'`;
+  // Written after the chunk's commit, like the first one.
+  const loneDl = await waitFor('the dead letter', async () => {
+    const [r] = await sql`
+      select reason from dead_letters where source_topic = ${topicName(svc.prefix, 'sales')} and reason like 'a string%'`;
+    return r;
+  });
   t.same(loneDl, { reason: 'a string holds a NUL or an unpaired surrogate' });
 
   // Nested deeper than any body the ingress accepts: dead-lettered (it used to overflow the worker's
@@ -145,8 +149,12 @@ t.test('a poison command is dead-lettered and its caller answered with the failu
     return r;
   });
   t.same(deepOutcome, { status_code: 500, body: { error: 'Sale tracking failed' } });
-  const [deepDl] = await sql`
-    select reason from dead_letters where source_topic = ${topicName(svc.prefix, 'sales')} and reason like 'nested%'`;
+  // Written after the chunk's commit, like the first one.
+  const deepDl = await waitFor('the dead letter', async () => {
+    const [r] = await sql`
+      select reason from dead_letters where source_topic = ${topicName(svc.prefix, 'sales')} and reason like 'nested%'`;
+    return r;
+  });
   t.same(deepDl, { reason: 'nested deeper than 64 levels' });
 });
 

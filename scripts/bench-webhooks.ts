@@ -1,0 +1,236 @@
+// npm run bench:webhooks: signed Stripe events through the intake (verify, produce with acks=all, answer)
+// at a fixed offered rate, beside a bare Fastify route driven the same way in the same run, then the events
+// applied end to end by the processor worker, and a check that every event answered 200 was applied.
+import autocannon from 'autocannon';
+import { cli } from './lib/cli.ts';
+import { freePort, onStopSignal, startStack } from './lib/stack.ts';
+import { spawnService, waitForWeb } from './lib/services.ts';
+import type { ServiceProcess } from './lib/services.ts';
+import { startBaseline } from './lib/bench.ts';
+import { migrate } from '../shared/db/migrate.ts';
+import { createLogger } from '../shared/logger.ts';
+import { createSql } from '../shared/db/sql.ts';
+import { loadConfig } from '../shared/config.ts';
+import { createKafka, ensureTopics } from '../shared/pipeline/kafka.ts';
+import { generateSecret, hashSecret, maskSecret } from '../shared/domain/secrets.ts';
+import Stripe from 'stripe';
+
+const USAGE = `Usage: npm run bench:webhooks [-- options]
+
+Measures, in one run on this machine with everything co-located:
+  (a) baseline: a bare Fastify route answering a fixed body, driven at --rate for --seconds;
+  (b) POST /api/v1/webhooks/processor/:programId with a freshly signed checkout.session.completed per
+      request, at the same rate and duration: achieved rate, p50/p99 (autocannon, whole milliseconds);
+  (c) end to end: events applied per second by the processor worker (first accepted to last applied).
+Then checks that every event answered 200 has exactly one outcome (zero lost, zero doubled).
+Target: (b) p99 < 50 ms at 1,000 events/s offered, zero lost.
+
+Options:
+  --rate <n>      offered events/s in (a) and (b) (default 1000)
+  --seconds <n>   duration of (a) and (b) (default 15)
+  --fast          fsync off in Postgres (default: durable settings, as in production)
+  -h, --help`;
+
+const { values, int: intArg } = cli(USAGE, {
+  rate: { type: 'string' },
+  seconds: { type: 'string' },
+  fast: { type: 'boolean' },
+});
+const RATE = intArg('rate', 1000, 100_000);
+const SECONDS = intArg('seconds', 15, 3600);
+const SECRET = 'whsec_bench_webhooks';
+
+const log = createLogger('bench-webhooks', 'warn');
+const status = (msg: string) => process.stderr.write(`[bench:webhooks] ${msg}\n`);
+const stack = await startStack({ name: 'bench-webhooks', fresh: true, fast: values.fast, log });
+const procs: ServiceProcess[] = [];
+const cleanups: (() => Promise<void>)[] = [];
+let exitCode = 0;
+const teardown = async () => {
+  await Promise.allSettled([...procs.map((p) => p.stop()), ...cleanups.map((f) => f())]);
+  await stack.stop();
+};
+onStopSignal(() => teardown().then(() => process.exit(130)));
+
+const stripe = new Stripe('sk_unused');
+let seq = 0;
+const customers = 2000;
+function signedCheckout(): { id: string; payload: string; header: string } {
+  const n = ++seq;
+  const event = {
+    id: `evt_bench_${n}`,
+    object: 'event',
+    type: 'checkout.session.completed',
+    livemode: true,
+    created: Math.floor(Date.now() / 1000),
+    data: {
+      object: {
+        id: `cs_bench_${n}`,
+        object: 'checkout.session',
+        mode: 'payment',
+        payment_status: 'paid',
+        payment_intent: `pi_bench_${n}`,
+        amount_total: 1000 + (n % 50) * 100,
+        currency: 'usd',
+        metadata: { svc_customer_key: `bench-${n % customers}` },
+      },
+    },
+  };
+  const payload = JSON.stringify(event);
+  return {
+    id: event.id,
+    payload,
+    header: stripe.webhooks.generateTestHeaderString({ payload, secret: SECRET }),
+  };
+}
+
+/** autocannon at a fixed offered rate; each request a new signed event; answers recorded by event id. */
+function drive(url: string, answers: Map<string, number>): Promise<autocannon.Result> {
+  return new Promise((resolve, reject) => {
+    autocannon(
+      {
+        url,
+        method: 'POST',
+        connections: Math.max(50, Math.ceil(RATE / 10)),
+        pipelining: 1,
+        amount: RATE * SECONDS,
+        overallRate: RATE,
+        timeout: 15,
+        requests: [
+          {
+            setupRequest: (req, context) => {
+              const e = signedCheckout();
+              (context as { id?: string }).id = e.id;
+              return {
+                ...req,
+                headers: { 'content-type': 'application/json', 'stripe-signature': e.header },
+                body: e.payload,
+              };
+            },
+            onResponse: (code, _body, context) => answers.set((context as { id: string }).id, code),
+          },
+        ],
+      },
+      (err, result) => (err ? reject(err) : resolve(result)),
+    );
+  });
+}
+
+try {
+  await migrate(stack.databaseUrl, log);
+  const port = await freePort();
+  const env = {
+    DATABASE_URL: stack.databaseUrl,
+    KAFKA_BROKERS: stack.kafkaBrokers,
+    KAFKA_PREFIX: 'bench.',
+    PORT: String(port),
+    LOG_LEVEL: 'warn',
+  };
+  const cfg = loadConfig({ ...process.env, ...env });
+  await ensureTopics(createKafka(cfg, log), cfg, log);
+  const sql = createSql(stack.databaseUrl, 4, 'bench-webhooks');
+
+  status(`seeding a connected program and ${customers} customers with customer keys`);
+  const token = generateSecret('aff_');
+  const [ws] = await sql<{ id: string }[]>`insert into workspaces (name) values ('bench') returning id`;
+  const [program] = await sql<{ id: string }[]>`
+    insert into programs (workspace_id, name, slug, status, commission, api_token_hash, api_token_masked)
+    values (${ws!.id}, 'Bench', 'bench', 'live', ${sql.json({ type: 'percentage', percent: 30 })},
+            ${hashSecret(token)}, ${maskSecret(token)}) returning id`;
+  const programId = Number(program!.id);
+  await sql`insert into processor_connections (workspace_id, status, webhook_secret) values (${ws!.id}, 'connected', ${SECRET})`;
+  const [partner] = await sql<
+    { id: string }[]
+  >`insert into partners (name, email) values ('P', 'p@bench.example') returning id`;
+  const [pp] = await sql<{ id: string }[]>`
+    insert into partner_programs (partner_id, program_id) values (${partner!.id}, ${programId}) returning id`;
+  const [link] = await sql<{ id: string }[]>`
+    insert into referral_links (short_link, program_id, partner_id, partner_program_id)
+    values ('bench', ${programId}, ${partner!.id}, ${pp!.id}) returning id`;
+  await sql`
+    insert into customers (program_id, partner_id, partner_program_id, link_id, click_id, customer_key,
+                           customer_status, first_click_at, last_click_at)
+    select ${programId}, ${partner!.id}, ${pp!.id}, ${link!.id}, 'cust_' || ${pp!.id} || '_' || g,
+           'bench-' || g, 'lead', now(), now()
+    from generate_series(0, ${customers - 1}) g`;
+
+  // (a) Baseline.
+  status(`(a) bare Fastify route at ${RATE}/s for ${SECONDS} s`);
+  const basePort = await freePort();
+  const baseline = startBaseline(basePort);
+  cleanups.push(() => baseline.stop());
+  await baseline.ready;
+  const baseAnswers = new Map<string, number>();
+  const a = await drive(`http://127.0.0.1:${basePort}/api/v1/track/click`, baseAnswers);
+  await baseline.stop();
+
+  status('starting web and the processor worker');
+  const web = spawnService('web', { env });
+  procs.push(web, spawnService('processor-worker', { env }), spawnService('ledger-worker', { env }));
+  await waitForWeb(web, port);
+
+  // (b) The intake.
+  status(`(b) signed events at ${RATE}/s for ${SECONDS} s`);
+  const answers = new Map<string, number>();
+  const b0 = Date.now();
+  const b = await drive(`http://127.0.0.1:${port}/api/v1/webhooks/processor/${programId}`, answers);
+  const accepted = [...answers.entries()].filter(([, code]) => code === 200).map(([id]) => id);
+
+  // (c) Applied end to end.
+  status(`(c) waiting for ${accepted.length} accepted events to be applied`);
+  const deadline = Date.now() + 300_000;
+  let applied = 0;
+  let lastApplied = Date.now();
+  for (;;) {
+    const [r] = await sql<{ n: number; last: Date | null }[]>`
+      select count(*)::int as n, max(applied_at) as last from processor_events where program_id = ${programId}`;
+    applied = r!.n;
+    if (r!.last) lastApplied = r!.last.getTime();
+    if (applied >= accepted.length || Date.now() > deadline) break;
+    await new Promise((res) => setTimeout(res, 500));
+  }
+  const [check] = await sql<{ rows: number; distinct_ids: number; sales: number }[]>`
+    select count(*)::int as rows, count(distinct event_id)::int as distinct_ids,
+           (select count(*)::int from sales where program_id = ${programId}) as sales
+    from processor_events where program_id = ${programId} and event_id = any(${accepted})`;
+  const appliedRate = applied / Math.max(0.001, (lastApplied - b0) / 1000);
+  const codes = new Map<number, number>();
+  for (const c of answers.values()) codes.set(c, (codes.get(c) ?? 0) + 1);
+  const lost = accepted.length - check!.distinct_ids;
+  const line = (cells: string[]) =>
+    '  ' + cells.map((c, i) => (i === 0 ? c.padEnd(44) : c.padStart(12))).join('');
+  process.stdout.write(
+    [
+      '',
+      `bench:webhooks: ${RATE}/s offered for ${SECONDS} s; Postgres ${values.fast ? 'fsync off' : 'durable'}; all on one ${(await import('node:os')).cpus().length}-core machine`,
+      '',
+      line(['', 'achieved/s', 'p50 ms', 'p99 ms']),
+      line([
+        '(a) bare Fastify route',
+        (a.requests.total / SECONDS).toFixed(0),
+        String(a.latency.p50),
+        String(a.latency.p99),
+      ]),
+      line([
+        '(b) webhook intake (verify + produce + 200)',
+        (b.requests.total / SECONDS).toFixed(0),
+        String(b.latency.p50),
+        String(b.latency.p99),
+      ]),
+      line(['(c) applied end to end', appliedRate.toFixed(0), '', '']),
+      '',
+      `  p99 ratio b/a: ${(b.latency.p99 / Math.max(1, a.latency.p99)).toFixed(2)}`,
+      `  answers: ${answers.size} (${[...codes].map(([c, n]) => `${c}: ${n}`).join(', ')}); outcomes ${check!.rows}, sales ${check!.sales}`,
+      `  targets: p99 < 50 ms at ${RATE}/s ${b.latency.p99 < 50 ? 'PASS' : 'MISS'}; zero lost ${lost === 0 && check!.rows === check!.distinct_ids ? 'PASS' : `FAIL (${lost} lost)`}`,
+      '',
+    ].join('\n'),
+  );
+  if (lost !== 0 || check!.rows !== check!.distinct_ids) exitCode = 1;
+  await sql.end();
+} catch (err) {
+  process.stderr.write(`bench:webhooks failed: ${(err as Error).stack}\n`);
+  exitCode = 1;
+} finally {
+  await teardown();
+}
+process.exit(exitCode);
