@@ -4,12 +4,13 @@
 import type { FastifyInstance } from 'fastify';
 import type { ApiDeps, AuthedRoutes } from './deps.ts';
 import { authenticate } from './access.ts';
+import { typeBoxValidator } from '../../shared/http/validation.ts';
 import { registerAuthRoutes } from './routes/auth.ts';
 import { registerMemberRoutes } from './routes/members.ts';
 import { registerApiKeyRoutes } from './routes/api-keys.ts';
 import { registerProgramRoutes } from './routes/programs.ts';
 import { registerPartnerRoutes } from './routes/partners.ts';
-import { registerProcessorRoutes } from './routes/processor.ts';
+import { registerProcessorRoutes } from './modules/processor/routes.ts';
 import { registerDashboardRoutes } from './routes/dashboard.ts';
 
 const authedRoutes: AuthedRoutes[] = [
@@ -17,9 +18,11 @@ const authedRoutes: AuthedRoutes[] = [
   registerApiKeyRoutes,
   registerProgramRoutes,
   registerPartnerRoutes,
-  registerProcessorRoutes,
   registerDashboardRoutes,
 ];
+
+/** Route modules whose TypeBox schemas validate (docs/api-modules.md). */
+const validatedRoutes: AuthedRoutes[] = [registerProcessorRoutes];
 
 export async function apiPlugin(app: FastifyInstance, deps: ApiDeps): Promise<void> {
   app.addHook('onSend', async (_req, reply, payload) => {
@@ -32,5 +35,9 @@ export async function apiPlugin(app: FastifyInstance, deps: ApiDeps): Promise<vo
       req.principal = await authenticate(deps.sql, req);
     });
     for (const register of authedRoutes) register(authed, deps);
+    await authed.register(async (validated) => {
+      validated.setValidatorCompiler(typeBoxValidator);
+      for (const register of validatedRoutes) register(validated, deps);
+    });
   });
 }
