@@ -8,7 +8,7 @@ import { typeBoxValidator } from '../../shared/http/validation.ts';
 import { registerAuthRoutes } from './routes/auth.ts';
 import { registerMemberRoutes } from './routes/members.ts';
 import { registerApiKeyRoutes } from './routes/api-keys.ts';
-import { registerProgramRoutes } from './routes/programs.ts';
+import { registerProgramRoutes } from './modules/programs/routes.ts';
 import { registerPartnerRoutes } from './routes/partners.ts';
 import { registerProcessorRoutes } from './modules/processor/routes.ts';
 import { registerDashboardRoutes } from './routes/dashboard.ts';
@@ -16,13 +16,12 @@ import { registerDashboardRoutes } from './routes/dashboard.ts';
 const authedRoutes: AuthedRoutes[] = [
   registerMemberRoutes,
   registerApiKeyRoutes,
-  registerProgramRoutes,
   registerPartnerRoutes,
   registerDashboardRoutes,
 ];
 
 /** Route modules whose TypeBox schemas validate (docs/api-modules.md). */
-const validatedRoutes: AuthedRoutes[] = [registerProcessorRoutes];
+const validatedRoutes: AuthedRoutes[] = [registerProgramRoutes, registerProcessorRoutes];
 
 export async function apiPlugin(app: FastifyInstance, deps: ApiDeps): Promise<void> {
   app.addHook('onSend', async (_req, reply, payload) => {

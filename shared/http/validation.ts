@@ -13,7 +13,7 @@ import type { SchemaOptions, Static, TSchema, TUnsafe } from '@sinclair/typebox'
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import type { ValueError } from '@sinclair/typebox/errors';
 import type { FastifySchemaCompiler, FastifyTypeProvider } from 'fastify';
-import { HttpError } from './server.ts';
+import { EMAIL_RE, HttpError } from './server.ts';
 
 export const BODY_NOT_OBJECT = 'Request body must be a JSON object';
 
@@ -60,6 +60,14 @@ export function Nullable<T extends TSchema>(schema: T, message?: string) {
  */
 export function Trimmed(max: number, options: SchemaOptions = {}) {
   return Type.String({ pattern: `^\\s*\\S(?:[\\s\\S]{0,${max - 2}}\\S)?\\s*$`, ...options });
+}
+
+/** An email address (EMAIL_RE once trimmed, at most `max` characters); the service trims and lowercases. */
+export function Email(max: number, options: SchemaOptions = {}) {
+  return Type.String({
+    pattern: `^\\s*(?=\\S{1,${max}}\\s*$)${EMAIL_RE.source.slice(1, -1)}\\s*$`,
+    ...options,
+  });
 }
 
 /** `{ data: schema }`, the envelope of every management answer. */

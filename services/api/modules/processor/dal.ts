@@ -1,6 +1,12 @@
 // SQL of the processor connection (one row per workspace).
 import type { Sql } from '../../../../shared/db/sql.ts';
-import type { ConnectionInput } from './service.ts';
+
+/** What a PUT stores. */
+export interface ConnectionState {
+  status: string;
+  account_id: string | null;
+  flags: { charges_enabled: boolean; payouts_enabled: boolean; details_submitted: boolean };
+}
 
 export interface ConnectionRow {
   status: string;
@@ -16,7 +22,7 @@ export interface ConnectionRow {
 export async function saveConnection(
   sql: Sql,
   workspaceId: number,
-  c: ConnectionInput,
+  c: ConnectionState,
   newSecret: string,
 ): Promise<ConnectionRow> {
   const [row] = await sql<ConnectionRow[]>`

@@ -3,16 +3,15 @@
 import { randomBytes } from 'node:crypto';
 import { maskSecret } from '../../../../shared/domain/secrets.ts';
 import { iso } from '../../common.ts';
-import type { ConnectionRow } from './dal.ts';
+import type { ConnectionRow, ConnectionState } from './dal.ts';
 
 export const CONNECTION_STATUSES = ['pending', 'connected', 'restricted', 'disconnected'] as const;
 export type ConnectionStatus = (typeof CONNECTION_STATUSES)[number];
 export const FLAGS = ['charges_enabled', 'payouts_enabled', 'details_submitted'] as const;
 export type Flag = (typeof FLAGS)[number];
 
-export interface ConnectionInput {
+export interface ConnectionInput extends ConnectionState {
   status: ConnectionStatus;
-  account_id: string | null;
   flags: Record<Flag, boolean>;
 }
 
