@@ -9,19 +9,22 @@ import { registerAuthRoutes } from './routes/auth.ts';
 import { registerMemberRoutes } from './routes/members.ts';
 import { registerApiKeyRoutes } from './routes/api-keys.ts';
 import { registerProgramRoutes } from './modules/programs/routes.ts';
-import { registerPartnerRoutes } from './routes/partners.ts';
+import { registerPartnerRoutes } from './modules/partners/routes.ts';
+import { registerLinkRoutes } from './modules/links/routes.ts';
+import { registerCommissionRoutes } from './modules/commissions/routes.ts';
 import { registerProcessorRoutes } from './modules/processor/routes.ts';
 import { registerDashboardRoutes } from './routes/dashboard.ts';
 
-const authedRoutes: AuthedRoutes[] = [
-  registerMemberRoutes,
-  registerApiKeyRoutes,
-  registerPartnerRoutes,
-  registerDashboardRoutes,
-];
+const authedRoutes: AuthedRoutes[] = [registerMemberRoutes, registerApiKeyRoutes, registerDashboardRoutes];
 
 /** Route modules whose TypeBox schemas validate (docs/api-modules.md). */
-const validatedRoutes: AuthedRoutes[] = [registerProgramRoutes, registerProcessorRoutes];
+const validatedRoutes: AuthedRoutes[] = [
+  registerProgramRoutes,
+  registerPartnerRoutes,
+  registerLinkRoutes,
+  registerCommissionRoutes,
+  registerProcessorRoutes,
+];
 
 export async function apiPlugin(app: FastifyInstance, deps: ApiDeps): Promise<void> {
   app.addHook('onSend', async (_req, reply, payload) => {
