@@ -19,14 +19,17 @@ import { shortLinkCandidates } from '../../services/api/modules/links/service.ts
 import { checkPayable, paidEntry } from '../../services/api/modules/commissions/service.ts';
 import { connectionInput, connectionView } from '../../services/api/modules/processor/service.ts';
 
-function errorOf(fn: () => unknown): string | null {
+/** "<status> <message>" of the HttpError `fn` throws, or null when it returns. */
+const errorOf = (fn: () => unknown): string | null => {
+  let e: unknown = null;
   try {
     fn();
-    return null;
   } catch (err) {
-    return err instanceof HttpError ? `${err.statusCode} ${err.message}` : String(err);
+    e = err;
   }
-}
+  if (e === null) return null;
+  return e instanceof HttpError ? `${e.statusCode} ${e.message}` : String(e);
+};
 
 t.test('programs: slugs', async (t) => {
   t.equal(slugify('  Crème Brûlée Shop!! '), 'creme-brulee-shop');

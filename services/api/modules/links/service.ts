@@ -6,7 +6,6 @@ import type { LinkRow } from './dal.ts';
 
 export const SHORT_LINK_RE = /^[A-Za-z0-9_-]{1,64}$/;
 export const LINK_STATUSES = ['active', 'inactive'] as const;
-export type LinkStatus = (typeof LINK_STATUSES)[number];
 
 export const ERR = {
   shortLink: 'short_link must be 1 to 64 characters: letters, digits, _ or -',

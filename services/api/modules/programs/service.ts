@@ -37,19 +37,12 @@ export const NOT_NULLABLE = [
   'name',
 ] as const;
 
-export interface Program {
+/** A program as the API shows it: the row with numeric ids and an ISO creation time. */
+export type Program = Omit<ProgramRow, 'id' | 'workspace_id' | 'created_at'> & {
   id: number;
   workspace_id: number;
-  name: string;
-  slug: string;
-  status: 'draft' | 'live';
-  cookie_window_days: number;
-  currency: string;
-  commission: unknown;
-  allowed_origins: string[];
-  api_token_masked: string | null;
   created_at: string;
-}
+};
 
 export function toProgram(r: ProgramRow): Program {
   // Stored policies are normalised on write; rows written elsewhere (seed, the column default) are shown
