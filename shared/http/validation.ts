@@ -13,9 +13,7 @@ import type { SchemaOptions, Static, TSchema, TUnsafe } from '@sinclair/typebox'
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import type { ValueError } from '@sinclair/typebox/errors';
 import type { FastifySchemaCompiler, FastifyTypeProvider } from 'fastify';
-import { EMAIL_RE, HttpError } from './server.ts';
-
-export const BODY_NOT_OBJECT = 'Request body must be a JSON object';
+import { BODY_NOT_OBJECT, EMAIL_RE, HttpError } from './server.ts';
 
 /** Types request parts from their TypeBox schemas: `app.withTypeProvider<TypeBoxProvider>()`. */
 export interface TypeBoxProvider extends FastifyTypeProvider {

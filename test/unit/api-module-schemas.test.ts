@@ -311,3 +311,56 @@ t.test('module schemas: the exact 400 strings and their precedence', async (t) =
   t.equal((await call('POST', P, { name: 'A', currency: ' usd ', commission: null })).status, 500);
   t.equal((await call('GET', `${P}/1/commissions?status=paid&limit=5&offset=0`)).status, 500);
 });
+
+t.test('the OpenAPI document keeps every path and shows the constraints the schemas check', async (t) => {
+  const { buildWebApp } = await import('../../services/web/app.ts');
+  const { createLogger } = await import('../../shared/logger.ts');
+  const app = await buildWebApp({ trustProxy: false, bodyLimit: 1 << 20 }, createLogger('test', 'error'), {
+    api: { sql: fakeSql, sessionTtlHours: 1 },
+  });
+  t.teardown(() => app.close());
+  const doc = (await app.inject({ method: 'GET', url: '/api/v1/openapi.json' })).json();
+  const paths = doc.paths as Record<
+    string,
+    Record<string, { requestBody?: unknown; parameters?: unknown[] }>
+  >;
+  const ops = Object.entries(paths).flatMap(([p, v]) => Object.keys(v).map((m) => `${m} ${p}`));
+  for (const op of [
+    'get /api/advertiser/affiliate-programs',
+    'post /api/advertiser/affiliate-programs',
+    'get /api/advertiser/affiliate-programs/{id}',
+    'put /api/advertiser/affiliate-programs/{id}',
+    'delete /api/advertiser/affiliate-programs/{id}',
+    'post /api/advertiser/affiliate-programs/{id}/go-live',
+    'post /api/advertiser/affiliate-programs/{id}/regenerate-api-token',
+    'post /api/advertiser/affiliate-programs/{id}/partners',
+    'get /api/advertiser/affiliate-programs/{id}/partners',
+    'post /api/advertiser/affiliate-programs/{id}/partners/{partnerId}/links',
+    'get /api/advertiser/affiliate-programs/{id}/partners/{partnerId}/links',
+    'put /api/advertiser/affiliate-programs/{id}/partners/{partnerId}/links/{linkId}',
+    'get /api/advertiser/affiliate-programs/{id}/commissions',
+    'post /api/advertiser/commissions/{id}/mark-paid',
+    'put /api/advertiser/processor-connection',
+    'get /api/advertiser/processor-connection',
+  ]) {
+    t.ok(ops.includes(op), op);
+  }
+  const body = (op: { requestBody?: unknown }) =>
+    (op.requestBody as { content: Record<string, { schema: Record<string, unknown> }> }).content[
+      'application/json'
+    ]!.schema;
+  const create = body(paths['/api/advertiser/affiliate-programs']!.post!);
+  t.same(create.required, ['name']);
+  t.match(create.properties, {
+    name: { type: 'string', pattern: String },
+    slug: { anyOf: [{ pattern: String }] },
+  });
+  t.match(body(paths['/api/advertiser/affiliate-programs/{id}/partners']!.post!).properties, {
+    status: { anyOf: [{ enum: ['approved', 'pending'] }] },
+  });
+  t.match(paths['/api/advertiser/affiliate-programs/{id}/commissions']!.get!.parameters, [
+    { name: 'status', schema: { enum: ['pending', 'approved', 'paid', 'reversed', 'refunded'] } },
+    { name: 'limit', schema: { type: 'integer', minimum: 1, maximum: 1000 } },
+    { name: 'offset', schema: { type: 'integer', minimum: 0 } },
+  ]);
+});
