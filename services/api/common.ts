@@ -54,8 +54,9 @@ declare module 'fastify' {
  */
 export function requireProgram(sql: Sql, permission: Permission) {
   return async (req: FastifyRequest): Promise<void> => {
+    // preValidation runs before the params are converted: `id` is still the raw path text.
     const id = (req.params as { id?: unknown }).id;
-    req.programAccess = await programAccess(sql, principalOf(req), pathId(String(id)), permission);
+    req.programAccess = await programAccess(sql, principalOf(req), pathId(id), permission);
   };
 }
 
