@@ -4,21 +4,26 @@
 import type { FastifyInstance } from 'fastify';
 import type { ApiDeps, AuthedRoutes } from './deps.ts';
 import { authenticate } from './access.ts';
+import { typeBoxValidator } from '../../shared/http/validation.ts';
 import { registerAuthRoutes } from './routes/auth.ts';
 import { registerMemberRoutes } from './routes/members.ts';
 import { registerApiKeyRoutes } from './routes/api-keys.ts';
-import { registerProgramRoutes } from './routes/programs.ts';
-import { registerPartnerRoutes } from './routes/partners.ts';
-import { registerProcessorRoutes } from './routes/processor.ts';
+import { registerProgramRoutes } from './modules/programs/routes.ts';
+import { registerPartnerRoutes } from './modules/partners/routes.ts';
+import { registerLinkRoutes } from './modules/links/routes.ts';
+import { registerCommissionRoutes } from './modules/commissions/routes.ts';
+import { registerProcessorRoutes } from './modules/processor/routes.ts';
 import { registerDashboardRoutes } from './routes/dashboard.ts';
 
-const authedRoutes: AuthedRoutes[] = [
-  registerMemberRoutes,
-  registerApiKeyRoutes,
+const authedRoutes: AuthedRoutes[] = [registerMemberRoutes, registerApiKeyRoutes, registerDashboardRoutes];
+
+/** Route modules whose TypeBox schemas validate (docs/api-modules.md). */
+const validatedRoutes: AuthedRoutes[] = [
   registerProgramRoutes,
   registerPartnerRoutes,
+  registerLinkRoutes,
+  registerCommissionRoutes,
   registerProcessorRoutes,
-  registerDashboardRoutes,
 ];
 
 export async function apiPlugin(app: FastifyInstance, deps: ApiDeps): Promise<void> {
@@ -32,5 +37,9 @@ export async function apiPlugin(app: FastifyInstance, deps: ApiDeps): Promise<vo
       req.principal = await authenticate(deps.sql, req);
     });
     for (const register of authedRoutes) register(authed, deps);
+    await authed.register(async (validated) => {
+      validated.setValidatorCompiler(typeBoxValidator);
+      for (const register of validatedRoutes) register(validated, deps);
+    });
   });
 }

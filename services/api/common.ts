@@ -1,13 +1,17 @@
 // Small pieces every management route module uses: security, path ids, timestamps, unique violations,
 // the workspace query and the error statuses of workspace-level routes.
+import type { FastifyRequest } from 'fastify';
+import { Type } from '@sinclair/typebox';
+import type { Sql } from '../../shared/db/sql.ts';
 import { errorResponses } from '../../shared/http/server.ts';
+import { pathId } from '../../shared/http/validation.ts';
+import { isPlainObject } from '../../shared/json.ts';
+import { principalOf, programAccess, requestedWorkspace } from './access.ts';
+import type { Permission, ProgramAccess } from './access.ts';
 
 export const managementSecurity: Record<string, string[]>[] = [{ session: [] }, { apiKey: [] }];
 
-/** A path id: a positive decimal integer, else NaN (which the access checks answer with 404). */
-export function pathId(v: unknown): number {
-  return typeof v === 'string' && /^[1-9][0-9]{0,15}$/.test(v) ? Number(v) : Number.NaN;
-}
+export { pathId };
 
 export const iso = (d: Date | string | null): string | null =>
   d === null ? null : (d instanceof Date ? d : new Date(d)).toISOString();
@@ -29,3 +33,73 @@ export const workspaceQuery = {
     },
   },
 } as const;
+
+// ---- schema-validated routes (see docs/api-modules.md) ----
+
+export const PROGRAM_NOT_FOUND = 'Program not found';
+
+/** `:id` of /api/advertiser/affiliate-programs/:id/… */
+export const ProgramParams = Type.Object({ id: Type.Integer({ minimum: 1, description: 'Program id' }) });
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Set by the requireProgram hook: the program the route acts on, checked for its permission. */
+    programAccess?: ProgramAccess;
+  }
+}
+
+/**
+ * A preValidation hook: the caller must have `permission` on the program `:id`. It runs before the body is
+ * validated, so a caller who may not touch the program learns nothing from its 400s (404/403 come first).
+ */
+export function requireProgram(sql: Sql, permission: Permission) {
+  return async (req: FastifyRequest): Promise<void> => {
+    // preValidation runs before the params are converted: `id` is still the raw path text.
+    const id = (req.params as { id?: unknown }).id;
+    req.programAccess = await programAccess(sql, principalOf(req), pathId(id), permission);
+  };
+}
+
+/** What requireProgram found. */
+export function programOf(req: FastifyRequest): ProgramAccess {
+  if (!req.programAccess) throw new Error('route has no requireProgram hook');
+  return req.programAccess;
+}
+
+/**
+ * `workspace_id` from the query or the body (null: the default workspace); a preValidation step, since the
+ * query is checked before the body's fields. A body that is not an object is left to the schema's 400.
+ */
+export function workspaceOf(req: FastifyRequest): number | null {
+  const b = req.body;
+  if (b !== undefined && b !== null && !isPlainObject(b)) return null;
+  return requestedWorkspace(req.query, b);
+}
+
+const WORKSPACE_ID_ERROR = 'workspace_id must be a positive integer';
+const WORKSPACE_ID_DOC =
+  'Workspace to act on; default: the first workspace where the caller is owner, then admin.';
+
+/** `?workspace_id=` of workspace-level routes. */
+export const WorkspaceIdQuery = Type.Object({
+  workspace_id: Type.Optional(
+    Type.Integer({
+      minimum: 1,
+      maximum: Number.MAX_SAFE_INTEGER,
+      description: WORKSPACE_ID_DOC,
+      errorMessage: WORKSPACE_ID_ERROR,
+    }),
+  ),
+});
+
+/** `workspace_id` in a body: a positive integer, as a number or decimal text (what requestedWorkspace takes). */
+export const WorkspaceIdField = Type.Optional(
+  Type.Union(
+    [
+      Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }),
+      Type.String({ pattern: '^(?=[0-9]{1,15}$)0*[1-9][0-9]*$' }),
+      Type.Null(),
+    ],
+    { description: WORKSPACE_ID_DOC, errorMessage: WORKSPACE_ID_ERROR },
+  ),
+);

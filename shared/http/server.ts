@@ -95,13 +95,15 @@ export function errorResponses<C extends number>(...codes: C[]): Record<C, typeo
   return Object.fromEntries(codes.map((c) => [c, ERROR_SCHEMA])) as Record<C, typeof ERROR_SCHEMA>;
 }
 
-/** Bodies are validated by hand, so that every 400 carries its own exact message; schemas document. */
+/** For routes still validated by hand (schemas only document); new routes use shared/http/validation.ts. */
 export const noValidation = () => () => true;
+
+export const BODY_NOT_OBJECT = 'Request body must be a JSON object';
 
 /** The JSON object body; no body at all is {}; anything but an object is a 400. */
 export function jsonBody(req: FastifyRequest): Record<string, unknown> {
   if (req.body === undefined || req.body === null) return {};
-  if (!isPlainObject(req.body)) throw new HttpError(400, 'Request body must be a JSON object');
+  if (!isPlainObject(req.body)) throw new HttpError(400, BODY_NOT_OBJECT);
   return req.body;
 }
 

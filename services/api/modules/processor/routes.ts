@@ -1,0 +1,115 @@
+// The workspace's payment-processor connection (CONTRACT "Payment-processor webhooks"):
+// PUT /api/advertiser/processor-connection records what the advertiser's processor account reports and
+// returns the webhook signing secret; GET reads it back without the secret. This row is what the payments
+// block of GET /api/tracking/status/:programId reads, and its webhook_secret is what inbound processor
+// webhooks are verified with.
+//
+// Access: the connection belongs to a workspace, not a program, so it goes through workspaceAccess with
+// program:update for writes and program:read for reads. `workspace_id` (body or query) picks the workspace;
+// without it, a key acts on its own workspace and a session on the one it owns (else administers).
+import { Type } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
+import { errorResponses } from '../../../../shared/http/server.ts';
+import { Data, Nullable, StringEnum, Trimmed } from '../../../../shared/http/validation.ts';
+import type { TypeBoxProvider } from '../../../../shared/http/validation.ts';
+import { principalOf, workspaceAccess } from '../../access.ts';
+import type { ApiDeps } from '../../deps.ts';
+import { WorkspaceIdField, WorkspaceIdQuery, managementSecurity, workspaceOf } from '../../common.ts';
+import { findConnection, saveConnection } from './dal.ts';
+import {
+  CONNECTION_STATUSES,
+  connectionInput,
+  connectionView,
+  newWebhookSecret,
+  toConnection,
+} from './service.ts';
+
+const flag = (k: string) => Type.Optional(Nullable(Type.Boolean(), `${k} must be a boolean`));
+
+// Property order is the order of the checks (see shared/http/validation.ts).
+const ConnectionInput = Type.Object({
+  workspace_id: WorkspaceIdField,
+  status: StringEnum(CONNECTION_STATUSES, `status must be one of ${CONNECTION_STATUSES.join(', ')}`),
+  account_id: Type.Optional(
+    Nullable(Trimmed(255), 'account_id must be a string of 1 to 255 characters or null'),
+  ),
+  charges_enabled: flag('charges_enabled'),
+  payouts_enabled: flag('payouts_enabled'),
+  details_submitted: flag('details_submitted'),
+});
+
+const connectionProperties = {
+  status: Type.String(),
+  account_id: Type.Union([Type.String(), Type.Null()]),
+  charges_enabled: Type.Boolean(),
+  payouts_enabled: Type.Boolean(),
+  details_submitted: Type.Boolean(),
+  connected_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+};
+
+export function registerProcessorRoutes(fastify: FastifyInstance, deps: ApiDeps): void {
+  const app = fastify.withTypeProvider<TypeBoxProvider>();
+  const { sql } = deps;
+  const path = '/api/advertiser/processor-connection';
+
+  app.put(
+    path,
+    {
+      // The workspace is checked before the body's fields, as the query comes first.
+      preValidation: async (req) => void workspaceOf(req),
+      schema: {
+        tags: ['management'],
+        summary: 'Record the payment-processor connection; returns the webhook signing secret',
+        description:
+          'Workspace-level; needs program:update (owner or admin session, or a key with that scope). The ' +
+          'body replaces the stored state: omitted booleans are false, an omitted account_id is null. The ' +
+          '`whsec_` signing secret is created on the first PUT and kept afterwards; connected_at is set the ' +
+          'first time status becomes `connected`. Errors: 400 `status must be one of pending, connected, ' +
+          'restricted, disconnected`, `account_id must be a string of 1 to 255 characters or null`, ' +
+          '`<field> must be a boolean`, `workspace_id must be a positive integer`; 403; 404 `Workspace not found`.',
+        security: managementSecurity,
+        querystring: WorkspaceIdQuery,
+        body: ConnectionInput,
+        response: {
+          200: Data(Type.Object({ ...connectionProperties, webhook_secret: Type.String() })),
+          ...errorResponses(400, 401, 403, 404),
+        },
+      },
+    },
+    async (req) => {
+      const requested = workspaceOf(req);
+      const input = connectionInput(req.body);
+      const ws = await workspaceAccess(sql, principalOf(req), 'program:update', requested);
+      const row = await saveConnection(sql, ws.workspaceId, input, newWebhookSecret());
+      return { data: { ...toConnection(row), webhook_secret: row.webhook_secret } };
+    },
+  );
+
+  app.get(
+    path,
+    {
+      schema: {
+        tags: ['management'],
+        summary: 'Read the payment-processor connection (without the signing secret)',
+        description:
+          'Workspace-level; needs program:read. Without a stored connection the answer is status `pending`, ' +
+          'no account and every flag false. Query `workspace_id` picks the workspace.',
+        security: managementSecurity,
+        querystring: WorkspaceIdQuery,
+        response: {
+          200: Data(
+            Type.Object({
+              ...connectionProperties,
+              webhook_secret_masked: Type.Union([Type.String(), Type.Null()]),
+            }),
+          ),
+          ...errorResponses(400, 401, 403, 404),
+        },
+      },
+    },
+    async (req) => {
+      const ws = await workspaceAccess(sql, principalOf(req), 'program:read', workspaceOf(req));
+      return { data: connectionView(await findConnection(sql, ws.workspaceId)) };
+    },
+  );
+}

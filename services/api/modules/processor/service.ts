@@ -1,0 +1,65 @@
+// The processor connection's rules: what a PUT body means once its schema has passed, and what a
+// workspace without a stored connection reads as.
+import { randomBytes } from 'node:crypto';
+import { maskSecret } from '../../../../shared/domain/secrets.ts';
+import { iso } from '../../common.ts';
+import type { ConnectionRow, ConnectionState } from './dal.ts';
+
+export const CONNECTION_STATUSES = ['pending', 'connected', 'restricted', 'disconnected'] as const;
+export type ConnectionStatus = (typeof CONNECTION_STATUSES)[number];
+export const FLAGS = ['charges_enabled', 'payouts_enabled', 'details_submitted'] as const;
+export type Flag = (typeof FLAGS)[number];
+
+export interface ConnectionInput extends ConnectionState {
+  status: ConnectionStatus;
+  flags: Record<Flag, boolean>;
+}
+
+/** The body replaces the stored state: an omitted or null account_id is null, an omitted flag false. */
+export function connectionInput(b: {
+  status: ConnectionStatus;
+  account_id?: string | null;
+  charges_enabled?: boolean | null;
+  payouts_enabled?: boolean | null;
+  details_submitted?: boolean | null;
+}): ConnectionInput {
+  const account = b.account_id?.trim();
+  return {
+    status: b.status,
+    account_id: account === undefined ? null : account,
+    flags: {
+      charges_enabled: b.charges_enabled ?? false,
+      payouts_enabled: b.payouts_enabled ?? false,
+      details_submitted: b.details_submitted ?? false,
+    },
+  };
+}
+
+export const newWebhookSecret = () => `whsec_${randomBytes(24).toString('base64url')}`;
+
+export function toConnection(r: ConnectionRow) {
+  return {
+    status: r.status,
+    account_id: r.account_id,
+    charges_enabled: r.charges_enabled,
+    payouts_enabled: r.payouts_enabled,
+    details_submitted: r.details_submitted,
+    connected_at: iso(r.connected_at),
+  };
+}
+
+/** What GET answers: the stored connection without its secret, or a pending one when none is stored. */
+export function connectionView(r: ConnectionRow | undefined) {
+  if (!r) {
+    return {
+      status: 'pending',
+      account_id: null,
+      charges_enabled: false,
+      payouts_enabled: false,
+      details_submitted: false,
+      connected_at: null,
+      webhook_secret_masked: null,
+    };
+  }
+  return { ...toConnection(r), webhook_secret_masked: maskSecret(r.webhook_secret) };
+}

@@ -1,0 +1,122 @@
+// SQL of programs. Writing a row is all it takes to reach the ingress: triggers on programs append to
+// cache_invalidations, which every ingress polls.
+import type { Sql } from '../../../../shared/db/sql.ts';
+import type { CommissionPolicy } from '../../../../shared/domain/commission-policy.ts';
+import type { Role } from '../../access.ts';
+
+/** The normalised fields of a create or update body; on update only those present change. */
+export interface ProgramFields {
+  name?: string;
+  slug?: string;
+  cookie_window_days?: number;
+  currency?: string;
+  commission?: CommissionPolicy;
+  allowed_origins?: string[];
+}
+
+export interface ProgramRow {
+  id: string;
+  workspace_id: string;
+  name: string;
+  slug: string;
+  status: 'draft' | 'live';
+  cookie_window_days: number;
+  currency: string;
+  commission: unknown;
+  allowed_origins: string[];
+  api_token_masked: string | null;
+  created_at: Date;
+}
+
+const COLUMNS = (sql: Sql) =>
+  sql`id, workspace_id, name, slug, status, cookie_window_days, currency, commission, allowed_origins,
+      api_token_masked, created_at`;
+
+export async function findProgram(sql: Sql, id: number): Promise<ProgramRow | undefined> {
+  const [row] = await sql<ProgramRow[]>`
+    select ${COLUMNS(sql)} from programs where id = ${id} and deleted_at is null`;
+  return row;
+}
+
+/** A key's programs: its workspace's, limited to its program_scope when set. */
+export function programsOfWorkspace(sql: Sql, workspaceId: number, programScope: number[] | null) {
+  return sql<ProgramRow[]>`
+    select ${COLUMNS(sql)} from programs
+    where workspace_id = ${workspaceId} and deleted_at is null
+      ${programScope === null ? sql`` : sql`and id = any(${programScope}::bigint[])`}
+    order by id`;
+}
+
+/** A user's programs: those of every workspace where an active membership has one of `roles`. */
+export function programsOfUser(sql: Sql, userId: number, roles: Role[]) {
+  return sql<ProgramRow[]>`
+    select ${COLUMNS(sql)} from programs
+    where deleted_at is null and workspace_id in (
+      select workspace_id from memberships
+      where user_id = ${userId} and status = 'active' and role = any(${roles}::text[]))
+    order by id`;
+}
+
+/** The new row, or undefined when the slug is taken. */
+export async function insertProgram(
+  sql: Sql,
+  p: {
+    workspaceId: number;
+    name: string;
+    slug: string;
+    cookie_window_days: number;
+    currency: string;
+    commission: CommissionPolicy;
+    allowed_origins: string[];
+    tokenHash: Buffer;
+    tokenMasked: string;
+  },
+): Promise<ProgramRow | undefined> {
+  const [row] = await sql<ProgramRow[]>`
+    insert into programs (workspace_id, name, slug, cookie_window_days, currency, commission,
+                          allowed_origins, api_token_hash, api_token_masked)
+    values (${p.workspaceId}, ${p.name}, ${p.slug}, ${p.cookie_window_days}, ${p.currency},
+            ${sql.json(p.commission as never)}, ${p.allowed_origins}::text[],
+            ${p.tokenHash}, ${p.tokenMasked})
+    on conflict (slug) do nothing
+    returning ${COLUMNS(sql)}`;
+  return row;
+}
+
+/** Changes the fields given; undefined when the program is gone. Throws the unique violation on slug. */
+export async function updateProgram(sql: Sql, id: number, f: ProgramFields): Promise<ProgramRow | undefined> {
+  const [row] = await sql<ProgramRow[]>`
+    update programs set
+      name = coalesce(${f.name ?? null}::text, name),
+      slug = coalesce(${f.slug ?? null}::text, slug),
+      cookie_window_days = coalesce(${f.cookie_window_days ?? null}::integer, cookie_window_days),
+      currency = coalesce(${f.currency ?? null}::char(3), currency),
+      commission = coalesce(${f.commission === undefined ? null : sql.json(f.commission as never)}::jsonb, commission),
+      allowed_origins = coalesce(${f.allowed_origins ?? null}::text[], allowed_origins),
+      updated_at = now()
+    where id = ${id} and deleted_at is null
+    returning ${COLUMNS(sql)}`;
+  return row;
+}
+
+/** Soft delete; false when the program was already gone. */
+export async function deleteProgram(sql: Sql, id: number): Promise<boolean> {
+  const rows = await sql`
+    update programs set deleted_at = now(), updated_at = now()
+    where id = ${id} and deleted_at is null returning id`;
+  return rows.length > 0;
+}
+
+export async function goLive(sql: Sql, id: number): Promise<void> {
+  await sql`
+    update programs set status = 'live', updated_at = now()
+    where id = ${id} and status = 'draft' and deleted_at is null`;
+}
+
+/** Replaces the tracking token; false when the program is gone. */
+export async function replaceToken(sql: Sql, id: number, hash: Buffer, masked: string): Promise<boolean> {
+  const rows = await sql`
+    update programs set api_token_hash = ${hash}, api_token_masked = ${masked}, updated_at = now()
+    where id = ${id} and deleted_at is null returning id`;
+  return rows.length > 0;
+}

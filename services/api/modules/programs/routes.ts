@@ -1,0 +1,350 @@
+// Programs (CONTRACT "Programs", spec 2 and 4.8): list, create, read, update, soft delete, go live and
+// regenerate the tracking token, under /api/advertiser/affiliate-programs.
+//
+// The tracking token is shown in full only in the create and regenerate responses; it is stored as its
+// SHA-256 and a masked form. A regenerated or deleted token is dead at the ingress within one cache poll.
+import { Type } from '@sinclair/typebox';
+import type { TSchema } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
+import { HttpError, errorResponses } from '../../../../shared/http/server.ts';
+import {
+  Checked,
+  Data,
+  DataList,
+  Nullable,
+  StringEnum,
+  Trimmed,
+} from '../../../../shared/http/validation.ts';
+import type { TypeBoxProvider } from '../../../../shared/http/validation.ts';
+import { generateSecret, hashSecret, maskSecret } from '../../../../shared/domain/secrets.ts';
+import { MAX_AMOUNT_CENTS } from '../../../../shared/domain/money.ts';
+import { principalOf, workspaceAccess } from '../../access.ts';
+import type { ApiDeps } from '../../deps.ts';
+import {
+  PROGRAM_NOT_FOUND,
+  ProgramParams,
+  WorkspaceIdField,
+  WorkspaceIdQuery,
+  isUniqueViolation,
+  managementSecurity,
+  programOf,
+  requireProgram,
+  workspaceOf,
+} from '../../common.ts';
+import * as dal from './dal.ts';
+import {
+  ERR,
+  LISTING_ROLES,
+  MAX_ORIGINS,
+  SLUG_RE,
+  checkStatusUnchanged,
+  currencyError,
+  newProgram,
+  originsError,
+  policyError,
+  programFields,
+  rejectNulls,
+  toProgram,
+} from './service.ts';
+
+// ---- schemas ----
+
+const rate = {
+  type: { type: 'string', enum: ['percentage', 'flat'] },
+  percent: { type: 'number', minimum: 0, maximum: 100, description: 'For percentage; at most 4 decimals' },
+  amount_cents: { type: 'integer', minimum: 0, maximum: MAX_AMOUNT_CENTS, description: 'For flat' },
+};
+const policyDoc = {
+  type: 'object',
+  required: ['type'],
+  description:
+    'Commission policy: `percentage` with `percent`, or `flat` with `amount_cents`; `recurring.mode` ' +
+    '`one_time` or `recurring` (default), `months` null = lifetime; a `product_rules` entry overrides the ' +
+    'rate for its product_id.',
+  properties: {
+    ...rate,
+    recurring: {
+      type: ['object', 'null'],
+      properties: {
+        mode: { type: ['string', 'null'], enum: ['one_time', 'recurring', null] },
+        months: { type: ['integer', 'null'], minimum: 1 },
+      },
+    },
+    product_rules: {
+      type: ['array', 'null'],
+      items: {
+        type: 'object',
+        required: ['product_id', 'type'],
+        properties: { product_id: { type: 'string', minLength: 1 }, ...rate },
+      },
+    },
+  },
+};
+const Policy = Checked<Record<string, unknown>>(policyDoc, policyError);
+const Origins = Checked<string[]>(
+  {
+    type: 'array',
+    maxItems: MAX_ORIGINS,
+    items: { type: 'string', maxLength: 300, description: 'http(s)://host[:port], nothing more' },
+    description: 'Origins a browser may send click and lead from; stored as URL.origin',
+  },
+  originsError,
+);
+const Currency = Checked<string>(
+  { type: 'string', pattern: '^\\s*[A-Za-z]{3}\\s*$', description: 'ISO 4217 code', default: 'USD' },
+  currencyError,
+);
+const Name = Trimmed(200, { errorMessage: ERR.name });
+const Slug = Type.String({ pattern: SLUG_RE.source, errorMessage: ERR.slug });
+const CookieWindow = Type.Integer({ minimum: 1, maximum: 3650, default: 60, errorMessage: ERR.cookieWindow });
+
+// Property order is the order of the checks (see shared/http/validation.ts). On create, null is "omitted".
+const opt = <T extends TSchema>(s: T) => Type.Optional(Nullable(s, s.errorMessage as string | undefined));
+const CreateBody = Type.Object({
+  workspace_id: WorkspaceIdField,
+  name: Name,
+  slug: opt(Slug),
+  cookie_window_days: opt(CookieWindow),
+  currency: opt(Currency),
+  commission: opt(Policy),
+  allowed_origins: opt(Origins),
+});
+// On update, only the fields given change; null is refused (rejectNulls) before these checks.
+const UpdateBody = Type.Object({
+  name: Type.Optional(Name),
+  slug: Type.Optional(Slug),
+  cookie_window_days: Type.Optional(CookieWindow),
+  currency: Type.Optional(Currency),
+  commission: Type.Optional(Policy),
+  allowed_origins: Type.Optional(Origins),
+  status: Type.Optional(
+    StringEnum(['draft', 'live'] as const, ERR.status, { description: 'Only the current status' }),
+  ),
+});
+
+const programProperties = {
+  id: Type.Integer(),
+  workspace_id: Type.Integer(),
+  name: Type.String(),
+  slug: Type.String(),
+  status: Type.String({ enum: ['draft', 'live'] }),
+  cookie_window_days: Type.Integer(),
+  currency: Type.String(),
+  commission: Type.Object(
+    {},
+    {
+      additionalProperties: true,
+      description:
+        'Commission policy: type percentage|flat, percent or amount_cents, recurring, product_rules',
+    },
+  ),
+  allowed_origins: Type.Array(Type.String()),
+  api_token_masked: Type.Union([Type.String(), Type.Null()]),
+  created_at: Type.String({ format: 'date-time' }),
+};
+const ProgramOut = Type.Object(programProperties);
+
+// ---- routes ----
+
+export function registerProgramRoutes(fastify: FastifyInstance, deps: ApiDeps): void {
+  const app = fastify.withTypeProvider<TypeBoxProvider>();
+  const { sql } = deps;
+  const base = '/api/advertiser/affiliate-programs';
+
+  async function loadProgram(id: number) {
+    const row = await dal.findProgram(sql, id);
+    if (!row) throw new HttpError(404, PROGRAM_NOT_FOUND);
+    return toProgram(row);
+  }
+
+  app.get(
+    base,
+    {
+      schema: {
+        tags: ['management'],
+        summary: 'List the programs the caller can see',
+        description:
+          'Scope program:list. A dashboard session sees the programs of every workspace where it is an active ' +
+          "member; an API key sees its workspace's programs, limited to its program_scope when set. Only " +
+          'api_token_masked is returned, never the token.',
+        security: managementSecurity,
+        response: { 200: DataList(ProgramOut), ...errorResponses(401, 403) },
+      },
+    },
+    async (req) => {
+      const p = principalOf(req);
+      if (p.kind === 'api_key') {
+        await workspaceAccess(sql, p, 'program:list', null);
+        return { data: (await dal.programsOfWorkspace(sql, p.workspaceId, p.programScope)).map(toProgram) };
+      }
+      return { data: (await dal.programsOfUser(sql, p.userId, LISTING_ROLES)).map(toProgram) };
+    },
+  );
+
+  app.post(
+    base,
+    {
+      // The workspace is checked before the body's fields, as the query comes first.
+      preValidation: async (req) => void workspaceOf(req),
+      schema: {
+        tags: ['management'],
+        summary: 'Create a program (status draft); the tracking token is returned in full this once',
+        description:
+          'Scope program:create. `workspace_id` picks the workspace (default: the key’s workspace, or the ' +
+          'session user’s own). The slug is generated from the name when omitted (with a random suffix when ' +
+          'taken). Errors: 400 `name is required and must be 1 to 200 characters`, `slug must be 1 to 63 ' +
+          'lowercase letters, digits or dashes, starting with a letter or digit`, `cookie_window_days must be ' +
+          'an integer from 1 to 3650`, `currency must be an ISO 4217 currency code`, commission policy ' +
+          'messages, `allowed_origins…`, `workspace_id must be a positive integer`; 404 `Workspace not ' +
+          'found`; 409 `slug is already taken`.',
+        security: managementSecurity,
+        querystring: WorkspaceIdQuery,
+        body: CreateBody,
+        response: {
+          201: Data(
+            Type.Object({
+              ...programProperties,
+              api_token: Type.String({ description: 'aff_… shown only here' }),
+            }),
+          ),
+          ...errorResponses(400, 401, 403, 404, 409),
+        },
+      },
+    },
+    async (req, reply) => {
+      const requested = workspaceOf(req);
+      const f = newProgram(req.body);
+      const ws = await workspaceAccess(sql, principalOf(req), 'program:create', requested);
+      const token = generateSecret('aff_');
+      for (const slug of f.slugs) {
+        const row = await dal.insertProgram(sql, {
+          ...f,
+          workspaceId: ws.workspaceId,
+          slug,
+          tokenHash: hashSecret(token),
+          tokenMasked: maskSecret(token),
+        });
+        if (row) return reply.code(201).send({ data: { ...toProgram(row), api_token: token } });
+      }
+      throw new HttpError(409, req.body.slug ? ERR.slugTaken : ERR.noFreeSlug);
+    },
+  );
+
+  app.get(
+    `${base}/:id`,
+    {
+      preValidation: requireProgram(sql, 'program:read'),
+      schema: {
+        tags: ['management'],
+        summary: 'Read a program',
+        description: 'Scope program:read. 404 `Program not found` for a program of another workspace.',
+        security: managementSecurity,
+        params: ProgramParams,
+        response: { 200: Data(ProgramOut), ...errorResponses(401, 403, 404) },
+      },
+    },
+    async (req) => ({ data: await loadProgram(programOf(req).programId) }),
+  );
+
+  app.put(
+    `${base}/:id`,
+    {
+      preValidation: [requireProgram(sql, 'program:update'), async (req) => rejectNulls(req.body)],
+      schema: {
+        tags: ['management'],
+        summary: 'Update a program (only the fields given change)',
+        description:
+          'Scope program:update. Changeable: name, slug, cookie_window_days, currency, commission, ' +
+          'allowed_origins (same rules and messages as create; none may be null: `<field> cannot be null`). ' +
+          '`status` is changed only by go-live: a different value is 400 `status is changed with POST ' +
+          '/api/advertiser/affiliate-programs/:id/go-live`. 409 `slug is already taken`.',
+        security: managementSecurity,
+        params: ProgramParams,
+        body: UpdateBody,
+        response: { 200: Data(ProgramOut), ...errorResponses(400, 401, 403, 404, 409) },
+      },
+    },
+    async (req) => {
+      const id = programOf(req).programId;
+      const f = programFields(req.body);
+      if (req.body.status !== undefined)
+        checkStatusUnchanged(req.body.status, (await loadProgram(id)).status);
+      try {
+        const row = await dal.updateProgram(sql, id, f);
+        if (!row) throw new HttpError(404, PROGRAM_NOT_FOUND);
+        return { data: toProgram(row) };
+      } catch (err) {
+        if (isUniqueViolation(err, 'programs_slug_key')) throw new HttpError(409, ERR.slugTaken);
+        throw err;
+      }
+    },
+  );
+
+  app.delete(
+    `${base}/:id`,
+    {
+      preValidation: requireProgram(sql, 'program:delete'),
+      schema: {
+        tags: ['management'],
+        summary: 'Delete a program (soft: kept for audit; its tracking token is rejected from then on)',
+        description: 'Scope program:delete. 204 on success; the program is 404 afterwards.',
+        security: managementSecurity,
+        params: ProgramParams,
+        response: { 204: Type.Null(), ...errorResponses(401, 403, 404) },
+      },
+    },
+    async (req, reply) => {
+      if (!(await dal.deleteProgram(sql, programOf(req).programId)))
+        throw new HttpError(404, PROGRAM_NOT_FOUND);
+      return reply.code(204).send();
+    },
+  );
+
+  app.post(
+    `${base}/:id/go-live`,
+    {
+      preValidation: requireProgram(sql, 'program:go_live'),
+      schema: {
+        tags: ['management'],
+        summary: 'Publish a program: status draft → live (a live program is returned unchanged)',
+        description: 'Scope program:go_live.',
+        security: managementSecurity,
+        params: ProgramParams,
+        response: { 200: Data(ProgramOut), ...errorResponses(401, 403, 404) },
+      },
+    },
+    async (req) => {
+      const id = programOf(req).programId;
+      await dal.goLive(sql, id);
+      return { data: await loadProgram(id) };
+    },
+  );
+
+  app.post(
+    `${base}/:id/regenerate-api-token`,
+    {
+      preValidation: requireProgram(sql, 'program:regenerate-token'),
+      schema: {
+        tags: ['management'],
+        summary: 'Regenerate the tracking token; the old one stops working at once',
+        description:
+          'Scope program:regenerate-token. The new token is returned in full only here. The ingress drops the ' +
+          'old token within its cache poll interval (well under a second by default).',
+        security: managementSecurity,
+        params: ProgramParams,
+        response: {
+          200: Data(Type.Object({ api_token: Type.String(), api_token_masked: Type.String() })),
+          ...errorResponses(401, 403, 404),
+        },
+      },
+    },
+    async (req) => {
+      const token = generateSecret('aff_');
+      const masked = maskSecret(token);
+      if (!(await dal.replaceToken(sql, programOf(req).programId, hashSecret(token), masked))) {
+        throw new HttpError(404, PROGRAM_NOT_FOUND);
+      }
+      return { data: { api_token: token, api_token_masked: masked } };
+    },
+  );
+}

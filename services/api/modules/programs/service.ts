@@ -1,0 +1,191 @@
+// The rules of programs, pure: what a create or update body means once its schema has passed (trimmed
+// name, upper-case currency, normalised policy and origins, defaults), the slug candidates, and the
+// checks JSON Schema cannot state (ISO 4217 codes, URL origins, the commission policy), whose messages the
+// schemas reuse.
+import { randomBytes } from 'node:crypto';
+import { HttpError } from '../../../../shared/http/server.ts';
+import { DEFAULT_POLICY, parsePolicy } from '../../../../shared/domain/commission-policy.ts';
+import { ROLE_PERMISSIONS } from '../../access.ts';
+import type { Role } from '../../access.ts';
+import { iso } from '../../common.ts';
+import type { ProgramFields, ProgramRow } from './dal.ts';
+
+export const SLUG_RE = /^[a-z0-9][a-z0-9-]{0,62}$/;
+export const MAX_ORIGINS = 100;
+const CURRENCIES = new Set(Intl.supportedValuesOf('currency'));
+
+export const ERR = {
+  name: 'name is required and must be 1 to 200 characters',
+  slug: 'slug must be 1 to 63 lowercase letters, digits or dashes, starting with a letter or digit',
+  cookieWindow: 'cookie_window_days must be an integer from 1 to 3650',
+  currency: 'currency must be an ISO 4217 currency code',
+  origins: `allowed_origins must be an array of at most ${MAX_ORIGINS} origins such as https://shop.example.com`,
+  origin: (i: number) =>
+    `allowed_origins[${i}] must be an origin such as https://shop.example.com (http or https, host and optional port; no path, query or wildcard)`,
+  status: 'status is changed with POST /api/advertiser/affiliate-programs/:id/go-live',
+  slugTaken: 'slug is already taken',
+  noFreeSlug: 'Could not generate a free slug; give one explicitly',
+} as const;
+
+/** Fields an update may not set to null, in the order they are checked. */
+export const NOT_NULLABLE = [
+  'slug',
+  'cookie_window_days',
+  'currency',
+  'commission',
+  'allowed_origins',
+  'name',
+] as const;
+
+/** A program as the API shows it: the row with numeric ids and an ISO creation time. */
+export type Program = Omit<ProgramRow, 'id' | 'workspace_id' | 'created_at'> & {
+  id: number;
+  workspace_id: number;
+  created_at: string;
+};
+
+export function toProgram(r: ProgramRow): Program {
+  // Stored policies are normalised on write; rows written elsewhere (seed, the column default) are shown
+  // normalised too when they parse, and as stored when they do not.
+  const policy = parsePolicy(r.commission);
+  return {
+    id: Number(r.id),
+    workspace_id: Number(r.workspace_id),
+    name: r.name,
+    slug: r.slug,
+    status: r.status,
+    cookie_window_days: r.cookie_window_days,
+    currency: r.currency,
+    commission: typeof policy === 'string' ? r.commission : policy,
+    allowed_origins: r.allowed_origins,
+    api_token_masked: r.api_token_masked,
+    created_at: iso(r.created_at)!,
+  };
+}
+
+export function slugify(name: string): string {
+  const s = name
+    .normalize('NFKD')
+    .replace(/[\u0300-\u036f]/g, '')
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+/, '')
+    .slice(0, 50)
+    .replace(/-+$/, '');
+  return s === '' ? 'program' : s;
+}
+
+/** The slugs to try in order: the given one only, or the name's and five with a random suffix. */
+export function slugCandidates(slug: string | undefined, name: string): string[] {
+  if (slug !== undefined) return [slug];
+  const base = slugify(name);
+  return [base, ...Array.from({ length: 5 }, () => `${base}-${randomBytes(3).toString('hex')}`)];
+}
+
+/** null, or why `v` is not an ISO 4217 code (surrounding spaces and case do not matter). */
+export function currencyError(v: unknown): string | null {
+  const c = typeof v === 'string' ? v.trim().toUpperCase() : '';
+  return /^[A-Z]{3}$/.test(c) && CURRENCIES.has(c) ? null : ERR.currency;
+}
+
+/**
+ * The origins a browser may call click and lead from: scheme http or https, a host, an optional port,
+ * nothing else (no path, query, fragment, credentials or wildcard). Stored as URL.origin (lowercase host,
+ * default port dropped), which is what a browser sends in its Origin header.
+ */
+export function parseOrigins(v: unknown): string[] | string {
+  if (!Array.isArray(v) || v.length > MAX_ORIGINS) return ERR.origins;
+  const out: string[] = [];
+  for (const [i, s] of v.entries()) {
+    if (typeof s !== 'string' || s.length > 300) return ERR.origin(i);
+    let u: URL;
+    try {
+      u = new URL(s.trim());
+    } catch {
+      return ERR.origin(i);
+    }
+    if (
+      (u.protocol !== 'https:' && u.protocol !== 'http:') ||
+      u.username !== '' ||
+      u.password !== '' ||
+      u.hostname.includes('*') ||
+      u.pathname !== '/' ||
+      u.search !== '' ||
+      u.hash !== ''
+    ) {
+      return ERR.origin(i);
+    }
+    if (!out.includes(u.origin)) out.push(u.origin);
+  }
+  return out;
+}
+
+export const originsError = (v: unknown) => {
+  const r = parseOrigins(v);
+  return typeof r === 'string' ? r : null;
+};
+export const policyError = (v: unknown) => {
+  const r = parsePolicy(v);
+  return typeof r === 'string' ? r : null;
+};
+
+/** A program body as the schemas let it through (null: omitted, on create). */
+export interface ProgramBody {
+  name?: string | null;
+  slug?: string | null;
+  cookie_window_days?: number | null;
+  currency?: string | null;
+  commission?: unknown;
+  allowed_origins?: unknown;
+}
+
+/** The normalised fields present in a validated body; throws the field's 400 if it was not validated. */
+export function programFields(b: ProgramBody): ProgramFields {
+  const f: ProgramFields = {};
+  const given = <T>(v: T | null | undefined): v is T => v !== undefined && v !== null;
+  if (given(b.name)) f.name = b.name.trim();
+  if (given(b.slug)) f.slug = b.slug;
+  if (given(b.cookie_window_days)) f.cookie_window_days = b.cookie_window_days;
+  if (given(b.currency)) f.currency = b.currency.trim().toUpperCase();
+  if (given(b.commission)) {
+    const policy = parsePolicy(b.commission);
+    if (typeof policy === 'string') throw new HttpError(400, policy);
+    f.commission = policy;
+  }
+  if (given(b.allowed_origins)) {
+    const origins = parseOrigins(b.allowed_origins);
+    if (typeof origins === 'string') throw new HttpError(400, origins);
+    f.allowed_origins = origins;
+  }
+  return f;
+}
+
+/** What a new program is created with: the fields given, defaults for the rest. */
+export function newProgram(b: ProgramBody & { name: string }) {
+  const f = programFields(b);
+  return {
+    name: f.name!,
+    cookie_window_days: f.cookie_window_days ?? 60,
+    currency: f.currency ?? 'USD',
+    commission: f.commission ?? DEFAULT_POLICY,
+    allowed_origins: f.allowed_origins ?? [],
+    slugs: slugCandidates(f.slug, f.name!),
+  };
+}
+
+/** An update may not null a field: the first null one (in NOT_NULLABLE order) is a 400. */
+export function rejectNulls(b: unknown): void {
+  if (typeof b !== 'object' || b === null || Array.isArray(b)) return;
+  const body = b as Record<string, unknown>;
+  for (const k of NOT_NULLABLE) if (body[k] === null) throw new HttpError(400, `${k} cannot be null`);
+}
+
+/** `status` in an update may only repeat the current one: status changes go through go-live. */
+export function checkStatusUnchanged(wanted: string | undefined, current: Program['status']): void {
+  if (wanted !== undefined && wanted !== current) throw new HttpError(400, ERR.status);
+}
+
+/** Roles that may list programs (all of them today; read from the role table, not assumed). */
+export const LISTING_ROLES: Role[] = (Object.keys(ROLE_PERMISSIONS) as Role[]).filter((r) =>
+  ROLE_PERMISSIONS[r].has('program:list'),
+);

@@ -1,0 +1,181 @@
+// The management modules' pure rules (service.ts files): input normalisation, defaults, the checks JSON
+// Schema cannot state, status rules. No Postgres.
+import t from 'tap';
+import { HttpError } from '../../shared/http/server.ts';
+import { DEFAULT_POLICY } from '../../shared/domain/commission-policy.ts';
+import {
+  checkStatusUnchanged,
+  currencyError,
+  newProgram,
+  parseOrigins,
+  policyError,
+  programFields,
+  rejectNulls,
+  slugCandidates,
+  slugify,
+} from '../../services/api/modules/programs/service.ts';
+import { partnerInput } from '../../services/api/modules/partners/service.ts';
+import { shortLinkCandidates } from '../../services/api/modules/links/service.ts';
+import { checkPayable, paidEntry } from '../../services/api/modules/commissions/service.ts';
+import { connectionInput, connectionView } from '../../services/api/modules/processor/service.ts';
+
+/** "<status> <message>" of the HttpError `fn` throws, or null when it returns. */
+const errorOf = (fn: () => unknown): string | null => {
+  let e: unknown = null;
+  try {
+    fn();
+  } catch (err) {
+    e = err;
+  }
+  if (e === null) return null;
+  return e instanceof HttpError ? `${e.statusCode} ${e.message}` : String(e);
+};
+
+t.test('programs: slugs', async (t) => {
+  t.equal(slugify('  Crème Brûlée Shop!! '), 'creme-brulee-shop');
+  t.equal(slugify('***'), 'program', 'nothing usable');
+  t.equal(slugify('x'.repeat(80)).length, 50);
+  t.same(slugCandidates('mine', 'Name'), ['mine'], 'a given slug is the only candidate');
+  const generated = slugCandidates(undefined, 'My Shop');
+  t.equal(generated.length, 6);
+  t.equal(generated[0], 'my-shop');
+  for (const s of generated.slice(1)) t.match(s, /^my-shop-[0-9a-f]{6}$/);
+});
+
+t.test('programs: currency, origins and policy checks', async (t) => {
+  t.equal(currencyError(' eur '), null, 'trimmed, any case');
+  for (const bad of ['ABC', 'EURO', 5, null, '']) {
+    t.equal(currencyError(bad), 'currency must be an ISO 4217 currency code', String(bad));
+  }
+  t.same(
+    parseOrigins(['https://Shop.Example.com:443', 'http://localhost:3000', 'https://shop.example.com']),
+    ['https://shop.example.com', 'http://localhost:3000'],
+  );
+  t.match(
+    parseOrigins(['https://a.example', 'https://b.example/x']),
+    /^allowed_origins\[1\] must be an origin/,
+  );
+  t.match(parseOrigins('https://a.example'), /^allowed_origins must be an array of at most 100/);
+  t.equal(policyError({ type: 'flat', amount_cents: 500 }), null);
+  t.equal(policyError({ type: 'flat', amount_cents: -1 }), 'amount_cents must be a non-negative integer');
+  t.equal(policyError([]), 'commission must be an object');
+});
+
+t.test('programs: a validated body, normalised', async (t) => {
+  t.same(
+    programFields({ name: '  Shop ', currency: ' eur ', allowed_origins: ['https://A.example'], slug: null }),
+    { name: 'Shop', currency: 'EUR', allowed_origins: ['https://a.example'] },
+    'trimmed, upper-cased, origins normalised; null is omitted',
+  );
+  const created = newProgram({ name: 'Shop', cookie_window_days: null, currency: null });
+  t.match(created, {
+    name: 'Shop',
+    cookie_window_days: 60,
+    currency: 'USD',
+    commission: DEFAULT_POLICY,
+    allowed_origins: [],
+  });
+  t.equal(created.slugs[0], 'shop');
+  t.same(newProgram({ name: 'X', commission: { type: 'percentage', percent: 30 } }).commission, {
+    type: 'percentage',
+    percent: 30,
+    amount_cents: null,
+    recurring: { mode: 'recurring', months: null },
+    product_rules: [],
+  });
+  t.equal(
+    errorOf(() => programFields({ commission: { type: 'percentage', percent: 101 } })),
+    '400 percent must be a number from 0 to 100 (at most 4 decimals)',
+    'an unvalidated policy is still refused',
+  );
+});
+
+t.test('programs: update rules', async (t) => {
+  t.equal(
+    errorOf(() => rejectNulls({ name: null, allowed_origins: null })),
+    '400 allowed_origins cannot be null',
+  );
+  t.equal(
+    errorOf(() => rejectNulls({ name: null })),
+    '400 name cannot be null',
+  );
+  t.equal(
+    errorOf(() => rejectNulls({ status: null, name: 'A' })),
+    null,
+    'status is not one of them',
+  );
+  t.equal(
+    errorOf(() => rejectNulls([null])),
+    null,
+    'not an object: the schema answers',
+  );
+  t.equal(
+    errorOf(() => checkStatusUnchanged('draft', 'draft')),
+    null,
+  );
+  t.equal(
+    errorOf(() => checkStatusUnchanged(undefined, 'live')),
+    null,
+  );
+  t.equal(
+    errorOf(() => checkStatusUnchanged('live', 'draft')),
+    '400 status is changed with POST /api/advertiser/affiliate-programs/:id/go-live',
+  );
+});
+
+t.test('partners and links: inputs', async (t) => {
+  t.same(partnerInput({ name: ' Ann ', email: ' Ann@Example.COM ' }), {
+    name: 'Ann',
+    email: 'ann@example.com',
+    status: 'approved',
+  });
+  t.equal(partnerInput({ name: 'A', email: 'a@b.co', status: null }).status, 'approved');
+  t.equal(partnerInput({ name: 'A', email: 'a@b.co', status: 'pending' }).status, 'pending');
+  t.same(shortLinkCandidates('spring-sale'), ['spring-sale'], 'a wanted link is tried once');
+  const generated = shortLinkCandidates(null);
+  t.equal(generated.length, 5);
+  for (const s of generated) t.match(s, /^[A-Za-z0-9_-]{8}$/);
+});
+
+t.test('commissions: which may be paid, and the ledger entry', async (t) => {
+  t.equal(
+    errorOf(() => checkPayable('pending')),
+    null,
+  );
+  t.equal(
+    errorOf(() => checkPayable('approved')),
+    null,
+  );
+  t.equal(
+    errorOf(() => checkPayable('paid')),
+    '409 Commission is already paid',
+  );
+  t.equal(
+    errorOf(() => checkPayable('reversed')),
+    '409 A reversed commission cannot be marked paid',
+  );
+  t.equal(
+    errorOf(() => checkPayable('refunded')),
+    '409 A refunded commission cannot be marked paid',
+  );
+  t.same(paidEntry(7, { amount_cents: '1250', partner_id: '3', partner_program_id: '4' }), {
+    topic: 'ledger',
+    entry_key: 'commission:7:paid',
+    kind: 'commission_paid',
+    partner_id: 3,
+    partner_program_id: 4,
+    commission_id: 7,
+    amount_cents: -1250,
+    clamp_at_zero: false,
+  });
+});
+
+t.test('processor connection: the body replaces the state', async (t) => {
+  t.same(connectionInput({ status: 'connected', account_id: ' acct_1 ', payouts_enabled: true }), {
+    status: 'connected',
+    account_id: 'acct_1',
+    flags: { charges_enabled: false, payouts_enabled: true, details_submitted: false },
+  });
+  t.equal(connectionInput({ status: 'pending', account_id: null }).account_id, null);
+  t.match(connectionView(undefined), { status: 'pending', account_id: null, webhook_secret_masked: null });
+});

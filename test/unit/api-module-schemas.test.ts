@@ -1,0 +1,366 @@
+// The management modules' schemas answer exactly the 400s the hand validation did, in the same order,
+// with no Postgres: the routes run on a small Fastify app whose caller is a `*` key of workspace 1, and
+// whose only SQL answer is "program 1 is in workspace 1" (what the access check asks).
+import t from 'tap';
+import Fastify from 'fastify';
+import { installJsonHandling } from '../../shared/http/server.ts';
+import { typeBoxValidator } from '../../shared/http/validation.ts';
+import type { Sql } from '../../shared/db/sql.ts';
+import { registerProgramRoutes } from '../../services/api/modules/programs/routes.ts';
+import { registerPartnerRoutes } from '../../services/api/modules/partners/routes.ts';
+import { registerLinkRoutes } from '../../services/api/modules/links/routes.ts';
+import { registerCommissionRoutes } from '../../services/api/modules/commissions/routes.ts';
+import { registerProcessorRoutes } from '../../services/api/modules/processor/routes.ts';
+
+// A thenable: fragments (sql``) that are never awaited must not reject on their own.
+const fakeSql = ((strings: TemplateStringsArray) => ({
+  then(resolve: (rows: unknown[]) => void, reject: (err: Error) => void) {
+    if (strings.join('?').includes('select workspace_id from programs')) resolve([{ workspace_id: '1' }]);
+    else reject(new Error('no database in this test'));
+  },
+})) as unknown as Sql;
+
+async function build() {
+  const app = Fastify();
+  installJsonHandling(app);
+  app.setValidatorCompiler(typeBoxValidator);
+  app.addHook('onRequest', async (req) => {
+    req.principal = {
+      kind: 'api_key',
+      keyId: 1,
+      workspaceId: 1,
+      userId: 1,
+      scopes: ['*'],
+      programScope: null,
+    };
+  });
+  const deps = { sql: fakeSql, sessionTtlHours: 1 };
+  for (const register of [
+    registerProgramRoutes,
+    registerPartnerRoutes,
+    registerLinkRoutes,
+    registerCommissionRoutes,
+    registerProcessorRoutes,
+  ]) {
+    register(app, deps);
+  }
+  await app.ready();
+  return app;
+}
+
+const P = '/api/advertiser/affiliate-programs';
+const origin = (i: number) =>
+  `allowed_origins[${i}] must be an origin such as https://shop.example.com (http or https, host and optional port; no path, query or wildcard)`;
+
+t.test('module schemas: the exact 400 strings and their precedence', async (t) => {
+  const app = await build();
+  t.teardown(() => app.close());
+  const call = async (method: 'POST' | 'PUT' | 'GET', url: string, body?: unknown) => {
+    const r = await app.inject({
+      method,
+      url,
+      ...(body === undefined
+        ? {}
+        : { headers: { 'content-type': 'application/json' }, payload: JSON.stringify(body) }),
+    });
+    return { status: r.statusCode, error: (r.json() as { error?: string }).error };
+  };
+  const cases: [string, 'POST' | 'PUT' | 'GET', string, unknown, number, string | undefined][] = [
+    // programs: create
+    ['no name', 'POST', P, {}, 400, 'name is required and must be 1 to 200 characters'],
+    ['blank name', 'POST', P, { name: '  ' }, 400, 'name is required and must be 1 to 200 characters'],
+    [
+      'bad slug',
+      'POST',
+      P,
+      { name: 'A', slug: 'Bad Slug' },
+      400,
+      'slug must be 1 to 63 lowercase letters, digits or dashes, starting with a letter or digit',
+    ],
+    [
+      'window',
+      'POST',
+      P,
+      { name: 'A', cookie_window_days: 0 },
+      400,
+      'cookie_window_days must be an integer from 1 to 3650',
+    ],
+    [
+      'currency',
+      'POST',
+      P,
+      { name: 'A', currency: 'ABC' },
+      400,
+      'currency must be an ISO 4217 currency code',
+    ],
+    [
+      'currency type',
+      'POST',
+      P,
+      { name: 'A', currency: 5 },
+      400,
+      'currency must be an ISO 4217 currency code',
+    ],
+    [
+      'policy',
+      'POST',
+      P,
+      { name: 'A', commission: { type: 'percentage' } },
+      400,
+      'percent must be a number from 0 to 100 (at most 4 decimals)',
+    ],
+    ['policy type', 'POST', P, { name: 'A', commission: 'x' }, 400, 'commission must be an object'],
+    [
+      'origin',
+      'POST',
+      P,
+      { name: 'A', allowed_origins: ['https://ok.example', 'a.example'] },
+      400,
+      origin(1),
+    ],
+    [
+      'workspace',
+      'POST',
+      P,
+      { name: 'A', workspace_id: 'one' },
+      400,
+      'workspace_id must be a positive integer',
+    ],
+    [
+      'workspace query first',
+      'POST',
+      `${P}?workspace_id=x`,
+      { name: '' },
+      400,
+      'workspace_id must be a positive integer',
+    ],
+    ['not an object', 'POST', P, [1], 400, 'Request body must be a JSON object'],
+    [
+      'name before currency',
+      'POST',
+      P,
+      { currency: 'ABC', name: '' },
+      400,
+      'name is required and must be 1 to 200 characters',
+    ],
+    [
+      'currency before origins',
+      'POST',
+      P,
+      { allowed_origins: 'x', currency: 'ABC', name: 'A' },
+      400,
+      'currency must be an ISO 4217 currency code',
+    ],
+    // programs: update
+    [
+      'null in order',
+      'PUT',
+      `${P}/1`,
+      { name: null, cookie_window_days: null },
+      400,
+      'cookie_window_days cannot be null',
+    ],
+    [
+      'status',
+      'PUT',
+      `${P}/1`,
+      { status: 'paused' },
+      400,
+      'status is changed with POST /api/advertiser/affiliate-programs/:id/go-live',
+    ],
+    [
+      'fields before status',
+      'PUT',
+      `${P}/1`,
+      { status: 'paused', slug: 'A' },
+      400,
+      'slug must be 1 to 63 lowercase letters, digits or dashes, starting with a letter or digit',
+    ],
+    ['malformed id is 404 first', 'PUT', `${P}/abc`, { slug: 'A' }, 404, 'Program not found'],
+    // partners
+    [
+      'partner name',
+      'POST',
+      `${P}/1/partners`,
+      { email: 'a@b.co' },
+      400,
+      'name is required and must be 1 to 200 characters',
+    ],
+    [
+      'partner email',
+      'POST',
+      `${P}/1/partners`,
+      { name: 'A', email: 'not-an-email' },
+      400,
+      'email must be a valid email address',
+    ],
+    [
+      'partner long email',
+      'POST',
+      `${P}/1/partners`,
+      { name: 'A', email: `${'x'.repeat(316)}@b.co` },
+      400,
+      'email must be a valid email address',
+    ],
+    [
+      'partner status',
+      'POST',
+      `${P}/1/partners`,
+      { name: 'A', email: 'a@b.co', status: 'active' },
+      400,
+      "status must be 'approved' or 'pending'",
+    ],
+    // links
+    [
+      'short link',
+      'POST',
+      `${P}/1/partners/2/links`,
+      { short_link: 'a/b' },
+      400,
+      'short_link must be 1 to 64 characters: letters, digits, _ or -',
+    ],
+    ['link status', 'PUT', `${P}/1/partners/2/links/3`, {}, 400, "status must be 'active' or 'inactive'"],
+    [
+      'link status null',
+      'PUT',
+      `${P}/1/partners/2/links/3`,
+      { status: null },
+      400,
+      "status must be 'active' or 'inactive'",
+    ],
+    ['link id', 'PUT', `${P}/1/partners/2/links/abc`, { status: 'active' }, 404, 'Referral link not found'],
+    // commissions
+    [
+      'commission status',
+      'GET',
+      `${P}/1/commissions?status=`,
+      undefined,
+      400,
+      'status must be one of pending, approved, paid, reversed, refunded',
+    ],
+    [
+      'limit',
+      'GET',
+      `${P}/1/commissions?limit=1001`,
+      undefined,
+      400,
+      'limit must be an integer from 1 to 1000',
+    ],
+    [
+      'offset',
+      'GET',
+      `${P}/1/commissions?offset=-1`,
+      undefined,
+      400,
+      'offset must be a non-negative integer',
+    ],
+    [
+      'commission id',
+      'POST',
+      '/api/advertiser/commissions/abc/mark-paid',
+      undefined,
+      404,
+      'Commission not found',
+    ],
+    // processor connection
+    [
+      'processor status',
+      'PUT',
+      '/api/advertiser/processor-connection',
+      {},
+      400,
+      'status must be one of pending, connected, restricted, disconnected',
+    ],
+    [
+      'account',
+      'PUT',
+      '/api/advertiser/processor-connection',
+      { status: 'connected', account_id: ' ' },
+      400,
+      'account_id must be a string of 1 to 255 characters or null',
+    ],
+    [
+      'flag',
+      'PUT',
+      '/api/advertiser/processor-connection',
+      { status: 'connected', payouts_enabled: 1 },
+      400,
+      'payouts_enabled must be a boolean',
+    ],
+    [
+      'processor workspace first',
+      'PUT',
+      '/api/advertiser/processor-connection',
+      { workspace_id: 'x' },
+      400,
+      'workspace_id must be a positive integer',
+    ],
+    [
+      'processor query',
+      'GET',
+      '/api/advertiser/processor-connection?workspace_id=0',
+      undefined,
+      400,
+      'workspace_id must be a positive integer',
+    ],
+  ];
+  for (const [name, method, url, body, status, error] of cases) {
+    t.same(await call(method, url, body), { status, error }, name);
+  }
+  // Valid input passes the schemas and reaches the database (which this test does not have).
+  t.equal((await call('POST', P, { name: 'A', currency: ' usd ', commission: null })).status, 500);
+  t.equal((await call('GET', `${P}/1/commissions?status=paid&limit=5&offset=0`)).status, 500);
+});
+
+t.test('the OpenAPI document keeps every path and shows the constraints the schemas check', async (t) => {
+  const { buildWebApp } = await import('../../services/web/app.ts');
+  const { createLogger } = await import('../../shared/logger.ts');
+  const app = await buildWebApp({ trustProxy: false, bodyLimit: 1 << 20 }, createLogger('test', 'error'), {
+    api: { sql: fakeSql, sessionTtlHours: 1 },
+  });
+  t.teardown(() => app.close());
+  const doc = (await app.inject({ method: 'GET', url: '/api/v1/openapi.json' })).json();
+  const paths = doc.paths as Record<
+    string,
+    Record<string, { requestBody?: unknown; parameters?: unknown[] }>
+  >;
+  const ops = Object.entries(paths).flatMap(([p, v]) => Object.keys(v).map((m) => `${m} ${p}`));
+  for (const op of [
+    'get /api/advertiser/affiliate-programs',
+    'post /api/advertiser/affiliate-programs',
+    'get /api/advertiser/affiliate-programs/{id}',
+    'put /api/advertiser/affiliate-programs/{id}',
+    'delete /api/advertiser/affiliate-programs/{id}',
+    'post /api/advertiser/affiliate-programs/{id}/go-live',
+    'post /api/advertiser/affiliate-programs/{id}/regenerate-api-token',
+    'post /api/advertiser/affiliate-programs/{id}/partners',
+    'get /api/advertiser/affiliate-programs/{id}/partners',
+    'post /api/advertiser/affiliate-programs/{id}/partners/{partnerId}/links',
+    'get /api/advertiser/affiliate-programs/{id}/partners/{partnerId}/links',
+    'put /api/advertiser/affiliate-programs/{id}/partners/{partnerId}/links/{linkId}',
+    'get /api/advertiser/affiliate-programs/{id}/commissions',
+    'post /api/advertiser/commissions/{id}/mark-paid',
+    'put /api/advertiser/processor-connection',
+    'get /api/advertiser/processor-connection',
+  ]) {
+    t.ok(ops.includes(op), op);
+  }
+  const body = (op: { requestBody?: unknown }) =>
+    (op.requestBody as { content: Record<string, { schema: Record<string, unknown> }> }).content[
+      'application/json'
+    ]!.schema;
+  const create = body(paths['/api/advertiser/affiliate-programs']!.post!);
+  t.same(create.required, ['name']);
+  t.match(create.properties, {
+    name: { type: 'string', pattern: String },
+    slug: { anyOf: [{ pattern: String }] },
+  });
+  t.match(body(paths['/api/advertiser/affiliate-programs/{id}/partners']!.post!).properties, {
+    status: { anyOf: [{ enum: ['approved', 'pending'] }] },
+  });
+  t.match(paths['/api/advertiser/affiliate-programs/{id}/commissions']!.get!.parameters, [
+    { name: 'status', schema: { enum: ['pending', 'approved', 'paid', 'reversed', 'refunded'] } },
+    { name: 'limit', schema: { type: 'integer', minimum: 1, maximum: 1000 } },
+    { name: 'offset', schema: { type: 'integer', minimum: 0 } },
+  ]);
+});
