@@ -11,6 +11,7 @@ import {
   signature,
   stripeEvent,
 } from '../helpers/stripe.ts';
+import { bearer, getJson, signup } from '../helpers/accounts.ts';
 
 const sql = testSql(t);
 const svc = await startServices(t, ['web', 'click-worker', 'processor-worker', 'ledger-worker']);
@@ -203,4 +204,43 @@ t.test('test mode, no metadata, another program: recorded or unattributed, never
   t.match(await outcomeOf(e4.id), { outcome: 'unattributed', reason: 'customer_not_found' });
   const e5 = await send('customer.subscription.updated', { id: 'sub_x', object: 'subscription' });
   t.match(await outcomeOf(e5.id), { outcome: 'ignored', reason: 'unhandled_type' });
+});
+
+t.test('the advertiser reads every event and its outcome, newest first, filtered and paged', async (t) => {
+  const owner = await signup(svc);
+  await sql`insert into memberships (user_id, workspace_id, role)
+            select ${owner.userId}, workspace_id, 'viewer' from programs where id = ${program.id}`;
+  const list = (q: string) =>
+    getJson(
+      `${svc.baseUrl}/api/advertiser/processor-events?program_id=${program.id}${q}`,
+      bearer(owner.session),
+    );
+  const all = await list('&pageSize=100');
+  t.equal(all.status, 200);
+  const data = all.body.data as { event_id: string; outcome: string; received_at: string }[];
+  const [n] = await sql`select count(*)::int as n from processor_events where program_id = ${program.id}`;
+  t.equal(data.length, n!.n, 'every event');
+  t.match(all.body.meta, { pagination: { page: 1, pageSize: 100, total: n!.n } });
+  const times = data.map((d) => d.received_at);
+  t.same(times, [...times].sort().reverse(), 'newest first');
+  const refunds = await list('&outcome=refund_applied');
+  t.ok((refunds.body.data as { outcome: string }[]).every((d) => d.outcome === 'refund_applied'));
+  t.ok((refunds.body.data as unknown[]).length >= 2, 'filtered by outcome');
+  const page2 = await list('&pageSize=2&page=2');
+  t.same(
+    (page2.body.data as { event_id: string }[]).map((d) => d.event_id),
+    data.slice(2, 4).map((d) => d.event_id),
+    'paged',
+  );
+  t.same((await list('&outcome=nope')).body, {
+    error:
+      'outcome must be one of attributed, recorded, unattributed, refund_applied, linked, waiting, ignored, failed',
+  });
+  t.same((await list('&pageSize=101')).body, { error: 'pageSize must be an integer between 1 and 100' });
+  const stranger = await signup(svc);
+  const other = await getJson(
+    `${svc.baseUrl}/api/advertiser/processor-events?program_id=${program.id}`,
+    bearer(stranger.session),
+  );
+  t.same(other, { status: 404, body: { error: 'Program not found' }, text: '{"error":"Program not found"}' });
 });

@@ -9,6 +9,7 @@ import type { ProcessorEventCommand } from '../../shared/contracts/processor-eve
 import { WEBHOOK_ERRORS } from '../../services/ingress/routes/processor-webhook.ts';
 import { createProgram, stackEnv, startServices, testSql, waitFor } from '../helpers/stack.ts';
 import { checkoutSession, signature, stripeEvent } from '../helpers/stripe.ts';
+import { bearer, memberOf, send, signup } from '../helpers/accounts.ts';
 
 const sql = testSql(t);
 const svc = await startServices(t, ['web']);
@@ -158,4 +159,51 @@ t.test('after a roll the previous secret verifies until it expires', async (t) =
     status: 400,
     body: { error: WEBHOOK_ERRORS.badSignature },
   });
+});
+
+t.test('an advertiser connects, receives events, rolls the secret; the old one works for 24 h', async (t) => {
+  const owner = await signup(svc);
+  const api = (p: string) => `${svc.baseUrl}/api/advertiser${p}`;
+  const created = await send('POST', api('/affiliate-programs'), { name: 'Webhooks' }, bearer(owner.session));
+  t.equal(created.status, 201, 'program created');
+  const programId = (created.body.data as { id: number }).id;
+  const roll = () => send('POST', api('/processor-connection/roll-secret'), undefined, bearer(owner.session));
+  t.same(await roll(), {
+    status: 404,
+    body: { error: 'No payment-processor connection to roll' },
+    text: JSON.stringify({ error: 'No payment-processor connection to roll' }),
+  });
+  const put = await send('PUT', api('/processor-connection'), { status: 'connected' }, bearer(owner.session));
+  const first = (put.body.data as { webhook_secret: string }).webhook_secret;
+  t.match(first, /^whsec_/);
+  const payload = payloadOf(stripeEvent('customer.created', { id: 'cus_2' }));
+  t.equal((await post(programId, payload, { 'stripe-signature': signature(payload, first) })).status, 200);
+
+  const rolled = await roll();
+  t.equal(rolled.status, 200);
+  const second = (rolled.body.data as { webhook_secret: string }).webhook_secret;
+  t.not(second, first, 'a new secret');
+  t.equal((await post(programId, payload, { 'stripe-signature': signature(payload, second) })).status, 200);
+  t.equal(
+    (await post(programId, payload, { 'stripe-signature': signature(payload, first) })).status,
+    200,
+    'the previous secret still verifies',
+  );
+  const [w] = await sql<{ hours: number }[]>`
+    select round(extract(epoch from previous_secret_expires_at - now()) / 3600)::int as hours
+    from processor_connections where workspace_id = ${owner.workspaceId}`;
+  t.equal(w!.hours, 24, 'for 24 hours');
+  await sql`update processor_connections set previous_secret_expires_at = now() where workspace_id = ${owner.workspaceId}`;
+  t.same(await post(programId, payload, { 'stripe-signature': signature(payload, first) }), {
+    status: 400,
+    body: { error: WEBHOOK_ERRORS.badSignature },
+  });
+  const viewer = await memberOf(svc, sql, owner.workspaceId, 'viewer');
+  const denied = await send(
+    'POST',
+    api(`/processor-connection/roll-secret?workspace_id=${owner.workspaceId}`),
+    undefined,
+    bearer(viewer.session),
+  );
+  t.equal(denied.status, 403, 'a viewer may not roll the secret');
 });

@@ -51,3 +51,56 @@ export async function findConnection(sql: Sql, workspaceId: number): Promise<Con
     from processor_connections where workspace_id = ${workspaceId}`;
   return row;
 }
+
+/**
+ * A new signing secret; the current one keeps verifying until `graceHours` from now (Stripe's rolling).
+ * Null when the workspace has no connection yet (nothing to roll).
+ */
+export async function rollSecret(
+  sql: Sql,
+  workspaceId: number,
+  newSecret: string,
+  graceHours: number,
+): Promise<string | null> {
+  const [row] = await sql<{ webhook_secret: string }[]>`
+    update processor_connections set
+      previous_webhook_secret = webhook_secret,
+      previous_secret_expires_at = now() + make_interval(hours => ${graceHours}),
+      webhook_secret = ${newSecret},
+      updated_at = now()
+    where workspace_id = ${workspaceId}
+    returning webhook_secret`;
+  return row?.webhook_secret ?? null;
+}
+
+export interface ProcessorEventRow {
+  id: string;
+  event_id: string;
+  type: string;
+  livemode: boolean;
+  received_at: Date;
+  outcome: string;
+  reason: string | null;
+  transaction_id: string | null;
+  sale_id: string | null;
+  commission_id: string | null;
+}
+
+/** One page of a program's processor events, newest first, and how many there are in all. */
+export async function listProcessorEvents(
+  sql: Sql,
+  programId: number,
+  outcome: string | null,
+  limit: number,
+  offset: number,
+): Promise<{ rows: ProcessorEventRow[]; total: number }> {
+  const where = sql`program_id = ${programId} ${outcome === null ? sql`` : sql`and outcome = ${outcome}`}`;
+  const [rows, [count]] = await Promise.all([
+    sql<ProcessorEventRow[]>`
+      select id, event_id, type, livemode, received_at, outcome, reason, transaction_id, sale_id, commission_id
+      from processor_events where ${where}
+      order by received_at desc, id desc limit ${limit} offset ${offset}`,
+    sql<{ n: number }[]>`select count(*)::int as n from processor_events where ${where}`,
+  ]);
+  return { rows, total: count!.n };
+}

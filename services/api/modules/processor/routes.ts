@@ -9,19 +9,22 @@
 // without it, a key acts on its own workspace and a session on the one it owns (else administers).
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import { errorResponses } from '../../../../shared/http/server.ts';
+import { HttpError, errorResponses } from '../../../../shared/http/server.ts';
 import { Data, Nullable, StringEnum, Trimmed } from '../../../../shared/http/validation.ts';
 import type { TypeBoxProvider } from '../../../../shared/http/validation.ts';
-import { principalOf, workspaceAccess } from '../../access.ts';
+import { principalOf, programAccess, workspaceAccess } from '../../access.ts';
 import type { ApiDeps } from '../../deps.ts';
 import { WorkspaceIdField, WorkspaceIdQuery, managementSecurity, workspaceOf } from '../../common.ts';
-import { findConnection, saveConnection } from './dal.ts';
+import { findConnection, listProcessorEvents, rollSecret, saveConnection } from './dal.ts';
 import {
   CONNECTION_STATUSES,
+  PROCESSOR_OUTCOMES,
+  ROLL_GRACE_HOURS,
   connectionInput,
   connectionView,
   newWebhookSecret,
   toConnection,
+  toProcessorEvent,
 } from './service.ts';
 
 const flag = (k: string) => Type.Optional(Nullable(Type.Boolean(), `${k} must be a boolean`));
@@ -110,6 +113,127 @@ export function registerProcessorRoutes(fastify: FastifyInstance, deps: ApiDeps)
     async (req) => {
       const ws = await workspaceAccess(sql, principalOf(req), 'program:read', workspaceOf(req));
       return { data: connectionView(await findConnection(sql, ws.workspaceId)) };
+    },
+  );
+
+  app.post(
+    `${path}/roll-secret`,
+    {
+      preValidation: async (req) => void workspaceOf(req),
+      schema: {
+        tags: ['management'],
+        summary: 'Roll the webhook signing secret',
+        description:
+          `Workspace-level; needs program:update. Returns a new \`whsec_\` secret; the previous one keeps verifying for ${ROLL_GRACE_HOURS} ` +
+          'hours, so the processor can be updated without losing events (as Stripe rolls its own). Errors: 404 ' +
+          '`No payment-processor connection to roll` before the first PUT; 403; 404 `Workspace not found`.',
+        security: managementSecurity,
+        querystring: WorkspaceIdQuery,
+        response: {
+          200: Data(
+            Type.Object({
+              webhook_secret: Type.String(),
+              previous_valid_until: Type.String({ format: 'date-time' }),
+            }),
+          ),
+          ...errorResponses(400, 401, 403, 404),
+        },
+      },
+    },
+    async (req) => {
+      const ws = await workspaceAccess(sql, principalOf(req), 'program:update', workspaceOf(req));
+      const secret = await rollSecret(sql, ws.workspaceId, newWebhookSecret(), ROLL_GRACE_HOURS);
+      if (secret === null) throw new HttpError(404, 'No payment-processor connection to roll');
+      const until = new Date(Date.now() + ROLL_GRACE_HOURS * 3600_000).toISOString();
+      return { data: { webhook_secret: secret, previous_valid_until: until } };
+    },
+  );
+
+  const EventsQuery = Type.Object({
+    program_id: Type.Integer({
+      minimum: 1,
+      maximum: Number.MAX_SAFE_INTEGER,
+      errorMessage: 'program_id must be a positive integer',
+    }),
+    outcome: Type.Optional(
+      StringEnum(PROCESSOR_OUTCOMES, `outcome must be one of ${PROCESSOR_OUTCOMES.join(', ')}`),
+    ),
+    page: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: 1_000_000,
+        default: 1,
+        errorMessage: 'page must be a positive integer',
+      }),
+    ),
+    pageSize: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: 100,
+        default: 20,
+        errorMessage: 'pageSize must be an integer between 1 and 100',
+      }),
+    ),
+  });
+
+  app.get(
+    '/api/advertiser/processor-events',
+    {
+      schema: {
+        tags: ['management'],
+        summary: 'Payment-processor events of a program and what each did',
+        description:
+          'Needs program:read on the program. Newest first. Outcomes: `attributed` (sale with commission), ' +
+          '`recorded` (sale without; reason says why), `unattributed` (no sale: `no_metadata`, ' +
+          '`customer_not_found`, `program_mismatch`), `refund_applied` (reason: reversed, refunded, skipped, ' +
+          'no_commission), `linked`, `waiting` (what it waits for), `ignored`, `failed`. See docs/stripe.md.',
+        security: managementSecurity,
+        querystring: EventsQuery,
+        response: {
+          200: Type.Object({
+            data: Type.Array(
+              Type.Object({
+                id: Type.Integer(),
+                event_id: Type.String(),
+                type: Type.String(),
+                livemode: Type.Boolean(),
+                received_at: Type.String({ format: 'date-time' }),
+                outcome: Type.String(),
+                reason: Nullable(Type.String()),
+                transaction_id: Nullable(Type.String()),
+                sale_id: Nullable(Type.Integer()),
+                commission_id: Nullable(Type.Integer()),
+              }),
+            ),
+            meta: Type.Object({
+              pagination: Type.Object({
+                page: Type.Integer(),
+                pageSize: Type.Integer(),
+                pageCount: Type.Integer(),
+                total: Type.Integer(),
+              }),
+            }),
+          }),
+          ...errorResponses(400, 401, 403, 404),
+        },
+      },
+    },
+    async (req) => {
+      const q = req.query;
+      const access = await programAccess(sql, principalOf(req), q.program_id, 'program:read');
+      const page = q.page ?? 1;
+      const pageSize = q.pageSize ?? 20;
+      const { rows, total } = await listProcessorEvents(
+        sql,
+        access.programId,
+        q.outcome ?? null,
+        pageSize,
+        (page - 1) * pageSize,
+      );
+      return {
+        data: rows.map(toProcessorEvent),
+        meta: { pagination: { page, pageSize, pageCount: Math.ceil(total / pageSize), total } },
+      };
     },
   );
 }

@@ -3,7 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import { maskSecret } from '../../../../shared/domain/secrets.ts';
 import { iso } from '../../common.ts';
-import type { ConnectionRow, ConnectionState } from './dal.ts';
+import type { ConnectionRow, ConnectionState, ProcessorEventRow } from './dal.ts';
 
 export const CONNECTION_STATUSES = ['pending', 'connected', 'restricted', 'disconnected'] as const;
 export type ConnectionStatus = (typeof CONNECTION_STATUSES)[number];
@@ -36,6 +36,35 @@ export function connectionInput(b: {
 }
 
 export const newWebhookSecret = () => `whsec_${randomBytes(24).toString('base64url')}`;
+
+/** How long a rolled secret keeps verifying, as Stripe does it. */
+export const ROLL_GRACE_HOURS = 24;
+
+export const PROCESSOR_OUTCOMES = [
+  'attributed',
+  'recorded',
+  'unattributed',
+  'refund_applied',
+  'linked',
+  'waiting',
+  'ignored',
+  'failed',
+] as const;
+
+export function toProcessorEvent(r: ProcessorEventRow) {
+  return {
+    id: Number(r.id),
+    event_id: r.event_id,
+    type: r.type,
+    livemode: r.livemode,
+    received_at: iso(r.received_at)!,
+    outcome: r.outcome,
+    reason: r.reason,
+    transaction_id: r.transaction_id,
+    sale_id: r.sale_id === null ? null : Number(r.sale_id),
+    commission_id: r.commission_id === null ? null : Number(r.commission_id),
+  };
+}
 
 export function toConnection(r: ConnectionRow) {
   return {
