@@ -1,10 +1,10 @@
 // The API service as a Fastify plugin: dashboard sessions (/api/auth), dashboard reads
 // (/api/tracking/status|events|performance) and management (/api/advertiser/*). It reads Postgres and
-// writes only management data. Every route but signup and login authenticates first (access.ts).
+// writes only management data. Every route but signup and login authenticates first (modules/auth/access.ts).
 import type { FastifyInstance } from 'fastify';
 import type { ApiDeps, AuthedRoutes } from './deps.ts';
-import { authenticate } from './access.ts';
-import { registerAuthRoutes } from './routes/auth.ts';
+import { authenticate } from './modules/auth/access.ts';
+import { registerAuthRoutes } from './modules/auth/routes.ts';
 import { registerMemberRoutes } from './routes/members.ts';
 import { registerApiKeyRoutes } from './routes/api-keys.ts';
 import { registerProgramRoutes } from './routes/programs.ts';

@@ -1,6 +1,9 @@
 // Small pieces every management route module uses: security, path ids, timestamps, unique violations,
-// the workspace query and the error statuses of workspace-level routes.
-import { errorResponses } from '../../shared/http/server.ts';
+// the workspace query, the error statuses of workspace-level routes and response-schema helpers.
+import { Type } from '@sinclair/typebox';
+import type { ObjectOptions, SchemaOptions, Static, TProperties, TSchema } from '@sinclair/typebox';
+import { HttpError, errorResponses } from '../../shared/http/server.ts';
+import { isPlainObject } from '../../shared/json.ts';
 
 export const managementSecurity: Record<string, string[]>[] = [{ session: [] }, { apiKey: [] }];
 
@@ -29,3 +32,40 @@ export const workspaceQuery = {
     },
   },
 } as const;
+
+/** A positive integer from a path or query string (or a JSON number), else null. */
+export function parseId(v: unknown): number | null {
+  if (typeof v === 'number') return Number.isSafeInteger(v) && v > 0 ? v : null;
+  if (typeof v !== 'string' || !/^[0-9]{1,15}$/.test(v)) return null;
+  const n = Number(v);
+  return n > 0 ? n : null;
+}
+
+// Response-schema helpers (TypeBox). Response objects list their fields without `required`, as they
+// always have: the schemas document and serialise, the handlers build every field.
+
+/** An object whose properties are all optional (no `required` list). */
+export const Obj = <P extends TProperties>(props: P, options?: ObjectOptions) =>
+  Type.Partial(Type.Object(props, options));
+
+/** `{ type: [T's type, 'null'] }`: the schema, or null. */
+export const Nullable = <T extends TSchema>(schema: T) =>
+  Type.Unsafe<Static<T> | null>({ ...schema, type: [schema.type as string, 'null'] });
+
+/** `{ data: schema }`, the envelope of every management answer. */
+export const dataOf = <T extends TSchema>(schema: T) => Obj({ data: schema });
+
+/** A string of one of the given values, documented as `enum` (as the schemas always were). */
+export const StringEnum = <V extends string>(values: readonly V[], options?: SchemaOptions) =>
+  Type.Unsafe<V>({ type: 'string', enum: values, ...options });
+
+export const DateTime = (options?: SchemaOptions) => Type.String({ format: 'date-time', ...options });
+
+/** Routes only a dashboard session may call. */
+export const sessionSecurity: Record<string, string[]>[] = [{ session: [] }];
+
+/** The body as a JSON object, else 400 (for routes whose body is required). */
+export function bodyObject(b: unknown): Record<string, unknown> {
+  if (!isPlainObject(b)) throw new HttpError(400, 'Request body must be a JSON object');
+  return b;
+}
