@@ -12,13 +12,9 @@ import {
 import type { Permission, Role } from '../../services/api/modules/auth/service.ts';
 
 const EVERY: Permission[] = [
-  'program:list',
-  'program:read',
-  'program:create',
-  'program:update',
-  'program:delete',
-  'program:go_live',
-  'program:regenerate-token',
+  ...(['list', 'read', 'create', 'update', 'delete', 'go_live', 'regenerate-token'] as const).map(
+    (a) => `program:${a}` as const,
+  ),
   'dashboard:view',
   'tracking:read',
   'tracking:list',

@@ -24,15 +24,9 @@ export type Permission = Exclude<Scope, '*'> | 'tracking:read' | 'tracking:list'
 export type Role = 'owner' | 'admin' | 'member' | 'viewer';
 export const ROLES: readonly Role[] = ['owner', 'admin', 'member', 'viewer'];
 
+/** Every permission: the key scopes but `*`, and the dashboard reads. */
 const ALL: Permission[] = [
-  'program:list',
-  'program:read',
-  'program:create',
-  'program:update',
-  'program:delete',
-  'program:go_live',
-  'program:regenerate-token',
-  'dashboard:view',
+  ...SCOPES.filter((s): s is Exclude<Scope, '*'> => s !== '*'),
   'tracking:read',
   'tracking:list',
 ];
