@@ -10,7 +10,7 @@ import { registerApiKeyRoutes } from './routes/api-keys.ts';
 import { registerProgramRoutes } from './routes/programs.ts';
 import { registerPartnerRoutes } from './routes/partners.ts';
 import { registerProcessorRoutes } from './routes/processor.ts';
-import { registerDashboardRoutes } from './routes/dashboard.ts';
+import { registerDashboardRoutes } from './modules/dashboard/routes.ts';
 
 const authedRoutes: AuthedRoutes[] = [
   registerMemberRoutes,
