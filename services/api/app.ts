@@ -5,7 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import type { ApiDeps, AuthedRoutes } from './deps.ts';
 import { authenticate } from './modules/auth/access.ts';
 import { registerAuthRoutes } from './modules/auth/routes.ts';
-import { registerMemberRoutes } from './routes/members.ts';
+import { registerMemberRoutes } from './modules/members/routes.ts';
 import { registerApiKeyRoutes } from './routes/api-keys.ts';
 import { registerProgramRoutes } from './routes/programs.ts';
 import { registerPartnerRoutes } from './routes/partners.ts';
