@@ -6,7 +6,7 @@ import type { ApiDeps, AuthedRoutes } from './deps.ts';
 import { authenticate } from './modules/auth/access.ts';
 import { registerAuthRoutes } from './modules/auth/routes.ts';
 import { registerMemberRoutes } from './modules/members/routes.ts';
-import { registerApiKeyRoutes } from './routes/api-keys.ts';
+import { registerApiKeyRoutes } from './modules/api-keys/routes.ts';
 import { registerProgramRoutes } from './routes/programs.ts';
 import { registerPartnerRoutes } from './routes/partners.ts';
 import { registerProcessorRoutes } from './routes/processor.ts';
