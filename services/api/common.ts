@@ -2,7 +2,7 @@
 // the workspace query, the error statuses of workspace-level routes and response-schema helpers.
 import { Type } from '@sinclair/typebox';
 import type { ObjectOptions, SchemaOptions, Static, TProperties, TSchema } from '@sinclair/typebox';
-import { HttpError, errorResponses } from '../../shared/http/server.ts';
+import { HttpError, errorResponses, noValidation } from '../../shared/http/server.ts';
 import { isPlainObject } from '../../shared/json.ts';
 
 export const managementSecurity: Record<string, string[]>[] = [{ session: [] }, { apiKey: [] }];
@@ -68,4 +68,21 @@ export const sessionSecurity: Record<string, string[]>[] = [{ session: [] }];
 export function bodyObject(b: unknown): Record<string, unknown> {
   if (!isPlainObject(b)) throw new HttpError(400, 'Request body must be a JSON object');
   return b;
+}
+
+/**
+ * Options of a workspace-level route (members, API keys): session only, `?workspace_id=`, validated by
+ * hand (exact messages); `response` gets the workspace routes' error statuses.
+ */
+export function workspaceRoute<S extends { summary: string; response: Record<number, unknown> }>(schema: S) {
+  return {
+    validatorCompiler: noValidation,
+    schema: {
+      tags: ['management'],
+      security: sessionSecurity,
+      querystring: workspaceQuery,
+      ...schema,
+      response: { ...schema.response, ...memberErrors },
+    },
+  };
 }

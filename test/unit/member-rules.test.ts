@@ -1,15 +1,10 @@
 // Membership rules beyond the contract: only an owner touches the owner role, the last active owner
 // stays, and demoted or removed members keep no API keys.
 import t from 'tap';
-import {
-  LAST_OWNER,
-  OWNER_ONLY,
-  checkRemoval,
-  checkRoleChange,
-  keepsNoKeys,
-  parseRole,
-  parseUserId,
-} from '../../services/api/modules/members/service.ts';
+import * as members from '../../services/api/modules/members/service.ts';
+
+const { LAST_OWNER, OWNER_ONLY, checkRemoval, checkRoleChange, keepsNoKeys, parseRole, parseUserId } =
+  members;
 
 const active = (role: 'owner' | 'admin' | 'member' | 'viewer') => ({ role, status: 'active' as const });
 

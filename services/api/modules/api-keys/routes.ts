@@ -7,7 +7,7 @@
 // not a member of (or not the `workspace_id` given) is 404, as is an unknown id.
 import type { FastifyInstance } from 'fastify';
 import { Type } from '@sinclair/typebox';
-import { HttpError, noValidation } from '../../../../shared/http/server.ts';
+import { HttpError } from '../../../../shared/http/server.ts';
 import { generateSecret, hashSecret, maskSecret } from '../../../../shared/domain/secrets.ts';
 import {
   DateTime,
@@ -16,13 +16,11 @@ import {
   StringEnum,
   bodyObject,
   dataOf,
-  memberErrors,
   parseId,
-  sessionSecurity,
-  workspaceQuery,
+  workspaceRoute,
 } from '../../common.ts';
 import type { ApiDeps } from '../../deps.ts';
-import { principalOf, workspaceAccess } from '../auth/access.ts';
+import { manageWorkspace, principalOf, workspaceAccess } from '../auth/access.ts';
 import type { Principal } from '../auth/access.ts';
 import { SCOPES, requestedWorkspace } from '../auth/service.ts';
 import { createApiKeyDal } from './dal.ts';
@@ -70,12 +68,10 @@ const programScope = Type.Unsafe({
   items: { type: ['string', 'integer'] },
   description: 'Program ids (strings or integers) of this workspace; null (default): all programs',
 });
-const base = { tags: ['management'], security: sessionSecurity, querystring: workspaceQuery };
 
 export function registerApiKeyRoutes(app: FastifyInstance, deps: ApiDeps): void {
   const { sql } = deps;
   const dal = createApiKeyDal(sql);
-  const opts = { validatorCompiler: noValidation };
 
   /** Program ids, each a live (not deleted) program of the workspace; null = every program. */
   async function programScopeOf(v: unknown, workspaceId: number): Promise<number[] | null> {
@@ -111,32 +107,26 @@ export function registerApiKeyRoutes(app: FastifyInstance, deps: ApiDeps): void 
 
   app.post(
     '/api/advertiser/api-keys',
-    {
-      ...opts,
-      schema: {
-        ...base,
-        summary:
-          'Create a management API key (dashboard session of an owner or admin); the key is shown once',
-        body: Type.Object({
-          name,
-          scopes: Type.Optional(scopes),
-          program_scope: Type.Optional(programScope),
-          expires_at: Type.Optional(
-            Nullable(
-              DateTime({
-                description: 'ISO 8601 with a time zone, in the future; null (default): no expiry',
-              }),
-            ),
+    workspaceRoute({
+      summary: 'Create a management API key (dashboard session of an owner or admin); the key is shown once',
+      body: Type.Object({
+        name,
+        scopes: Type.Optional(scopes),
+        program_scope: Type.Optional(programScope),
+        expires_at: Type.Optional(
+          Nullable(
+            DateTime({
+              description: 'ISO 8601 with a time zone, in the future; null (default): no expiry',
+            }),
           ),
-          workspace_id: Type.Optional(Type.Integer({ description: 'Same as the query parameter' })),
-        }),
-        response: { 201: dataOf(createdKey), ...memberErrors },
-      },
-    },
+        ),
+        workspace_id: Type.Optional(Type.Integer({ description: 'Same as the query parameter' })),
+      }),
+      response: { 201: dataOf(createdKey) },
+    }),
     async (req, reply) => {
-      const requested = requestedWorkspace(req.query, req.body);
       const p = principalOf(req);
-      const { workspaceId } = await workspaceAccess(sql, p, 'manage', requested);
+      const { workspaceId } = await manageWorkspace(sql, req, req.body);
       const b = bodyObject(req.body);
       const name = parseName(b.name);
       const scopes = b.scopes === undefined ? ['*'] : parseScopes(b.scopes);
@@ -161,34 +151,25 @@ export function registerApiKeyRoutes(app: FastifyInstance, deps: ApiDeps): void 
 
   app.get(
     '/api/advertiser/api-keys',
-    {
-      ...opts,
-      schema: {
-        ...base,
-        summary: "List the workspace's API keys, newest first, revoked ones included (masked only)",
-        response: { 200: dataOf(Type.Array(apiKey)), ...memberErrors },
-      },
-    },
+    workspaceRoute({
+      summary: "List the workspace's API keys, newest first, revoked ones included (masked only)",
+      response: { 200: dataOf(Type.Array(apiKey)) },
+    }),
     async (req) => {
-      const requested = requestedWorkspace(req.query);
-      const { workspaceId } = await workspaceAccess(sql, principalOf(req), 'manage', requested);
+      const { workspaceId } = await manageWorkspace(sql, req);
       return { data: (await dal.list(workspaceId)).map(toKey) };
     },
   );
 
   app.put(
     '/api/advertiser/api-keys/:id',
-    {
-      ...opts,
-      schema: {
-        ...base,
-        summary: "Change an active key's name, scopes or program scope (takes effect on its next request)",
-        description: 'expires_at cannot be changed (400): create a new key instead. A revoked key is 409.',
-        params: idParams,
-        body: Obj({ name, scopes, program_scope: programScope }, { minProperties: 1 }),
-        response: { 200: dataOf(apiKey), ...memberErrors },
-      },
-    },
+    workspaceRoute({
+      summary: "Change an active key's name, scopes or program scope (takes effect on its next request)",
+      description: 'expires_at cannot be changed (400): create a new key instead. A revoked key is 409.',
+      params: idParams,
+      body: Obj({ name, scopes, program_scope: programScope }, { minProperties: 1 }),
+      response: { 200: dataOf(apiKey) },
+    }),
     async (req) => {
       const current = await keyForManagement(req);
       const b = bodyObject(req.body);
@@ -212,16 +193,12 @@ export function registerApiKeyRoutes(app: FastifyInstance, deps: ApiDeps): void 
 
   app.delete(
     '/api/advertiser/api-keys/:id',
-    {
-      ...opts,
-      schema: {
-        ...base,
-        summary: 'Revoke a key (soft: status revoked, row kept); rejected (401) from its next request',
-        description: 'Idempotent: revoking a revoked key returns it unchanged.',
-        params: idParams,
-        response: { 200: dataOf(apiKey), ...memberErrors },
-      },
-    },
+    workspaceRoute({
+      summary: 'Revoke a key (soft: status revoked, row kept); rejected (401) from its next request',
+      description: 'Idempotent: revoking a revoked key returns it unchanged.',
+      params: idParams,
+      response: { 200: dataOf(apiKey) },
+    }),
     async (req) => {
       const current = await keyForManagement(req);
       return { data: toKey((await dal.revoke(current.id)) ?? current) };

@@ -14,6 +14,7 @@ import {
   WORKSPACE_NOT_FOUND,
   checkKeyScopes,
   checkMembership,
+  requestedWorkspace,
 } from './service.ts';
 import type { Permission, Role } from './service.ts';
 
@@ -133,4 +134,17 @@ export async function programAccess(
   if (!row || row.role === null) throw new HttpError(404, PROGRAM_NOT_FOUND);
   checkMembership(row.role, row.status ?? 'inactive', permission);
   return { programId, workspaceId: Number(row.workspace_id), role: row.role };
+}
+
+/**
+ * The workspace a member or API-key route manages: `workspace_id` from the query (or the body), checked
+ * for 'manage' (an owner's or admin's session).
+ */
+export function manageWorkspace(
+  sql: Sql,
+  req: { principal?: Principal; query: unknown },
+  body?: unknown,
+): Promise<WorkspaceAccess> {
+  const requested = requestedWorkspace(req.query, body);
+  return workspaceAccess(sql, principalOf(req), 'manage', requested);
 }

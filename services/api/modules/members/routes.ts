@@ -5,21 +5,11 @@
 // The rules are in service.ts.
 import type { FastifyInstance } from 'fastify';
 import { Type } from '@sinclair/typebox';
-import { HttpError, noValidation } from '../../../../shared/http/server.ts';
-import {
-  DateTime,
-  Nullable,
-  Obj,
-  StringEnum,
-  bodyObject,
-  dataOf,
-  memberErrors,
-  sessionSecurity,
-} from '../../common.ts';
-import { workspaceQuery } from '../../common.ts';
+import { HttpError } from '../../../../shared/http/server.ts';
+import { DateTime, Nullable, Obj, StringEnum, bodyObject, dataOf, workspaceRoute } from '../../common.ts';
 import type { ApiDeps } from '../../deps.ts';
-import { principalOf, workspaceAccess } from '../auth/access.ts';
-import { ROLES, requestedWorkspace } from '../auth/service.ts';
+import { manageWorkspace } from '../auth/access.ts';
+import { ROLES } from '../auth/service.ts';
 import * as dal from './dal.ts';
 import {
   MEMBER_NOT_FOUND,
@@ -42,25 +32,18 @@ const member = Obj({
 });
 const memberData = dataOf(member);
 const userParams = Obj({ userId: Type.Integer() });
-const base = { tags: ['management'], security: sessionSecurity, querystring: workspaceQuery };
 
 export function registerMemberRoutes(app: FastifyInstance, deps: ApiDeps): void {
   const { sql } = deps;
-  const opts = { validatorCompiler: noValidation };
 
   app.get(
     '/api/advertiser/members',
-    {
-      ...opts,
-      schema: {
-        ...base,
-        summary: 'List the members of a workspace (active and inactive); owner or admin, session only',
-        response: { 200: dataOf(Type.Array(member)), ...memberErrors },
-      },
-    },
+    workspaceRoute({
+      summary: 'List the members of a workspace (active and inactive); owner or admin, session only',
+      response: { 200: dataOf(Type.Array(member)) },
+    }),
     async (req) => {
-      const requested = requestedWorkspace(req.query);
-      const { workspaceId } = await workspaceAccess(sql, principalOf(req), 'manage', requested);
+      const { workspaceId } = await manageWorkspace(sql, req);
       const rows = await dal.listMembers(sql, workspaceId);
       return { data: rows.map(toMember) };
     },
@@ -68,22 +51,17 @@ export function registerMemberRoutes(app: FastifyInstance, deps: ApiDeps): void 
 
   app.post(
     '/api/advertiser/members',
-    {
-      ...opts,
-      schema: {
-        ...base,
-        summary: 'Add a signed-up user to the workspace, or reactivate an inactive member with a new role',
-        body: Type.Object({
-          email: Type.String({ description: 'Email the user signed up with (case-insensitive)' }),
-          role: StringEnum(ROLES),
-          workspace_id: Type.Optional(Type.Integer({ description: 'Same as the query parameter' })),
-        }),
-        response: { 201: memberData, ...memberErrors },
-      },
-    },
+    workspaceRoute({
+      summary: 'Add a signed-up user to the workspace, or reactivate an inactive member with a new role',
+      body: Type.Object({
+        email: Type.String({ description: 'Email the user signed up with (case-insensitive)' }),
+        role: StringEnum(ROLES),
+        workspace_id: Type.Optional(Type.Integer({ description: 'Same as the query parameter' })),
+      }),
+      response: { 201: memberData },
+    }),
     async (req, reply) => {
-      const requested = requestedWorkspace(req.query, req.body);
-      const access = await workspaceAccess(sql, principalOf(req), 'manage', requested);
+      const access = await manageWorkspace(sql, req, req.body);
       const b = bodyObject(req.body);
       if (b.email === undefined || b.email === null || (typeof b.email === 'string' && !b.email.trim())) {
         throw new HttpError(400, 'email is required');
@@ -103,19 +81,14 @@ export function registerMemberRoutes(app: FastifyInstance, deps: ApiDeps): void 
 
   app.put(
     '/api/advertiser/members/:userId',
-    {
-      ...opts,
-      schema: {
-        ...base,
-        summary: "Change an active member's role",
-        params: userParams,
-        body: Type.Object({ role: StringEnum(ROLES) }),
-        response: { 200: memberData, ...memberErrors },
-      },
-    },
+    workspaceRoute({
+      summary: "Change an active member's role",
+      params: userParams,
+      body: Type.Object({ role: StringEnum(ROLES) }),
+      response: { 200: memberData },
+    }),
     async (req) => {
-      const requested = requestedWorkspace(req.query);
-      const access = await workspaceAccess(sql, principalOf(req), 'manage', requested);
+      const access = await manageWorkspace(sql, req);
       const userId = parseUserId((req.params as { userId?: unknown }).userId);
       const role = parseRole(bodyObject(req.body).role);
       const ws = access.workspaceId;
@@ -134,21 +107,16 @@ export function registerMemberRoutes(app: FastifyInstance, deps: ApiDeps): void 
 
   app.delete(
     '/api/advertiser/members/:userId',
-    {
-      ...opts,
-      schema: {
-        ...base,
-        summary: 'Deactivate a membership (kept, status inactive); idempotent',
-        description:
-          'Returns 200 with the member, now `inactive`. Deactivating an inactive member changes nothing. ' +
-          "The member's API keys in this workspace are revoked. The last active owner cannot be removed (409).",
-        params: userParams,
-        response: { 200: memberData, ...memberErrors },
-      },
-    },
+    workspaceRoute({
+      summary: 'Deactivate a membership (kept, status inactive); idempotent',
+      description:
+        'Returns 200 with the member, now `inactive`. Deactivating an inactive member changes nothing. ' +
+        "The member's API keys in this workspace are revoked. The last active owner cannot be removed (409).",
+      params: userParams,
+      response: { 200: memberData },
+    }),
     async (req) => {
-      const requested = requestedWorkspace(req.query);
-      const access = await workspaceAccess(sql, principalOf(req), 'manage', requested);
+      const access = await manageWorkspace(sql, req);
       const userId = parseUserId((req.params as { userId?: unknown }).userId);
       const ws = access.workspaceId;
       const row = await sql.begin(async (tx) => {
