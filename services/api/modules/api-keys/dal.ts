@@ -32,7 +32,7 @@ export interface NewKey {
 export type ApiKeyDal = ReturnType<typeof createApiKeyDal>;
 
 export function createApiKeyDal(sql: Sql) {
-  // Fresh fragments per query, as postgres.js builds each query from its own pieces.
+  // A new fragment for each query that embeds it.
   const columns = () => sql`
     id, name, prefix, scopes, program_scope::text[] as program_scope, status, expires_at, created_at,
     last_used_at, revoked_at, key_masked, workspace_id`;

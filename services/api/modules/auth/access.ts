@@ -18,7 +18,7 @@ import {
 } from './service.ts';
 import type { Permission, Role } from './service.ts';
 
-export { ROLE_PERMISSIONS, SCOPES, requestedWorkspace } from './service.ts';
+export { PROGRAM_NOT_FOUND, ROLE_PERMISSIONS, SCOPES, requestedWorkspace } from './service.ts';
 export type { Permission, Role, Scope } from './service.ts';
 export { parseId } from '../../common.ts';
 
