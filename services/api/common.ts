@@ -33,13 +33,7 @@ export const workspaceQuery = {
   },
 } as const;
 
-/** A positive integer from a path or query string (or a JSON number), else null. */
-export function parseId(v: unknown): number | null {
-  if (typeof v === 'number') return Number.isSafeInteger(v) && v > 0 ? v : null;
-  if (typeof v !== 'string' || !/^[0-9]{1,15}$/.test(v)) return null;
-  const n = Number(v);
-  return n > 0 ? n : null;
-}
+export { parseId } from './ids.ts';
 
 // Response-schema helpers (TypeBox). Response objects list their fields without `required`, as they
 // always have: the schemas document and serialise, the handlers build every field.

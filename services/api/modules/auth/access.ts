@@ -20,7 +20,7 @@ import type { Permission, Role } from './service.ts';
 
 export { PROGRAM_NOT_FOUND, ROLE_PERMISSIONS, SCOPES, requestedWorkspace } from './service.ts';
 export type { Permission, Role, Scope } from './service.ts';
-export { parseId } from '../../common.ts';
+export { parseId } from '../../ids.ts';
 
 export type Principal =
   | { kind: 'session'; userId: number; sessionId: number }

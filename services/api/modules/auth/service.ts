@@ -3,7 +3,7 @@
 // and the signup input. access.ts applies them to a request; dal.ts reads what they need.
 import { EMAIL_RE, HttpError } from '../../../../shared/http/server.ts';
 import { isPlainObject } from '../../../../shared/json.ts';
-import { parseId } from '../../common.ts';
+import { parseId } from '../../ids.ts';
 
 export const SCOPES = [
   '*',
