@@ -1,19 +1,19 @@
 // The API service as a Fastify plugin: dashboard sessions (/api/auth), dashboard reads
 // (/api/tracking/status|events|performance) and management (/api/advertiser/*). It reads Postgres and
-// writes only management data. Every route but signup and login authenticates first (access.ts).
+// writes only management data. Every route but signup and login authenticates first (modules/auth/access.ts).
 import type { FastifyInstance } from 'fastify';
 import type { ApiDeps, AuthedRoutes } from './deps.ts';
-import { authenticate } from './access.ts';
+import { authenticate } from './modules/auth/access.ts';
 import { typeBoxValidator } from '../../shared/http/validation.ts';
-import { registerAuthRoutes } from './routes/auth.ts';
-import { registerMemberRoutes } from './routes/members.ts';
-import { registerApiKeyRoutes } from './routes/api-keys.ts';
+import { registerAuthRoutes } from './modules/auth/routes.ts';
+import { registerMemberRoutes } from './modules/members/routes.ts';
+import { registerApiKeyRoutes } from './modules/api-keys/routes.ts';
 import { registerProgramRoutes } from './modules/programs/routes.ts';
 import { registerPartnerRoutes } from './modules/partners/routes.ts';
 import { registerLinkRoutes } from './modules/links/routes.ts';
 import { registerCommissionRoutes } from './modules/commissions/routes.ts';
 import { registerProcessorRoutes } from './modules/processor/routes.ts';
-import { registerDashboardRoutes } from './routes/dashboard.ts';
+import { registerDashboardRoutes } from './modules/dashboard/routes.ts';
 
 const authedRoutes: AuthedRoutes[] = [registerMemberRoutes, registerApiKeyRoutes, registerDashboardRoutes];
 

@@ -1,13 +1,14 @@
 // Small pieces every management route module uses: security, path ids, timestamps, unique violations,
-// the workspace query and the error statuses of workspace-level routes.
+// the workspace query, the error statuses of workspace-level routes and response-schema helpers.
 import type { FastifyRequest } from 'fastify';
 import { Type } from '@sinclair/typebox';
+import type { ObjectOptions, SchemaOptions, Static, TProperties, TSchema } from '@sinclair/typebox';
 import type { Sql } from '../../shared/db/sql.ts';
-import { errorResponses } from '../../shared/http/server.ts';
+import { HttpError, errorResponses, noValidation } from '../../shared/http/server.ts';
 import { pathId } from '../../shared/http/validation.ts';
 import { isPlainObject } from '../../shared/json.ts';
-import { principalOf, programAccess, requestedWorkspace } from './access.ts';
-import type { Permission, ProgramAccess } from './access.ts';
+import { principalOf, programAccess, requestedWorkspace } from './modules/auth/access.ts';
+import type { Permission, ProgramAccess } from './modules/auth/access.ts';
 
 export const managementSecurity: Record<string, string[]>[] = [{ session: [] }, { apiKey: [] }];
 
@@ -36,7 +37,7 @@ export const workspaceQuery = {
 
 // ---- schema-validated routes (see docs/api-modules.md) ----
 
-export const PROGRAM_NOT_FOUND = 'Program not found';
+export { PROGRAM_NOT_FOUND } from './modules/auth/service.ts';
 
 /** `:id` of /api/advertiser/affiliate-programs/:id/… */
 export const ProgramParams = Type.Object({ id: Type.Integer({ minimum: 1, description: 'Program id' }) });
@@ -103,3 +104,50 @@ export const WorkspaceIdField = Type.Optional(
     { description: WORKSPACE_ID_DOC, errorMessage: WORKSPACE_ID_ERROR },
   ),
 );
+export { parseId } from './ids.ts';
+
+// Response-schema helpers (TypeBox). Response objects list their fields without `required`, as they
+// always have: the schemas document and serialise, the handlers build every field.
+
+/** An object whose properties are all optional (no `required` list). */
+export const Obj = <P extends TProperties>(props: P, options?: ObjectOptions) =>
+  Type.Partial(Type.Object(props, options));
+
+/** `{ type: [T's type, 'null'] }`: the schema, or null. */
+export const Nullable = <T extends TSchema>(schema: T) =>
+  Type.Unsafe<Static<T> | null>({ ...schema, type: [schema.type as string, 'null'] });
+
+/** `{ data: schema }`, the envelope of every management answer. */
+export const dataOf = <T extends TSchema>(schema: T) => Obj({ data: schema });
+
+/** A string of one of the given values, documented as `enum` (as the schemas always were). */
+export const StringEnum = <V extends string>(values: readonly V[], options?: SchemaOptions) =>
+  Type.Unsafe<V>({ type: 'string', enum: values, ...options });
+
+export const DateTime = (options?: SchemaOptions) => Type.String({ format: 'date-time', ...options });
+
+/** Routes only a dashboard session may call. */
+export const sessionSecurity: Record<string, string[]>[] = [{ session: [] }];
+
+/** The body as a JSON object, else 400 (for routes whose body is required). */
+export function bodyObject(b: unknown): Record<string, unknown> {
+  if (!isPlainObject(b)) throw new HttpError(400, 'Request body must be a JSON object');
+  return b;
+}
+
+/**
+ * Options of a workspace-level route (members, API keys): session only, `?workspace_id=`, validated by
+ * hand (exact messages); `response` gets the workspace routes' error statuses.
+ */
+export function workspaceRoute<S extends { summary: string; response: Record<number, unknown> }>(schema: S) {
+  return {
+    validatorCompiler: noValidation,
+    schema: {
+      tags: ['management'],
+      security: sessionSecurity,
+      querystring: workspaceQuery,
+      ...schema,
+      response: { ...schema.response, ...memberErrors },
+    },
+  };
+}

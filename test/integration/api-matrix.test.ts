@@ -8,7 +8,7 @@ import { startServices, testSql } from '../helpers/stack.ts';
 import { bearer, getJson, memberOf, send, signup } from '../helpers/accounts.ts';
 import type { User } from '../helpers/accounts.ts';
 import { generateSecret, hashSecret, maskSecret } from '../../shared/domain/secrets.ts';
-import { SCOPES } from '../../services/api/access.ts';
+import { SCOPES } from '../../services/api/modules/auth/service.ts';
 
 const sql = testSql(t);
 const svc = await startServices(t, ['web']);

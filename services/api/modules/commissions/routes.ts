@@ -6,7 +6,7 @@ import type { FastifyInstance } from 'fastify';
 import { HttpError, errorResponses } from '../../../../shared/http/server.ts';
 import { Data, DataList, StringEnum } from '../../../../shared/http/validation.ts';
 import type { TypeBoxProvider } from '../../../../shared/http/validation.ts';
-import { principalOf, programAccess } from '../../access.ts';
+import { principalOf, programAccess } from '../auth/access.ts';
 import type { ApiDeps } from '../../deps.ts';
 import { ProgramParams, managementSecurity, programOf, requireProgram } from '../../common.ts';
 import { commissionsOfProgram, markPaid, programOfCommission } from './dal.ts';

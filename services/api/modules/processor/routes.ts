@@ -12,7 +12,7 @@ import type { FastifyInstance } from 'fastify';
 import { HttpError, errorResponses } from '../../../../shared/http/server.ts';
 import { Data, Nullable, StringEnum, Trimmed } from '../../../../shared/http/validation.ts';
 import type { TypeBoxProvider } from '../../../../shared/http/validation.ts';
-import { principalOf, programAccess, workspaceAccess } from '../../access.ts';
+import { principalOf, programAccess, workspaceAccess } from '../auth/access.ts';
 import type { ApiDeps } from '../../deps.ts';
 import { WorkspaceIdField, WorkspaceIdQuery, managementSecurity, workspaceOf } from '../../common.ts';
 import { findConnection, listProcessorEvents, rollSecret, saveConnection } from './dal.ts';

@@ -2,7 +2,7 @@
 // cache_invalidations, which every ingress polls.
 import type { Sql } from '../../../../shared/db/sql.ts';
 import type { CommissionPolicy } from '../../../../shared/domain/commission-policy.ts';
-import type { Role } from '../../access.ts';
+import type { Role } from '../auth/access.ts';
 
 /** The normalised fields of a create or update body; on update only those present change. */
 export interface ProgramFields {

@@ -18,7 +18,7 @@ import {
 import type { TypeBoxProvider } from '../../../../shared/http/validation.ts';
 import { generateSecret, hashSecret, maskSecret } from '../../../../shared/domain/secrets.ts';
 import { MAX_AMOUNT_CENTS } from '../../../../shared/domain/money.ts';
-import { principalOf, workspaceAccess } from '../../access.ts';
+import { principalOf, workspaceAccess } from '../auth/access.ts';
 import type { ApiDeps } from '../../deps.ts';
 import {
   PROGRAM_NOT_FOUND,

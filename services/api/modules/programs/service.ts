@@ -5,8 +5,8 @@
 import { randomBytes } from 'node:crypto';
 import { HttpError } from '../../../../shared/http/server.ts';
 import { DEFAULT_POLICY, parsePolicy } from '../../../../shared/domain/commission-policy.ts';
-import { ROLE_PERMISSIONS } from '../../access.ts';
-import type { Role } from '../../access.ts';
+import { ROLE_PERMISSIONS } from '../auth/access.ts';
+import type { Role } from '../auth/access.ts';
 import { iso } from '../../common.ts';
 import type { ProgramFields, ProgramRow } from './dal.ts';
 

@@ -1,0 +1,150 @@
+// Who is calling and what they may do, for one request. Bearer kinds are told apart by prefix alone:
+// `sess_` dashboard session, `affk_` management key; anything else on these routes (an `aff_` tracking
+// token included) is a 401. Secrets are looked up by SHA-256.
+// Program access: a program of a workspace the caller cannot see is 404 (its existence is not revealed);
+// a visible program with a missing permission is 403. The rules themselves are in service.ts.
+import type { FastifyRequest } from 'fastify';
+import type { Sql } from '../../../../shared/db/sql.ts';
+import { HttpError } from '../../../../shared/http/server.ts';
+import { hashSecret } from '../../../../shared/domain/secrets.ts';
+import { createAuthDal } from './dal.ts';
+import {
+  NO_CREDENTIAL,
+  PROGRAM_NOT_FOUND,
+  WORKSPACE_NOT_FOUND,
+  checkKeyScopes,
+  checkMembership,
+  requestedWorkspace,
+} from './service.ts';
+import type { Permission, Role } from './service.ts';
+
+export { PROGRAM_NOT_FOUND, ROLE_PERMISSIONS, SCOPES, requestedWorkspace } from './service.ts';
+export type { Permission, Role, Scope } from './service.ts';
+export { parseId } from '../../ids.ts';
+
+export type Principal =
+  | { kind: 'session'; userId: number; sessionId: number }
+  | {
+      kind: 'api_key';
+      keyId: number;
+      workspaceId: number;
+      userId: number;
+      scopes: string[];
+      programScope: number[] | null;
+    };
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    principal?: Principal;
+  }
+}
+
+export async function authenticate(sql: Sql, req: FastifyRequest): Promise<Principal> {
+  const header = req.headers.authorization;
+  if (header === undefined) throw new HttpError(401, 'Authorization header is required');
+  if (!header.startsWith('Bearer ')) throw new HttpError(401, 'Authorization must be "Bearer <credential>"');
+  const token = header.slice(7).trim();
+  const dal = createAuthDal(sql);
+  if (token.startsWith('sess_')) {
+    const row = await dal.sessionByHash(hashSecret(token));
+    if (!row) throw new HttpError(401, 'Invalid or expired session');
+    return { kind: 'session', userId: Number(row.user_id), sessionId: Number(row.id) };
+  }
+  if (token.startsWith('affk_')) {
+    const row = await dal.useKeyByHash(hashSecret(token));
+    if (!row) throw new HttpError(401, 'Invalid, revoked or expired API key');
+    return {
+      kind: 'api_key',
+      keyId: Number(row.id),
+      workspaceId: Number(row.workspace_id),
+      userId: Number(row.created_by),
+      scopes: row.scopes,
+      programScope: row.program_scope === null ? null : row.program_scope.map(Number),
+    };
+  }
+  throw new HttpError(401, NO_CREDENTIAL);
+}
+
+/** The caller the authenticated scope's onRequest hook resolved. */
+export function principalOf(req: { principal?: Principal }): Principal {
+  if (!req.principal) throw new HttpError(401, NO_CREDENTIAL);
+  return req.principal;
+}
+
+export function requireSession(p: Principal): Extract<Principal, { kind: 'session' }> {
+  if (p.kind !== 'session') throw new HttpError(403, 'This operation needs a dashboard session');
+  return p;
+}
+
+export interface WorkspaceAccess {
+  workspaceId: number;
+  /** The session user's role; for a key, the role it acts with ('admin': bounded by its scopes). */
+  role: Role;
+}
+
+/** The workspace a workspace-level operation acts on, checked for `permission`. */
+export async function workspaceAccess(
+  sql: Sql,
+  p: Principal,
+  permission: Permission | 'manage',
+  requested: number | null,
+): Promise<WorkspaceAccess> {
+  if (p.kind === 'api_key') {
+    if (requested !== null && requested !== p.workspaceId) throw new HttpError(404, WORKSPACE_NOT_FOUND);
+    if (permission === 'manage')
+      throw new HttpError(403, 'Members and API keys are managed with a dashboard session');
+    checkKeyScopes(p.scopes, permission);
+    return { workspaceId: p.workspaceId, role: 'admin' };
+  }
+  const m = await createAuthDal(sql).membership(p.userId, requested);
+  if (!m) throw new HttpError(404, WORKSPACE_NOT_FOUND);
+  checkMembership(m.role, m.status, permission);
+  return { workspaceId: Number(m.workspace_id), role: m.role };
+}
+
+export interface ProgramAccess {
+  programId: number;
+  workspaceId: number;
+  role: Role;
+}
+
+/**
+ * Checks that the caller may do `permission` on the program. 404 when the program is not in a workspace
+ * the caller can see (or does not exist, or is deleted); 403 when it is visible but the permission is
+ * missing, the membership is inactive, or a key's program_scope excludes it.
+ */
+export async function programAccess(
+  sql: Sql,
+  p: Principal,
+  programId: number,
+  permission: Permission,
+): Promise<ProgramAccess> {
+  if (!Number.isSafeInteger(programId) || programId <= 0) throw new HttpError(404, PROGRAM_NOT_FOUND);
+  const dal = createAuthDal(sql);
+  if (p.kind === 'api_key') {
+    const row = await dal.liveProgramWorkspace(programId);
+    if (!row || Number(row.workspace_id) !== p.workspaceId) throw new HttpError(404, PROGRAM_NOT_FOUND);
+    if (p.programScope !== null && !p.programScope.includes(programId)) {
+      throw new HttpError(403, 'API key is not scoped to this program');
+    }
+    checkKeyScopes(p.scopes, permission);
+    return { programId, workspaceId: p.workspaceId, role: 'admin' };
+  }
+  const row = await dal.programMembership(programId, p.userId);
+  if (!row || row.role === null) throw new HttpError(404, PROGRAM_NOT_FOUND);
+  checkMembership(row.role, row.status ?? 'inactive', permission);
+  return { programId, workspaceId: Number(row.workspace_id), role: row.role };
+}
+
+/**
+ * The workspace a member or API-key route manages: `workspace_id` from the query (or the body), checked
+ * for 'manage' (an owner's or admin's session).
+ */
+export function manageWorkspace(
+  sql: Sql,
+  req: { principal?: Principal; query: unknown },
+  body?: unknown,
+): Promise<WorkspaceAccess> {
+  const requested = requestedWorkspace(req.query, body);
+  return workspaceAccess(sql, principalOf(req), 'manage', requested);
+}

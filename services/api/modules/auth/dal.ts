@@ -1,0 +1,87 @@
+// The SQL of authentication and access: credentials by hash, memberships, sessions, signup.
+import type { Sql } from '../../../../shared/db/sql.ts';
+import type { Role } from './service.ts';
+
+export interface KeyRow {
+  id: string;
+  workspace_id: string;
+  created_by: string;
+  scopes: string[];
+  program_scope: string[] | null;
+}
+
+export type AuthDal = ReturnType<typeof createAuthDal>;
+
+export function createAuthDal(sql: Sql) {
+  return {
+    async sessionByHash(hash: Buffer) {
+      const [row] = await sql<{ id: string; user_id: string }[]>`
+        select id, user_id from sessions
+        where token_hash = ${hash} and revoked_at is null and expires_at > now()`;
+      return row;
+    },
+
+    /** The active, unexpired key with this hash, marked as used now. */
+    async useKeyByHash(hash: Buffer) {
+      const [row] = await sql<KeyRow[]>`
+        update api_keys set last_used_at = now()
+        where key_hash = ${hash} and status = 'active' and (expires_at is null or expires_at > now())
+        returning id, workspace_id, created_by, scopes, program_scope::text[]`;
+      return row;
+    },
+
+    /** The user's membership of `workspaceId`, or by default the active owner, then admin, membership. */
+    async membership(userId: number, workspaceId: number | null) {
+      const [row] = await sql<{ workspace_id: string; role: Role; status: string }[]>`
+        select workspace_id, role, status from memberships
+        where user_id = ${userId} ${workspaceId === null ? sql`` : sql`and workspace_id = ${workspaceId}`}
+        order by (status = 'active') desc, (role = 'owner') desc, (role = 'admin') desc, created_at
+        limit 1`;
+      return row;
+    },
+
+    async liveProgramWorkspace(programId: number) {
+      const [row] = await sql<{ workspace_id: string }[]>`
+        select workspace_id from programs where id = ${programId} and deleted_at is null`;
+      return row;
+    },
+
+    /** A live program's workspace and the user's membership of it (role null: not a member). */
+    async programMembership(programId: number, userId: number) {
+      const [row] = await sql<{ workspace_id: string; role: Role | null; status: string | null }[]>`
+        select pr.workspace_id, m.role, m.status
+        from programs pr left join memberships m on m.workspace_id = pr.workspace_id and m.user_id = ${userId}
+        where pr.id = ${programId} and pr.deleted_at is null`;
+      return row;
+    },
+
+    async createSession(userId: number, tokenHash: Buffer, expiresAt: Date): Promise<void> {
+      await sql`insert into sessions (user_id, token_hash, expires_at) values (${userId}, ${tokenHash}, ${expiresAt})`;
+    },
+
+    async revokeSession(sessionId: number): Promise<void> {
+      await sql`update sessions set revoked_at = now() where id = ${sessionId}`;
+    },
+
+    async userByEmail(email: string) {
+      const [user] = await sql<{ id: string; password_hash: string }[]>`
+        select id, password_hash from users where lower(email) = lower(${email})`;
+      return user;
+    },
+
+    /** A user and the workspace it owns, in one transaction; null when the email is taken. */
+    signup(u: { email: string; name: string | null; passwordHash: string; workspaceName: string }) {
+      return sql.begin(async (tx) => {
+        const [user] = await tx<{ id: string }[]>`
+          insert into users (email, name, password_hash) values (${u.email}, ${u.name}, ${u.passwordHash})
+          on conflict ((lower(email))) do nothing returning id`;
+        if (!user) return null;
+        const [ws] = await tx<
+          { id: string }[]
+        >`insert into workspaces (name) values (${u.workspaceName}) returning id`;
+        await tx`insert into memberships (user_id, workspace_id, role) values (${user.id}, ${ws!.id}, 'owner')`;
+        return { userId: Number(user.id), workspace: { id: Number(ws!.id), name: u.workspaceName } };
+      });
+    },
+  };
+}

@@ -1,0 +1,151 @@
+// Schemas of the dashboard reads, for the OpenAPI document and response serialisation. Requests are
+// validated by hand in service.ts, with exact messages.
+import { Type } from '@sinclair/typebox';
+import { errorResponses } from '../../../../shared/http/server.ts';
+import { DateTime, Nullable, Obj, StringEnum } from '../../common.ts';
+import { MAX_PAGE_SIZE } from './service.ts';
+
+const security = [{ session: [] }];
+const errors = errorResponses(400, 401, 403, 404);
+const params = Type.Object({ programId: Type.Integer({ description: 'Program id' }) });
+const dateQuery = (description: string) => Type.String({ description });
+const DATE_QUERY = 'ISO 8601 date (YYYY-MM-DD, a whole UTC day) or date-time (no offset = UTC); inclusive.';
+
+const testStats = Obj({
+  testEventCount: Type.Integer({ description: 'Test events found, up to 10' }),
+  hasTestEvents: Type.Boolean(),
+  latestTestEvent: Nullable(Obj({ id: Type.String(), timestamp: DateTime(), createdAt: DateTime() })),
+});
+const stepStatus = StringEnum(['pending', 'complete']);
+
+export const statusSchema = {
+  tags: ['dashboard'],
+  summary: 'Integration status: test events seen, payment-processor connection, partners',
+  security,
+  params,
+  response: {
+    200: Obj({
+      data: Obj({
+        programId: Type.String(),
+        stepStatuses: Obj({ pageview: stepStatus, referrals: stepStatus, payments: stepStatus }),
+        statistics: Obj({
+          pageview: testStats,
+          referrals: testStats,
+          payments: Obj({
+            processorConnectionStatus: Type.String({
+              description: 'Raw status of the connection; `not_connected` when there is none',
+            }),
+            isProcessorConnected: Type.Boolean(),
+            processorAccountId: Nullable(Type.String()),
+            chargesEnabled: Type.Boolean(),
+            payoutsEnabled: Type.Boolean(),
+            detailsSubmitted: Type.Boolean(),
+            connectionDate: Nullable(DateTime()),
+          }),
+        }),
+        hasPartners: Type.Boolean(),
+        lastUpdated: DateTime(),
+      }),
+    }),
+    ...errors,
+  },
+};
+
+export const eventsSchema = {
+  tags: ['dashboard'],
+  summary: 'Click, lead and sale (conversion) events, newest first, paginated',
+  security,
+  params,
+  querystring: Obj({
+    page: Type.Integer({ minimum: 1, default: 1 }),
+    pageSize: Type.Integer({ minimum: 1, maximum: MAX_PAGE_SIZE, default: 10 }),
+    eventType: StringEnum(['all', 'click', 'lead', 'conversion'], { default: 'all' }),
+    dateFrom: dateQuery(DATE_QUERY),
+    dateTo: dateQuery(DATE_QUERY),
+  }),
+  response: {
+    200: Obj({
+      data: Type.Array(
+        Obj(
+          {
+            id: Type.String(),
+            event_type: StringEnum(['click', 'lead', 'conversion']),
+            timestamp: DateTime(),
+            createdAt: DateTime(),
+          },
+          {
+            additionalProperties: true,
+            description:
+              'click: click_id, session_id, page_url, referrer_url, geo_country, geo_region, geo_city, device_type, device_os, browser_name, converted. lead: click_id, customer_key, session_id, page_url, converted. conversion: click_id, amount_cents, currency, sale_type, payment_status, processor_event_id, is_recurring, line_items, subscription_id, subscription_interval, product_id.',
+          },
+        ),
+      ),
+      meta: Obj({
+        pagination: Obj({
+          page: Type.Integer(),
+          pageSize: Type.Integer(),
+          pageCount: Type.Integer(),
+          total: Type.Integer(),
+        }),
+      }),
+    }),
+    ...errors,
+  },
+};
+
+const trend = Obj({ trend: Type.Number(), trendDirection: StringEnum(['up', 'down', 'stable']) });
+const range = Obj({ dateFrom: DateTime(), dateTo: DateTime() });
+
+export const performanceSchema = {
+  tags: ['dashboard'],
+  summary: 'Daily performance and totals with trends versus the previous period of equal length',
+  security,
+  params,
+  querystring: Obj({
+    period: StringEnum(['7d', '30d', '90d', 'all'], { default: '7d' }),
+    dateFrom: dateQuery('With dateTo: a custom range of whole UTC days'),
+    dateTo: dateQuery('With dateFrom: a custom range of whole UTC days'),
+  }),
+  response: {
+    200: Obj({
+      data: Type.Array(
+        Obj({
+          date: Type.String({ format: 'date' }),
+          period: Type.String({ format: 'date' }),
+          clicks: Type.Integer(),
+          leads: Type.Integer(),
+          conversions: Type.Integer(),
+          revenue: Type.Number(),
+          partners: Type.Integer(),
+          sales: Type.Integer(),
+          commission: Type.Number(),
+        }),
+      ),
+      metrics: Obj({
+        totalClicks: Type.Integer(),
+        totalLeads: Type.Integer(),
+        totalConversions: Type.Integer(),
+        totalRevenue: Type.Number(),
+        conversionRate: Type.Number(),
+        averageOrderValue: Type.Number(),
+        totalPartners: Type.Integer(),
+        totalSales: Type.Integer(),
+        totalPartnersCommission: Type.Number(),
+        clicksTrend: trend,
+        leadsTrend: trend,
+        conversionsTrend: trend,
+        revenueTrend: trend,
+        partnersTrend: trend,
+        salesTrend: trend,
+        commissionTrend: trend,
+      }),
+      meta: Obj({
+        period: StringEnum(['7d', '30d', '90d', 'all', 'custom']),
+        dateFrom: DateTime(),
+        dateTo: DateTime(),
+        previousPeriod: range,
+      }),
+    }),
+    ...errors,
+  },
+};
