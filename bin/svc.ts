@@ -38,6 +38,8 @@ Workspace
   keys list | keys create --name <n> [--scopes a,b] [--programs 1,2] [--expires <ISO>]
   keys update <id> [--name n] [--scopes a,b] [--programs 1,2|all] | keys revoke <id>
   processor connect --status <s> [--account <id>] [--charges] [--payouts] [--details]
+  processor roll-secret
+  processor events <programId> [--outcome o] [--page n] [--page-size n]
 Dashboard
   status <programId>
   events <programId> [--type click|lead|conversion] [--page n] [--page-size n] [--from ISO] [--to ISO]
@@ -92,6 +94,7 @@ const { values: o, positionals } = parseArgs({
     aff: { type: 'string' },
     'customer-key': { type: 'string' },
     'amount-cents': { type: 'string' },
+    outcome: { type: 'string' },
   },
 });
 
@@ -380,6 +383,25 @@ async function run(): Promise<void> {
           payouts_enabled: o.payouts ?? false,
           details_submitted: o.details ?? false,
         }),
+      );
+    case 'processor roll-secret':
+      return show(await api('POST', `/api/advertiser/processor-connection/roll-secret${ws()}`));
+    case 'processor events':
+      return show(
+        await api(
+          'GET',
+          `/api/advertiser/processor-events${q({ program_id: arg(2, 'program id'), outcome: o.outcome, page: o.page, pageSize: o['page-size'] })}`,
+        ),
+        [
+          'received_at',
+          'type',
+          'event_id',
+          'outcome',
+          'reason',
+          'transaction_id',
+          'sale_id',
+          'commission_id',
+        ],
       );
     case 'status':
       return show(await api('GET', `/api/tracking/status/${arg(1, 'program id')}`));

@@ -119,6 +119,17 @@ t.test('login, manage a program end to end, logout', async (t) => {
   const [s] = await sql`select is_test from sales where program_id = ${program.id}`;
   t.equal(s!.is_test, true);
 
+  // Processor: connect, roll, and the (recorded) events with their outcomes.
+  t.equal((await cli(['processor', 'connect', '--status', 'connected'])).code, 0);
+  const rolled = await cli(['processor', 'roll-secret', '--json']);
+  t.match(JSON.parse(rolled.stdout), { data: { webhook_secret: /^whsec_/ } });
+  await sql`
+    insert into processor_events (program_id, event_id, type, livemode, received_at, outcome, reason, payload)
+    values (${program.id}, 'evt_cli', 'charge.refunded', true, now(), 'waiting', 'sale', '{}')`;
+  const events = await cli(['processor', 'events', String(program.id), '--outcome', 'waiting']);
+  t.equal(events.code, 0, events.stderr);
+  t.match(events.stdout, /evt_cli\s+waiting\s+sale/);
+
   t.equal((await cli(['logout'])).code, 0);
   t.match((await cli(['programs', 'list'])).stderr, /not logged in/);
 });
