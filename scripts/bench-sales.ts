@@ -11,7 +11,7 @@ import { createLogger } from '../shared/logger.ts';
 import { createSql } from '../shared/db/sql.ts';
 import { loadConfig } from '../shared/config.ts';
 import { createKafka, ensureTopics } from '../shared/pipeline/kafka.ts';
-import { generateSecret, hashSecret, maskSecret } from '../shared/domain/secrets.ts';
+import { seedBenchProgram } from './lib/bench-seed.ts';
 import { percentile } from '../shared/stats.ts';
 import { recordOutcome } from '../shared/pipeline/outcomes.ts';
 import { RollupBuffer } from '../shared/pipeline/rollups.ts';
@@ -78,26 +78,10 @@ try {
 
   // One program (30%, lifetime recurring), 2,000 click-stage customers to attribute sales to.
   status('seeding a program and 2,000 customers');
-  const token = generateSecret('aff_');
-  const [ws] = await sql<{ id: string }[]>`insert into workspaces (name) values ('bench') returning id`;
-  const [program] = await sql<{ id: string }[]>`
-    insert into programs (workspace_id, name, slug, status, commission, api_token_hash, api_token_masked)
-    values (${ws!.id}, 'Bench', 'bench', 'live', ${sql.json({ type: 'percentage', percent: 30 })},
-            ${hashSecret(token)}, ${maskSecret(token)}) returning id`;
-  const programId = Number(program!.id);
-  const [partner] = await sql<
-    { id: string }[]
-  >`insert into partners (name, email) values ('P', 'p@bench.example') returning id`;
-  const [pp] = await sql<{ id: string }[]>`
-    insert into partner_programs (partner_id, program_id) values (${partner!.id}, ${programId}) returning id`;
-  const [link] = await sql<{ id: string }[]>`
-    insert into referral_links (short_link, program_id, partner_id, partner_program_id)
-    values ('bench', ${programId}, ${partner!.id}, ${pp!.id}) returning id`;
-  await sql`
-    insert into customers (program_id, partner_id, partner_program_id, link_id, click_id, customer_status, first_click_at, last_click_at)
-    select ${programId}, ${partner!.id}, ${pp!.id}, ${link!.id}, 'cust_' || ${pp!.id} || '_' || g, 'click', now(), now()
-    from generate_series(1, 2000) g`;
-  const clickIds = Array.from({ length: 2000 }, (_, i) => `cust_${pp!.id}_${i + 1}`);
+  const { programId, token, clickIds } = await seedBenchProgram(sql, {
+    customers: 2000,
+    customerKeys: false,
+  });
   let seq = 0;
   const saleBody = (prefix: string) => {
     const n = ++seq;

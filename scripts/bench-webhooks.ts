@@ -12,7 +12,7 @@ import { createLogger } from '../shared/logger.ts';
 import { createSql } from '../shared/db/sql.ts';
 import { loadConfig } from '../shared/config.ts';
 import { createKafka, ensureTopics } from '../shared/pipeline/kafka.ts';
-import { generateSecret, hashSecret, maskSecret } from '../shared/domain/secrets.ts';
+import { seedBenchProgram } from './lib/bench-seed.ts';
 import Stripe from 'stripe';
 
 const USAGE = `Usage: npm run bench:webhooks [-- options]
@@ -131,28 +131,8 @@ try {
   const sql = createSql(stack.databaseUrl, 4, 'bench-webhooks');
 
   status(`seeding a connected program and ${customers} customers with customer keys`);
-  const token = generateSecret('aff_');
-  const [ws] = await sql<{ id: string }[]>`insert into workspaces (name) values ('bench') returning id`;
-  const [program] = await sql<{ id: string }[]>`
-    insert into programs (workspace_id, name, slug, status, commission, api_token_hash, api_token_masked)
-    values (${ws!.id}, 'Bench', 'bench', 'live', ${sql.json({ type: 'percentage', percent: 30 })},
-            ${hashSecret(token)}, ${maskSecret(token)}) returning id`;
-  const programId = Number(program!.id);
-  await sql`insert into processor_connections (workspace_id, status, webhook_secret) values (${ws!.id}, 'connected', ${SECRET})`;
-  const [partner] = await sql<
-    { id: string }[]
-  >`insert into partners (name, email) values ('P', 'p@bench.example') returning id`;
-  const [pp] = await sql<{ id: string }[]>`
-    insert into partner_programs (partner_id, program_id) values (${partner!.id}, ${programId}) returning id`;
-  const [link] = await sql<{ id: string }[]>`
-    insert into referral_links (short_link, program_id, partner_id, partner_program_id)
-    values ('bench', ${programId}, ${partner!.id}, ${pp!.id}) returning id`;
-  await sql`
-    insert into customers (program_id, partner_id, partner_program_id, link_id, click_id, customer_key,
-                           customer_status, first_click_at, last_click_at)
-    select ${programId}, ${partner!.id}, ${pp!.id}, ${link!.id}, 'cust_' || ${pp!.id} || '_' || g,
-           'bench-' || g, 'lead', now(), now()
-    from generate_series(0, ${customers - 1}) g`;
+  const { programId, workspaceId } = await seedBenchProgram(sql, { customers, customerKeys: true });
+  await sql`insert into processor_connections (workspace_id, status, webhook_secret) values (${workspaceId}, 'connected', ${SECRET})`;
 
   // (a) Baseline.
   status(`(a) bare Fastify route at ${RATE}/s for ${SECONDS} s`);
