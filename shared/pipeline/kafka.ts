@@ -26,12 +26,11 @@ function pinoLogCreator(log: Logger): logCreator {
   return () =>
     ({ level, log: entry }) => {
       const { message, ...extra } = entry;
-      // A group coordinator still loading (a fresh or restarted broker) makes kafkajs restart the consumer,
-      // which then succeeds: a warning, not an error.
-      const transient =
-        level === KafkaLogLevel.ERROR && TRANSIENT.test(`${message} ${JSON.stringify(extra)}`);
-      if (level === KafkaLogLevel.ERROR && !transient) log.error(extra, `kafka: ${message}`);
-      else if (transient) log.warn(extra, `kafka: ${message}`);
+      // A group coordinator still loading (every fresh or restarted broker) makes kafkajs retry or restart
+      // the consumer, which then succeeds: expected on every start, so debug, not a warning.
+      const transient = level <= KafkaLogLevel.WARN && TRANSIENT.test(`${message} ${JSON.stringify(extra)}`);
+      if (transient) log.debug(extra, `kafka: ${message}`);
+      else if (level === KafkaLogLevel.ERROR) log.error(extra, `kafka: ${message}`);
       else if (level === KafkaLogLevel.WARN && !EXPECTED.test(message)) log.warn(extra, `kafka: ${message}`);
       else if (level === KafkaLogLevel.INFO) log.debug(extra, `kafka: ${message}`);
       else log.trace(extra, `kafka: ${message}`);
@@ -222,7 +221,9 @@ export async function runBatchConsumer(opts: ConsumerOptions): Promise<Consumer>
   });
   consumer.on(consumer.events.CRASH, (e) => {
     const { error, restart } = e.payload as { error: Error; restart: boolean };
-    if (restart) opts.log.warn({ err: error.message }, 'consumer restarting after a retriable error');
+    if (restart && TRANSIENT.test(error.message))
+      opts.log.debug({ err: error.message }, 'consumer restarting');
+    else if (restart) opts.log.warn({ err: error.message }, 'consumer restarting after a retriable error');
     else opts.log.error({ err: error }, 'consumer crashed');
     if (!restart) opts.onFatal(error);
   });
