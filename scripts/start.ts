@@ -57,9 +57,13 @@ const pretty = values['json-logs']
   : prettyStream({ colorize: process.stdout.isTTY, translateTime: 'HH:MM:ss' });
 let stopping = false;
 const running = new Map<ServiceName, ServiceProcess>();
+// Each process's operations endpoints (/healthz, /readyz, /metrics) on its own port: web on OPS_PORT
+// (default 9464), the workers on the ports after it, in the order of WORKERS.
+const opsBase = Number(process.env.OPS_PORT || 9464);
+const opsPort = (name: ServiceName) => opsBase + (name === 'web' ? 0 : 1 + WORKERS.indexOf(name));
 function launch(name: ServiceName): ServiceProcess {
   const svc = spawnService(name, {
-    env,
+    env: { ...env, OPS_PORT: String(opsPort(name)) },
     onLine: (line) => (pretty ? pretty.write(line + '\n') : process.stdout.write(line + '\n')),
   });
   running.set(name, svc);
@@ -84,6 +88,7 @@ process.stdout.write(`
   Tracking token:  ${demo.trackingToken}
   Postgres:        ${stack.databaseUrl}
   Kafka:           ${stack.kafkaBrokers}
+  Health/metrics:  http://127.0.0.1:${opsBase}/metrics (web), ports ${opsBase + 1}-${opsBase + WORKERS.length} (${WORKERS.join(', ')})
 
   Record a click:
     curl -s -X POST ${base}/api/v1/track/click -H 'Content-Type: application/json' \\

@@ -19,6 +19,8 @@ export interface Config {
   outcomePollMs: number;
   httpHost: string;
   httpPort: number;
+  /** Port of the operations server (/healthz, /readyz, /metrics); null: none. Never the public port. */
+  opsPort: number | null;
   /** Fastify trustProxy: which proxies may set X-Forwarded-For. Default: loopback only. */
   trustProxy: boolean | string | string[];
   /** Largest accepted request body, bytes. */
@@ -132,6 +134,7 @@ export function loadConfig(env: Env = process.env): Config {
     outcomePollMs: int('OUTCOME_POLL_MS', 500, 50, 60_000),
     httpHost: str('HOST', '127.0.0.1'),
     httpPort: int('PORT', DEFAULTS.httpPort, 0, 65535),
+    opsPort: env.OPS_PORT === undefined || env.OPS_PORT === '' ? null : int('OPS_PORT', 0, 0, 65535),
     trustProxy,
     bodyLimit: int('BODY_LIMIT_BYTES', 64 * 1024, 1024, 10 * 1024 * 1024),
     logLevel,

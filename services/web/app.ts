@@ -1,5 +1,5 @@
 // Builds the HTTP application for every route under one base URL: the ingress and API plugins, the
-// OpenAPI document and /healthz. server.ts hosts both parts; either can be left out (WebParts).
+// OpenAPI document, /healthz and /readyz, and request metrics. server.ts hosts both parts.
 import Fastify, { LogController } from 'fastify';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import swagger from '@fastify/swagger';
@@ -10,10 +10,16 @@ import { ingressPlugin } from '../ingress/app.ts';
 import type { IngressDeps } from '../ingress/deps.ts';
 import { apiPlugin } from '../api/app.ts';
 import type { ApiDeps } from '../api/deps.ts';
+import { Counter, Histogram } from 'prom-client';
+import type { Registry } from 'prom-client';
+import { readiness, readinessAnswer } from '../../shared/http/ops.ts';
+import type { Check } from '../../shared/http/ops.ts';
 
 export interface WebParts {
   ingress?: IngressDeps;
   api?: ApiDeps;
+  /** Readiness checks for /readyz and the registry the request metrics go to. */
+  ops?: { checks: Record<string, Check>; registry: Registry; accepting: () => boolean };
 }
 
 export async function buildWebApp(
@@ -60,6 +66,34 @@ export async function buildWebApp(
   });
   app.get('/api/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   app.get('/healthz', { schema: { hide: true } }, async () => ({ ok: true }));
+  const ops = parts.ops;
+  if (ops) {
+    // On the public port too, for load balancers and Kubernetes probes; /metrics stays on OPS_PORT.
+    app.get('/readyz', { schema: { hide: true } }, async (_req, reply) => {
+      if (!ops.accepting()) return reply.code(503).send({ error: 'not ready: shutting down' });
+      const a = readinessAnswer(await readiness(ops.checks));
+      return reply.code(a.status).send(a.body);
+    });
+    const requests = new Counter({
+      name: 'svc_http_requests_total',
+      help: 'HTTP requests by route template, method and status',
+      labelNames: ['route', 'method', 'status'],
+      registers: [ops.registry],
+    });
+    const latency = new Histogram({
+      name: 'svc_http_request_duration_seconds',
+      help: 'HTTP request latency by route template and method',
+      labelNames: ['route', 'method'],
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10],
+      registers: [ops.registry],
+    });
+    app.addHook('onResponse', async (req, reply) => {
+      // Route templates only (bounded label values); anything unmatched shares one label.
+      const route = req.routeOptions.url ?? 'unmatched';
+      requests.inc({ route, method: req.method, status: String(reply.statusCode) });
+      latency.observe({ route, method: req.method }, reply.elapsedTime / 1000);
+    });
+  }
   if (parts.ingress) await app.register(ingressPlugin, parts.ingress);
   if (parts.api) await app.register(apiPlugin, parts.api);
   return app;

@@ -10,6 +10,8 @@ import { TrackingCache } from '../ingress/tracking-cache.ts';
 import { RateLimiter } from '../ingress/rate-limit.ts';
 import { OutcomeWaiter } from '../../shared/pipeline/outcomes.ts';
 import { buildWebApp } from './app.ts';
+import { createRegistry, startOpsServer } from '../../shared/http/ops.ts';
+import { kafkaCheck } from '../../shared/pipeline/kafka.ts';
 
 const cfg = loadConfig();
 const log = createLogger('web', cfg.logLevel);
@@ -30,7 +32,15 @@ await cache.start();
 const waiter = new OutcomeWaiter(sql, log, { pollMs: cfg.outcomePollMs });
 await waiter.start();
 
+let closing = false;
+const registry = createRegistry('web');
+const checks = {
+  postgres: async () => (await sql`select 1`, 'ok'),
+  kafka: kafkaCheck(kafka, topicName(cfg.kafkaPrefix, 'clicks')),
+};
+const accepting = () => !closing;
 const app = await buildWebApp(cfg, log, {
+  ops: { checks, registry, accepting },
   ingress: {
     sql,
     cache,
@@ -54,8 +64,10 @@ const app = await buildWebApp(cfg, log, {
 });
 const address = await app.listen({ host: cfg.httpHost, port: cfg.httpPort });
 log.info({ address, node }, 'listening');
-
-let closing = false;
+const ops =
+  cfg.opsPort === null
+    ? null
+    : await startOpsServer({ host: cfg.httpHost, port: cfg.opsPort, log, registry, checks, accepting });
 async function shutdown(signal: string): Promise<void> {
   if (closing) return;
   closing = true;
@@ -66,6 +78,7 @@ async function shutdown(signal: string): Promise<void> {
   await waiter.stop();
   await producer.close();
   await sql.end({ timeout: 5 });
+  await ops?.close();
   process.exit(0);
 }
 process.on('SIGTERM', () => void shutdown('SIGTERM'));

@@ -206,6 +206,8 @@ export interface ConsumerOptions {
   log: Logger;
   /** Handles one chunk; must be idempotent (at-least-once delivery). Throws only for infrastructure failures. */
   handle: (messages: ConsumedMessage[]) => Promise<void>;
+  /** Told when the consumer joins its group (true) and when it leaves, crashes or stops (false). */
+  onMembership?: (joined: boolean) => void;
   /** Called when kafkajs gives up (a crash it will not restart from); the process should exit. */
   onFatal: (err: Error) => void;
 }
@@ -227,6 +229,12 @@ export async function runBatchConsumer(opts: ConsumerOptions): Promise<Consumer>
     else opts.log.error({ err: error }, 'consumer crashed');
     if (!restart) opts.onFatal(error);
   });
+  if (opts.onMembership) {
+    const tell = opts.onMembership;
+    consumer.on(consumer.events.GROUP_JOIN, () => tell(true));
+    for (const e of [consumer.events.CRASH, consumer.events.STOP, consumer.events.DISCONNECT])
+      consumer.on(e, () => tell(false));
+  }
   await consumer.connect();
   for (const topic of opts.topics) await consumer.subscribe({ topic, fromBeginning: true });
   await consumer.run({
@@ -292,5 +300,26 @@ export function deadLetterMessage(d: DeadLetterInput): Message {
       'dlq-source-offset': d.message.offset,
       'dlq-at': new Date().toISOString(),
     },
+  };
+}
+
+/**
+ * A readiness check of the broker: topic metadata through one admin client (reconnected after a failure).
+ * The caller bounds how long it waits (shared/http/ops.ts).
+ */
+export function kafkaCheck(kafka: Kafka, topic: string): () => Promise<'ok' | string> {
+  let admin: ReturnType<Kafka['admin']> | null = null;
+  return async () => {
+    try {
+      admin ??= kafka.admin({ retry: { retries: 0 } });
+      await admin.connect();
+      await admin.fetchTopicMetadata({ topics: [topic] });
+      return 'ok';
+    } catch (err) {
+      const a = admin;
+      admin = null;
+      void a?.disconnect().catch(() => {});
+      return (err as Error).message || 'unreachable';
+    }
   };
 }

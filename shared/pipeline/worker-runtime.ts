@@ -12,6 +12,10 @@ import { topicName, TOPICS } from '../contracts/topics.ts';
 import type { ConsumedMessage } from './kafka.ts';
 import type { TopicKey } from '../contracts/topics.ts';
 import { coalesce } from './coalesce.ts';
+import { Counter, Gauge, Histogram } from 'prom-client';
+import { createRegistry, startOpsServer } from '../http/ops.ts';
+import type { OpsServer } from '../http/ops.ts';
+import { kafkaCheck } from './kafka.ts';
 
 export interface WorkerContext {
   cfg: Config;
@@ -51,7 +55,43 @@ export async function runWorker(def: WorkerDefinition): Promise<void> {
   const label = def.label ?? def.name;
   const parts = await def.build({ cfg, log, sql, producer, topics });
   const group = `${cfg.kafkaPrefix}${def.name}`;
+  const registry = createRegistry(def.name);
+  const chunkSize = new Histogram({
+    name: 'svc_chunk_messages',
+    help: 'Messages per applied chunk (several partitions merged)',
+    buckets: [1, 5, 20, 50, 100, 200, 500, 1000],
+    registers: [registry],
+  });
+  const applySeconds = new Histogram({
+    name: 'svc_chunk_apply_seconds',
+    help: 'Time to apply a chunk, its transaction included',
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [registry],
+  });
+  const messages = new Counter({
+    name: 'svc_messages_total',
+    help: 'Messages applied',
+    registers: [registry],
+  });
+  const joined = new Gauge({
+    name: 'svc_consumer_joined',
+    help: '1 while the consumer is a member of its group',
+    registers: [registry],
+  });
+  const merged = coalesce(parts.handle, cfg.workerChunkSize);
+  const measured = async (chunk: ConsumedMessage[]) => {
+    const end = applySeconds.startTimer();
+    await merged(chunk);
+    end();
+    chunkSize.observe(chunk.length);
+    messages.inc(chunk.length);
+  };
+  let isJoined = false;
   const consumer = await runBatchConsumer({
+    onMembership: (v) => {
+      isJoined = v;
+      joined.set(v ? 1 : 0);
+    },
     kafka,
     groupId: group,
     topics: [topics[def.topic]],
@@ -60,9 +100,25 @@ export async function runWorker(def: WorkerDefinition): Promise<void> {
     sessionTimeoutMs: cfg.kafkaSessionTimeoutMs,
     log,
     // Partitions' chunks merged into one transaction (see coalesce.ts); chunkSize still bounds each.
-    handle: coalesce(parts.handle, cfg.workerChunkSize),
+    handle: measured,
     onFatal: () => process.exit(1),
   });
+  let closing = false;
+  const ops: OpsServer | null =
+    cfg.opsPort === null
+      ? null
+      : await startOpsServer({
+          host: cfg.httpHost,
+          port: cfg.opsPort,
+          log,
+          registry,
+          accepting: () => !closing,
+          checks: {
+            postgres: async () => (await sql`select 1`, 'ok'),
+            kafka: kafkaCheck(kafka, topics[def.topic]),
+            consumer: async () => (isJoined ? 'ok' : 'not a member of its group yet'),
+          },
+        });
   log.info({ group, topic: topics[def.topic] }, `${label} running`);
 
   const status = setInterval(() => {
@@ -70,7 +126,6 @@ export async function runWorker(def: WorkerDefinition): Promise<void> {
     if (s) log.info(s, `${label} status`);
   }, 10_000);
 
-  let closing = false;
   const shutdown = async (signal: string) => {
     if (closing) return;
     closing = true;
@@ -80,6 +135,7 @@ export async function runWorker(def: WorkerDefinition): Promise<void> {
     await parts.close?.();
     await producer.close();
     await sql.end({ timeout: 5 });
+    await ops?.close();
     process.exit(0);
   };
   process.on('SIGTERM', () => void shutdown('SIGTERM'));

@@ -1,0 +1,104 @@
+// The operations endpoints every process serves on its own port (OPS_PORT), apart from the public one:
+// /healthz (the process works), /readyz (it can do its job now: 503 naming what is missing) and /metrics
+// (Prometheus text from prom-client). Plain node:http: it must answer even when the app's stack is stuck.
+import { createServer } from 'node:http';
+import type { Server } from 'node:http';
+import { Registry, collectDefaultMetrics } from 'prom-client';
+import type { Logger } from '../logger.ts';
+
+/** A dependency check: resolves 'ok' or a short reason; one that takes longer than the bound fails. */
+export type Check = () => Promise<'ok' | string>;
+
+export interface Readiness {
+  ready: boolean;
+  checks: Record<string, string>;
+}
+
+const CHECK_TIMEOUT_MS = 1000;
+
+/** Runs every check at once, each bounded, and says which are not ok. */
+export async function readiness(checks: Record<string, Check>): Promise<Readiness> {
+  const entries = await Promise.all(
+    Object.entries(checks).map(async ([name, check]): Promise<[string, string]> => {
+      let timer: NodeJS.Timeout | undefined;
+      const timeout = new Promise<string>((res) => {
+        timer = setTimeout(() => res(`no answer within ${CHECK_TIMEOUT_MS} ms`), CHECK_TIMEOUT_MS);
+      });
+      try {
+        return [name, await Promise.race([check().catch((err: Error) => err.message || 'failed'), timeout])];
+      } finally {
+        clearTimeout(timer);
+      }
+    }),
+  );
+  const result = Object.fromEntries(entries);
+  return { ready: entries.every(([, v]) => v === 'ok'), checks: result };
+}
+
+/** The body and status of a readiness answer: 503 `{ error: "not ready: kafka, postgres", checks }`. */
+export function readinessAnswer(r: Readiness): { status: number; body: Record<string, unknown> } {
+  if (r.ready) return { status: 200, body: { ready: true, checks: r.checks } };
+  const missing = Object.entries(r.checks)
+    .filter(([, v]) => v !== 'ok')
+    .map(([k]) => k);
+  return { status: 503, body: { error: `not ready: ${missing.join(', ')}`, checks: r.checks } };
+}
+
+/** A registry with the process metrics (CPU, memory, event loop lag, GC) under the `svc_` prefix rules. */
+export function createRegistry(process: string): Registry {
+  const registry = new Registry();
+  registry.setDefaultLabels({ process });
+  collectDefaultMetrics({ register: registry });
+  return registry;
+}
+
+export interface OpsServer {
+  server: Server;
+  close(): Promise<void>;
+}
+
+export async function startOpsServer(opts: {
+  host: string;
+  port: number;
+  log: Logger;
+  registry: Registry;
+  checks: Record<string, Check>;
+  /** False once the process is shutting down: /readyz then answers 503 at once. */
+  accepting: () => boolean;
+}): Promise<OpsServer> {
+  const server = createServer((req, res) => {
+    const send = (status: number, body: string, type = 'application/json') => {
+      res.writeHead(status, { 'content-type': type, 'cache-control': 'no-store' });
+      res.end(body);
+    };
+    const path = (req.url ?? '').split('?')[0];
+    if (req.method !== 'GET') return send(405, JSON.stringify({ error: 'Method not allowed' }));
+    if (path === '/healthz') return send(200, JSON.stringify({ ok: true }));
+    if (path === '/readyz') {
+      if (!opts.accepting()) return send(503, JSON.stringify({ error: 'not ready: shutting down' }));
+      void readiness(opts.checks).then((r) => {
+        const a = readinessAnswer(r);
+        send(a.status, JSON.stringify(a.body));
+      });
+      return;
+    }
+    if (path === '/metrics') {
+      void opts.registry.metrics().then(
+        (text) => send(200, text, opts.registry.contentType),
+        (err: Error) => send(500, JSON.stringify({ error: err.message })),
+      );
+      return;
+    }
+    send(404, JSON.stringify({ error: `Route GET ${path} not found` }));
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(opts.port, opts.host, () => resolve());
+  });
+  const address = server.address();
+  opts.log.info({ address }, 'operations endpoints listening (/healthz, /readyz, /metrics)');
+  return {
+    server,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
