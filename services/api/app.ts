@@ -15,7 +15,7 @@ import { registerCommissionRoutes } from './modules/commissions/routes.ts';
 import { registerProcessorRoutes } from './modules/processor/routes.ts';
 import { registerDashboardRoutes } from './modules/dashboard/routes.ts';
 
-const authedRoutes: AuthedRoutes[] = [registerMemberRoutes, registerApiKeyRoutes, registerDashboardRoutes];
+const authedRoutes: AuthedRoutes[] = [registerApiKeyRoutes, registerDashboardRoutes];
 
 /** Route modules whose TypeBox schemas validate (docs/api-modules.md). */
 const validatedRoutes: AuthedRoutes[] = [
@@ -24,6 +24,7 @@ const validatedRoutes: AuthedRoutes[] = [
   registerLinkRoutes,
   registerCommissionRoutes,
   registerProcessorRoutes,
+  registerMemberRoutes,
 ];
 
 export async function apiPlugin(app: FastifyInstance, deps: ApiDeps): Promise<void> {
