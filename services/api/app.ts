@@ -15,7 +15,7 @@ import { registerCommissionRoutes } from './modules/commissions/routes.ts';
 import { registerProcessorRoutes } from './modules/processor/routes.ts';
 import { registerDashboardRoutes } from './modules/dashboard/routes.ts';
 
-const authedRoutes: AuthedRoutes[] = [registerApiKeyRoutes, registerDashboardRoutes];
+const authedRoutes: AuthedRoutes[] = [registerDashboardRoutes];
 
 /** Route modules whose TypeBox schemas validate (docs/api-modules.md). */
 const validatedRoutes: AuthedRoutes[] = [
@@ -25,6 +25,7 @@ const validatedRoutes: AuthedRoutes[] = [
   registerCommissionRoutes,
   registerProcessorRoutes,
   registerMemberRoutes,
+  registerApiKeyRoutes,
 ];
 
 export async function apiPlugin(app: FastifyInstance, deps: ApiDeps): Promise<void> {
