@@ -33,7 +33,11 @@ export async function apiPlugin(app: FastifyInstance, deps: ApiDeps): Promise<vo
     reply.header('cache-control', 'no-store');
     return payload;
   });
-  registerAuthRoutes(app, deps);
+  // Signup, login and logout sit outside the authenticated scope; their schemas validate too.
+  await app.register(async (auth) => {
+    auth.setValidatorCompiler(typeBoxValidator);
+    registerAuthRoutes(auth, deps);
+  });
   await app.register(async (authed) => {
     authed.addHook('onRequest', async (req) => {
       req.principal = await authenticate(deps.sql, req);
