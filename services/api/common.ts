@@ -4,7 +4,7 @@ import type { FastifyRequest } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import type { ObjectOptions, SchemaOptions, Static, TProperties, TSchema } from '@sinclair/typebox';
 import type { Sql } from '../../shared/db/sql.ts';
-import { HttpError, errorResponses, noValidation } from '../../shared/http/server.ts';
+import { HttpError, errorResponses } from '../../shared/http/server.ts';
 import { pathId } from '../../shared/http/validation.ts';
 import { isPlainObject } from '../../shared/json.ts';
 import { manageWorkspace, principalOf, programAccess, requestedWorkspace } from './modules/auth/access.ts';
@@ -24,16 +24,6 @@ export function isUniqueViolation(err: unknown, constraint?: string): boolean {
 }
 
 export const memberErrors = errorResponses(400, 401, 403, 404, 409);
-
-export const workspaceQuery = {
-  type: 'object',
-  properties: {
-    workspace_id: {
-      type: 'integer',
-      description: 'Workspace to act on; default: the first workspace where the caller is owner, then admin.',
-    },
-  },
-} as const;
 
 // ---- schema-validated routes (see docs/api-modules.md) ----
 
@@ -161,34 +151,16 @@ export function bodyObject(b: unknown): Record<string, unknown> {
 }
 
 /**
- * Options of a schema-validated workspace-level route: session only, `?workspace_id=` (WorkspaceIdQuery);
- * `response` gets the workspace routes' error statuses. The access check is the route's requireManage.
+ * The schema of a workspace-level route (members, API keys): session only, `?workspace_id=`
+ * (WorkspaceIdQuery); `response` gets the workspace routes' error statuses. The access check is the route's
+ * requireManage (preValidation), the validation its TypeBox schemas.
  */
-export function validatedWorkspaceRoute<S extends { summary: string; response: Record<number, unknown> }>(
-  schema: S,
-) {
+export function workspaceRoute<S extends { summary: string; response: Record<number, unknown> }>(schema: S) {
   return {
     tags: ['management'],
     security: sessionSecurity,
     querystring: WorkspaceIdQuery,
     ...schema,
     response: { ...schema.response, ...memberErrors },
-  };
-}
-
-/**
- * Options of a workspace-level route (members, API keys): session only, `?workspace_id=`, validated by
- * hand (exact messages); `response` gets the workspace routes' error statuses.
- */
-export function workspaceRoute<S extends { summary: string; response: Record<number, unknown> }>(schema: S) {
-  return {
-    validatorCompiler: noValidation,
-    schema: {
-      tags: ['management'],
-      security: sessionSecurity,
-      querystring: workspaceQuery,
-      ...schema,
-      response: { ...schema.response, ...memberErrors },
-    },
   };
 }

@@ -23,7 +23,7 @@ import {
   parseId,
   requireBodyObject,
   requireManage,
-  validatedWorkspaceRoute,
+  workspaceRoute,
 } from '../../common.ts';
 import type { ApiDeps } from '../../deps.ts';
 import { principalOf, workspaceAccess } from '../auth/access.ts';
@@ -164,7 +164,7 @@ export function registerApiKeyRoutes(fastify: FastifyInstance, deps: ApiDeps): v
     '/api/advertiser/api-keys',
     {
       preValidation: [requireManage(sql, true), requireBodyObject],
-      schema: validatedWorkspaceRoute({
+      schema: workspaceRoute({
         summary:
           'Create a management API key (dashboard session of an owner or admin); the key is shown once',
         body: CreateBody,
@@ -200,7 +200,7 @@ export function registerApiKeyRoutes(fastify: FastifyInstance, deps: ApiDeps): v
     '/api/advertiser/api-keys',
     {
       preValidation: requireManage(sql),
-      schema: validatedWorkspaceRoute({
+      schema: workspaceRoute({
         summary: "List the workspace's API keys, newest first, revoked ones included (masked only)",
         response: { 200: dataOf(Type.Array(apiKey)) },
       }),
@@ -212,7 +212,7 @@ export function registerApiKeyRoutes(fastify: FastifyInstance, deps: ApiDeps): v
     '/api/advertiser/api-keys/:id',
     {
       preValidation: [requireKey, async (req) => checkKeyUpdate(bodyObject(req.body))],
-      schema: validatedWorkspaceRoute({
+      schema: workspaceRoute({
         summary: "Change an active key's name, scopes or program scope (takes effect on its next request)",
         description: 'expires_at cannot be changed (400): create a new key instead. A revoked key is 409.',
         params: idParams,
@@ -239,7 +239,7 @@ export function registerApiKeyRoutes(fastify: FastifyInstance, deps: ApiDeps): v
     '/api/advertiser/api-keys/:id',
     {
       preValidation: requireKey,
-      schema: validatedWorkspaceRoute({
+      schema: workspaceRoute({
         summary: 'Revoke a key (soft: status revoked, row kept); rejected (401) from its next request',
         description: 'Idempotent: revoking a revoked key returns it unchanged.',
         params: idParams,

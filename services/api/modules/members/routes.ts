@@ -18,7 +18,7 @@ import {
   manageOf,
   requireBodyObject,
   requireManage,
-  validatedWorkspaceRoute,
+  workspaceRoute,
 } from '../../common.ts';
 import type { ApiDeps } from '../../deps.ts';
 import { ROLES } from '../auth/service.ts';
@@ -81,7 +81,7 @@ export function registerMemberRoutes(fastify: FastifyInstance, deps: ApiDeps): v
     '/api/advertiser/members',
     {
       preValidation: requireManage(sql),
-      schema: validatedWorkspaceRoute({
+      schema: workspaceRoute({
         summary: 'List the members of a workspace (active and inactive); owner or admin, session only',
         response: { 200: dataOf(Type.Array(member)) },
       }),
@@ -97,7 +97,7 @@ export function registerMemberRoutes(fastify: FastifyInstance, deps: ApiDeps): v
     '/api/advertiser/members',
     {
       preValidation: [requireManage(sql, true), requireBodyObject],
-      schema: validatedWorkspaceRoute({
+      schema: workspaceRoute({
         summary: 'Add a signed-up user to the workspace, or reactivate an inactive member with a new role',
         body: AddBody,
         response: { 201: memberData },
@@ -121,7 +121,7 @@ export function registerMemberRoutes(fastify: FastifyInstance, deps: ApiDeps): v
     '/api/advertiser/members/:userId',
     {
       preValidation: [requireManage(sql), requireUserId, requireBodyObject],
-      schema: validatedWorkspaceRoute({
+      schema: workspaceRoute({
         summary: "Change an active member's role",
         params: userParams,
         body: RoleBody,
@@ -150,7 +150,7 @@ export function registerMemberRoutes(fastify: FastifyInstance, deps: ApiDeps): v
     '/api/advertiser/members/:userId',
     {
       preValidation: [requireManage(sql), requireUserId],
-      schema: validatedWorkspaceRoute({
+      schema: workspaceRoute({
         summary: 'Deactivate a membership (kept, status inactive); idempotent',
         description:
           'Returns 200 with the member, now `inactive`. Deactivating an inactive member changes nothing. ' +
