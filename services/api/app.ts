@@ -15,8 +15,6 @@ import { registerCommissionRoutes } from './modules/commissions/routes.ts';
 import { registerProcessorRoutes } from './modules/processor/routes.ts';
 import { registerDashboardRoutes } from './modules/dashboard/routes.ts';
 
-const authedRoutes: AuthedRoutes[] = [registerDashboardRoutes];
-
 /** Route modules whose TypeBox schemas validate (docs/api-modules.md). */
 const validatedRoutes: AuthedRoutes[] = [
   registerProgramRoutes,
@@ -26,6 +24,7 @@ const validatedRoutes: AuthedRoutes[] = [
   registerProcessorRoutes,
   registerMemberRoutes,
   registerApiKeyRoutes,
+  registerDashboardRoutes,
 ];
 
 export async function apiPlugin(app: FastifyInstance, deps: ApiDeps): Promise<void> {
@@ -42,7 +41,6 @@ export async function apiPlugin(app: FastifyInstance, deps: ApiDeps): Promise<vo
     authed.addHook('onRequest', async (req) => {
       req.principal = await authenticate(deps.sql, req);
     });
-    for (const register of authedRoutes) register(authed, deps);
     await authed.register(async (validated) => {
       validated.setValidatorCompiler(typeBoxValidator);
       for (const register of validatedRoutes) register(validated, deps);

@@ -396,19 +396,21 @@ t.test('the OpenAPI document keeps every path and shows the constraints the sche
   });
 });
 
-// Members, API keys and auth: the caller is an owner's session of workspace 1; the only SQL answers are
-// that membership and "key 5 is an active key of workspace 1".
+// Members, API keys, auth and the dashboard reads: the caller is an owner's session of workspace 1 (and of
+// its program 1); the only SQL answers are that membership and "key 5 is an active key of workspace 1".
 const sessionSql = ((strings: TemplateStringsArray) => ({
   then(resolve: (rows: unknown[]) => void, reject: (err: Error) => void) {
     const text = strings.join('?');
-    if (text.includes('from memberships')) resolve([{ workspace_id: '1', role: 'owner', status: 'active' }]);
+    if (text.includes('from memberships') || text.includes('left join memberships'))
+      resolve([{ workspace_id: '1', role: 'owner', status: 'active' }]);
     else if (text.includes('from api_keys where id ='))
       resolve([{ id: '5', workspace_id: '1', status: 'active' }]);
     else reject(new Error('no database in this test'));
   },
 })) as unknown as Sql;
 
-t.test('members, API keys and auth: the exact 400 strings and their precedence', async (t) => {
+t.test('members, API keys, auth and dashboard: the exact 400 strings and their precedence', async (t) => {
+  const { registerDashboardRoutes } = await import('../../services/api/modules/dashboard/routes.ts');
   const { registerMemberRoutes } = await import('../../services/api/modules/members/routes.ts');
   const { registerApiKeyRoutes } = await import('../../services/api/modules/api-keys/routes.ts');
   const { registerAuthRoutes } = await import('../../services/api/modules/auth/routes.ts');
@@ -419,11 +421,16 @@ t.test('members, API keys and auth: the exact 400 strings and their precedence',
     if (!req.url.startsWith('/api/auth/')) req.principal = { kind: 'session', userId: 1, sessionId: 1 };
   });
   const deps = { sql: sessionSql, sessionTtlHours: 1 };
-  for (const register of [registerMemberRoutes, registerApiKeyRoutes, registerAuthRoutes])
+  for (const register of [
+    registerMemberRoutes,
+    registerApiKeyRoutes,
+    registerAuthRoutes,
+    registerDashboardRoutes,
+  ])
     register(app, deps);
   await app.ready();
   t.teardown(() => app.close());
-  const call = async (method: 'POST' | 'PUT' | 'DELETE', url: string, body?: unknown) => {
+  const call = async (method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, body?: unknown) => {
     const r = await app.inject({
       method,
       url,
@@ -437,7 +444,84 @@ t.test('members, API keys and auth: the exact 400 strings and their precedence',
   const K = '/api/advertiser/api-keys';
   const scopesList =
     '*, program:list, program:read, program:create, program:update, program:delete, program:go_live, program:regenerate-token, dashboard:view';
-  const cases: [string, 'POST' | 'PUT' | 'DELETE', string, unknown, string][] = [
+  const E = '/api/tracking/events/1';
+  const PF = '/api/tracking/performance/1';
+  const date = (name: string) =>
+    `${name} must be an ISO 8601 date or date-time (e.g. 2025-01-31 or 2025-01-31T12:00:00Z)`;
+  const cases: [string, 'GET' | 'POST' | 'PUT' | 'DELETE', string, unknown, string][] = [
+    // dashboard: events
+    ['events repeated first', 'GET', `${E}?page=0&x=1&x=2`, undefined, 'x must be given once'],
+    [
+      'events page first',
+      'GET',
+      `${E}?page=0&pageSize=0&eventType=sale`,
+      undefined,
+      'page must be an integer of at least 1',
+    ],
+    ['events page decimal', 'GET', `${E}?page=2.0`, undefined, 'page must be an integer of at least 1'],
+    [
+      'events page huge',
+      'GET',
+      `${E}?page=9999999999999999`,
+      undefined,
+      'page must be an integer of at least 1',
+    ],
+    [
+      'events pageSize',
+      'GET',
+      `${E}?pageSize=101&eventType=sale`,
+      undefined,
+      'pageSize must be an integer between 1 and 100',
+    ],
+    [
+      'events pageSize empty',
+      'GET',
+      `${E}?pageSize=`,
+      undefined,
+      'pageSize must be an integer between 1 and 100',
+    ],
+    [
+      'events eventType',
+      'GET',
+      `${E}?eventType=CLICK&dateFrom=x`,
+      undefined,
+      'eventType must be one of click, lead, conversion (or all)',
+    ],
+    ['events dateFrom', 'GET', `${E}?dateTo=y&dateFrom=x`, undefined, date('dateFrom')],
+    ['events dateTo', 'GET', `${E}?dateFrom=2025-01-02&dateTo=2025-13-01`, undefined, date('dateTo')],
+    [
+      'events order',
+      'GET',
+      `${E}?dateFrom=2025-01-02&dateTo=2025-01-01`,
+      undefined,
+      'dateFrom must not be after dateTo',
+    ],
+    // dashboard: performance
+    ['performance repeated', 'GET', `${PF}?period=7d&period=30d`, undefined, 'period must be given once'],
+    ['performance period', 'GET', `${PF}?period=14d`, undefined, 'period must be one of 7d, 30d, 90d, all'],
+    [
+      'performance together',
+      'GET',
+      `${PF}?dateFrom=x&period=14d`,
+      undefined,
+      'dateFrom and dateTo must be given together',
+    ],
+    ['performance dateFrom', 'GET', `${PF}?dateFrom=x&dateTo=y&period=14d`, undefined, date('dateFrom')],
+    ['performance dateTo', 'GET', `${PF}?dateFrom=2025-01-01&dateTo=y`, undefined, date('dateTo')],
+    [
+      'performance order',
+      'GET',
+      `${PF}?dateFrom=2025-01-02&dateTo=2025-01-01`,
+      undefined,
+      'dateFrom must not be after dateTo',
+    ],
+    [
+      'performance length',
+      'GET',
+      `${PF}?dateFrom=2015-01-01&dateTo=2025-01-08`,
+      undefined,
+      'The date range must not exceed 3660 days',
+    ],
     // members
     ['member no body', 'POST', M, undefined, 'Request body must be a JSON object'],
     ['member null body', 'POST', M, null, 'Request body must be a JSON object'],
@@ -617,4 +701,10 @@ t.test('members, API keys and auth: the exact 400 strings and their precedence',
   t.equal((await call('POST', M, { email: ' a@b.co ', role: 'viewer' })).status, 500);
   t.equal((await call('PUT', `${K}/5`, { name: 'k', scopes: ['*'], program_scope: null })).status, 500);
   t.equal((await call('POST', '/api/auth/login', { email: 'a@b.co', password: '' })).status, 500);
+  for (const q of ['?page=007&pageSize=100&eventType=all&dateFrom=2025-01-01&dateTo=2025-01-01', '?x=1']) {
+    t.equal((await call('GET', `${E}${q}`)).status, 500, `events${q}`);
+  }
+  // With both dates, period is ignored (not validated); a repeated parameter on status is no 400.
+  t.equal((await call('GET', `${PF}?dateFrom=2025-01-01&dateTo=2025-01-07&period=14d`)).status, 500);
+  t.equal((await call('GET', '/api/tracking/status/1?a=1&a=2')).status, 500);
 });
