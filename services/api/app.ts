@@ -15,8 +15,6 @@ import { registerCommissionRoutes } from './modules/commissions/routes.ts';
 import { registerProcessorRoutes } from './modules/processor/routes.ts';
 import { registerDashboardRoutes } from './modules/dashboard/routes.ts';
 
-const authedRoutes: AuthedRoutes[] = [registerMemberRoutes, registerApiKeyRoutes, registerDashboardRoutes];
-
 /** Route modules whose TypeBox schemas validate (docs/api-modules.md). */
 const validatedRoutes: AuthedRoutes[] = [
   registerProgramRoutes,
@@ -24,6 +22,9 @@ const validatedRoutes: AuthedRoutes[] = [
   registerLinkRoutes,
   registerCommissionRoutes,
   registerProcessorRoutes,
+  registerMemberRoutes,
+  registerApiKeyRoutes,
+  registerDashboardRoutes,
 ];
 
 export async function apiPlugin(app: FastifyInstance, deps: ApiDeps): Promise<void> {
@@ -31,12 +32,15 @@ export async function apiPlugin(app: FastifyInstance, deps: ApiDeps): Promise<vo
     reply.header('cache-control', 'no-store');
     return payload;
   });
-  registerAuthRoutes(app, deps);
+  // Signup, login and logout sit outside the authenticated scope; their schemas validate too.
+  await app.register(async (auth) => {
+    auth.setValidatorCompiler(typeBoxValidator);
+    registerAuthRoutes(auth, deps);
+  });
   await app.register(async (authed) => {
     authed.addHook('onRequest', async (req) => {
       req.principal = await authenticate(deps.sql, req);
     });
-    for (const register of authedRoutes) register(authed, deps);
     await authed.register(async (validated) => {
       validated.setValidatorCompiler(typeBoxValidator);
       for (const register of validatedRoutes) register(validated, deps);

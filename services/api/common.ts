@@ -4,11 +4,11 @@ import type { FastifyRequest } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import type { ObjectOptions, SchemaOptions, Static, TProperties, TSchema } from '@sinclair/typebox';
 import type { Sql } from '../../shared/db/sql.ts';
-import { HttpError, errorResponses, noValidation } from '../../shared/http/server.ts';
+import { HttpError, errorResponses } from '../../shared/http/server.ts';
 import { pathId } from '../../shared/http/validation.ts';
 import { isPlainObject } from '../../shared/json.ts';
-import { principalOf, programAccess, requestedWorkspace } from './modules/auth/access.ts';
-import type { Permission, ProgramAccess } from './modules/auth/access.ts';
+import { manageWorkspace, principalOf, programAccess, requestedWorkspace } from './modules/auth/access.ts';
+import type { Permission, ProgramAccess, WorkspaceAccess } from './modules/auth/access.ts';
 
 export const managementSecurity: Record<string, string[]>[] = [{ session: [] }, { apiKey: [] }];
 
@@ -25,16 +25,6 @@ export function isUniqueViolation(err: unknown, constraint?: string): boolean {
 
 export const memberErrors = errorResponses(400, 401, 403, 404, 409);
 
-export const workspaceQuery = {
-  type: 'object',
-  properties: {
-    workspace_id: {
-      type: 'integer',
-      description: 'Workspace to act on; default: the first workspace where the caller is owner, then admin.',
-    },
-  },
-} as const;
-
 // ---- schema-validated routes (see docs/api-modules.md) ----
 
 export { PROGRAM_NOT_FOUND } from './modules/auth/service.ts';
@@ -46,6 +36,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** Set by the requireProgram hook: the program the route acts on, checked for its permission. */
     programAccess?: ProgramAccess;
+    /** Set by the requireManage hook: the workspace a member or API-key route manages. */
+    manageAccess?: WorkspaceAccess;
   }
 }
 
@@ -66,6 +58,29 @@ export function programOf(req: FastifyRequest): ProgramAccess {
   if (!req.programAccess) throw new Error('route has no requireProgram hook');
   return req.programAccess;
 }
+
+/**
+ * A preValidation hook of the member and API-key routes: the caller manages the workspace of
+ * `?workspace_id=` (or the body's, with `withBody`), so its 400 on workspace_id and its 404/403 come before
+ * any 400 of the body. Result via manageOf(req).
+ */
+export function requireManage(sql: Sql, withBody = false) {
+  return async (req: FastifyRequest): Promise<void> => {
+    req.manageAccess = await manageWorkspace(sql, req, withBody ? req.body : undefined);
+  };
+}
+
+/** What requireManage found. */
+export function manageOf(req: FastifyRequest): WorkspaceAccess {
+  if (!req.manageAccess) throw new Error('route has no requireManage hook');
+  return req.manageAccess;
+}
+
+/**
+ * A preValidation step for routes whose body is required: no body at all (or JSON null) is `Request body
+ * must be a JSON object`, as the hand validation answered (the schema validator reads it as {}).
+ */
+export const requireBodyObject = async (req: FastifyRequest): Promise<void> => void bodyObject(req.body);
 
 /**
  * `workspace_id` from the query or the body (null: the default workspace); a preValidation step, since the
@@ -136,18 +151,16 @@ export function bodyObject(b: unknown): Record<string, unknown> {
 }
 
 /**
- * Options of a workspace-level route (members, API keys): session only, `?workspace_id=`, validated by
- * hand (exact messages); `response` gets the workspace routes' error statuses.
+ * The schema of a workspace-level route (members, API keys): session only, `?workspace_id=`
+ * (WorkspaceIdQuery); `response` gets the workspace routes' error statuses. The access check is the route's
+ * requireManage (preValidation), the validation its TypeBox schemas.
  */
 export function workspaceRoute<S extends { summary: string; response: Record<number, unknown> }>(schema: S) {
   return {
-    validatorCompiler: noValidation,
-    schema: {
-      tags: ['management'],
-      security: sessionSecurity,
-      querystring: workspaceQuery,
-      ...schema,
-      response: { ...schema.response, ...memberErrors },
-    },
+    tags: ['management'],
+    security: sessionSecurity,
+    querystring: WorkspaceIdQuery,
+    ...schema,
+    response: { ...schema.response, ...memberErrors },
   };
 }

@@ -5,22 +5,28 @@
 // Workspace: POST and GET act on `?workspace_id=` (POST also takes it in the body), by default the one
 // workspaceAccess picks. PUT and DELETE act on the key's own workspace; a key of a workspace the caller is
 // not a member of (or not the `workspace_id` given) is 404, as is an unknown id.
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import { HttpError } from '../../../../shared/http/server.ts';
+import { Checked } from '../../../../shared/http/validation.ts';
+import type { TypeBoxProvider } from '../../../../shared/http/validation.ts';
 import { generateSecret, hashSecret, maskSecret } from '../../../../shared/domain/secrets.ts';
 import {
   DateTime,
   Nullable,
   Obj,
   StringEnum,
+  WorkspaceIdField,
   bodyObject,
   dataOf,
+  manageOf,
   parseId,
+  requireBodyObject,
+  requireManage,
   workspaceRoute,
 } from '../../common.ts';
 import type { ApiDeps } from '../../deps.ts';
-import { manageWorkspace, principalOf, workspaceAccess } from '../auth/access.ts';
+import { principalOf, workspaceAccess } from '../auth/access.ts';
 import type { Principal } from '../auth/access.ts';
 import { SCOPES, requestedWorkspace } from '../auth/service.ts';
 import { createApiKeyDal } from './dal.ts';
@@ -29,11 +35,16 @@ import {
   KEY_NOT_FOUND,
   KEY_REVOKED,
   PREFIX_LENGTH,
+  checkKeyUpdate,
   checkProgramsFound,
+  expiresAtError,
+  nameError,
   parseExpiresAt,
   parseName,
   parseProgramIds,
   parseScopes,
+  programIdsError,
+  scopesError,
   toKey,
 } from './service.ts';
 
@@ -59,17 +70,50 @@ const createdKey = Obj({
   ...keyProperties,
   key: Type.String({ description: 'The full key, `affk_…`. Shown only in this response.' }),
 });
-const idParams = Obj({ id: Type.Integer() });
-const name = Type.String({ minLength: 1, maxLength: 200 });
-const scopes = Type.Array(StringEnum(SCOPES), { minItems: 1, description: 'Default ["*"]' });
-const programScope = Type.Unsafe({
-  type: ['array', 'null'],
-  minItems: 1,
-  items: { type: ['string', 'integer'] },
-  description: 'Program ids (strings or integers) of this workspace; null (default): all programs',
-});
+const idParams = Obj({ id: Type.Integer({ minimum: 1 }) });
 
-export function registerApiKeyRoutes(app: FastifyInstance, deps: ApiDeps): void {
+// Request schemas (shared/http/validation.ts): each field is checked by the service's rule (Checked), whose
+// message it answers; `doc` is what the OpenAPI shows. Property order is the order of the checks.
+const name = Checked<string>(
+  { type: 'string', minLength: 1, maxLength: 200, description: '1 to 200 characters once trimmed' },
+  nameError,
+);
+const scopes = Checked<string[]>(
+  { ...Type.Array(StringEnum(SCOPES), { minItems: 1, description: 'Default ["*"]' }) },
+  scopesError,
+);
+const programScope = Checked<(string | number)[] | null>(
+  {
+    type: ['array', 'null'],
+    minItems: 1,
+    items: { type: ['string', 'integer'], pattern: '^[0-9]{1,15}$', minimum: 1 },
+    description: 'Program ids (strings or integers) of this workspace; null (default): all programs',
+  },
+  programIdsError,
+);
+const expiresAt = Checked<string | null>(
+  {
+    ...Nullable(
+      DateTime({ description: 'ISO 8601 with a time zone, in the future; null (default): no expiry' }),
+    ),
+  },
+  (v) => expiresAtError(v, Date.now()),
+);
+const CreateBody = Type.Object({
+  workspace_id: WorkspaceIdField,
+  name,
+  scopes: Type.Optional(scopes),
+  expires_at: Type.Optional(expiresAt),
+  program_scope: Type.Optional(programScope),
+});
+// expires_at and "nothing to update" are checked before these fields (checkKeyUpdate, preValidation).
+const UpdateBody = Type.Object(
+  { name: Type.Optional(name), scopes: Type.Optional(scopes), program_scope: Type.Optional(programScope) },
+  { minProperties: 1 },
+);
+
+export function registerApiKeyRoutes(fastify: FastifyInstance, deps: ApiDeps): void {
+  const app = fastify.withTypeProvider<TypeBoxProvider>();
   const { sql } = deps;
   const dal = createApiKeyDal(sql);
 
@@ -105,29 +149,32 @@ export function registerApiKeyRoutes(app: FastifyInstance, deps: ApiDeps): void 
     return row;
   }
 
+  /** keyForManagement as a preValidation hook (its 400/404/403 come before the body's); read with keyOf. */
+  const keys = new WeakMap<FastifyRequest, KeyRow>();
+  const requireKey = async (req: FastifyRequest): Promise<void> => {
+    keys.set(req, await keyForManagement(req));
+  };
+  const keyOf = (req: FastifyRequest): KeyRow => {
+    const row = keys.get(req);
+    if (row === undefined) throw new Error('route has no requireKey hook');
+    return row;
+  };
+
   app.post(
     '/api/advertiser/api-keys',
-    workspaceRoute({
-      summary: 'Create a management API key (dashboard session of an owner or admin); the key is shown once',
-      body: Type.Object({
-        name,
-        scopes: Type.Optional(scopes),
-        program_scope: Type.Optional(programScope),
-        expires_at: Type.Optional(
-          Nullable(
-            DateTime({
-              description: 'ISO 8601 with a time zone, in the future; null (default): no expiry',
-            }),
-          ),
-        ),
-        workspace_id: Type.Optional(Type.Integer({ description: 'Same as the query parameter' })),
+    {
+      preValidation: [requireManage(sql, true), requireBodyObject],
+      schema: workspaceRoute({
+        summary:
+          'Create a management API key (dashboard session of an owner or admin); the key is shown once',
+        body: CreateBody,
+        response: { 201: dataOf(createdKey) },
       }),
-      response: { 201: dataOf(createdKey) },
-    }),
+    },
     async (req, reply) => {
       const p = principalOf(req);
-      const { workspaceId } = await manageWorkspace(sql, req, req.body);
-      const b = bodyObject(req.body);
+      const { workspaceId } = manageOf(req);
+      const b = req.body;
       const name = parseName(b.name);
       const scopes = b.scopes === undefined ? ['*'] : parseScopes(b.scopes);
       const expiresAt = parseExpiresAt(b.expires_at, Date.now());
@@ -151,34 +198,31 @@ export function registerApiKeyRoutes(app: FastifyInstance, deps: ApiDeps): void 
 
   app.get(
     '/api/advertiser/api-keys',
-    workspaceRoute({
-      summary: "List the workspace's API keys, newest first, revoked ones included (masked only)",
-      response: { 200: dataOf(Type.Array(apiKey)) },
-    }),
-    async (req) => {
-      const { workspaceId } = await manageWorkspace(sql, req);
-      return { data: (await dal.list(workspaceId)).map(toKey) };
+    {
+      preValidation: requireManage(sql),
+      schema: workspaceRoute({
+        summary: "List the workspace's API keys, newest first, revoked ones included (masked only)",
+        response: { 200: dataOf(Type.Array(apiKey)) },
+      }),
     },
+    async (req) => ({ data: (await dal.list(manageOf(req).workspaceId)).map(toKey) }),
   );
 
   app.put(
     '/api/advertiser/api-keys/:id',
-    workspaceRoute({
-      summary: "Change an active key's name, scopes or program scope (takes effect on its next request)",
-      description: 'expires_at cannot be changed (400): create a new key instead. A revoked key is 409.',
-      params: idParams,
-      body: Obj({ name, scopes, program_scope: programScope }, { minProperties: 1 }),
-      response: { 200: dataOf(apiKey) },
-    }),
+    {
+      preValidation: [requireKey, async (req) => checkKeyUpdate(bodyObject(req.body))],
+      schema: workspaceRoute({
+        summary: "Change an active key's name, scopes or program scope (takes effect on its next request)",
+        description: 'expires_at cannot be changed (400): create a new key instead. A revoked key is 409.',
+        params: idParams,
+        body: UpdateBody,
+        response: { 200: dataOf(apiKey) },
+      }),
+    },
     async (req) => {
-      const current = await keyForManagement(req);
-      const b = bodyObject(req.body);
-      if (b.expires_at !== undefined) {
-        throw new HttpError(400, 'expires_at cannot be changed; create a new key instead');
-      }
-      if (b.name === undefined && b.scopes === undefined && b.program_scope === undefined) {
-        throw new HttpError(400, 'Nothing to update: send name, scopes or program_scope');
-      }
+      const current = keyOf(req);
+      const b = req.body;
       const name = b.name === undefined ? null : parseName(b.name);
       const scopes = b.scopes === undefined ? null : parseScopes(b.scopes);
       const ws = Number(current.workspace_id);
@@ -193,14 +237,17 @@ export function registerApiKeyRoutes(app: FastifyInstance, deps: ApiDeps): void 
 
   app.delete(
     '/api/advertiser/api-keys/:id',
-    workspaceRoute({
-      summary: 'Revoke a key (soft: status revoked, row kept); rejected (401) from its next request',
-      description: 'Idempotent: revoking a revoked key returns it unchanged.',
-      params: idParams,
-      response: { 200: dataOf(apiKey) },
-    }),
+    {
+      preValidation: requireKey,
+      schema: workspaceRoute({
+        summary: 'Revoke a key (soft: status revoked, row kept); rejected (401) from its next request',
+        description: 'Idempotent: revoking a revoked key returns it unchanged.',
+        params: idParams,
+        response: { 200: dataOf(apiKey) },
+      }),
+    },
     async (req) => {
-      const current = await keyForManagement(req);
+      const current = keyOf(req);
       return { data: toKey((await dal.revoke(current.id)) ?? current) };
     },
   );

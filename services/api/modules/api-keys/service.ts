@@ -26,41 +26,74 @@ export const toKey = (r: KeyRow) => ({
   key_masked: r.key_masked,
 });
 
-export function parseName(v: unknown): string {
-  if (v === undefined || v === null) throw new HttpError(400, 'name is required');
+// Each input rule is a function that answers the message (or null): the route schemas check with it
+// (Checked), and the parse functions below throw it as a 400 and return the normalised value.
+
+const fail = (message: string | null): void => {
+  if (message !== null) throw new HttpError(400, message);
+};
+
+export function nameError(v: unknown): string | null {
+  if (v === undefined || v === null) return 'name is required';
   const name = typeof v === 'string' ? v.trim() : '';
-  if (name.length < 1 || name.length > 200) {
-    throw new HttpError(400, 'name must be a string of 1 to 200 characters');
+  return name.length < 1 || name.length > 200 ? 'name must be a string of 1 to 200 characters' : null;
+}
+
+export function parseName(v: unknown): string {
+  fail(nameError(v));
+  return (v as string).trim();
+}
+
+export function scopesError(v: unknown): string | null {
+  if (!Array.isArray(v) || v.length === 0 || v.some((s) => typeof s !== 'string')) {
+    return 'scopes must be a non-empty array of strings';
   }
-  return name;
+  for (const s of v as string[]) {
+    if (!(SCOPES as readonly string[]).includes(s))
+      return `Unknown scope: ${s}. Allowed: ${SCOPES.join(', ')}`;
+  }
+  return null;
 }
 
 export function parseScopes(v: unknown): string[] {
-  if (!Array.isArray(v) || v.length === 0 || v.some((s) => typeof s !== 'string')) {
-    throw new HttpError(400, 'scopes must be a non-empty array of strings');
-  }
-  for (const s of v as string[]) {
-    if (!(SCOPES as readonly string[]).includes(s)) {
-      throw new HttpError(400, `Unknown scope: ${s}. Allowed: ${SCOPES.join(', ')}`);
-    }
-  }
+  fail(scopesError(v));
   return [...new Set(v as string[])];
+}
+
+export function programIdsError(v: unknown): string | null {
+  if (v === null) return null;
+  if (!Array.isArray(v) || v.length === 0) {
+    return 'program_scope must be null or a non-empty array of program ids';
+  }
+  for (const x of v as unknown[]) {
+    if (parseId(x) === null) return `program_scope has an invalid program id: ${JSON.stringify(x)}`;
+  }
+  return null;
 }
 
 /** program_scope's ids, deduplicated; null = every program (whether they exist: checkProgramsFound). */
 export function parseProgramIds(v: unknown): number[] | null {
+  fail(programIdsError(v));
   if (v === null) return null;
-  if (!Array.isArray(v) || v.length === 0) {
-    throw new HttpError(400, 'program_scope must be null or a non-empty array of program ids');
-  }
   const ids: number[] = [];
   for (const x of v as unknown[]) {
-    const id = parseId(x);
-    if (id === null)
-      throw new HttpError(400, `program_scope has an invalid program id: ${JSON.stringify(x)}`);
+    const id = parseId(x)!;
     if (!ids.includes(id)) ids.push(id);
   }
   return ids;
+}
+
+/**
+ * The body of a key update, before its fields: expires_at never changes, and something must. A
+ * preValidation step (these come before the fields' own checks).
+ */
+export function checkKeyUpdate(b: Record<string, unknown>): void {
+  if (b.expires_at !== undefined) {
+    throw new HttpError(400, 'expires_at cannot be changed; create a new key instead');
+  }
+  if (b.name === undefined && b.scopes === undefined && b.program_scope === undefined) {
+    throw new HttpError(400, 'Nothing to update: send name, scopes or program_scope');
+  }
 }
 
 /** 400 unless every id is a live program of the workspace (`found`). */
@@ -71,12 +104,17 @@ export function checkProgramsFound(ids: number[], found: ReadonlySet<number>): v
   }
 }
 
-export function parseExpiresAt(v: unknown, nowMs: number): Date | null {
+const expiresAtMs = (v: unknown): number =>
+  typeof v === 'string' && ISO_DATETIME.test(v) ? Date.parse(v) : NaN;
+
+export function expiresAtError(v: unknown, nowMs: number): string | null {
   if (v === undefined || v === null) return null;
-  const ms = typeof v === 'string' && ISO_DATETIME.test(v) ? Date.parse(v) : NaN;
-  if (Number.isNaN(ms)) {
-    throw new HttpError(400, 'expires_at must be an ISO 8601 datetime with a time zone, or null');
-  }
-  if (ms <= nowMs) throw new HttpError(400, 'expires_at must be in the future');
-  return new Date(ms);
+  const ms = expiresAtMs(v);
+  if (Number.isNaN(ms)) return 'expires_at must be an ISO 8601 datetime with a time zone, or null';
+  return ms <= nowMs ? 'expires_at must be in the future' : null;
+}
+
+export function parseExpiresAt(v: unknown, nowMs: number): Date | null {
+  fail(expiresAtError(v, nowMs));
+  return v === undefined || v === null ? null : new Date(expiresAtMs(v));
 }

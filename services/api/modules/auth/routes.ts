@@ -1,24 +1,33 @@
 // POST /api/auth/signup, /api/auth/login, /api/auth/logout (CONTRACT "Dashboard sessions").
 import type { FastifyInstance } from 'fastify';
 import { Type } from '@sinclair/typebox';
-import { HttpError, ERROR_SCHEMA, noValidation, errorResponses } from '../../../../shared/http/server.ts';
-import { isPlainObject } from '../../../../shared/json.ts';
+import { HttpError, ERROR_SCHEMA, errorResponses } from '../../../../shared/http/server.ts';
+import { Checked } from '../../../../shared/http/validation.ts';
+import type { TypeBoxProvider } from '../../../../shared/http/validation.ts';
 import { generateSecret, hashSecret } from '../../../../shared/domain/secrets.ts';
 import { DUMMY_HASH, hashPassword, verifyPassword } from '../../../../shared/domain/passwords.ts';
-import { DateTime, Nullable, Obj, dataOf } from '../../common.ts';
+import { DateTime, Nullable, Obj, dataOf, requireBodyObject } from '../../common.ts';
 import type { ApiDeps } from '../../deps.ts';
 import { authenticate } from './access.ts';
 import { createAuthDal } from './dal.ts';
-import { parseSignup } from './service.ts';
+import { optionalNameError, parseSignup, passwordError, signupEmailError } from './service.ts';
 
 const signupSchema = {
   tags: ['auth'],
   summary: 'Create a user and the workspace it owns; returns a session',
+  // Property order is the order of the checks (shared/http/validation.ts).
   body: Type.Object({
-    email: Type.String({ format: 'email' }),
-    password: Type.String({ minLength: 10 }),
-    name: Type.Optional(Type.String()),
-    workspace_name: Type.Optional(Type.String()),
+    email: Checked<string>({ type: 'string', format: 'email', maxLength: 320 }, signupEmailError),
+    password: Checked<string>({ type: 'string', minLength: 10, maxLength: 1024 }, passwordError),
+    name: Type.Optional(
+      Checked<string | null>({ type: ['string', 'null'], maxLength: 200 }, optionalNameError('name')),
+    ),
+    workspace_name: Type.Optional(
+      Checked<string | null>(
+        { type: ['string', 'null'], maxLength: 200 },
+        optionalNameError('workspace_name'),
+      ),
+    ),
   }),
   response: {
     201: dataOf(
@@ -35,7 +44,10 @@ const signupSchema = {
 const loginSchema = {
   tags: ['auth'],
   summary: 'Log in; returns a session token',
-  body: Type.Object({ email: Type.String(), password: Type.String() }),
+  body: Type.Object(
+    { email: Type.String(), password: Type.String() },
+    { errorMessage: 'email and password are required' },
+  ),
   response: {
     200: dataOf(Obj({ session_token: Type.String(), expires_at: DateTime() })),
     ...errorResponses(400, 401),
@@ -48,7 +60,12 @@ const logoutSchema = {
   response: { 204: Type.Null(), 401: ERROR_SCHEMA },
 };
 
-export function registerAuthRoutes(app: FastifyInstance, deps: ApiDeps): void {
+/**
+ * Registers signup, login and logout; `app` must validate with typeBoxValidator (app.ts gives them their own
+ * scope: they are outside the authenticated one).
+ */
+export function registerAuthRoutes(fastify: FastifyInstance, deps: ApiDeps): void {
+  const app = fastify.withTypeProvider<TypeBoxProvider>();
   const { sql } = deps;
   const dal = createAuthDal(sql);
 
@@ -61,7 +78,8 @@ export function registerAuthRoutes(app: FastifyInstance, deps: ApiDeps): void {
 
   app.post(
     '/api/auth/signup',
-    { validatorCompiler: noValidation, schema: signupSchema },
+    // No body at all (or JSON null) is `Request body must be a JSON object`, as before the schema.
+    { preValidation: requireBodyObject, schema: signupSchema },
     async (req, reply) => {
       const s = parseSignup(req.body);
       const passwordHash = await hashPassword(s.password);
@@ -78,11 +96,8 @@ export function registerAuthRoutes(app: FastifyInstance, deps: ApiDeps): void {
     },
   );
 
-  app.post('/api/auth/login', { validatorCompiler: noValidation, schema: loginSchema }, async (req) => {
+  app.post('/api/auth/login', { schema: loginSchema }, async (req) => {
     const b = req.body;
-    if (!isPlainObject(b) || typeof b.email !== 'string' || typeof b.password !== 'string') {
-      throw new HttpError(400, 'email and password are required');
-    }
     const user = await dal.userByEmail(b.email.trim());
     // Verify against a dummy hash for unknown emails, so timing does not reveal which emails exist.
     const ok = await verifyPassword(b.password, user?.password_hash ?? DUMMY_HASH);

@@ -91,22 +91,39 @@ export interface Signup {
   workspaceName: string;
 }
 
+// The signup fields' rules, each answering its message or null: the route's schema checks with them
+// (Checked, in this order), and parseSignup applies them in the same order.
+export function signupEmailError(v: unknown): string | null {
+  const email = typeof v === 'string' ? v.trim() : '';
+  return !EMAIL_RE.test(email) || email.length > 320 ? 'email must be a valid email address' : null;
+}
+
+export function passwordError(v: unknown): string | null {
+  if (typeof v !== 'string' || v.length < 10) return 'password must be at least 10 characters';
+  return v.length > 1024 ? 'password must be at most 1024 characters' : null;
+}
+
+/** name and workspace_name: omitted, null or a string of at most 200 characters. */
+export const optionalNameError =
+  (field: 'name' | 'workspace_name') =>
+  (v: unknown): string | null =>
+    v !== undefined && v !== null && (typeof v !== 'string' || v.length > 200)
+      ? `${field} must be a string of at most 200 characters`
+      : null;
+
 /** The signup body, checked (each 400 with its own message). */
 export function parseSignup(b: unknown): Signup {
   if (!isPlainObject(b)) throw new HttpError(400, 'Request body must be a JSON object');
-  const email = typeof b.email === 'string' ? b.email.trim() : '';
-  if (!EMAIL_RE.test(email) || email.length > 320)
-    throw new HttpError(400, 'email must be a valid email address');
-  if (typeof b.password !== 'string' || b.password.length < 10) {
-    throw new HttpError(400, 'password must be at least 10 characters');
+  for (const message of [
+    signupEmailError(b.email),
+    passwordError(b.password),
+    optionalNameError('name')(b.name),
+    optionalNameError('workspace_name')(b.workspace_name),
+  ]) {
+    if (message !== null) throw new HttpError(400, message);
   }
-  if (b.password.length > 1024) throw new HttpError(400, 'password must be at most 1024 characters');
-  for (const f of ['name', 'workspace_name'] as const) {
-    if (b[f] !== undefined && b[f] !== null && (typeof b[f] !== 'string' || (b[f] as string).length > 200)) {
-      throw new HttpError(400, `${f} must be a string of at most 200 characters`);
-    }
-  }
+  const email = (b.email as string).trim();
   const name = (b.name as string | undefined)?.trim() || null;
   const workspaceName = (b.workspace_name as string | undefined)?.trim() || `${name ?? email}'s workspace`;
-  return { email, password: b.password, name, workspaceName };
+  return { email, password: b.password as string, name, workspaceName };
 }

@@ -57,17 +57,22 @@ export interface Range {
   hi: number | null;
 }
 
+const dateMessage = (name: 'dateFrom' | 'dateTo') =>
+  `${name} must be an ISO 8601 date or date-time (e.g. 2025-01-31 or 2025-01-31T12:00:00Z)`;
+
+/** The message when a dateFrom/dateTo value is not a date parseRange takes, else null (for the schemas). */
+export const dateError =
+  (name: 'dateFrom' | 'dateTo') =>
+  (v: unknown): string | null =>
+    v === undefined || (typeof v === 'string' && parseIsoDate(v)) ? null : dateMessage(name);
+
 /** dateFrom/dateTo query values → an inclusive range as [lo, hi); 400 when malformed or empty. */
 export function parseRange(query: Record<string, unknown>): Range {
   const one = (name: 'dateFrom' | 'dateTo'): ParsedDate | null => {
     const v = query[name];
     if (v === undefined) return null;
     const p = typeof v === 'string' ? parseIsoDate(v) : null;
-    if (!p)
-      throw new HttpError(
-        400,
-        `${name} must be an ISO 8601 date or date-time (e.g. 2025-01-31 or 2025-01-31T12:00:00Z)`,
-      );
+    if (!p) throw new HttpError(400, dateMessage(name));
     return p;
   };
   const from = one('dateFrom');

@@ -15,8 +15,8 @@
 //   both dates, period is ignored (not validated). `all` runs from the program's creation day to today.
 //   meta dates are the first instant of the first day and the last millisecond of the last day.
 // How the reads stay fast: dal.ts.
-import type { FastifyInstance } from 'fastify';
-import { HttpError, noValidation } from '../../../../shared/http/server.ts';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { HttpError } from '../../../../shared/http/server.ts';
 import { isPlainObject } from '../../../../shared/json.ts';
 import { parseId } from '../../common.ts';
 import type { ApiDeps } from '../../deps.ts';
@@ -26,6 +26,7 @@ import { createDashboardDal } from './dal.ts';
 import { dayOfMs } from './dates.ts';
 import { eventsSchema, performanceSchema, statusSchema } from './schemas.ts';
 import {
+  checkPerformanceShape,
   eventsBody,
   parseEventsQuery,
   parsePerformanceQuery,
@@ -53,38 +54,66 @@ export function registerDashboardRoutes(app: FastifyInstance, deps: ApiDeps): vo
     return programAccess(sql, p, parseId(raw) ?? 0, permission);
   }
 
-  const opts = { validatorCompiler: noValidation };
+  // The access check runs in preValidation, on the raw path text (before the params are converted), so its
+  // 401/404/403 come before any 400 of the query; for events and performance, a parameter given twice is
+  // the next 400 (queryOf).
+  const checked = new WeakMap<FastifyRequest, { access: ProgramAccess; programId: string }>();
+  const requireAccess = (permission: Permission) => async (req: FastifyRequest) => {
+    const acc = await access(req, permission);
+    checked.set(req, { access: acc, programId: (req.params as { programId: string }).programId });
+  };
+  const onceEach = async (req: FastifyRequest) => void queryOf(req);
+  const accessOf = (req: FastifyRequest) => {
+    const c = checked.get(req);
+    if (c === undefined) throw new Error('route has no requireAccess hook');
+    return c;
+  };
 
-  app.get('/api/tracking/status/:programId', { ...opts, schema: statusSchema }, async (req) => {
-    const acc = await access(req, 'tracking:read');
-    const row = await dal.status(acc.programId, acc.workspaceId);
-    return statusBody((req.params as { programId: string }).programId, row, new Date());
-  });
+  app.get(
+    '/api/tracking/status/:programId',
+    { preValidation: requireAccess('tracking:read'), schema: statusSchema },
+    async (req) => {
+      const { access: acc, programId } = accessOf(req);
+      const row = await dal.status(acc.programId, acc.workspaceId);
+      return statusBody(programId, row, new Date());
+    },
+  );
 
-  app.get('/api/tracking/events/:programId', { ...opts, schema: eventsSchema }, async (req) => {
-    const acc = await access(req, 'tracking:list');
-    const q = parseEventsQuery(queryOf(req));
-    const { total, rows } = await readEventsPage(dal, acc.programId, q);
-    return eventsBody(q, total, rows);
-  });
+  app.get(
+    '/api/tracking/events/:programId',
+    { preValidation: [requireAccess('tracking:list'), onceEach], schema: eventsSchema },
+    async (req) => {
+      const acc = accessOf(req).access;
+      const q = parseEventsQuery(queryOf(req));
+      const { total, rows } = await readEventsPage(dal, acc.programId, q);
+      return eventsBody(q, total, rows);
+    },
+  );
 
-  app.get('/api/tracking/performance/:programId', { ...opts, schema: performanceSchema }, async (req) => {
-    const acc = await access(req, 'dashboard:view');
-    const q = parsePerformanceQuery(queryOf(req));
-    const today = dayOfMs(Date.now());
-    const { first, last } =
-      q.period === 'custom'
-        ? q
-        : periodDays(
-            q.period,
-            today,
-            q.period === 'all' ? dayOfMs((await dal.programCreatedAt(acc.programId)).getTime()) : today,
-          );
-    const prev = previousDays(first, last);
-    const [stats, partners] = await Promise.all([
-      dal.dailyStats(acc.programId, prev.first, last),
-      dal.partnersByDay(acc.programId, prev.first, last),
-    ]);
-    return performanceBody(q.period, first, last, statsByDay(stats, partners));
-  });
+  app.get(
+    '/api/tracking/performance/:programId',
+    {
+      preValidation: [requireAccess('dashboard:view'), async (req) => checkPerformanceShape(queryOf(req))],
+      schema: performanceSchema,
+    },
+    async (req) => {
+      const acc = accessOf(req).access;
+      const q = parsePerformanceQuery(queryOf(req));
+      const today = dayOfMs(Date.now());
+      const { first, last } =
+        q.period === 'custom'
+          ? q
+          : periodDays(
+              q.period,
+              today,
+              q.period === 'all' ? dayOfMs((await dal.programCreatedAt(acc.programId)).getTime()) : today,
+            );
+      const prev = previousDays(first, last);
+      const [stats, partners] = await Promise.all([
+        dal.dailyStats(acc.programId, prev.first, last),
+        dal.partnersByDay(acc.programId, prev.first, last),
+      ]);
+      return performanceBody(q.period, first, last, statsByDay(stats, partners));
+    },
+  );
 }

@@ -1,14 +1,20 @@
-// Schemas of the dashboard reads, for the OpenAPI document and response serialisation. Requests are
-// validated by hand in service.ts, with exact messages.
+// Schemas of the dashboard reads: the query schemas validate (shared/http/validation.ts; each field by the
+// service's own rule, in the order of the old checks), and all of them make the OpenAPI document and
+// serialise the answers. What a schema cannot state stays in service.ts: a parameter given twice (queryOf)
+// and the performance query's shape (checkPerformanceShape) run before the fields, as preValidation; the
+// order of dateFrom and dateTo and the custom range's length are checked by the handlers.
 import { Type } from '@sinclair/typebox';
 import { errorResponses } from '../../../../shared/http/server.ts';
+import { Checked, StringEnum as CheckedEnum } from '../../../../shared/http/validation.ts';
 import { DateTime, Nullable, Obj, StringEnum } from '../../common.ts';
-import { MAX_PAGE_SIZE } from './service.ts';
+import { dateError } from './dates.ts';
+import { EVENT_TYPE_ERROR, MAX_PAGE_SIZE, PAGE_ERROR, PAGE_SIZE_ERROR, positiveError } from './service.ts';
 
 const security = [{ session: [] }];
 const errors = errorResponses(400, 401, 403, 404);
 const params = Type.Object({ programId: Type.Integer({ description: 'Program id' }) });
-const dateQuery = (description: string) => Type.String({ description });
+const dateQuery = (name: 'dateFrom' | 'dateTo', description: string) =>
+  Checked<string>({ type: 'string', description }, dateError(name));
 const DATE_QUERY = 'ISO 8601 date (YYYY-MM-DD, a whole UTC day) or date-time (no offset = UTC); inclusive.';
 
 const testStats = Obj({
@@ -57,11 +63,19 @@ export const eventsSchema = {
   security,
   params,
   querystring: Obj({
-    page: Type.Integer({ minimum: 1, default: 1 }),
-    pageSize: Type.Integer({ minimum: 1, maximum: MAX_PAGE_SIZE, default: 10 }),
-    eventType: StringEnum(['all', 'click', 'lead', 'conversion'], { default: 'all' }),
-    dateFrom: dateQuery(DATE_QUERY),
-    dateTo: dateQuery(DATE_QUERY),
+    page: Checked<number>(
+      { type: 'integer', minimum: 1, default: 1 },
+      positiveError(Number.MAX_SAFE_INTEGER, PAGE_ERROR),
+    ),
+    pageSize: Checked<number>(
+      { type: 'integer', minimum: 1, maximum: MAX_PAGE_SIZE, default: 10 },
+      positiveError(MAX_PAGE_SIZE, PAGE_SIZE_ERROR),
+    ),
+    eventType: CheckedEnum(['all', 'click', 'lead', 'conversion'] as const, EVENT_TYPE_ERROR, {
+      default: 'all',
+    }),
+    dateFrom: dateQuery('dateFrom', DATE_QUERY),
+    dateTo: dateQuery('dateTo', DATE_QUERY),
   }),
   response: {
     200: Obj({
@@ -102,9 +116,10 @@ export const performanceSchema = {
   security,
   params,
   querystring: Obj({
-    period: StringEnum(['7d', '30d', '90d', 'all'], { default: '7d' }),
-    dateFrom: dateQuery('With dateTo: a custom range of whole UTC days'),
-    dateTo: dateQuery('With dateFrom: a custom range of whole UTC days'),
+    // Checked before the fields, and only without dates (checkPerformanceShape): here it is documented.
+    period: Checked<string>({ type: 'string', enum: ['7d', '30d', '90d', 'all'], default: '7d' }, () => null),
+    dateFrom: dateQuery('dateFrom', 'With dateTo: a custom range of whole UTC days'),
+    dateTo: dateQuery('dateTo', 'With dateFrom: a custom range of whole UTC days'),
   }),
   response: {
     200: Obj({

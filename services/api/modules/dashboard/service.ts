@@ -27,13 +27,30 @@ export function queryOf(req: { query: unknown }): Record<string, unknown> {
   return q;
 }
 
+export const PAGE_ERROR = 'page must be an integer of at least 1';
+export const PAGE_SIZE_ERROR = `pageSize must be an integer between 1 and ${MAX_PAGE_SIZE}`;
+export const EVENT_TYPE_ERROR = 'eventType must be one of click, lead, conversion (or all)';
+export const PERIOD_ERROR = 'period must be one of 7d, 30d, 90d, all';
+
+/**
+ * A positive integer query parameter up to `max` (its decimal text, or the number the schema validator
+ * made of plain digits), else `message`; absent is fine (the default).
+ */
+export const positiveError =
+  (max: number, message: string) =>
+  (v: unknown): string | null => {
+    if (v === undefined) return null;
+    const n = parseId(v);
+    return n === null || n > max ? message : null;
+  };
+
 /** A positive integer query parameter up to `max`, `dflt` when absent; 400 with `message` otherwise. */
 function positiveParam(q: Record<string, unknown>, name: string, dflt: number, max: number, message: string) {
   const v = q[name];
   if (v === undefined) return dflt;
-  const n = typeof v === 'string' ? parseId(v) : null;
-  if (n === null || n > max) throw new HttpError(400, message);
-  return n;
+  const error = positiveError(max, message)(v);
+  if (error !== null) throw new HttpError(400, error);
+  return parseId(v)!;
 }
 
 export interface EventsQuery {
@@ -44,17 +61,11 @@ export interface EventsQuery {
 }
 
 export function parseEventsQuery(q: Record<string, unknown>): EventsQuery {
-  const page = positiveParam(q, 'page', 1, Number.MAX_SAFE_INTEGER, 'page must be an integer of at least 1');
-  const size = positiveParam(
-    q,
-    'pageSize',
-    10,
-    MAX_PAGE_SIZE,
-    `pageSize must be an integer between 1 and ${MAX_PAGE_SIZE}`,
-  );
+  const page = positiveParam(q, 'page', 1, Number.MAX_SAFE_INTEGER, PAGE_ERROR);
+  const size = positiveParam(q, 'pageSize', 10, MAX_PAGE_SIZE, PAGE_SIZE_ERROR);
   const et = q.eventType ?? 'all';
   if (et !== 'all' && !(KINDS as readonly unknown[]).includes(et)) {
-    throw new HttpError(400, 'eventType must be one of click, lead, conversion (or all)');
+    throw new HttpError(400, EVENT_TYPE_ERROR);
   }
   const kinds = et === 'all' ? KINDS : [et as Kind];
   return { page, size, kinds, range: parseRange(q) };
@@ -248,11 +259,26 @@ export type Period = keyof typeof PERIOD_DAYS | 'all';
 /** The requested window: a custom range of whole days (first..last), or a named period. */
 export type PerformanceQuery = { period: 'custom'; first: number; last: number } | { period: Period };
 
-export function parsePerformanceQuery(q: Record<string, unknown>): PerformanceQuery {
+/**
+ * The rules of the performance query a schema cannot state, checked before its fields: dateFrom and dateTo
+ * come together, and then period is ignored; without them, period is checked.
+ */
+export function checkPerformanceShape(q: Record<string, unknown>): void {
   if (q.dateFrom !== undefined || q.dateTo !== undefined) {
     if (q.dateFrom === undefined || q.dateTo === undefined) {
       throw new HttpError(400, 'dateFrom and dateTo must be given together');
     }
+    return;
+  }
+  const p = q.period ?? '7d';
+  if (p !== 'all' && !(typeof p === 'string' && Object.hasOwn(PERIOD_DAYS, p))) {
+    throw new HttpError(400, PERIOD_ERROR);
+  }
+}
+
+export function parsePerformanceQuery(q: Record<string, unknown>): PerformanceQuery {
+  checkPerformanceShape(q);
+  if (q.dateFrom !== undefined || q.dateTo !== undefined) {
     const range = parseRange(q);
     const first = dayOfUs(range.lo!);
     const last = dayOfUs(range.hi! - 1);
@@ -261,11 +287,7 @@ export function parsePerformanceQuery(q: Record<string, unknown>): PerformanceQu
     }
     return { period: 'custom', first, last };
   }
-  const p = q.period ?? '7d';
-  if (p !== 'all' && !(typeof p === 'string' && Object.hasOwn(PERIOD_DAYS, p))) {
-    throw new HttpError(400, 'period must be one of 7d, 30d, 90d, all');
-  }
-  return { period: p as Period };
+  return { period: (q.period ?? '7d') as Period };
 }
 
 /** The days of a named period ending today; `all` starts at the program's creation day. */

@@ -3,13 +3,26 @@
 // manages members; an `affk_` key gets 403. The workspace is `?workspace_id=` (POST also takes it in the
 // body), by default the one workspaceAccess picks (the caller's owner, then admin, membership).
 // The rules are in service.ts.
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import { HttpError } from '../../../../shared/http/server.ts';
-import { DateTime, Nullable, Obj, StringEnum, bodyObject, dataOf, workspaceRoute } from '../../common.ts';
+import { Checked } from '../../../../shared/http/validation.ts';
+import type { TypeBoxProvider } from '../../../../shared/http/validation.ts';
+import {
+  DateTime,
+  Nullable,
+  Obj,
+  StringEnum,
+  WorkspaceIdField,
+  dataOf,
+  manageOf,
+  requireBodyObject,
+  requireManage,
+  workspaceRoute,
+} from '../../common.ts';
 import type { ApiDeps } from '../../deps.ts';
-import { manageWorkspace } from '../auth/access.ts';
 import { ROLES } from '../auth/service.ts';
+import type { Role } from '../auth/service.ts';
 import * as dal from './dal.ts';
 import {
   MEMBER_NOT_FOUND,
@@ -17,8 +30,9 @@ import {
   checkRemoval,
   checkRoleChange,
   keepsNoKeys,
-  parseRole,
+  memberEmailError,
   parseUserId,
+  roleError,
   toMember,
 } from './service.ts';
 
@@ -31,19 +45,49 @@ const member = Obj({
   created_at: DateTime({ description: 'When the user first joined' }),
 });
 const memberData = dataOf(member);
-const userParams = Obj({ userId: Type.Integer() });
+const userParams = Obj({ userId: Type.Integer({ minimum: 1 }) });
 
-export function registerMemberRoutes(app: FastifyInstance, deps: ApiDeps): void {
+// Request schemas (shared/http/validation.ts): property order is the order of the checks.
+const RoleField = Checked<Role>({ type: 'string', enum: [...ROLES] }, roleError);
+const AddBody = Type.Object({
+  workspace_id: WorkspaceIdField,
+  email: Checked<string>(
+    { type: 'string', pattern: '\\S', description: 'Email the user signed up with (case-insensitive)' },
+    memberEmailError,
+  ),
+  role: RoleField,
+});
+const RoleBody = Type.Object({ role: RoleField });
+
+/**
+ * `:userId`, checked in preValidation on the raw path text (400 `userId must be a positive integer`, after
+ * the workspace's 404/403 and before the body's 400s); read with userIdOf.
+ */
+const userIds = new WeakMap<FastifyRequest, number>();
+const requireUserId = async (req: FastifyRequest): Promise<void> => {
+  userIds.set(req, parseUserId((req.params as { userId?: unknown }).userId));
+};
+const userIdOf = (req: FastifyRequest): number => {
+  const id = userIds.get(req);
+  if (id === undefined) throw new Error('route has no requireUserId hook');
+  return id;
+};
+
+export function registerMemberRoutes(fastify: FastifyInstance, deps: ApiDeps): void {
+  const app = fastify.withTypeProvider<TypeBoxProvider>();
   const { sql } = deps;
 
   app.get(
     '/api/advertiser/members',
-    workspaceRoute({
-      summary: 'List the members of a workspace (active and inactive); owner or admin, session only',
-      response: { 200: dataOf(Type.Array(member)) },
-    }),
+    {
+      preValidation: requireManage(sql),
+      schema: workspaceRoute({
+        summary: 'List the members of a workspace (active and inactive); owner or admin, session only',
+        response: { 200: dataOf(Type.Array(member)) },
+      }),
+    },
     async (req) => {
-      const { workspaceId } = await manageWorkspace(sql, req);
+      const { workspaceId } = manageOf(req);
       const rows = await dal.listMembers(sql, workspaceId);
       return { data: rows.map(toMember) };
     },
@@ -51,25 +95,19 @@ export function registerMemberRoutes(app: FastifyInstance, deps: ApiDeps): void 
 
   app.post(
     '/api/advertiser/members',
-    workspaceRoute({
-      summary: 'Add a signed-up user to the workspace, or reactivate an inactive member with a new role',
-      body: Type.Object({
-        email: Type.String({ description: 'Email the user signed up with (case-insensitive)' }),
-        role: StringEnum(ROLES),
-        workspace_id: Type.Optional(Type.Integer({ description: 'Same as the query parameter' })),
+    {
+      preValidation: [requireManage(sql, true), requireBodyObject],
+      schema: workspaceRoute({
+        summary: 'Add a signed-up user to the workspace, or reactivate an inactive member with a new role',
+        body: AddBody,
+        response: { 201: memberData },
       }),
-      response: { 201: memberData },
-    }),
+    },
     async (req, reply) => {
-      const access = await manageWorkspace(sql, req, req.body);
-      const b = bodyObject(req.body);
-      if (b.email === undefined || b.email === null || (typeof b.email === 'string' && !b.email.trim())) {
-        throw new HttpError(400, 'email is required');
-      }
-      if (typeof b.email !== 'string') throw new HttpError(400, 'email must be a string');
-      const role = parseRole(b.role);
+      const access = manageOf(req);
+      const { role } = req.body;
       if (role === 'owner' && access.role !== 'owner') throw new HttpError(403, OWNER_ONLY);
-      const userId = await dal.userIdByEmail(sql, b.email.trim());
+      const userId = await dal.userIdByEmail(sql, req.body.email.trim());
       if (userId === null) throw new HttpError(404, 'User not found');
       if (!(await dal.addMember(sql, access.workspaceId, userId, role))) {
         throw new HttpError(409, 'User is already an active member of this workspace');
@@ -81,16 +119,19 @@ export function registerMemberRoutes(app: FastifyInstance, deps: ApiDeps): void 
 
   app.put(
     '/api/advertiser/members/:userId',
-    workspaceRoute({
-      summary: "Change an active member's role",
-      params: userParams,
-      body: Type.Object({ role: StringEnum(ROLES) }),
-      response: { 200: memberData },
-    }),
+    {
+      preValidation: [requireManage(sql), requireUserId, requireBodyObject],
+      schema: workspaceRoute({
+        summary: "Change an active member's role",
+        params: userParams,
+        body: RoleBody,
+        response: { 200: memberData },
+      }),
+    },
     async (req) => {
-      const access = await manageWorkspace(sql, req);
-      const userId = parseUserId((req.params as { userId?: unknown }).userId);
-      const role = parseRole(bodyObject(req.body).role);
+      const access = manageOf(req);
+      const userId = userIdOf(req);
+      const { role } = req.body;
       const ws = access.workspaceId;
       const row = await sql.begin(async (tx) => {
         const lastOwner = await dal.lockAndCheckLastOwner(tx, ws, userId);
@@ -107,17 +148,20 @@ export function registerMemberRoutes(app: FastifyInstance, deps: ApiDeps): void 
 
   app.delete(
     '/api/advertiser/members/:userId',
-    workspaceRoute({
-      summary: 'Deactivate a membership (kept, status inactive); idempotent',
-      description:
-        'Returns 200 with the member, now `inactive`. Deactivating an inactive member changes nothing. ' +
-        "The member's API keys in this workspace are revoked. The last active owner cannot be removed (409).",
-      params: userParams,
-      response: { 200: memberData },
-    }),
+    {
+      preValidation: [requireManage(sql), requireUserId],
+      schema: workspaceRoute({
+        summary: 'Deactivate a membership (kept, status inactive); idempotent',
+        description:
+          'Returns 200 with the member, now `inactive`. Deactivating an inactive member changes nothing. ' +
+          "The member's API keys in this workspace are revoked. The last active owner cannot be removed (409).",
+        params: userParams,
+        response: { 200: memberData },
+      }),
+    },
     async (req) => {
-      const access = await manageWorkspace(sql, req);
-      const userId = parseUserId((req.params as { userId?: unknown }).userId);
+      const access = manageOf(req);
+      const userId = userIdOf(req);
       const ws = access.workspaceId;
       const row = await sql.begin(async (tx) => {
         const lastOwner = await dal.lockAndCheckLastOwner(tx, ws, userId);

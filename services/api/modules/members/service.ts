@@ -15,12 +15,26 @@ export const LAST_OWNER = 'The workspace must keep at least one active owner';
 export const OWNER_ONLY = 'Only an owner can grant the owner role or change or remove an owner';
 export const MEMBER_NOT_FOUND = 'Member not found';
 
-export function parseRole(v: unknown): Role {
-  if (v === undefined || v === null) throw new HttpError(400, 'role is required');
+/** What is wrong with a role (the message), or null. */
+export function roleError(v: unknown): string | null {
+  if (v === undefined || v === null) return 'role is required';
   if (typeof v !== 'string' || !(ROLES as readonly string[]).includes(v)) {
-    throw new HttpError(400, 'role must be one of owner, admin, member, viewer');
+    return 'role must be one of owner, admin, member, viewer';
   }
+  return null;
+}
+
+export function parseRole(v: unknown): Role {
+  const message = roleError(v);
+  if (message !== null) throw new HttpError(400, message);
   return v as Role;
+}
+
+/** What is wrong with the email of a member to add (the message), or null; the route trims it. */
+export function memberEmailError(v: unknown): string | null {
+  if (v === undefined || v === null || (typeof v === 'string' && !v.trim())) return 'email is required';
+  if (typeof v !== 'string') return 'email must be a string';
+  return null;
 }
 
 export function parseUserId(v: unknown): number {
