@@ -5,7 +5,16 @@ import { isId } from '../domain/ids.ts';
 import { isPlainObject, unstorableJson } from '../json.ts';
 import type { ProcessorEventCommand } from './processor-events.ts';
 
-export interface LeadCommand {
+/**
+ * With an Idempotency-Key, the ingress adds the hash of the request's parameters (services/ingress/commands/
+ * answer.ts); the worker records it with the outcome, so a reuse of the key with other parameters is told
+ * apart from a retry and refused (CONTRACT "Retries and idempotency").
+ */
+export interface Fingerprinted {
+  request_hash?: string | null;
+}
+
+export interface LeadCommand extends Fingerprinted {
   v: 1;
   type: 'lead';
   request_id: string;
@@ -23,7 +32,7 @@ export interface LeadCommand {
   is_test: boolean;
 }
 
-export interface SaleCommand {
+export interface SaleCommand extends Fingerprinted {
   v: 1;
   type: 'sale';
   request_id: string;
@@ -43,7 +52,7 @@ export interface SaleCommand {
   is_test: boolean;
 }
 
-export interface RefundCommand {
+export interface RefundCommand extends Fingerprinted {
   v: 1;
   type: 'refund';
   request_id: string;
@@ -108,7 +117,22 @@ function decode(bytes: Buffer | null): Record<string, unknown> | string {
   // `<kind>:<program id>:<Idempotency-Key of up to 200 characters>` or a UUID.
   if (!str(m.request_id) || m.request_id.length === 0 || m.request_id.length > 256) return 'bad request_id';
   if (typeof m.ts !== 'number' || !Number.isSafeInteger(m.ts)) return 'bad ts';
+  if (!(m.request_hash === undefined || m.request_hash === null || isRequestHash(m.request_hash))) {
+    return 'bad request_hash';
+  }
   return m;
+}
+
+const isRequestHash = (v: unknown): v is string => typeof v === 'string' && /^[0-9a-f]{64}$/.test(v);
+
+/** The request_hash of a message, when it has a well-formed one (recorded with a poison command's 500). */
+export function requestHashOf(bytes: Buffer | null): string | null {
+  try {
+    const m = JSON.parse(bytes?.toString('utf8') ?? '') as unknown;
+    return isPlainObject(m) && isRequestHash(m.request_hash) ? m.request_hash : null;
+  } catch {
+    return null;
+  }
 }
 
 /** The request_id of a message, when it has one, so a poison command can still be answered. */

@@ -4,7 +4,7 @@ import type { Sql, Tx } from '../db/sql.ts';
 import type { Logger } from '../logger.ts';
 import type { BatchingProducer, ConsumedMessage } from './kafka.ts';
 import type { Command, Effect } from '../contracts/commands.ts';
-import { requestIdOf } from '../contracts/commands.ts';
+import { requestHashOf, requestIdOf } from '../contracts/commands.ts';
 import { findOutcome, notifyOutcome, recordOutcome, recordOutcomes } from './outcomes.ts';
 import { percentile } from '../stats.ts';
 import { writeDeadLetters } from './dead-letters.ts';
@@ -61,6 +61,8 @@ export interface CommandApplier<C extends Command> {
   decide?: ErrorDecision;
 }
 
+const hashOf = (cmd: Command): string | null => ('request_hash' in cmd ? (cmd.request_hash ?? null) : null);
+
 /** Thrown by a set-based applier to hand its chunk to the careful, per-command pass. */
 export class CarefulPassNeeded extends Error {
   constructor(reason: string) {
@@ -107,7 +109,7 @@ export function createCommandHandler<C extends Command>(
   const { sql, log, producer, topics } = deps;
   const decide = applier.decide ?? valuesRejectedArePoison;
 
-  async function answerFailure(tx: Tx, requestId: string | null): Promise<void> {
+  async function answerFailure(tx: Tx, requestId: string | null, requestHash: string | null): Promise<void> {
     // Answer the waiting caller instead of leaving it to time out.
     if (requestId === null || (await findOutcome(tx, requestId))) return;
     await recordOutcome(tx, {
@@ -116,6 +118,7 @@ export function createCommandHandler<C extends Command>(
       programId: null,
       statusCode: 500,
       body: { error: FAILURE_STRINGS[applier.kind] },
+      requestHash,
     });
   }
 
@@ -141,7 +144,7 @@ export function createCommandHandler<C extends Command>(
     }
     if (typeof cmd !== 'string') return cmd;
     dead.push({ message, step: 'parse', reason: cmd });
-    await answerFailure(tx, requestIdOf(message.value));
+    await answerFailure(tx, requestIdOf(message.value), requestHashOf(message.value));
     return null;
   }
 
@@ -155,6 +158,7 @@ export function createCommandHandler<C extends Command>(
       statusCode: result.statusCode,
       body: result.body,
       effects: result.effects ?? [],
+      requestHash: hashOf(cmd),
     });
     return result.effects ?? [];
   }
@@ -192,6 +196,7 @@ export function createCommandHandler<C extends Command>(
           statusCode: results[i]!.statusCode,
           body: results[i]!.body,
           effects: results[i]!.effects ?? [],
+          requestHash: hashOf(cmd),
         })),
       );
       for (const [i, cmd] of cmds.entries()) {
@@ -243,7 +248,7 @@ export function createCommandHandler<C extends Command>(
             const outcome = decide(err);
             if (outcome.type !== 'dead-letter') throw err;
             r.dead.push({ message, step: 'apply', reason: outcome.reason });
-            await answerFailure(tx, cmd.request_id);
+            await answerFailure(tx, cmd.request_id, requestHashOf(message.value));
           }
         }
       }

@@ -15,7 +15,8 @@ const saleSchema = {
   summary: 'Record a sale',
   description:
     'Server only, tracking token required. 409 `Duplicate transaction_id. This sale has already been recorded.` ' +
-    '(also `message`, `statusCode`): already recorded, do not retry. transaction_id is unique across all programs.',
+    '(also `message`, `statusCode`): already recorded, do not retry. transaction_id is unique across all programs. ' +
+    '409 `Idempotency-Key was used with a different request`: the key was used with other parameters.',
   security: [{ trackingToken: [] }] as Record<string, string[]>[],
   body: {
     type: 'object',
