@@ -300,6 +300,19 @@ t.test('sale: defaults, the command and its key', async (t) => {
   t.equal(testTransactionId(1001), 'test_txn_1001');
 });
 
+t.test('test_txn_<timestamp>: two ingress processes minting in one millisecond do not collide', async (t) => {
+  // Each ingress process has its own module state (a fresh import is a second process) and its own node
+  // (the snowflake node it takes from a Postgres sequence at boot, what the sale route passes).
+  const here = new URL('../../services/ingress/commands/sale.ts', import.meta.url).href;
+  type SaleModule = { testTransactionId: typeof testTransactionId };
+  const a = (await import(`${here}?process=a`)) as SaleModule;
+  const b = (await import(`${here}?process=b`)) as SaleModule;
+  const minted = [a.testTransactionId(5000, 1), b.testTransactionId(5000, 2)];
+  minted.push(a.testTransactionId(5000, 1), b.testTransactionId(5000, 2));
+  t.equal(new Set(minted).size, 4, `all distinct: ${minted.join(' ')}`);
+  for (const id of minted) t.match(id, /^test_txn_5000(_|$)/, 'the spec form test_txn_<timestamp> leads');
+});
+
 t.test('refund: transaction_id and amount rules, 0 means full', async (t) => {
   t.same(parseRefundBody({ transaction_id: ' t ' }), { transactionId: 't', refundAmount: null });
   t.same(parseRefundBody({ transaction_id: 't', refund_amount_cents: 0 }), {

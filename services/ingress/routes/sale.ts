@@ -8,7 +8,13 @@ import { readTrackingToken, requireTrackingToken } from '../auth.ts';
 import { parseCommandAdditionalData } from '../input.ts';
 import { registerTrackRoute } from '../track-route.ts';
 import { requestIdFor, sendCommand, STILL_PROCESSING_SCHEMA } from '../commands/answer.ts';
-import { buildSaleCommand, parseSaleBody, saleKey, testSaleProgram } from '../commands/sale.ts';
+import {
+  buildSaleCommand,
+  parseSaleBody,
+  saleKey,
+  testSaleProgram,
+  testTransactionId,
+} from '../commands/sale.ts';
 
 const saleSchema = {
   tags: ['tracking'],
@@ -73,7 +79,7 @@ export function registerSaleRoute(app: FastifyInstance, deps: IngressDeps): void
     } else {
       programId = await requireTrackingToken(req, cache);
     }
-    const fields = parseSaleBody(body, ad.testMode);
+    const fields = parseSaleBody(body, ad.testMode, () => testTransactionId(Date.now(), deps.snowflake.node));
     const requestId = requestIdFor(req.headers['idempotency-key'], 'sale', programId);
     const cmd = buildSaleCommand(fields, body, { requestId, ts: Date.now(), programId });
     return sendCommand(deps, req, reply, deps.topics.sales, saleKey(cmd), cmd);
