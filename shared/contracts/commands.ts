@@ -80,6 +80,32 @@ export interface LedgerEffect {
   clamp_at_zero: boolean;
 }
 
+/** The entry_key of a commission's own ledger entries: its credit, its payment, its refund deduction. */
+export function commissionEntryKey(commissionId: number, step: 'created' | 'paid' | 'refund'): string {
+  return `commission:${commissionId}:${step}`;
+}
+
+/**
+ * The entries that must be in the ledger before this one is applied (ARCHITECTURE invariant 11): a
+ * commission's payment and its refund deduction come after its credit, and the deduction of a paid
+ * commission (not clamped) after the payment. Only a commission's own entries, named by
+ * `commissionEntryKey`, have an order; any other movement has no prerequisite.
+ */
+export function ledgerPrerequisites(e: LedgerEffect): string[] {
+  const id = e.commission_id;
+  if (e.kind === 'commission_paid' && e.entry_key === commissionEntryKey(id, 'paid')) {
+    return [commissionEntryKey(id, 'created')];
+  }
+  if (
+    (e.kind === 'commission_reversed' || e.kind === 'commission_refunded') &&
+    e.entry_key === commissionEntryKey(id, 'refund')
+  ) {
+    const credit = commissionEntryKey(id, 'created');
+    return e.clamp_at_zero ? [credit] : [credit, commissionEntryKey(id, 'paid')];
+  }
+  return [];
+}
+
 export interface NotificationEffect {
   topic: 'notifications';
   notification_key: string;

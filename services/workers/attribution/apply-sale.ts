@@ -2,7 +2,7 @@
 // one implementation, set-based, for a chunk or for one command. Why it is shaped so: docs/pipeline.md.
 import type { Tx } from '../../../shared/db/sql.ts';
 import type { SaleCommand, LedgerEffect } from '../../../shared/contracts/commands.ts';
-import { parseCommand } from '../../../shared/contracts/commands.ts';
+import { commissionEntryKey, parseCommand } from '../../../shared/contracts/commands.ts';
 import type { Applied, ApplyContext, CommandApplier } from '../../../shared/pipeline/command-handler.ts';
 import { CarefulPassNeeded } from '../../../shared/pipeline/command-handler.ts';
 import { attribute } from './attribute.ts';
@@ -74,7 +74,7 @@ function noCommissionAnswer(cmd: SaleCommand, saleId: number, message: string): 
 function commissionAnswer(cmd: SaleCommand, a: Attribution, saleId: number, commissionId: number): Applied {
   const ledger: LedgerEffect = {
     topic: 'ledger',
-    entry_key: `commission:${commissionId}:created`,
+    entry_key: commissionEntryKey(commissionId, 'created'),
     kind: 'commission_created',
     partner_id: Number(a.partnerId),
     partner_program_id: Number(a.customer.partner_program_id),
