@@ -54,6 +54,13 @@ export interface CommandApplier<C extends Command> {
    */
   applyBatch?(tx: Tx, cmds: C[], ctx: ApplyContext): Promise<Applied[]>;
   /**
+   * Optional wait, before the chunk's transaction, for what its commands need to find (a sale's click that
+   * the click pipeline has not stored yet). Called outside any transaction, with the commands that parse:
+   * a wait must never hold a lock (ARCHITECTURE: a transaction sleeping on row locks stalls every other
+   * chunk that needs them). Bounded; `apply` then decides with what is there.
+   */
+  prepare?(sql: Sql, cmds: C[]): Promise<void>;
+  /**
    * What an error `apply` threw on the careful pass means for its command: dead-letter (its caller is
    * answered 500 with the kind's failure string) or retry. Default: values Postgres rejects are poison. A
    * race the applier can recognise (a unique violation a concurrent command caused) it answers itself.
@@ -257,7 +264,22 @@ export function createCommandHandler<C extends Command>(
     return r;
   }
 
+  /** The commands of the chunk that parse (the others are dead-lettered inside the transaction). */
+  function parseQuietly(messages: ConsumedMessage[]): C[] {
+    const cmds: C[] = [];
+    for (const m of messages) {
+      try {
+        const cmd = applier.parse(m.value);
+        if (typeof cmd !== 'string') cmds.push(cmd);
+      } catch {
+        // parseOrAnswer dead-letters it.
+      }
+    }
+    return cmds;
+  }
+
   async function handle(messages: ConsumedMessage[]): Promise<void> {
+    if (applier.prepare) await applier.prepare(sql, parseQuietly(messages));
     let r: ChunkResult;
     try {
       r = await applyOptimistically(messages);

@@ -1,6 +1,6 @@
 // The attribution and commission step (spec 4.3, CONTRACT "Tracking decisions" and commission policy):
 // one implementation, set-based, for a chunk or for one command. Why it is shaped so: docs/pipeline.md.
-import type { Tx } from '../../../shared/db/sql.ts';
+import type { Sql, Tx } from '../../../shared/db/sql.ts';
 import type { SaleCommand, LedgerEffect } from '../../../shared/contracts/commands.ts';
 import { commissionEntryKey, parseCommand } from '../../../shared/contracts/commands.ts';
 import type { Applied, ApplyContext, CommandApplier } from '../../../shared/pipeline/command-handler.ts';
@@ -36,9 +36,11 @@ export function createSaleApplier(
   return {
     kind: 'sale',
     parse: (bytes) => parseCommand<SaleCommand>(bytes, 'sale'),
+    // Before the transaction, holding no lock: sales sent right after their click's 200 may overtake it.
+    prepare: (sql, cmds) => awaitRecentClicks(sql, cmds, opts.recentClickWaitMs),
     // The careful pass's per-command form is the set-based form applied to one command.
-    apply: async (tx, cmd, ctx) => (await applySales(tx, [cmd], ctx, opts))[0]!,
-    applyBatch: (tx, cmds, ctx) => applySales(tx, cmds, ctx, opts),
+    apply: async (tx, cmd, ctx) => (await applySales(tx, [cmd], ctx))[0]!,
+    applyBatch: (tx, cmds, ctx) => applySales(tx, cmds, ctx),
   };
 }
 
@@ -215,6 +217,33 @@ function isRecentClick(clickId: string, waitMs: number): boolean {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/**
+ * Waits, bounded, until every sale naming a click id minted moments ago can find its customer (by that
+ * click id, or by its customer_key). Plain reads outside any transaction: the wait holds no lock, so no
+ * other chunk waits behind it. The bound is the click's age, so it never exceeds `waitMs` after minting.
+ */
+export async function awaitRecentClicks(sql: Sql, cmds: SaleCommand[], waitMs: number): Promise<void> {
+  let waiting = cmds.filter((c) => !c.is_test && c.click_id !== null && isRecentClick(c.click_id, waitMs));
+  while (waiting.length > 0) {
+    const keyed = waiting.filter((c) => c.customer_key !== null);
+    const found = await sql<{ click_id: string | null; program_id: string; customer_key: string | null }[]>`
+      select click_id, program_id, customer_key from customers where click_id = any(${waiting.map((c) => c.click_id!)}::text[])
+      union all
+      select c.click_id, c.program_id, c.customer_key
+      from unnest(${keyed.map((c) => c.program_id)}::bigint[], ${keyed.map((c) => c.customer_key)}::text[]) as k(p, ck)
+      join customers c on c.program_id = k.p and c.customer_key = k.ck`;
+    const clicks = new Set(found.map((r) => r.click_id));
+    const keys = new Set(found.map((r) => `${r.program_id}|${r.customer_key}`));
+    waiting = waiting.filter(
+      (c) =>
+        !clicks.has(c.click_id) &&
+        !keys.has(`${c.program_id}|${c.customer_key}`) &&
+        isRecentClick(c.click_id!, waitMs),
+    );
+    if (waiting.length > 0) await sleep(50);
+  }
+}
+
 async function loadPrograms(tx: Tx, ids: number[], memo: Map<string, unknown>): Promise<void> {
   const missing = [...new Set(ids)].filter((id) => !memo.has(`program:${id}`));
   if (missing.length === 0) return;
@@ -226,12 +255,7 @@ async function loadPrograms(tx: Tx, ids: number[], memo: Map<string, unknown>): 
 
 // ---- a chunk (or one command) ----
 
-async function applySales(
-  tx: Tx,
-  cmds: SaleCommand[],
-  ctx: ApplyContext,
-  opts: SaleApplierOptions,
-): Promise<Applied[]> {
+async function applySales(tx: Tx, cmds: SaleCommand[], ctx: ApplyContext): Promise<Applied[]> {
   await loadPrograms(
     tx,
     cmds.map((c) => c.program_id),
@@ -276,17 +300,9 @@ async function applySales(
       if (click_id !== null) byClick.set(click_id, row);
     }
   };
+  // A recent click the pipeline had not stored yet was waited for before the transaction (prepare): never
+  // here, where the customers are locked.
   if (toResolve.length > 0) await lockCustomers();
-  // Sales sent right after their click's 200 may overtake the click pipeline: wait, bounded, for click ids
-  // minted moments ago (the per-command form waits the same way, holding the same kind of locks).
-  const waiting = () =>
-    toResolve.some(
-      (c) => c.click_id !== null && !resolve(c) && isRecentClick(c.click_id, opts.recentClickWaitMs),
-    );
-  while (waiting()) {
-    await sleep(50);
-    await lockCustomers();
-  }
 
   const ppIds = [
     ...new Set([...byKey.values(), ...byClick.values()].flatMap((r) => r.partner_program_id ?? [])),
