@@ -40,7 +40,8 @@ export interface SaleCommand extends Fingerprinted {
   program_id: number;
   transaction_id: string;
   amount_cents: number;
-  currency: string;
+  /** ISO 4217; null (omitted) means the program's currency. A sale is always in its program's currency. */
+  currency: string | null;
   customer_key: string | null;
   click_id: string | null;
   sale_type: 'payment' | 'subscription';
@@ -187,7 +188,7 @@ export function parseSale(m: Record<string, unknown>): SaleCommand | string {
   if (typeof m.amount_cents !== 'number' || !Number.isSafeInteger(m.amount_cents) || m.amount_cents < 0) {
     return 'bad amount_cents';
   }
-  if (!str(m.currency) || !/^[A-Z]{3}$/.test(m.currency)) return 'bad currency';
+  if (!(m.currency === null || (str(m.currency) && /^[A-Z]{3}$/.test(m.currency)))) return 'bad currency';
   if (m.sale_type !== 'payment' && m.sale_type !== 'subscription') return 'bad sale_type';
   for (const k of ['customer_key', 'click_id', 'subscription_id', 'product_id'] as const) {
     if (!nstr(m[k])) return `bad ${k}`;

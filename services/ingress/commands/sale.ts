@@ -59,8 +59,12 @@ export function parseSaleBody(
   if ((amount as number) > MAX_AMOUNT_CENTS) {
     throw new HttpError(400, `amount_cents must be at most ${MAX_AMOUNT_CENTS}`);
   }
-  const currencyRaw = b.currency ?? 'USD';
-  if (typeof currencyRaw !== 'string' || !CURRENCIES.has(currencyRaw.toUpperCase())) {
+  // Omitted: the program's currency (the worker knows it; the spec's default USD is the default program's).
+  const currencyRaw = b.currency ?? null;
+  if (
+    currencyRaw !== null &&
+    (typeof currencyRaw !== 'string' || !CURRENCIES.has(currencyRaw.toUpperCase()))
+  ) {
     throw new HttpError(400, 'currency must be an ISO 4217 code');
   }
   const saleType = b.sale_type ?? 'payment';
@@ -84,7 +88,7 @@ export function parseSaleBody(
   return {
     transaction_id: transactionId.trim(),
     amount_cents: amount as number,
-    currency: currencyRaw.toUpperCase(),
+    currency: currencyRaw === null ? null : currencyRaw.toUpperCase(),
     customer_key: customerKey,
     click_id: clickId,
     sale_type: saleType,

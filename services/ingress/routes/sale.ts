@@ -32,7 +32,11 @@ const saleSchema = {
       amount_cents: { type: 'integer', minimum: 1, maximum: MAX_AMOUNT_CENTS },
       customer_key: { type: 'string' },
       click_id: { type: 'string' },
-      currency: { type: 'string', description: 'ISO 4217, default USD' },
+      currency: {
+        type: 'string',
+        description:
+          "ISO 4217; must be the program's currency (400 otherwise); omitted: the program's currency (USD by default)",
+      },
       sale_type: { type: 'string', enum: ['payment', 'subscription'] },
       line_items: { type: 'object', additionalProperties: true },
       is_recurring: { type: 'boolean' },

@@ -8,6 +8,7 @@ import { CarefulPassNeeded } from '../../../shared/pipeline/command-handler.ts';
 import { attribute } from './attribute.ts';
 import type { Attribution, CustomerRow, Via } from './attribute.ts';
 import { parseClickId, snowflakeTime } from '../../../shared/domain/ids.ts';
+import { currencyMismatch } from '../../../shared/domain/money.ts';
 
 export const DUPLICATE_SALE = 'Duplicate transaction_id. This sale has already been recorded.';
 
@@ -15,6 +16,7 @@ interface ProgramRow {
   id: string;
   commission: unknown;
   cookie_window_days: number;
+  currency: string;
   deleted: boolean;
 }
 
@@ -248,20 +250,24 @@ async function loadPrograms(tx: Tx, ids: number[], memo: Map<string, unknown>): 
   const missing = [...new Set(ids)].filter((id) => !memo.has(`program:${id}`));
   if (missing.length === 0) return;
   const rows = await tx<ProgramRow[]>`
-    select id, commission, cookie_window_days, deleted_at is not null as deleted
+    select id, commission, cookie_window_days, trim(currency) as currency, deleted_at is not null as deleted
     from programs where id = any(${missing}::bigint[])`;
   for (const p of rows) memo.set(`program:${p.id}`, p);
 }
 
 // ---- a chunk (or one command) ----
 
-async function applySales(tx: Tx, cmds: SaleCommand[], ctx: ApplyContext): Promise<Applied[]> {
+async function applySales(tx: Tx, given: SaleCommand[], ctx: ApplyContext): Promise<Applied[]> {
   await loadPrograms(
     tx,
-    cmds.map((c) => c.program_id),
+    given.map((c) => c.program_id),
     ctx.memo,
   );
   const programOf = (cmd: SaleCommand) => ctx.memo.get(`program:${cmd.program_id}`) as ProgramRow | undefined;
+  // An omitted currency is the program's.
+  const cmds = given.map((c) =>
+    c.currency === null ? { ...c, currency: programOf(c)?.currency ?? null } : c,
+  );
   const live = cmds.filter((c) => !checkProgram(c, programOf(c)));
 
   const taken = new Set(
@@ -332,6 +338,10 @@ async function applySales(tx: Tx, cmds: SaleCommand[], ctx: ApplyContext): Promi
       pending.push({ answer: refused! });
       continue;
     }
+    if (cmd.currency !== program.currency) {
+      pending.push({ answer: bad(cmd.program_id, currencyMismatch(program.currency)) });
+      continue;
+    }
     if (taken.has(cmd.transaction_id)) {
       pending.push({ answer: duplicate(cmd.program_id) });
       continue;
@@ -393,7 +403,7 @@ async function applySales(tx: Tx, cmds: SaleCommand[], ctx: ApplyContext): Promi
       partner_program_id: a.customer.partner_program_id!,
       customer_id: a.customer.id,
       amount_cents: a.amount,
-      currency: p.cmd.currency,
+      currency: programOf(p.cmd)!.currency,
     });
   }
   let commissionIds: Map<number, number>;
