@@ -88,15 +88,14 @@ export function commissionEntryKey(commissionId: number, step: 'created' | 'paid
 
 /**
  * The entries that must be in the ledger before this one is applied (ARCHITECTURE invariant 11): a
- * commission's payment and its refund deduction come after its credit, and the deduction of a paid
- * commission (not clamped) after the payment. Only a commission's own entries, named by
- * `commissionEntryKey`, have an order; any other movement has no prerequisite.
+ * commission's refund deduction comes after its credit, and the deduction of a paid commission (not clamped)
+ * also after the payment. The payment itself has none: it is never clamped, so it moves the balances by the
+ * same amount whenever it lands, and mark-paid applies it in its own transaction (the advertiser's action
+ * stands at once). Only a commission's own entries, named by `commissionEntryKey`, have an order; any other
+ * movement has no prerequisite.
  */
 export function ledgerPrerequisites(e: LedgerEffect): string[] {
   const id = e.commission_id;
-  if (e.kind === 'commission_paid' && e.entry_key === commissionEntryKey(id, 'paid')) {
-    return [commissionEntryKey(id, 'created')];
-  }
   if (
     (e.kind === 'commission_reversed' || e.kind === 'commission_refunded') &&
     e.entry_key === commissionEntryKey(id, 'refund')
