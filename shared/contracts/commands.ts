@@ -5,7 +5,16 @@ import { isId } from '../domain/ids.ts';
 import { isPlainObject, unstorableJson } from '../json.ts';
 import type { ProcessorEventCommand } from './processor-events.ts';
 
-export interface LeadCommand {
+/**
+ * With an Idempotency-Key, the ingress adds the hash of the request's parameters (services/ingress/commands/
+ * answer.ts); the worker records it with the outcome, so a reuse of the key with other parameters is told
+ * apart from a retry and refused (CONTRACT "Retries and idempotency").
+ */
+export interface Fingerprinted {
+  request_hash?: string | null;
+}
+
+export interface LeadCommand extends Fingerprinted {
   v: 1;
   type: 'lead';
   request_id: string;
@@ -23,7 +32,7 @@ export interface LeadCommand {
   is_test: boolean;
 }
 
-export interface SaleCommand {
+export interface SaleCommand extends Fingerprinted {
   v: 1;
   type: 'sale';
   request_id: string;
@@ -31,7 +40,8 @@ export interface SaleCommand {
   program_id: number;
   transaction_id: string;
   amount_cents: number;
-  currency: string;
+  /** ISO 4217; null (omitted) means the program's currency. A sale is always in its program's currency. */
+  currency: string | null;
   customer_key: string | null;
   click_id: string | null;
   sale_type: 'payment' | 'subscription';
@@ -43,7 +53,7 @@ export interface SaleCommand {
   is_test: boolean;
 }
 
-export interface RefundCommand {
+export interface RefundCommand extends Fingerprinted {
   v: 1;
   type: 'refund';
   request_id: string;
@@ -69,6 +79,31 @@ export interface LedgerEffect {
   amount_cents: number;
   /** A deduction stops at a zero balance unless the commission had been paid (spec 3, balance rule). */
   clamp_at_zero: boolean;
+}
+
+/** The entry_key of a commission's own ledger entries: its credit, its payment, its refund deduction. */
+export function commissionEntryKey(commissionId: number, step: 'created' | 'paid' | 'refund'): string {
+  return `commission:${commissionId}:${step}`;
+}
+
+/**
+ * The entries that must be in the ledger before this one is applied (ARCHITECTURE invariant 11): a
+ * commission's refund deduction comes after its credit, and the deduction of a paid commission (not clamped)
+ * also after the payment. The payment itself has none: it is never clamped, so it moves the balances by the
+ * same amount whenever it lands, and mark-paid applies it in its own transaction (the advertiser's action
+ * stands at once). Only a commission's own entries, named by `commissionEntryKey`, have an order; any other
+ * movement has no prerequisite.
+ */
+export function ledgerPrerequisites(e: LedgerEffect): string[] {
+  const id = e.commission_id;
+  if (
+    (e.kind === 'commission_reversed' || e.kind === 'commission_refunded') &&
+    e.entry_key === commissionEntryKey(id, 'refund')
+  ) {
+    const credit = commissionEntryKey(id, 'created');
+    return e.clamp_at_zero ? [credit] : [credit, commissionEntryKey(id, 'paid')];
+  }
+  return [];
 }
 
 export interface NotificationEffect {
@@ -108,7 +143,22 @@ function decode(bytes: Buffer | null): Record<string, unknown> | string {
   // `<kind>:<program id>:<Idempotency-Key of up to 200 characters>` or a UUID.
   if (!str(m.request_id) || m.request_id.length === 0 || m.request_id.length > 256) return 'bad request_id';
   if (typeof m.ts !== 'number' || !Number.isSafeInteger(m.ts)) return 'bad ts';
+  if (!(m.request_hash === undefined || m.request_hash === null || isRequestHash(m.request_hash))) {
+    return 'bad request_hash';
+  }
   return m;
+}
+
+const isRequestHash = (v: unknown): v is string => typeof v === 'string' && /^[0-9a-f]{64}$/.test(v);
+
+/** The request_hash of a message, when it has a well-formed one (recorded with a poison command's 500). */
+export function requestHashOf(bytes: Buffer | null): string | null {
+  try {
+    const m = JSON.parse(bytes?.toString('utf8') ?? '') as unknown;
+    return isPlainObject(m) && isRequestHash(m.request_hash) ? m.request_hash : null;
+  } catch {
+    return null;
+  }
 }
 
 /** The request_id of a message, when it has one, so a poison command can still be answered. */
@@ -137,7 +187,7 @@ export function parseSale(m: Record<string, unknown>): SaleCommand | string {
   if (typeof m.amount_cents !== 'number' || !Number.isSafeInteger(m.amount_cents) || m.amount_cents < 0) {
     return 'bad amount_cents';
   }
-  if (!str(m.currency) || !/^[A-Z]{3}$/.test(m.currency)) return 'bad currency';
+  if (!(m.currency === null || (str(m.currency) && /^[A-Z]{3}$/.test(m.currency)))) return 'bad currency';
   if (m.sale_type !== 'payment' && m.sale_type !== 'subscription') return 'bad sale_type';
   for (const k of ['customer_key', 'click_id', 'subscription_id', 'product_id'] as const) {
     if (!nstr(m[k])) return `bad ${k}`;

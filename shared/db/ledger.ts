@@ -1,14 +1,20 @@
 // The balance ledger's writes (ledger worker and mark-paid): a chunk of movements in the caller's
-// transaction, each entry_key once, partners then partner_programs locked in id order. See docs/pipeline.md.
+// transaction, each entry_key once, partners then partner_programs locked in id order, each commission's
+// entries in causal order (an entry that arrives before one it must follow is held). See docs/pipeline.md.
 import type { Tx } from './sql.ts';
 import type { LedgerEffect } from '../contracts/commands.ts';
+import { ledgerPrerequisites } from '../contracts/commands.ts';
 import { movement } from '../domain/ledger.ts';
 
 export interface ApplyLedgerResult {
-  /** Entries inserted by this call. */
+  /** Entries inserted by this call (with those it released from holding). */
   applied: number;
-  /** Effects skipped because their entry_key was already in the ledger or earlier in the chunk. */
+  /** Effects skipped because their entry_key was already in the ledger, held, or earlier in the chunk. */
   duplicates: number;
+  /** Effects held because an entry they must follow is not in the ledger yet (only when some were). */
+  held?: number;
+  /** Entries held earlier and applied by this call, now that what they waited for is in (only when some were). */
+  released?: number;
 }
 
 /**
@@ -55,40 +61,53 @@ const ascending = (ids: number[]): number[] => [...new Set(ids)].sort((a, b) => 
 /**
  * The step's work inside a caller's transaction (mark-paid commits its status change together with its
  * entry). Same locks in the same order as the worker, so the two compose.
+ *
+ * Causal order (ARCHITECTURE invariant 11): an entry whose prerequisites (`ledgerPrerequisites`: a
+ * commission's credit before its payment and its deduction) are not all in the ledger is not applied but
+ * held in `ledger_held`; the call that applies the last of them applies it right after, against the balances
+ * that now include them. Holding and releasing happen under the partner's row lock (a commission's entries
+ * all name the same partner and partner-program), so a held entry and its prerequisite cannot miss each other.
  */
 export async function applyLedgerEntries(tx: Tx, effects: LedgerEffect[]): Promise<ApplyLedgerResult> {
   if (effects.length === 0) return { applied: 0, duplicates: 0 };
   const partners = await lockPartners(tx, ascending(effects.map((e) => e.partner_id)));
   const programs = await lockPartnerPrograms(tx, ascending(effects.map((e) => e.partner_program_id)));
 
-  const keys = [...new Set(effects.map((e) => e.entry_key))];
+  // Entries held earlier for the chunk's commissions, under the locks just taken (a held entry names the
+  // same partner and partner-program as its commission's other entries; one that does not stays held).
+  const heldRows = await tx<{ entry_key: string; effect: LedgerEffect }[]>`
+    select entry_key, effect from ledger_held
+    where commission_id = any(${[...new Set(effects.map((e) => e.commission_id))]}::bigint[])
+      and partner_id = any(${[...partners.keys()]}::bigint[])
+      and partner_program_id = any(${[...programs.keys()]}::bigint[])
+    order by held_at, entry_key`;
+  const heldBefore = new Map(heldRows.map((r) => [r.entry_key, r.effect]));
+
+  const keys = new Set<string>();
+  for (const e of [...effects, ...heldBefore.values()]) {
+    keys.add(e.entry_key);
+    for (const k of ledgerPrerequisites(e)) keys.add(k);
+  }
   const seen = new Set(
     (
       await tx<{ entry_key: string }[]>`
-        select entry_key from ledger_entries where entry_key = any(${keys}::text[])`
+        select entry_key from ledger_entries where entry_key = any(${[...keys]}::text[])`
     ).map((r) => r.entry_key),
   );
 
   const rows: LedgerRow[] = [];
   const touchedPartners = new Set<number>();
   const touchedPrograms = new Set<number>();
-  for (const e of effects) {
-    if (seen.has(e.entry_key)) continue;
-    seen.add(e.entry_key);
-    const partnerBalance = partners.get(e.partner_id);
-    if (partnerBalance === undefined) {
-      throw new LedgerEntryRejectedError(`partner ${e.partner_id} does not exist`, '23503');
-    }
-    const pp = programs.get(e.partner_program_id);
-    if (pp === undefined) {
-      throw new LedgerEntryRejectedError(`partner_program ${e.partner_program_id} does not exist`, '23503');
-    }
-    if (pp.partnerId !== e.partner_id) {
-      throw new LedgerEntryRejectedError(
-        `partner_program ${e.partner_program_id} belongs to partner ${pp.partnerId}, not ${e.partner_id}`,
-        '23514',
-      );
-    }
+  /** Held, by this call or before, and not yet applied: entry_key → effect. */
+  const waiting = new Map(heldBefore);
+  const heldNow: LedgerEffect[] = [];
+  const released: string[] = [];
+  let duplicates = 0;
+
+  const ready = (e: LedgerEffect) => ledgerPrerequisites(e).every((k) => seen.has(k));
+  const apply = (e: LedgerEffect) => {
+    const partnerBalance = partners.get(e.partner_id)!;
+    const pp = programs.get(e.partner_program_id)!;
     const amount = BigInt(e.amount_cents);
     const partnerCents = movement(partnerBalance, amount, e.clamp_at_zero);
     const programCents = movement(pp.balance, amount, e.clamp_at_zero);
@@ -96,6 +115,7 @@ export async function applyLedgerEntries(tx: Tx, effects: LedgerEffect[]): Promi
     pp.balance += programCents;
     touchedPartners.add(e.partner_id);
     touchedPrograms.add(e.partner_program_id);
+    seen.add(e.entry_key);
     rows.push({
       entry_key: e.entry_key,
       kind: e.kind,
@@ -106,8 +126,56 @@ export async function applyLedgerEntries(tx: Tx, effects: LedgerEffect[]): Promi
       partner_cents: partnerCents.toString(),
       program_cents: programCents.toString(),
     });
+  };
+  /** Applies every waiting entry whose prerequisites are now in, until none is (a release may enable another). */
+  const release = () => {
+    for (let progress = true; progress;) {
+      progress = false;
+      for (const [key, e] of waiting) {
+        if (!ready(e)) continue;
+        waiting.delete(key);
+        apply(e);
+        if (heldBefore.has(key)) released.push(key);
+        progress = true;
+      }
+    }
+  };
+
+  for (const e of effects) {
+    if (seen.has(e.entry_key) || waiting.has(e.entry_key)) {
+      duplicates++;
+      continue;
+    }
+    checkRows(e, partners, programs);
+    if (!ready(e)) {
+      waiting.set(e.entry_key, e);
+      heldNow.push(e);
+      continue;
+    }
+    apply(e);
+    release();
   }
-  if (rows.length === 0) return { applied: 0, duplicates: effects.length };
+
+  // Entries held by this call and released within it need no row.
+  const stillHeld = heldNow.filter((e) => waiting.has(e.entry_key));
+  if (stillHeld.length > 0) {
+    await tx`
+      insert into ledger_held (entry_key, commission_id, partner_id, partner_program_id, waiting_for, effect)
+      select k, c, p, pp, array(select jsonb_array_elements_text(w::jsonb)), e::jsonb
+      from unnest(${stillHeld.map((e) => e.entry_key)}::text[], ${stillHeld.map((e) => e.commission_id)}::bigint[],
+                  ${stillHeld.map((e) => e.partner_id)}::bigint[], ${stillHeld.map((e) => e.partner_program_id)}::bigint[],
+                  ${stillHeld.map((e) => JSON.stringify(ledgerPrerequisites(e).filter((k) => !seen.has(k))))}::text[],
+                  ${stillHeld.map((e) => JSON.stringify(e))}::text[]) as v(k, c, p, pp, w, e)
+      on conflict (entry_key) do nothing`;
+  }
+  if (released.length > 0) {
+    await tx`delete from ledger_held where entry_key = any(${released}::text[])`;
+  }
+  const extra = {
+    ...(stillHeld.length > 0 ? { held: stillHeld.length } : {}),
+    ...(released.length > 0 ? { released: released.length } : {}),
+  };
+  if (rows.length === 0) return { applied: 0, duplicates, ...extra };
 
   for (let i = 0; i < rows.length; i += ROWS_PER_STATEMENT) {
     await tx`insert into ledger_entries ${tx(rows.slice(i, i + ROWS_PER_STATEMENT), ...ENTRY_COLUMNS)}`;
@@ -124,7 +192,28 @@ export async function applyLedgerEntries(tx: Tx, effects: LedgerEffect[]): Promi
     from unnest(${programIds}::bigint[], ${programIds.map((id) => programs.get(id)!.balance.toString())}::bigint[])
       as v(id, balance)
     where pp.id = v.id`;
-  return { applied: rows.length, duplicates: effects.length - rows.length };
+  return { applied: rows.length, duplicates, ...extra };
+}
+
+/** The rows an effect names must exist and belong together (else it is poison, never held). */
+function checkRows(
+  e: LedgerEffect,
+  partners: Map<number, bigint>,
+  programs: Map<number, { partnerId: number; balance: bigint }>,
+): void {
+  if (!partners.has(e.partner_id)) {
+    throw new LedgerEntryRejectedError(`partner ${e.partner_id} does not exist`, '23503');
+  }
+  const pp = programs.get(e.partner_program_id);
+  if (pp === undefined) {
+    throw new LedgerEntryRejectedError(`partner_program ${e.partner_program_id} does not exist`, '23503');
+  }
+  if (pp.partnerId !== e.partner_id) {
+    throw new LedgerEntryRejectedError(
+      `partner_program ${e.partner_program_id} belongs to partner ${pp.partnerId}, not ${e.partner_id}`,
+      '23514',
+    );
+  }
 }
 
 // FOR NO KEY UPDATE (what an UPDATE of balance_cents takes), not FOR UPDATE: commission inserts in the

@@ -14,3 +14,16 @@ export function mulDivRoundHalfUp(a: number, b: number, c: number): number {
   const q = (num * 2n + BigInt(c)) / (2n * BigInt(c));
   return Number(q);
 }
+
+/**
+ * Amounts of different currencies are never added together (revenue rollups and balances add sales'
+ * amounts), so a sale must be in its program's currency: the 400 for one that is not.
+ */
+export function currencyMismatch(programCurrency: string): string {
+  return `currency must be the program's currency (${programCurrency})`;
+}
+
+/** Whether an error string is `currencyMismatch`'s, for any currency. */
+export function isCurrencyMismatch(error: unknown): boolean {
+  return typeof error === 'string' && /^currency must be the program's currency \([A-Z]{3}\)$/.test(error);
+}

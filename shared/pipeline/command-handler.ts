@@ -4,7 +4,7 @@ import type { Sql, Tx } from '../db/sql.ts';
 import type { Logger } from '../logger.ts';
 import type { BatchingProducer, ConsumedMessage } from './kafka.ts';
 import type { Command, Effect } from '../contracts/commands.ts';
-import { requestIdOf } from '../contracts/commands.ts';
+import { requestHashOf, requestIdOf } from '../contracts/commands.ts';
 import { findOutcome, notifyOutcome, recordOutcome, recordOutcomes } from './outcomes.ts';
 import { percentile } from '../stats.ts';
 import { writeDeadLetters } from './dead-letters.ts';
@@ -54,12 +54,21 @@ export interface CommandApplier<C extends Command> {
    */
   applyBatch?(tx: Tx, cmds: C[], ctx: ApplyContext): Promise<Applied[]>;
   /**
+   * Optional wait, before the chunk's transaction, for what its commands need to find (a sale's click that
+   * the click pipeline has not stored yet). Called outside any transaction, with the commands that parse:
+   * a wait must never hold a lock (ARCHITECTURE: a transaction sleeping on row locks stalls every other
+   * chunk that needs them). Bounded; `apply` then decides with what is there.
+   */
+  prepare?(sql: Sql, cmds: C[]): Promise<void>;
+  /**
    * What an error `apply` threw on the careful pass means for its command: dead-letter (its caller is
    * answered 500 with the kind's failure string) or retry. Default: values Postgres rejects are poison. A
    * race the applier can recognise (a unique violation a concurrent command caused) it answers itself.
    */
   decide?: ErrorDecision;
 }
+
+const hashOf = (cmd: Command): string | null => ('request_hash' in cmd ? (cmd.request_hash ?? null) : null);
 
 /** Thrown by a set-based applier to hand its chunk to the careful, per-command pass. */
 export class CarefulPassNeeded extends Error {
@@ -107,7 +116,7 @@ export function createCommandHandler<C extends Command>(
   const { sql, log, producer, topics } = deps;
   const decide = applier.decide ?? valuesRejectedArePoison;
 
-  async function answerFailure(tx: Tx, requestId: string | null): Promise<void> {
+  async function answerFailure(tx: Tx, requestId: string | null, requestHash: string | null): Promise<void> {
     // Answer the waiting caller instead of leaving it to time out.
     if (requestId === null || (await findOutcome(tx, requestId))) return;
     await recordOutcome(tx, {
@@ -116,6 +125,7 @@ export function createCommandHandler<C extends Command>(
       programId: null,
       statusCode: 500,
       body: { error: FAILURE_STRINGS[applier.kind] },
+      requestHash,
     });
   }
 
@@ -141,7 +151,7 @@ export function createCommandHandler<C extends Command>(
     }
     if (typeof cmd !== 'string') return cmd;
     dead.push({ message, step: 'parse', reason: cmd });
-    await answerFailure(tx, requestIdOf(message.value));
+    await answerFailure(tx, requestIdOf(message.value), requestHashOf(message.value));
     return null;
   }
 
@@ -155,6 +165,7 @@ export function createCommandHandler<C extends Command>(
       statusCode: result.statusCode,
       body: result.body,
       effects: result.effects ?? [],
+      requestHash: hashOf(cmd),
     });
     return result.effects ?? [];
   }
@@ -192,6 +203,7 @@ export function createCommandHandler<C extends Command>(
           statusCode: results[i]!.statusCode,
           body: results[i]!.body,
           effects: results[i]!.effects ?? [],
+          requestHash: hashOf(cmd),
         })),
       );
       for (const [i, cmd] of cmds.entries()) {
@@ -243,7 +255,7 @@ export function createCommandHandler<C extends Command>(
             const outcome = decide(err);
             if (outcome.type !== 'dead-letter') throw err;
             r.dead.push({ message, step: 'apply', reason: outcome.reason });
-            await answerFailure(tx, cmd.request_id);
+            await answerFailure(tx, cmd.request_id, requestHashOf(message.value));
           }
         }
       }
@@ -252,7 +264,22 @@ export function createCommandHandler<C extends Command>(
     return r;
   }
 
+  /** The commands of the chunk that parse (the others are dead-lettered inside the transaction). */
+  function parseQuietly(messages: ConsumedMessage[]): C[] {
+    const cmds: C[] = [];
+    for (const m of messages) {
+      try {
+        const cmd = applier.parse(m.value);
+        if (typeof cmd !== 'string') cmds.push(cmd);
+      } catch {
+        // parseOrAnswer dead-letters it.
+      }
+    }
+    return cmds;
+  }
+
   async function handle(messages: ConsumedMessage[]): Promise<void> {
+    if (applier.prepare) await applier.prepare(sql, parseQuietly(messages));
     let r: ChunkResult;
     try {
       r = await applyOptimistically(messages);

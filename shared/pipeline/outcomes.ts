@@ -9,6 +9,8 @@ export const OUTCOME_CHANNEL = 'command_outcomes';
 export interface Outcome {
   statusCode: number;
   body: Record<string, unknown>;
+  /** The hash of the parameters of the request that produced it (Idempotency-Key requests only). */
+  requestHash?: string | null;
 }
 
 export interface RecordedOutcome extends Outcome {
@@ -16,9 +18,12 @@ export interface RecordedOutcome extends Outcome {
 }
 
 export async function findOutcome(sql: Sql | Tx, requestId: string): Promise<RecordedOutcome | null> {
-  const [row] = await sql<{ status_code: number; body: Record<string, unknown>; effects: Effect[] }[]>`
-    select status_code, body, effects from command_outcomes where request_id = ${requestId}`;
-  return row ? { statusCode: row.status_code, body: row.body, effects: row.effects } : null;
+  const [row] = await sql<
+    { status_code: number; body: Record<string, unknown>; effects: Effect[]; request_hash: string | null }[]
+  >`select status_code, body, effects, request_hash from command_outcomes where request_id = ${requestId}`;
+  return row
+    ? { statusCode: row.status_code, body: row.body, effects: row.effects, requestHash: row.request_hash }
+    : null;
 }
 
 export interface OutcomeRecord {
@@ -28,6 +33,7 @@ export interface OutcomeRecord {
   statusCode: number;
   body: Record<string, unknown>;
   effects?: Effect[];
+  requestHash?: string | null;
 }
 
 /** One command's outcome row and its notification (delivered on commit), in one round trip. */
@@ -45,12 +51,13 @@ export async function recordOutcomes(tx: Tx, outcomes: OutcomeRecord[]): Promise
   const col = <T>(f: (o: OutcomeRecord) => T) => outcomes.map(f);
   await tx`
     with o as (
-      insert into command_outcomes (request_id, kind, program_id, status_code, body, effects)
-      select r, k, p, s, b::jsonb, e::jsonb
+      insert into command_outcomes (request_id, kind, program_id, status_code, body, effects, request_hash)
+      select r, k, p, s, b::jsonb, e::jsonb, h
       from unnest(${col((o) => o.requestId)}::text[], ${col((o) => o.kind)}::text[],
                   ${col((o) => o.programId)}::bigint[], ${col((o) => o.statusCode)}::int[],
-                  ${col((o) => JSON.stringify(o.body))}::text[], ${col((o) => JSON.stringify(o.effects ?? []))}::text[])
-        as v(r, k, p, s, b, e)
+                  ${col((o) => JSON.stringify(o.body))}::text[], ${col((o) => JSON.stringify(o.effects ?? []))}::text[],
+                  ${col((o) => o.requestHash ?? null)}::text[])
+        as v(r, k, p, s, b, e, h)
       returning request_id
     )
     select count(pg_notify(${OUTCOME_CHANNEL}, n.payload))
@@ -60,7 +67,12 @@ export async function recordOutcomes(tx: Tx, outcomes: OutcomeRecord[]): Promise
 }
 
 function notificationPayload(requestId: string, outcome: Outcome): string {
-  const payload = JSON.stringify({ r: requestId, s: outcome.statusCode, b: outcome.body });
+  const payload = JSON.stringify({
+    r: requestId,
+    s: outcome.statusCode,
+    b: outcome.body,
+    h: outcome.requestHash ?? null,
+  });
   // NOTIFY payloads stop at 8000 bytes: a larger answer is announced by id and read by the waiter.
   return Buffer.byteLength(payload) > 7900 ? JSON.stringify({ r: requestId }) : payload;
 }
@@ -166,7 +178,7 @@ export class OutcomeWaiter {
   }
 
   private onNotify(payload: string): void {
-    let m: { r?: string; s?: number; b?: Record<string, unknown> };
+    let m: { r?: string; s?: number; b?: Record<string, unknown>; h?: string | null };
     try {
       m = JSON.parse(payload) as typeof m;
     } catch {
@@ -174,7 +186,7 @@ export class OutcomeWaiter {
     }
     if (!m.r || !this.waiters.has(m.r)) return;
     if (typeof m.s === 'number' && m.b) {
-      if (this.settle(m.r, { statusCode: m.s, body: m.b })) this.stats.notified++;
+      if (this.settle(m.r, { statusCode: m.s, body: m.b, requestHash: m.h ?? null })) this.stats.notified++;
     } else {
       const id = m.r;
       findOutcome(this.sql, id)
@@ -189,9 +201,17 @@ export class OutcomeWaiter {
       .filter(([, set]) => [...set].some((w) => now - w.since >= this.pollMs))
       .map(([id]) => id);
     if (due.length === 0) return;
-    const rows = await this.sql<{ request_id: string; status_code: number; body: Record<string, unknown> }[]>`
-      select request_id, status_code, body from command_outcomes where request_id = any(${due})`;
-    for (const r of rows)
-      if (this.settle(r.request_id, { statusCode: r.status_code, body: r.body })) this.stats.polled++;
+    const rows = await this.sql<
+      {
+        request_id: string;
+        status_code: number;
+        body: Record<string, unknown>;
+        request_hash: string | null;
+      }[]
+    >`select request_id, status_code, body, request_hash from command_outcomes where request_id = any(${due})`;
+    for (const r of rows) {
+      const outcome = { statusCode: r.status_code, body: r.body, requestHash: r.request_hash };
+      if (this.settle(r.request_id, outcome)) this.stats.polled++;
+    }
   }
 }

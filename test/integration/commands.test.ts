@@ -329,6 +329,9 @@ t.test('deep bodies, long Idempotency-Keys, named programs, truncation: 4xx or s
 t.test(
   'sale: attributed → sale_id, commission_id; customer converts; duplicates are 409 everywhere',
   async (t) => {
+    // A sale is in its program's currency (docs/commands.md): this test's sale is in EUR, so is the program.
+    await sql`update programs set currency = 'EUR' where id = ${program.id}`;
+    t.teardown(() => sql`update programs set currency = 'USD' where id = ${program.id}`);
     const clickId = await click();
     await lead({ click_id: clickId, customer_key: 'buyer-1' });
     const transactionId = nextTxn();

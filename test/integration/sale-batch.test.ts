@@ -413,6 +413,7 @@ t.test('applyBatch answers and writes exactly what apply on each command in orde
 });
 
 t.test('applyBatch waits for the customer of a click id minted moments ago, as apply does', async (t) => {
+  // The wait is the applier's prepare, run before the transaction; apply and applyBatch then find the click.
   const program = await createProgram(sql, { cookieWindowDays: 30 });
   const link = await createLink(sql, program.id);
   const applier = createSaleApplier({ recentClickWaitMs: 2000 });
@@ -449,6 +450,8 @@ t.test('applyBatch waits for the customer of a click id minted moments ago, as a
     );
     let result: Applied[] | CarefulPassNeeded | undefined;
     try {
+      // The wait happens before the transaction, holding no lock (as the command handler calls it).
+      await applier.prepare!(sql, cmds);
       await sql.begin(async (tx) => {
         const ctx = newCtx();
         result = await (batch ? applier.applyBatch!(tx, cmds, ctx) : sequential(applier)(tx, cmds, ctx));
@@ -498,6 +501,7 @@ t.test('a click id claiming a future time is not waited for (it would hold the p
     ['applyBatch', applier.applyBatch!],
   ] as const) {
     let answers: Applied[] = [];
+    await applier.prepare!(sql, cmds);
     await sql
       .begin(async (tx) => {
         answers = await run(tx, cmds, newCtx());

@@ -1,7 +1,12 @@
 import t from 'tap';
 import { errorOf } from '../helpers/errors.ts';
 import { parseAdditionalData, parseCommandAdditionalData, optString } from '../../services/ingress/input.ts';
-import { requestIdFor, stillProcessing } from '../../services/ingress/commands/answer.ts';
+import {
+  answersRequest,
+  requestFingerprint,
+  requestIdFor,
+  stillProcessing,
+} from '../../services/ingress/commands/answer.ts';
 import {
   buildLeadCommand,
   checkLeadIdentity,
@@ -92,6 +97,38 @@ t.test('requestIdFor: a fresh id without Idempotency-Key, a scoped stable one wi
   t.same(stillProcessing('sale'), {
     error: 'The sale was accepted and is still being processed; retry the same request to get its result',
   });
+});
+
+t.test('requestFingerprint: the same parameters in any key order, not other parameters', async (t) => {
+  const a = requestFingerprint('sale', {
+    transaction_id: 't',
+    amount_cents: 1,
+    line_items: { x: 1, y: [2, { b: 1, a: 2 }] },
+  });
+  const b = requestFingerprint('sale', {
+    line_items: { y: [2, { a: 2, b: 1 }], x: 1 },
+    amount_cents: 1,
+    transaction_id: 't',
+  });
+  t.equal(a, b, 'key order is not a parameter');
+  t.match(a, /^[0-9a-f]{64}$/);
+  t.not(
+    requestFingerprint('sale', { transaction_id: 't', amount_cents: 2 }),
+    requestFingerprint('sale', { transaction_id: 't', amount_cents: 1 }),
+  );
+  t.not(
+    requestFingerprint('sale', { amount_cents: 1 }),
+    requestFingerprint('sale', { amount_cents: '1' }),
+    'types count',
+  );
+  t.not(requestFingerprint('lead', {}), requestFingerprint('refund', {}), 'the kind counts');
+  const outcome = { statusCode: 200, body: {}, requestHash: a };
+  t.ok(answersRequest(outcome, b));
+  t.notOk(answersRequest(outcome, requestFingerprint('sale', {})));
+  t.ok(
+    answersRequest({ ...outcome, requestHash: null }, b),
+    'an outcome recorded without a hash cannot tell',
+  );
 });
 
 t.test('lead: identity rules in their order', async (t) => {
@@ -261,6 +298,19 @@ t.test('sale: defaults, the command and its key', async (t) => {
   t.equal(testTransactionId(1000), 'test_txn_1000');
   t.equal(testTransactionId(1000), 'test_txn_1000_1', 'unique within one millisecond');
   t.equal(testTransactionId(1001), 'test_txn_1001');
+});
+
+t.test('test_txn_<timestamp>: two ingress processes minting in one millisecond do not collide', async (t) => {
+  // Each ingress process has its own module state (a fresh import is a second process) and its own node
+  // (the snowflake node it takes from a Postgres sequence at boot, what the sale route passes).
+  const here = new URL('../../services/ingress/commands/sale.ts', import.meta.url).href;
+  type SaleModule = { testTransactionId: typeof testTransactionId };
+  const a = (await import(`${here}?process=a`)) as SaleModule;
+  const b = (await import(`${here}?process=b`)) as SaleModule;
+  const minted = [a.testTransactionId(5000, 1), b.testTransactionId(5000, 2)];
+  minted.push(a.testTransactionId(5000, 1), b.testTransactionId(5000, 2));
+  t.equal(new Set(minted).size, 4, `all distinct: ${minted.join(' ')}`);
+  for (const id of minted) t.match(id, /^test_txn_5000(_|$)/, 'the spec form test_txn_<timestamp> leads');
 });
 
 t.test('refund: transaction_id and amount rules, 0 means full', async (t) => {

@@ -1,10 +1,12 @@
 // What lead, sale and refund share: the request_id (from the Idempotency-Key when there is one), and the
 // answer, which is the outcome the owning worker records for that request_id (docs/ingress.md).
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { ERROR_SCHEMA, HttpError } from '../../../shared/http/server.ts';
+import { ERROR_SCHEMA, HttpError, jsonBody } from '../../../shared/http/server.ts';
+import { isPlainObject } from '../../../shared/json.ts';
 import type { Command } from '../../../shared/contracts/commands.ts';
 import { findOutcome } from '../../../shared/pipeline/outcomes.ts';
+import type { Outcome } from '../../../shared/pipeline/outcomes.ts';
 import { FAILURE_STRINGS } from '../../../shared/pipeline/command-handler.ts';
 import type { IngressDeps } from '../deps.ts';
 
@@ -22,6 +24,37 @@ export function requestIdFor(
     throw new HttpError(400, 'Idempotency-Key must be 1 to 200 characters');
   }
   return `${kind}:${scope ?? 'anon'}:${idempotencyKey}`;
+}
+
+/** CONTRACT "Retries and idempotency": the answer to a key reused with other parameters. */
+export const IDEMPOTENCY_KEY_REUSED = 'Idempotency-Key was used with a different request';
+
+/** JSON with every object's keys sorted: the same parameters give the same text whatever their order. */
+export function canonicalJson(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(canonicalJson).join(',')}]`;
+  if (isPlainObject(v)) {
+    const keys = Object.keys(v)
+      .filter((k) => v[k] !== undefined)
+      .sort();
+    return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson(v[k])}`).join(',')}}`;
+  }
+  return JSON.stringify(v) ?? 'null';
+}
+
+/**
+ * The hash of a request's parameters (its kind and its JSON body, canonical), recorded with the outcome of
+ * an Idempotency-Key request: a retry with the same parameters replays the outcome, a reuse of the key with
+ * other parameters is refused (as Stripe does). The scope (program) is already part of the request_id.
+ */
+export function requestFingerprint(kind: CommandKind, body: Record<string, unknown>): string {
+  return createHash('sha256')
+    .update(`${kind}\n${canonicalJson(body)}`)
+    .digest('hex');
+}
+
+/** Whether a recorded outcome answers this request (an outcome recorded without a hash cannot tell). */
+export function answersRequest(outcome: Outcome, requestHash: string | null | undefined): boolean {
+  return !outcome.requestHash || !requestHash || outcome.requestHash === requestHash;
 }
 
 /** Seconds a caller waits before retrying a command still queued past the deadline. */
@@ -51,11 +84,15 @@ export async function sendCommand(
   reply: FastifyReply,
   topic: string,
   key: string,
-  cmd: Command,
+  command: Command,
 ): Promise<FastifyReply> {
-  if (req.headers['idempotency-key'] !== undefined) {
+  let cmd = command;
+  let requestHash: string | null = null;
+  if (req.headers['idempotency-key'] !== undefined && cmd.type !== 'processor_event') {
+    requestHash = requestFingerprint(cmd.type, jsonBody(req));
+    cmd = { ...cmd, request_hash: requestHash };
     const done = await findOutcome(deps.sql, cmd.request_id);
-    if (done) return reply.code(done.statusCode).send(done.body);
+    if (done) return answer(reply, done, requestHash);
   }
   const pending = deps.waiter.wait(cmd.request_id, deps.commandDeadlineMs);
   try {
@@ -69,5 +106,11 @@ export async function sendCommand(
   if (!outcome) {
     return reply.code(503).header('retry-after', RETRY_AFTER_SECONDS).send(stillProcessing(cmd.type));
   }
+  // Two requests under one key wait on one request_id: the outcome tells whose parameters it answers.
+  return answer(reply, outcome, requestHash);
+}
+
+function answer(reply: FastifyReply, outcome: Outcome, requestHash: string | null): FastifyReply {
+  if (!answersRequest(outcome, requestHash)) return reply.code(409).send({ error: IDEMPOTENCY_KEY_REUSED });
   return reply.code(outcome.statusCode).send(outcome.body);
 }

@@ -9,12 +9,18 @@ const CURRENCIES = new Set(Intl.supportedValuesOf('currency'));
 
 let lastTestTxnMs = 0;
 let testTxnSeq = 0;
-/** `test_txn_<timestamp>` (spec 4.3), with a suffix when two are minted in one millisecond. */
-export function testTransactionId(now = Date.now()): string {
-  if (now === lastTestTxnMs) return `test_txn_${now}_${++testTxnSeq}`;
+/**
+ * `test_txn_<timestamp>` (spec 4.3), unique across ingress processes: `node` is the process's instance node
+ * (the snowflake node every ingress takes from a Postgres sequence at boot, also what makes click ids
+ * instance-safe) and follows the timestamp; a per-process sequence follows when two are minted in one
+ * millisecond. Without a node (unit tests) only the per-process part.
+ */
+export function testTransactionId(now = Date.now(), node: number | null = null): string {
+  const base = node === null ? `test_txn_${now}` : `test_txn_${now}_${node}`;
+  if (now === lastTestTxnMs) return `${base}_${++testTxnSeq}`;
   lastTestTxnMs = now;
   testTxnSeq = 0;
-  return `test_txn_${now}`;
+  return base;
 }
 
 /** A test sale without a valid token names its program in additional_data.program_id. */
@@ -53,8 +59,12 @@ export function parseSaleBody(
   if ((amount as number) > MAX_AMOUNT_CENTS) {
     throw new HttpError(400, `amount_cents must be at most ${MAX_AMOUNT_CENTS}`);
   }
-  const currencyRaw = b.currency ?? 'USD';
-  if (typeof currencyRaw !== 'string' || !CURRENCIES.has(currencyRaw.toUpperCase())) {
+  // Omitted: the program's currency (the worker knows it; the spec's default USD is the default program's).
+  const currencyRaw = b.currency ?? null;
+  if (
+    currencyRaw !== null &&
+    (typeof currencyRaw !== 'string' || !CURRENCIES.has(currencyRaw.toUpperCase()))
+  ) {
     throw new HttpError(400, 'currency must be an ISO 4217 code');
   }
   const saleType = b.sale_type ?? 'payment';
@@ -78,7 +88,7 @@ export function parseSaleBody(
   return {
     transaction_id: transactionId.trim(),
     amount_cents: amount as number,
-    currency: currencyRaw.toUpperCase(),
+    currency: currencyRaw === null ? null : currencyRaw.toUpperCase(),
     customer_key: customerKey,
     click_id: clickId,
     sale_type: saleType,

@@ -50,7 +50,7 @@ const leadSchema = {
         data: { type: 'object', additionalProperties: true },
       },
     },
-    ...errorResponses(400, 401, 500),
+    ...errorResponses(400, 401, 409, 500),
     503: STILL_PROCESSING_SCHEMA,
   },
 };

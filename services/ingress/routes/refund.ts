@@ -33,7 +33,7 @@ const refundSchema = {
         message: { type: 'string' },
       },
     },
-    ...errorResponses(400, 401, 404, 500),
+    ...errorResponses(400, 401, 404, 409, 500),
     503: STILL_PROCESSING_SCHEMA,
   },
 };

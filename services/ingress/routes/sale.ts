@@ -8,14 +8,21 @@ import { readTrackingToken, requireTrackingToken } from '../auth.ts';
 import { parseCommandAdditionalData } from '../input.ts';
 import { registerTrackRoute } from '../track-route.ts';
 import { requestIdFor, sendCommand, STILL_PROCESSING_SCHEMA } from '../commands/answer.ts';
-import { buildSaleCommand, parseSaleBody, saleKey, testSaleProgram } from '../commands/sale.ts';
+import {
+  buildSaleCommand,
+  parseSaleBody,
+  saleKey,
+  testSaleProgram,
+  testTransactionId,
+} from '../commands/sale.ts';
 
 const saleSchema = {
   tags: ['tracking'],
   summary: 'Record a sale',
   description:
     'Server only, tracking token required. 409 `Duplicate transaction_id. This sale has already been recorded.` ' +
-    '(also `message`, `statusCode`): already recorded, do not retry. transaction_id is unique across all programs.',
+    '(also `message`, `statusCode`): already recorded, do not retry. transaction_id is unique across all programs. ' +
+    '409 `Idempotency-Key was used with a different request`: the key was used with other parameters.',
   security: [{ trackingToken: [] }] as Record<string, string[]>[],
   body: {
     type: 'object',
@@ -25,7 +32,11 @@ const saleSchema = {
       amount_cents: { type: 'integer', minimum: 1, maximum: MAX_AMOUNT_CENTS },
       customer_key: { type: 'string' },
       click_id: { type: 'string' },
-      currency: { type: 'string', description: 'ISO 4217, default USD' },
+      currency: {
+        type: 'string',
+        description:
+          "ISO 4217; must be the program's currency (400 otherwise); omitted: the program's currency (USD by default)",
+      },
       sale_type: { type: 'string', enum: ['payment', 'subscription'] },
       line_items: { type: 'object', additionalProperties: true },
       is_recurring: { type: 'boolean' },
@@ -72,7 +83,7 @@ export function registerSaleRoute(app: FastifyInstance, deps: IngressDeps): void
     } else {
       programId = await requireTrackingToken(req, cache);
     }
-    const fields = parseSaleBody(body, ad.testMode);
+    const fields = parseSaleBody(body, ad.testMode, () => testTransactionId(Date.now(), deps.snowflake.node));
     const requestId = requestIdFor(req.headers['idempotency-key'], 'sale', programId);
     const cmd = buildSaleCommand(fields, body, { requestId, ts: Date.now(), programId });
     return sendCommand(deps, req, reply, deps.topics.sales, saleKey(cmd), cmd);

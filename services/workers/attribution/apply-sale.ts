@@ -1,13 +1,14 @@
 // The attribution and commission step (spec 4.3, CONTRACT "Tracking decisions" and commission policy):
 // one implementation, set-based, for a chunk or for one command. Why it is shaped so: docs/pipeline.md.
-import type { Tx } from '../../../shared/db/sql.ts';
+import type { Sql, Tx } from '../../../shared/db/sql.ts';
 import type { SaleCommand, LedgerEffect } from '../../../shared/contracts/commands.ts';
-import { parseCommand } from '../../../shared/contracts/commands.ts';
+import { commissionEntryKey, parseCommand } from '../../../shared/contracts/commands.ts';
 import type { Applied, ApplyContext, CommandApplier } from '../../../shared/pipeline/command-handler.ts';
 import { CarefulPassNeeded } from '../../../shared/pipeline/command-handler.ts';
 import { attribute } from './attribute.ts';
 import type { Attribution, CustomerRow, Via } from './attribute.ts';
 import { parseClickId, snowflakeTime } from '../../../shared/domain/ids.ts';
+import { currencyMismatch } from '../../../shared/domain/money.ts';
 
 export const DUPLICATE_SALE = 'Duplicate transaction_id. This sale has already been recorded.';
 
@@ -15,6 +16,7 @@ interface ProgramRow {
   id: string;
   commission: unknown;
   cookie_window_days: number;
+  currency: string;
   deleted: boolean;
 }
 
@@ -36,9 +38,11 @@ export function createSaleApplier(
   return {
     kind: 'sale',
     parse: (bytes) => parseCommand<SaleCommand>(bytes, 'sale'),
+    // Before the transaction, holding no lock: sales sent right after their click's 200 may overtake it.
+    prepare: (sql, cmds) => awaitRecentClicks(sql, cmds, opts.recentClickWaitMs),
     // The careful pass's per-command form is the set-based form applied to one command.
-    apply: async (tx, cmd, ctx) => (await applySales(tx, [cmd], ctx, opts))[0]!,
-    applyBatch: (tx, cmds, ctx) => applySales(tx, cmds, ctx, opts),
+    apply: async (tx, cmd, ctx) => (await applySales(tx, [cmd], ctx))[0]!,
+    applyBatch: (tx, cmds, ctx) => applySales(tx, cmds, ctx),
   };
 }
 
@@ -74,7 +78,7 @@ function noCommissionAnswer(cmd: SaleCommand, saleId: number, message: string): 
 function commissionAnswer(cmd: SaleCommand, a: Attribution, saleId: number, commissionId: number): Applied {
   const ledger: LedgerEffect = {
     topic: 'ledger',
-    entry_key: `commission:${commissionId}:created`,
+    entry_key: commissionEntryKey(commissionId, 'created'),
     kind: 'commission_created',
     partner_id: Number(a.partnerId),
     partner_program_id: Number(a.customer.partner_program_id),
@@ -215,29 +219,55 @@ function isRecentClick(clickId: string, waitMs: number): boolean {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/**
+ * Waits, bounded, until every sale naming a click id minted moments ago can find its customer (by that
+ * click id, or by its customer_key). Plain reads outside any transaction: the wait holds no lock, so no
+ * other chunk waits behind it. The bound is the click's age, so it never exceeds `waitMs` after minting.
+ */
+export async function awaitRecentClicks(sql: Sql, cmds: SaleCommand[], waitMs: number): Promise<void> {
+  let waiting = cmds.filter((c) => !c.is_test && c.click_id !== null && isRecentClick(c.click_id, waitMs));
+  while (waiting.length > 0) {
+    const keyed = waiting.filter((c) => c.customer_key !== null);
+    const found = await sql<{ click_id: string | null; program_id: string; customer_key: string | null }[]>`
+      select click_id, program_id, customer_key from customers where click_id = any(${waiting.map((c) => c.click_id!)}::text[])
+      union all
+      select c.click_id, c.program_id, c.customer_key
+      from unnest(${keyed.map((c) => c.program_id)}::bigint[], ${keyed.map((c) => c.customer_key)}::text[]) as k(p, ck)
+      join customers c on c.program_id = k.p and c.customer_key = k.ck`;
+    const clicks = new Set(found.map((r) => r.click_id));
+    const keys = new Set(found.map((r) => `${r.program_id}|${r.customer_key}`));
+    waiting = waiting.filter(
+      (c) =>
+        !clicks.has(c.click_id) &&
+        !keys.has(`${c.program_id}|${c.customer_key}`) &&
+        isRecentClick(c.click_id!, waitMs),
+    );
+    if (waiting.length > 0) await sleep(50);
+  }
+}
+
 async function loadPrograms(tx: Tx, ids: number[], memo: Map<string, unknown>): Promise<void> {
   const missing = [...new Set(ids)].filter((id) => !memo.has(`program:${id}`));
   if (missing.length === 0) return;
   const rows = await tx<ProgramRow[]>`
-    select id, commission, cookie_window_days, deleted_at is not null as deleted
+    select id, commission, cookie_window_days, trim(currency) as currency, deleted_at is not null as deleted
     from programs where id = any(${missing}::bigint[])`;
   for (const p of rows) memo.set(`program:${p.id}`, p);
 }
 
 // ---- a chunk (or one command) ----
 
-async function applySales(
-  tx: Tx,
-  cmds: SaleCommand[],
-  ctx: ApplyContext,
-  opts: SaleApplierOptions,
-): Promise<Applied[]> {
+async function applySales(tx: Tx, given: SaleCommand[], ctx: ApplyContext): Promise<Applied[]> {
   await loadPrograms(
     tx,
-    cmds.map((c) => c.program_id),
+    given.map((c) => c.program_id),
     ctx.memo,
   );
   const programOf = (cmd: SaleCommand) => ctx.memo.get(`program:${cmd.program_id}`) as ProgramRow | undefined;
+  // An omitted currency is the program's.
+  const cmds = given.map((c) =>
+    c.currency === null ? { ...c, currency: programOf(c)?.currency ?? null } : c,
+  );
   const live = cmds.filter((c) => !checkProgram(c, programOf(c)));
 
   const taken = new Set(
@@ -276,17 +306,9 @@ async function applySales(
       if (click_id !== null) byClick.set(click_id, row);
     }
   };
+  // A recent click the pipeline had not stored yet was waited for before the transaction (prepare): never
+  // here, where the customers are locked.
   if (toResolve.length > 0) await lockCustomers();
-  // Sales sent right after their click's 200 may overtake the click pipeline: wait, bounded, for click ids
-  // minted moments ago (the per-command form waits the same way, holding the same kind of locks).
-  const waiting = () =>
-    toResolve.some(
-      (c) => c.click_id !== null && !resolve(c) && isRecentClick(c.click_id, opts.recentClickWaitMs),
-    );
-  while (waiting()) {
-    await sleep(50);
-    await lockCustomers();
-  }
 
   const ppIds = [
     ...new Set([...byKey.values(), ...byClick.values()].flatMap((r) => r.partner_program_id ?? [])),
@@ -314,6 +336,10 @@ async function applySales(
     const refused = checkProgram(cmd, program);
     if (refused || !program) {
       pending.push({ answer: refused! });
+      continue;
+    }
+    if (cmd.currency !== program.currency) {
+      pending.push({ answer: bad(cmd.program_id, currencyMismatch(program.currency)) });
       continue;
     }
     if (taken.has(cmd.transaction_id)) {
@@ -377,7 +403,7 @@ async function applySales(
       partner_program_id: a.customer.partner_program_id!,
       customer_id: a.customer.id,
       amount_cents: a.amount,
-      currency: p.cmd.currency,
+      currency: programOf(p.cmd)!.currency,
     });
   }
   let commissionIds: Map<number, number>;

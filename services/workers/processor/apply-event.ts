@@ -12,6 +12,7 @@ import {
 } from '../../../shared/contracts/processor-events.ts';
 import type { Attribution, ProcessorEventCommand } from '../../../shared/contracts/processor-events.ts';
 import type { Applied, ApplyContext, CommandApplier } from '../../../shared/pipeline/command-handler.ts';
+import { isCurrencyMismatch } from '../../../shared/domain/money.ts';
 
 export type ProcessorOutcome =
   'attributed' | 'recorded' | 'unattributed' | 'refund_applied' | 'linked' | 'waiting' | 'ignored' | 'failed';
@@ -126,6 +127,9 @@ export function createProcessorEventApplier(
           error?: string;
         };
         if (applied.statusCode === 409) return { ...base, outcome: 'ignored', reason: 'already_recorded' };
+        // Amounts of different currencies are never added together: recorded, not applied.
+        if (applied.statusCode === 400 && isCurrencyMismatch(body.error))
+          return { ...base, outcome: 'unattributed', reason: 'currency_mismatch' };
         if (applied.statusCode !== 200) {
           const reason = /customer not found/i.test(body.error ?? '')
             ? 'customer_not_found'

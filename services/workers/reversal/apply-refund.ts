@@ -4,7 +4,7 @@
 // and the notifications are effects published after commit.
 import type { Tx } from '../../../shared/db/sql.ts';
 import type { Effect, RefundCommand } from '../../../shared/contracts/commands.ts';
-import { parseCommand } from '../../../shared/contracts/commands.ts';
+import { commissionEntryKey, parseCommand } from '../../../shared/contracts/commands.ts';
 import { refundDeduction } from '../../../shared/domain/refund.ts';
 import type { Applied, CommandApplier } from '../../../shared/pipeline/command-handler.ts';
 
@@ -69,7 +69,7 @@ async function applyRefund(tx: Tx, cmd: RefundCommand): Promise<Applied> {
   const effects: Effect[] = [
     {
       topic: 'ledger',
-      entry_key: `commission:${commissionId}:refund`,
+      entry_key: commissionEntryKey(commissionId, 'refund'),
       kind: full ? 'commission_reversed' : 'commission_refunded',
       partner_id: partnerId,
       partner_program_id: Number(c.partner_program_id),

@@ -1,0 +1,117 @@
+// A sale sent right after its click's 200 may overtake the click pipeline, so the attribution worker waits,
+// bounded, for the click's customer. That wait must hold no lock: a chunk sleeping on its customers' row
+// locks stalls every other chunk needing them, and past the session timeout a rebalance starts a second,
+// concurrent apply. Reproduced with the command handler on a chunk [sale by customer_key, sale by a click id
+// not stored yet]: while it waits, another connection must be able to lock that customer (NOWAIT), and the
+// handler must have no transaction open. The click's customer then lands and both sales are attributed.
+import { randomBytes } from 'node:crypto';
+import t from 'tap';
+import type { SaleCommand } from '../../shared/contracts/commands.ts';
+import { createCommandHandler } from '../../shared/pipeline/command-handler.ts';
+import type { BatchingProducer, ConsumedMessage } from '../../shared/pipeline/kafka.ts';
+import { createLogger } from '../../shared/logger.ts';
+import { createSql } from '../../shared/db/sql.ts';
+import { Snowflake, formatClickId } from '../../shared/domain/ids.ts';
+import { createSaleApplier } from '../../services/workers/attribution/apply-sale.ts';
+import { createLink, createProgram, stackEnv, testSql, waitFor } from '../helpers/stack.ts';
+
+const sql = testSql(t);
+const run = randomBytes(4).toString('hex');
+const APP = `svc-test-wait-${run}`;
+
+function saleCmd(p: Partial<SaleCommand> & { program_id: number; transaction_id: string }): SaleCommand {
+  return {
+    v: 1,
+    type: 'sale',
+    request_id: `${run}-${p.transaction_id}`,
+    ts: Date.now(),
+    amount_cents: 10000,
+    currency: 'USD',
+    customer_key: null,
+    click_id: null,
+    sale_type: 'payment',
+    line_items: null,
+    is_recurring: false,
+    subscription_id: null,
+    subscription_interval: null,
+    product_id: null,
+    is_test: false,
+    ...p,
+  };
+}
+
+const message = (cmd: SaleCommand, offset: number): ConsumedMessage => ({
+  topic: 'sales',
+  partition: 0,
+  offset: String(offset),
+  key: Buffer.from(cmd.transaction_id),
+  value: Buffer.from(JSON.stringify(cmd)),
+  headers: undefined,
+  timestamp: String(Date.now()),
+});
+
+t.test('waiting for a recent click holds no lock and no transaction', async (t) => {
+  const program = await createProgram(sql);
+  await sql`update programs set commission = ${sql.json({ type: 'percentage', percent: 30 })} where id = ${program.id}`;
+  const link = await createLink(sql, program.id);
+  const key = `${run}-known`;
+  const [known] = await sql<{ id: string }[]>`
+    insert into customers (program_id, partner_id, partner_program_id, link_id, customer_status, customer_key)
+    values (${program.id}, ${link.partnerId}, ${link.partnerProgramId}, ${link.id}, 'lead', ${key})
+    returning id`;
+  const clickId = formatClickId(link.partnerProgramId, new Snowflake(11).next().id);
+  const cmds = [
+    saleCmd({ program_id: program.id, transaction_id: `${run}-by-key`, customer_key: key }),
+    saleCmd({ program_id: program.id, transaction_id: `${run}-by-click`, click_id: clickId }),
+  ];
+
+  const workerSql = createSql(stackEnv().DATABASE_URL, 4, APP);
+  t.teardown(() => workerSql.end({ timeout: 5 }));
+  const handler = createCommandHandler(
+    {
+      sql: workerSql,
+      log: createLogger('sale-wait', 'silent'),
+      producer: { send: async () => {} } as unknown as BatchingProducer,
+      topics: { deadLetter: 'dlq', ledger: 'ledger', notifications: 'notifications' },
+    },
+    // Long enough that only the click's arrival ends the wait.
+    createSaleApplier({ recentClickWaitMs: 120_000 }),
+  );
+  const handled = handler.handle(cmds.map(message));
+
+  // The handler has looked for the click's customer and found none: it is waiting now.
+  await waitFor('the handler to look for the click', async () => {
+    const [r] = await sql<{ n: number }[]>`
+      select count(*)::int as n from pg_stat_activity
+      where application_name = ${APP} and query like '%click_id = any%' and state like 'idle%'`;
+    return r!.n > 0;
+  });
+  const [open] = await sql<{ n: number }[]>`
+    select count(*)::int as n from pg_stat_activity
+    where application_name = ${APP} and state = 'idle in transaction'`;
+  t.equal(open!.n, 0, 'no transaction is open while it waits');
+  const probe = await sql
+    .begin(async (tx) => {
+      await tx`select id from customers where id = ${known!.id} for no key update nowait`;
+      return 'locked';
+    })
+    .catch((err: { code?: string }) => `blocked (${err.code})`);
+  t.equal(probe, 'locked', "another transaction can lock the key customer's row while the sale waits");
+
+  await sql`
+    insert into customers (program_id, partner_id, partner_program_id, link_id, click_id, customer_status,
+                           first_click_at, last_click_at)
+    values (${program.id}, ${link.partnerId}, ${link.partnerProgramId}, ${link.id}, ${clickId}, 'click', now(), now())`;
+  await handled;
+  const outcomes = await sql<{ status_code: number; body: { commission_id: number | null } }[]>`
+    select status_code, body from command_outcomes
+    where request_id = any(${cmds.map((c) => c.request_id)}) order by request_id`;
+  t.same(
+    outcomes.map((o) => [o.status_code, typeof o.body.commission_id]),
+    [
+      [200, 'number'],
+      [200, 'number'],
+    ],
+    'both sales attributed, the click one once its customer landed',
+  );
+});
