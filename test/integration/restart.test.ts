@@ -1,6 +1,7 @@
 // Invariant 1 beyond process kills: a kill -9 of the Kafka broker (restarted on the same data) and a
 // Postgres crash as the clients see it (every backend terminated), both during a click load. Afterwards
-// every click answered 200 is stored exactly once and every counter equals its rows.
+// every click answered 200 is stored exactly once and every counter equals its rows. The test has a
+// database of its own, so terminating "every backend" cannot touch the test files running beside it.
 import t from 'tap';
 import { join } from 'node:path';
 import { rm } from 'node:fs/promises';
@@ -8,9 +9,26 @@ import { STACK_DIR, freePort, startKafka } from '../../scripts/lib/stack.ts';
 import type { KafkaServer } from '../../scripts/lib/stack.ts';
 import { createLogger } from '../../shared/logger.ts';
 import { clickLoad } from '../helpers/load.ts';
-import { createLink, createProgram, startServices, testSql, waitFor } from '../helpers/stack.ts';
+import { createLink, createProgram, stackEnv, startServices, testSql, waitFor } from '../helpers/stack.ts';
+import { createSql } from '../../shared/db/sql.ts';
+import { migrate } from '../../shared/db/migrate.ts';
 
-const sql = testSql(t);
+const admin = testSql(t);
+const dbName = `restart_${process.pid}`;
+await admin.unsafe(`create database ${dbName}`);
+const databaseUrl = (() => {
+  const u = new URL(stackEnv().DATABASE_URL);
+  u.pathname = `/${dbName}`;
+  return u.toString();
+})();
+await migrate(databaseUrl, createLogger('restart-test', 'warn'));
+const sql = createSql(databaseUrl, 4, 'svc-test');
+t.teardown(async () => {
+  await sql.end({ timeout: 5 });
+  const dropper = createSql(stackEnv().DATABASE_URL, 1, 'svc-test-drop');
+  await dropper.unsafe(`drop database if exists ${dbName} with (force)`);
+  await dropper.end({ timeout: 5 });
+});
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const log = createLogger('restart-test', 'warn');
 
@@ -22,7 +40,10 @@ t.test('kill -9 of the broker and a Postgres crash mid-load lose and double noth
     await broker.stop();
     await rm(dir, { recursive: true, force: true });
   });
-  const svc = await startServices(t, ['web', 'click-worker'], { KAFKA_BROKERS: broker.brokers });
+  const svc = await startServices(t, ['web', 'click-worker'], {
+    KAFKA_BROKERS: broker.brokers,
+    DATABASE_URL: databaseUrl,
+  });
   const program = await createProgram(sql);
   const links = await Promise.all([0, 1, 2].map(() => createLink(sql, program.id)));
 
