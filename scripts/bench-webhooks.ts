@@ -28,16 +28,19 @@ Target: (b) p99 < 50 ms at 1,000 events/s offered, zero lost.
 Options:
   --rate <n>      offered events/s in (a) and (b) (default 1000)
   --seconds <n>   duration of (a) and (b) (default 15)
+  --connections <n>  concurrent connections of the load (default 32)
   --fast          fsync off in Postgres (default: durable settings, as in production)
   -h, --help`;
 
 const { values, int: intArg } = cli(USAGE, {
   rate: { type: 'string' },
   seconds: { type: 'string' },
+  connections: { type: 'string' },
   fast: { type: 'boolean' },
 });
 const RATE = intArg('rate', 1000, 100_000);
 const SECONDS = intArg('seconds', 15, 3600);
+const CONNECTIONS = intArg('connections', 32, 10_000);
 const SECRET = 'whsec_bench_webhooks';
 
 const log = createLogger('bench-webhooks', 'warn');
@@ -91,7 +94,7 @@ function drive(url: string, answers: Map<string, number>): Promise<autocannon.Re
       {
         url,
         method: 'POST',
-        connections: Math.max(50, Math.ceil(RATE / 10)),
+        connections: CONNECTIONS,
         pipelining: 1,
         amount: RATE * SECONDS,
         overallRate: RATE,
