@@ -12,7 +12,7 @@ import { apiPlugin } from '../api/app.ts';
 import type { ApiDeps } from '../api/deps.ts';
 import { Counter, Histogram } from 'prom-client';
 import type { Registry } from 'prom-client';
-import { readiness, readinessAnswer } from '../../shared/http/ops.ts';
+import { readinessResponse } from '../../shared/http/ops.ts';
 import type { Check } from '../../shared/http/ops.ts';
 
 export interface WebParts {
@@ -70,8 +70,7 @@ export async function buildWebApp(
   if (ops) {
     // On the public port too, for load balancers and Kubernetes probes; /metrics stays on OPS_PORT.
     app.get('/readyz', { schema: { hide: true } }, async (_req, reply) => {
-      if (!ops.accepting()) return reply.code(503).send({ error: 'not ready: shutting down' });
-      const a = readinessAnswer(await readiness(ops.checks));
+      const a = await readinessResponse(ops.checks, ops.accepting);
       return reply.code(a.status).send(a.body);
     });
     const requests = new Counter({

@@ -44,6 +44,15 @@ export function readinessAnswer(r: Readiness): { status: number; body: Record<st
   return { status: 503, body: { error: `not ready: ${missing.join(', ')}`, checks: r.checks } };
 }
 
+/** What /readyz answers (on the operations port and on web's public port): 503 at once while shutting down. */
+export async function readinessResponse(
+  checks: Record<string, Check>,
+  accepting: () => boolean,
+): Promise<{ status: number; body: Record<string, unknown> }> {
+  if (!accepting()) return { status: 503, body: { error: 'not ready: shutting down' } };
+  return readinessAnswer(await readiness(checks));
+}
+
 /** A registry with the process metrics (CPU, memory, event loop lag, GC) under the `svc_` prefix rules. */
 export function createRegistry(process: string): Registry {
   const registry = new Registry();
@@ -75,11 +84,7 @@ export async function startOpsServer(opts: {
     if (req.method !== 'GET') return send(405, JSON.stringify({ error: 'Method not allowed' }));
     if (path === '/healthz') return send(200, JSON.stringify({ ok: true }));
     if (path === '/readyz') {
-      if (!opts.accepting()) return send(503, JSON.stringify({ error: 'not ready: shutting down' }));
-      void readiness(opts.checks).then((r) => {
-        const a = readinessAnswer(r);
-        send(a.status, JSON.stringify(a.body));
-      });
+      void readinessResponse(opts.checks, opts.accepting).then((a) => send(a.status, JSON.stringify(a.body)));
       return;
     }
     if (path === '/metrics') {

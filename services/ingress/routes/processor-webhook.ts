@@ -4,6 +4,7 @@
 import Stripe from 'stripe';
 import type { FastifyInstance } from 'fastify';
 import { HttpError, errorResponses } from '../../../shared/http/server.ts';
+import { pathId } from '../../../shared/http/validation.ts';
 import { eventKey } from '../../../shared/contracts/processor-events.ts';
 import { processorRequestId } from '../../../shared/contracts/processor-events.ts';
 import type { ProcessorEventCommand } from '../../../shared/contracts/processor-events.ts';
@@ -96,10 +97,8 @@ export function registerProcessorWebhookRoute(app: FastifyInstance, deps: Webhoo
         },
       },
       async (req, reply) => {
-        const programId = /^[1-9][0-9]{0,15}$/.test(req.params.programId)
-          ? Number(req.params.programId)
-          : null;
-        if (programId === null) throw new HttpError(404, WEBHOOK_ERRORS.programNotFound);
+        const programId = pathId(req.params.programId);
+        if (Number.isNaN(programId)) throw new HttpError(404, WEBHOOK_ERRORS.programNotFound);
         const header = req.headers['stripe-signature'];
         if (typeof header !== 'string' || header === '')
           throw new HttpError(400, WEBHOOK_ERRORS.missingSignature);
