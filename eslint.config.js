@@ -3,7 +3,15 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', '.stack/**', '.tap/**', 'services/ingress/public/**'] },
+  {
+    ignores: [
+      'node_modules/**',
+      '.stack/**',
+      '.tap/**',
+      'services/ingress/public/**',
+      'services/dashboard/dist/**',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   // Plain-JS scripts that run on Node before the project's own Node is installed.

@@ -1,0 +1,149 @@
+// The shell: session loading, the workspace switcher, navigation, and the route table. Pages live in
+// pages/, one file each; a page gets its route params as props.
+import { useEffect, useState } from 'preact/hooks';
+import type { ComponentType } from 'preact';
+import { Link, match, navigate, useLocation } from './router.tsx';
+import { SessionContext, loadSession, logOut, storeWorkspace, storedWorkspace } from './session.tsx';
+import type { SessionInfo, SessionState } from './session.tsx';
+import { ErrorBox, Loading, messageOf } from './ui.tsx';
+import { Login, Signup } from './pages/Auth.tsx';
+import { Programs } from './pages/Programs.tsx';
+import { Settings } from './pages/Settings.tsx';
+import { Overview } from './pages/Overview.tsx';
+import { Events } from './pages/Events.tsx';
+import { Partners } from './pages/Partners.tsx';
+import { Commissions } from './pages/Commissions.tsx';
+import { Integration } from './pages/Integration.tsx';
+import { Docs } from './pages/Docs.tsx';
+
+export interface ProgramPageProps {
+  programId: number;
+}
+
+const PROGRAM_PAGES: { slug: string; label: string; page: ComponentType<ProgramPageProps> }[] = [
+  { slug: 'overview', label: 'Overview', page: Overview },
+  { slug: 'events', label: 'Events', page: Events },
+  { slug: 'partners', label: 'Partners', page: Partners },
+  { slug: 'commissions', label: 'Commissions', page: Commissions },
+  { slug: 'integration', label: 'Integration', page: Integration },
+];
+
+export function App() {
+  const { path } = useLocation();
+  const [info, setInfo] = useState<SessionInfo | null | undefined>(undefined);
+  const [error, setError] = useState<string | null>(null);
+  const [workspaceId, setWorkspaceId] = useState<number | null>(null);
+
+  useEffect(() => {
+    loadSession().then(
+      (s) => {
+        setInfo(s);
+        if (s) setWorkspaceId(storedWorkspace(s));
+      },
+      (e: unknown) => setError(messageOf(e)),
+    );
+  }, []);
+
+  const onSession = (s: SessionInfo) => {
+    setInfo(s);
+    setWorkspaceId(storedWorkspace(s));
+    navigate('/programs');
+  };
+
+  if (path === '/docs') return <Docs />;
+  if (error) return <ErrorBox error={error} />;
+  if (info === undefined) return <Loading />;
+  if (path === '/signup') return <Signup onSession={onSession} />;
+  if (!info || workspaceId === null) {
+    return <Login onSession={onSession} />;
+  }
+  const workspace = info.workspaces.find((w) => w.id === workspaceId) ?? info.workspaces[0]!;
+  const session: SessionState = {
+    info,
+    workspaceId: workspace.id,
+    role: workspace.role,
+    canWrite: workspace.role === 'owner' || workspace.role === 'admin',
+    setWorkspace(id) {
+      storeWorkspace(id);
+      setWorkspaceId(id);
+      navigate('/programs');
+    },
+    async logout() {
+      await logOut();
+      setInfo(null);
+      navigate('/');
+    },
+  };
+
+  let body;
+  let programId: number | null = null;
+  const pm = match('/programs/:id/:page', path);
+  const programPage = pm ? PROGRAM_PAGES.find((p) => p.slug === pm.page) : undefined;
+  if (pm && programPage) {
+    programId = Number(pm.id);
+    const Page = programPage.page;
+    body = <Page programId={programId} />;
+  } else if (match('/settings', path)) {
+    body = <Settings />;
+  } else if (path === '/' || match('/programs', path) || path === '/login') {
+    body = <Programs />;
+  } else {
+    body = (
+      <p role="alert">
+        This page does not exist. <Link href="/programs">Go to Programs</Link>
+      </p>
+    );
+  }
+
+  return (
+    <SessionContext.Provider value={session}>
+      <header class="top">
+        <Link href="/programs" class="brand">
+          svc
+        </Link>
+        <nav aria-label="Workspace">
+          <Link
+            href="/programs"
+            aria-current={path.startsWith('/programs') && programId === null ? 'page' : undefined}
+          >
+            Programs
+          </Link>
+          <Link href="/settings" aria-current={path === '/settings' ? 'page' : undefined}>
+            Settings
+          </Link>
+          <a href="/docs">API reference</a>
+        </nav>
+        {info.workspaces.length > 1 && (
+          <label class="switcher">
+            Workspace{' '}
+            <select
+              value={String(workspace.id)}
+              onChange={(e) => session.setWorkspace(Number((e.target as HTMLSelectElement).value))}
+            >
+              {info.workspaces.map((w) => (
+                <option value={String(w.id)}>{w.name}</option>
+              ))}
+            </select>
+          </label>
+        )}
+        <span class="who">{info.user.email}</span>
+        <button type="button" onClick={() => void session.logout()}>
+          Log out
+        </button>
+      </header>
+      {programId !== null && (
+        <nav class="program-nav" aria-label="Program">
+          {PROGRAM_PAGES.map((p) => (
+            <Link
+              href={`/programs/${programId}/${p.slug}`}
+              aria-current={pm?.page === p.slug ? 'page' : undefined}
+            >
+              {p.label}
+            </Link>
+          ))}
+        </nav>
+      )}
+      <main>{body}</main>
+    </SessionContext.Provider>
+  );
+}

@@ -1,0 +1,5 @@
+import type { ProgramPageProps } from '../app.tsx';
+// Placeholder: filled in by the dashboard work (issue 12).
+export function Integration(_props: ProgramPageProps) {
+  return <h1>Integration</h1>;
+}

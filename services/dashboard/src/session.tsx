@@ -1,0 +1,70 @@
+// Who is logged in, which workspace is selected, and what the role there allows. The session itself is
+// an HttpOnly cookie; this module only knows its public description (GET /api/auth/session).
+import { createContext } from 'preact';
+import { useContext } from 'preact/hooks';
+import { api, setCsrfToken } from './api.ts';
+
+export type Role = 'owner' | 'admin' | 'member' | 'viewer';
+export interface SessionInfo {
+  user: { id: number; email: string; name: string | null };
+  workspaces: { id: number; name: string; role: Role }[];
+  csrf_token: string;
+  expires_at: string;
+}
+
+export interface SessionState {
+  info: SessionInfo;
+  workspaceId: number;
+  role: Role;
+  /** Owners and admins change things; members and viewers only read (docs/api.md "Roles"). */
+  canWrite: boolean;
+  setWorkspace(id: number): void;
+  logout(): Promise<void>;
+}
+
+export const SessionContext = createContext<SessionState | null>(null);
+
+export function useSession(): SessionState {
+  const s = useContext(SessionContext);
+  if (!s) throw new Error('useSession outside a logged-in page');
+  return s;
+}
+
+const WORKSPACE_KEY = 'svc.workspace';
+export function storedWorkspace(info: SessionInfo): number | null {
+  const saved = Number(localStorage.getItem(WORKSPACE_KEY));
+  if (info.workspaces.some((w) => w.id === saved)) return saved;
+  return info.workspaces[0]?.id ?? null;
+}
+export function storeWorkspace(id: number): void {
+  localStorage.setItem(WORKSPACE_KEY, String(id));
+}
+
+function accept(info: SessionInfo): SessionInfo {
+  setCsrfToken(info.csrf_token);
+  return info;
+}
+
+export async function loadSession(): Promise<SessionInfo | null> {
+  try {
+    return accept((await api.get<{ data: SessionInfo }>('/api/auth/session')).data);
+  } catch (e) {
+    if ((e as { status?: number }).status === 401) return null;
+    throw e;
+  }
+}
+export async function logIn(email: string, password: string): Promise<SessionInfo> {
+  return accept((await api.post<{ data: SessionInfo }>('/api/auth/session', { email, password })).data);
+}
+export async function signUp(body: {
+  email: string;
+  password: string;
+  name?: string;
+  workspace_name?: string;
+}): Promise<SessionInfo> {
+  return accept((await api.post<{ data: SessionInfo }>('/api/auth/session/signup', body)).data);
+}
+export async function logOut(): Promise<void> {
+  await api.del('/api/auth/session');
+  setCsrfToken(null);
+}
