@@ -173,7 +173,12 @@ function EventLine(props: { ev: EventRow; currency: string }) {
       <>
         {ev.page_url ? <span class="url">{ev.page_url}</span> : 'No page URL'}
         {ev.referrer_url && <span class="subtle"> from {ev.referrer_url}</span>}
-        {ev.converted && <span class="badge live"> converted</span>}
+        {ev.converted && (
+          <>
+            {' '}
+            <span class="badge live">converted</span>
+          </>
+        )}
       </>
     );
     const device = [ev.device_type, ev.device_os, ev.browser_name].filter(Boolean).join(' · ');
@@ -183,7 +188,12 @@ function EventLine(props: { ev: EventRow; currency: string }) {
     details = (
       <>
         Customer <code>{ev.customer_key ?? '—'}</code>
-        {ev.converted && <span class="badge live"> converted</span>}
+        {ev.converted && (
+          <>
+            {' '}
+            <span class="badge live">converted</span>
+          </>
+        )}
       </>
     );
   } else {
@@ -204,14 +214,14 @@ function EventLine(props: { ev: EventRow; currency: string }) {
   }
   return (
     <tr>
-      <td>
+      <td data-label="Time">
         <time dateTime={ev.timestamp}>{dateTime(ev.timestamp)}</time>
       </td>
-      <td>
+      <td data-label="Type">
         <span class={`kind ${ev.event_type}`}>{TYPE_LABEL[ev.event_type]}</span>
       </td>
-      <td>{details}</td>
-      <td>{place}</td>
+      <td data-label="Details">{details}</td>
+      <td data-label="Device and place">{place}</td>
     </tr>
   );
 }
