@@ -83,10 +83,9 @@ export function Overview(props: ProgramPageProps) {
   return (
     <>
       <PageTitle title="Overview" program={program.data} />
-      <ErrorBox error={program.error} />
       <PeriodPicker query={query} onChange={setQuery} />
-      {perf.error ? (
-        <ErrorBox error={perf.error} />
+      {program.error || perf.error ? (
+        <ErrorBox error={program.error ?? perf.error} />
       ) : !perf.data || !program.data ? (
         <Loading />
       ) : (
