@@ -41,7 +41,10 @@ export function App() {
   const [error, setError] = useState<string | null>(null);
   const [workspaceId, setWorkspaceId] = useState<number | null>(null);
 
+  const isDocs = path === '/docs';
   useEffect(() => {
+    // The API reference needs no session: it does not ask (nor log a 401 in the console).
+    if (isDocs || info !== undefined) return;
     loadSession().then(
       (s) => {
         setInfo(s);
@@ -49,7 +52,7 @@ export function App() {
       },
       (e: unknown) => setError(messageOf(e)),
     );
-  }, []);
+  }, [isDocs]);
 
   const onSession = (s: SessionInfo) => {
     setInfo(s);
@@ -58,7 +61,7 @@ export function App() {
     if (['/', '/login', '/signup'].includes(location.pathname)) navigate('/programs');
   };
 
-  if (path === '/docs') return <Docs />;
+  if (isDocs) return <Docs />;
   if (error) return <ErrorBox error={error} />;
   if (info === undefined) return <Loading />;
   if (path === '/signup') return <Signup onSession={onSession} />;

@@ -1,0 +1,258 @@
+// The dashboard in a real browser (Debian's chromium through playwright-core) against the real service:
+// sign up → create a program (its token shown once) → a partner and a link (through the API: those pages
+// are tested with Partners) → a page with the tracker records a click → Events lists it → Overview's tiles
+// and chart include it → a sale through the API → Integration's test buttons turn the steps complete. No
+// page may log a console error. Also: a viewer is offered no write action, and /docs renders the OpenAPI
+// document without a login.
+import t from 'tap';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { postJson, startServices, testSql, waitFor } from '../helpers/stack.ts';
+import { PASSWORD, bearer, getJson, memberOf, send } from '../helpers/accounts.ts';
+import { openBrowser, serveDashboard } from './dashboard-local.tmp.ts';
+
+const sql = testSql(t);
+const svc = await startServices(t, ['web', 'click-worker', 'attribution-worker', 'ledger-worker']);
+const base = await serveDashboard(t, svc.baseUrl);
+const url = (p: string) => `${base}${p}`;
+
+// The advertiser's site: another origin, serving one page with the tracker snippet.
+let programId = 0;
+const site = createServer((_req, res) => {
+  res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+  res.end(
+    `<!doctype html><html><head><title>Shop</title></head><body><h1>Shop</h1>` +
+      `<script src="${url('/js/svc-tracker.js')}" data-program-id="${programId}"></script></body></html>`,
+  );
+});
+await new Promise<void>((r) => site.listen(0, '127.0.0.1', r));
+t.teardown(() => site.close());
+const siteOrigin = `http://127.0.0.1:${(site.address() as AddressInfo).port}`;
+
+const browser = await openBrowser(t);
+// Logged out, the app asks GET /api/auth/session and gets the 401 that says so; Chrome logs that response.
+const SESSION_PROBE = /status of 401 \(Unauthorized\) \(http:[^)]*\/api\/auth\/session\)$/;
+const unexpected = (errors: string[]) => errors.filter((e) => !SESSION_PROBE.test(e));
+
+t.test(
+  'sign up, create a program, track a click, see it in Events and Overview, complete Integration',
+  async (t) => {
+    const { page, consoleErrors, shot } = await browser.page(t, { width: 1280, height: 900 });
+    const email = `flow-${Date.now()}@example.com`;
+
+    // Sign up.
+    await page.goto(url('/signup'));
+    await page.getByLabel('Email').fill(email);
+    await page.getByLabel('Password').fill(PASSWORD);
+    await page.getByLabel('Workspace name').fill('Flow shop');
+    await page.getByRole('button', { name: 'Create account' }).click();
+    await page.getByRole('heading', { name: 'Programs' }).waitFor();
+    await page.getByText('No programs in this workspace yet').waitFor();
+    await shot('programs-empty');
+
+    // Create a program: the token is shown once, with the warning and a copy button.
+    await page.getByRole('button', { name: 'New program' }).click();
+    await page.getByLabel('Name', { exact: true }).fill('Flow Program');
+    await page.getByLabel('Currency').fill('EUR');
+    await page.getByLabel('Allowed origins').fill(siteOrigin);
+    await page.getByRole('button', { name: 'Add a product rule' }).click();
+    await page.getByLabel('Product id (rule 1)').fill('annual');
+    await page.getByRole('button', { name: 'Create program' }).click();
+    const secret = page.getByTestId('secret');
+    await secret.waitFor();
+    const token = (await secret.textContent())!.trim();
+    t.match(token, /^aff_/, 'the full tracking token is shown');
+    t.ok(await page.getByText('you will not see it again').isVisible());
+    t.ok(await page.getByRole('button', { name: 'Copy', exact: true }).isVisible());
+    await shot('programs-token-once');
+    await page.getByRole('button', { name: 'I have saved it' }).click();
+    t.equal(await page.getByText(token).count(), 0, 'dismissed, the token is gone');
+    await page.reload();
+    await page.getByRole('heading', { name: 'Flow Program' }).waitFor();
+    t.equal(await page.getByText(token).count(), 0, 'and it is never shown again');
+    const [program] = await sql<{ id: string; currency: string; commission: { product_rules: unknown[] } }[]>`
+    select id, currency, commission from programs where name = 'Flow Program' and deleted_at is null`;
+    programId = Number(program!.id);
+    t.equal(program!.currency, 'EUR');
+    t.equal(program!.commission.product_rules.length, 1, 'the product rule was saved');
+    await page.getByRole('button', { name: 'Go live' }).click();
+    await page.getByText('Live', { exact: true }).waitFor();
+    await shot('programs');
+
+    // A partner and a link through the API, with the browser's own session.
+    const session = (await page.context().cookies()).find((c) => c.name === 'svc_session')!.value;
+    const partner = await postJson(
+      url(`/api/advertiser/affiliate-programs/${programId}/partners`),
+      { name: 'Pat Partner', email: `pat-${Date.now()}@example.com` },
+      bearer(session),
+    );
+    t.equal(partner.status, 201, JSON.stringify(partner.body));
+    const partnerId = (partner.body.data as { partner: { id: number } }).partner.id;
+    const link = await postJson(
+      url(`/api/advertiser/affiliate-programs/${programId}/partners/${partnerId}/links`),
+      {},
+      bearer(session),
+    );
+    t.equal(link.status, 201, JSON.stringify(link.body));
+    const shortLink = (link.body.data as { short_link: string }).short_link;
+
+    // The shop's page with the tracker records the click (in its own tab: another origin).
+    const shop = await page.context().newPage();
+    await shop.goto(`${siteOrigin}/pricing?aff=${shortLink}`);
+    const clickId = await waitFor('the tracker cookie', async () => {
+      const c = (await shop.context().cookies(siteOrigin)).find((x) => x.name === 'svc_click_id');
+      return c?.value;
+    });
+    await shop.close();
+
+    // Events lists it, with device and place, and the DB-IP credit.
+    await page.goto(url(`/programs/${programId}/events`));
+    await page.getByRole('heading', { name: /Events/ }).waitFor();
+    await waitFor('the click in Events', async () => {
+      await page.getByRole('button', { name: 'Refresh' }).click();
+      await page.waitForLoadState('networkidle');
+      return (await page.locator('table.events tbody tr').count()) > 0;
+    });
+    const row = page.locator('table.events tbody tr').first();
+    t.match(await row.textContent(), /Click/);
+    t.match(await row.textContent(), new RegExp(`pricing\\?aff=${shortLink}`), 'the page URL');
+    t.match(await row.locator('td').nth(3).textContent(), /desktop|Chrome|Linux/i, 'device and browser');
+    t.equal(
+      await page.getByRole('link', { name: 'IP Geolocation by DB-IP' }).getAttribute('href'),
+      'https://db-ip.com',
+    );
+    await shot('events');
+
+    // Overview: the Clicks tile and the chart's last day (hovered: the legend shows its values).
+    await page.getByRole('link', { name: 'Overview' }).click();
+    await page.getByTestId('tile-clicks').waitFor();
+    await waitFor('the click in Overview', async () => {
+      await page.getByRole('button', { name: '7 days' }).click();
+      await page.waitForLoadState('networkidle');
+      return (await page.getByTestId('tile-clicks').textContent()) === '1';
+    });
+    const chart = page.locator('figure.chart').first();
+    const over = chart.locator('.u-over');
+    // Hovering the last day shows its values in the legend (retried: a reload redraws the chart).
+    const lastDay = await waitFor('the legend of the last day', async () => {
+      const box = await over.boundingBox();
+      if (!box) return null;
+      await over.hover({ position: { x: box.width - 2, y: box.height / 2 } });
+      const v = await chart.locator('.u-series', { hasText: 'Clicks' }).locator('.u-value').textContent();
+      return v && v !== '—' ? v : null;
+    });
+    t.equal(lastDay, '1', "the chart's last day (today, UTC) has the click");
+    await page.getByText('Daily figures as a table').click();
+    const today = new Date().toISOString().slice(0, 10);
+    t.match(await page.getByRole('row', { name: new RegExp(today) }).textContent(), new RegExp(`${today}1`));
+
+    // A sale through the API: Overview's revenue follows.
+    const sale = await postJson(
+      url('/api/v1/track/sale'),
+      {
+        transaction_id: `flow-${Date.now()}`,
+        amount_cents: 4900,
+        currency: 'EUR',
+        click_id: decodeURIComponent(clickId),
+      },
+      bearer(token),
+    );
+    t.equal(sale.status, 200, JSON.stringify(sale.body));
+    await waitFor('the sale in Overview', async () => {
+      await page.getByRole('button', { name: '30 days' }).click();
+      await page.waitForLoadState('networkidle');
+      return (await page.getByTestId('tile-revenue').textContent())?.includes('49.00');
+    });
+    t.equal(await page.getByTestId('tile-conversions').textContent(), '1');
+    await shot('overview');
+
+    // Integration: the test buttons turn the first two steps complete; the processor connection the third.
+    await page.getByRole('link', { name: 'Integration' }).click();
+    await page.getByRole('heading', { name: 'Setup steps' }).waitFor();
+    t.match(await page.getByTestId('step-page-view').textContent(), /Not yet/);
+    t.match(
+      await page.locator('pre').first().textContent(),
+      `<script src="${base}/js/svc-tracker.js" data-program-id="${programId}"></script>`,
+      'the snippet carries the program id',
+    );
+    await page.getByRole('button', { name: 'Send a test page view' }).click();
+    await page
+      .getByTestId('step-page-view')
+      .getByText('Complete', { exact: true })
+      .waitFor({ timeout: 30_000 });
+    await page.getByRole('button', { name: 'Send a test referral' }).click();
+    await page
+      .getByTestId('step-referrals')
+      .getByText('Complete', { exact: true })
+      .waitFor({ timeout: 30_000 });
+    const pc = await send(
+      'PUT',
+      url('/api/advertiser/processor-connection'),
+      { status: 'connected', account_id: 'acct_flow' },
+      bearer(session),
+    );
+    t.equal(pc.status, 200, pc.text);
+    await page.getByRole('button', { name: 'Check again' }).click();
+    await page
+      .getByTestId('step-payments')
+      .getByText('Complete', { exact: true })
+      .waitFor({ timeout: 30_000 });
+    await shot('integration');
+
+    t.same(unexpected(consoleErrors), [], 'no console errors on any page');
+  },
+);
+
+t.test('a viewer is offered no write action', async (t) => {
+  const owner = await getJson(url('/api/auth/session'));
+  t.equal(owner.status, 401, 'no ambient session outside the browser');
+  const [ws] = await sql<
+    { workspace_id: string }[]
+  >`select workspace_id from programs where id = ${programId}`;
+  const viewer = await memberOf(svc, sql, Number(ws!.workspace_id), 'viewer');
+  await sql`delete from memberships where user_id = ${viewer.userId} and workspace_id <> ${ws!.workspace_id}`;
+  const { page, consoleErrors, shot } = await browser.page(t, { width: 390, height: 844 });
+  await page.goto(url('/login'));
+  await page.getByLabel('Email').fill(viewer.email);
+  await page.getByLabel('Password').fill(PASSWORD);
+  await page.getByRole('button', { name: 'Log in' }).click();
+  await page.getByRole('heading', { name: 'Flow Program' }).waitFor();
+  for (const name of ['New program', 'Edit', 'Go live', 'Regenerate token', 'Delete']) {
+    t.equal(await page.getByRole('button', { name }).count(), 0, `no ${name} button`);
+  }
+  await shot('programs-viewer-390');
+  await page.goto(url(`/programs/${programId}/integration`));
+  await page.getByRole('heading', { name: 'Setup steps' }).waitFor();
+  t.equal(await page.getByRole('button', { name: /Send a test/ }).count(), 0, 'no test-event buttons');
+  t.equal(
+    await page.getByRole('navigation', { name: 'Program' }).getByRole('link', { name: 'Events' }).count(),
+    0,
+    'no Events page (it needs tracking:list)',
+  );
+  await page.goto(url(`/programs/${programId}/events`));
+  await page.getByRole('alert').waitFor();
+  t.match(
+    await page.getByRole('alert').textContent(),
+    /permission|not allowed|forbidden|lacks/i,
+    'a 403 is a message, not a blank page',
+  );
+  await shot('events-viewer-390');
+  t.same(
+    unexpected(consoleErrors).filter((e) => !/status of 403 .*\/api\/tracking\/events\//.test(e)),
+    [],
+    'no console errors but the expected 403 of the page opened directly',
+  );
+});
+
+t.test('/docs renders the API reference without a login', async (t) => {
+  const { page, consoleErrors, shot } = await browser.page(t, { width: 1280, height: 900 });
+  await page.goto(url('/docs'));
+  await page.getByRole('heading', { name: /reference/ }).waitFor();
+  const op = page.locator('article.op', { hasText: '/api/v1/track/sale' }).first();
+  t.match(await op.textContent(), /POST/);
+  t.match(await op.textContent(), /transaction_id/, 'request body fields');
+  t.match(await op.textContent(), /409/, 'responses');
+  t.ok(await page.getByRole('heading', { name: 'dashboard' }).isVisible(), 'grouped by tag');
+  await shot('docs');
+  t.same(consoleErrors, []);
+});
