@@ -84,7 +84,7 @@ function Reference(props: { doc: OpenApi }) {
   return (
     <>
       <h1>{d.info?.title ?? 'API'} reference</h1>
-      {d.info?.description && <p>{d.info.description}</p>}
+      {d.info?.description && <p>{text(d.info.description)}</p>}
       <p class="subtle">
         The machine-readable document: <a href="/api/v1/openapi.json">/api/v1/openapi.json</a>.
       </p>
@@ -96,7 +96,8 @@ function Reference(props: { doc: OpenApi }) {
               {groups.get(tag)!.map(({ method, path, op }) => (
                 <li>
                   <a href={`#${anchor(method, path)}`}>
-                    <span class={`method ${method}`}>{method.toUpperCase()}</span> {path}
+                    <span class={`method ${method}`}>{method.toUpperCase()}</span>
+                    {path}
                   </a>{' '}
                   <span class="subtle">{op.summary}</span>
                 </li>
@@ -109,15 +110,16 @@ function Reference(props: { doc: OpenApi }) {
         <section aria-labelledby={`tag-${tag}`}>
           <h2 id={`tag-${tag}`}>{tag}</h2>
           {d.tags?.find((t) => t.name === tag)?.description && (
-            <p>{d.tags.find((t) => t.name === tag)!.description}</p>
+            <p>{text(d.tags.find((t) => t.name === tag)!.description)}</p>
           )}
           {groups.get(tag)!.map(({ method, path, op }) => (
             <article class="op" id={anchor(method, path)}>
               <h3>
-                <span class={`method ${method}`}>{method.toUpperCase()}</span> <code>{path}</code>
+                <span class={`method ${method}`}>{method.toUpperCase()}</span>
+                <code>{path}</code>
               </h3>
-              {op.summary && <p>{op.summary}</p>}
-              {op.description && <p class="subtle">{op.description}</p>}
+              {op.summary && <p>{text(op.summary)}</p>}
+              {op.description && <p class="subtle">{text(op.description)}</p>}
               {op.security && op.security.length > 0 && (
                 <p class="subtle">Credentials: {op.security.flatMap((s) => Object.keys(s)).join(' or ')}</p>
               )}
@@ -158,7 +160,7 @@ function Reference(props: { doc: OpenApi }) {
                           <tr>
                             <th scope="row">{code}</th>
                             <td>
-                              {r.description}
+                              {r.description === 'Default Response' ? '' : text(r.description)}
                               {schema && <span class="subtle"> {shapeOf(schema, resolve)}</span>}
                             </td>
                           </tr>
@@ -174,6 +176,12 @@ function Reference(props: { doc: OpenApi }) {
       ))}
     </>
   );
+}
+
+/** The document's descriptions use `backticks` for code: rendered as <code>, the rest as text. */
+function text(s: string | undefined) {
+  if (!s) return null;
+  return s.split('`').map((part, i) => (i % 2 === 1 ? <code>{part}</code> : part));
 }
 
 function typeOf(s: Schema | undefined): string {
@@ -276,7 +284,9 @@ function Fields(props: { caption: string; rows: FieldRow[] }) {
               {showWhere && <td>{r.where}</td>}
               <td>{typeOf(r.schema)}</td>
               <td>{r.required ? 'yes' : 'no'}</td>
-              <td>{[r.description, limits(r.schema)].filter(Boolean).join('; ')}</td>
+              <td>
+                {text([r.description?.replace(/\.$/, ''), limits(r.schema)].filter(Boolean).join('; '))}
+              </td>
             </tr>
           ))}
         </tbody>
