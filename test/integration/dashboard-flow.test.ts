@@ -9,11 +9,11 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { postJson, startServices, testSql, waitFor } from '../helpers/stack.ts';
 import { PASSWORD, bearer, getJson, memberOf, send } from '../helpers/accounts.ts';
-import { openBrowser, serveDashboard } from './dashboard-local.tmp.ts';
+import { openBrowser } from './dashboard-local.tmp.ts';
 
 const sql = testSql(t);
 const svc = await startServices(t, ['web', 'click-worker', 'attribution-worker', 'ledger-worker']);
-const base = await serveDashboard(t, svc.baseUrl);
+const base = svc.baseUrl;
 const url = (p: string) => `${base}${p}`;
 
 // The advertiser's site: another origin, serving one page with the tracker snippet.
