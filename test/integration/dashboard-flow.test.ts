@@ -250,8 +250,11 @@ t.test('/docs renders the API reference without a login', async (t) => {
   await page.getByRole('heading', { name: /reference/ }).waitFor();
   const op = page.locator('article.op', { hasText: '/api/v1/track/sale' }).first();
   t.match(await op.textContent(), /POST/);
-  t.match(await op.textContent(), /transaction_id/, 'request body fields');
-  t.match(await op.textContent(), /409/, 'responses');
+  const body = op.locator('table', { has: page.locator('caption', { hasText: 'Request body' }) });
+  const txn = body.getByRole('row', { name: /^transaction_id/ });
+  t.match(await txn.textContent(), /^transaction_idstringyes/, 'request body fields, required ones marked');
+  const responses = op.locator('table', { has: page.locator('caption', { hasText: 'Responses' }) });
+  t.equal(await responses.getByRole('rowheader', { name: '409', exact: true }).count(), 1, 'responses');
   t.ok(await page.getByRole('heading', { name: 'dashboard' }).isVisible(), 'grouped by tag');
   await shot('docs');
   t.same(consoleErrors, []);
