@@ -8,7 +8,7 @@ import t from 'tap';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { postJson, startServices, testSql, waitFor } from '../helpers/stack.ts';
-import { PASSWORD, bearer, getJson, memberOf, send } from '../helpers/accounts.ts';
+import { PASSWORD, bearer, getJson, memberOf, send, signup } from '../helpers/accounts.ts';
 import { launchBrowser, openPage, screenshot } from '../helpers/browser.ts';
 import type { BrowserTest, PageOptions } from '../helpers/browser.ts';
 
@@ -64,7 +64,7 @@ t.test(
     await page.getByRole('button', { name: 'Create program' }).click();
     const secret = page.getByTestId('secret');
     await secret.waitFor();
-    const token = (await secret.textContent())!.trim();
+    let token = (await secret.textContent())!.trim();
     t.match(token, /^aff_/, 'the full tracking token is shown');
     t.ok(await page.getByText('you will not see it again').isVisible());
     t.ok(await page.getByRole('button', { name: 'Copy', exact: true }).isVisible());
@@ -81,6 +81,33 @@ t.test(
     t.equal(program!.commission.product_rules.length, 1, 'the product rule was saved');
     await page.getByRole('button', { name: 'Go live' }).click();
     await page.getByText('Live', { exact: true }).waitFor();
+
+    // Edit: the form comes filled in; the change is saved.
+    await page.getByRole('button', { name: 'Edit' }).click();
+    t.equal(await page.getByLabel('Name', { exact: true }).inputValue(), 'Flow Program');
+    await page.getByLabel('Attribution window (days)').fill('30');
+    await page.getByRole('button', { name: 'Save changes' }).click();
+    await page.getByText('30 days').waitFor();
+
+    // Regenerate asks first, then shows the new token once; the old one is refused from then on.
+    await page.getByRole('button', { name: 'Regenerate token' }).click();
+    await page.getByRole('button', { name: 'Yes, regenerate token' }).click();
+    await waitFor('the new token', async () => {
+      const shown = (await secret.textContent())?.trim();
+      return shown && shown !== token ? shown : null;
+    });
+    const oldToken = token;
+    token = (await secret.textContent())!.trim();
+    t.match(token, /^aff_/, 'the regenerated token is shown');
+    await page.getByRole('button', { name: 'I have saved it' }).click();
+    await waitFor('the old token refused', async () => {
+      const r = await postJson(
+        url('/api/v1/track/sale'),
+        { transaction_id: 'x', amount_cents: 1 },
+        bearer(oldToken),
+      );
+      return r.status === 401;
+    });
     await shot('programs');
 
     // A partner and a link through the API, with the browser's own session.
@@ -248,10 +275,56 @@ t.test('a viewer is offered no write action', async (t) => {
   assertNoErrors(t, 'no console errors but the 403 of the page opened directly');
 });
 
+t.test('Delete asks first; Cancel keeps the program, Yes deletes it', async (t) => {
+  const owner = await signup(svc);
+  const made = await postJson(
+    url('/api/advertiser/affiliate-programs'),
+    { name: 'Doomed', workspace_id: owner.workspaceId },
+    bearer(owner.session),
+  );
+  t.equal(made.status, 201);
+  const id = (made.body.data as { id: number }).id;
+  const { page, shot, assertNoErrors } = await open(t, { viewport: { width: 390, height: 844 } });
+  await page.goto(url('/login'));
+  await page.getByLabel('Email').fill(owner.email);
+  await page.getByLabel('Password').fill(PASSWORD);
+  await page.getByRole('button', { name: 'Log in' }).click();
+  await page.getByRole('heading', { name: 'Doomed' }).waitFor();
+  t.equal(
+    await page.evaluate('document.documentElement.scrollWidth > window.innerWidth'),
+    false,
+    'no sideways scrolling at 390 px',
+  );
+  await page.getByRole('button', { name: 'Delete' }).click();
+  await page.getByText('Delete Doomed?').waitFor();
+  await shot('programs-delete-confirm-390');
+  await page.getByRole('button', { name: 'Cancel' }).click();
+  t.equal(
+    (await getJson(url(`/api/advertiser/affiliate-programs/${id}`), bearer(owner.session))).status,
+    200,
+  );
+  await page.getByRole('button', { name: 'Delete' }).click();
+  await page.getByRole('button', { name: 'Yes, delete' }).click();
+  await page.getByText('No programs in this workspace yet').waitFor();
+  t.equal(
+    (await getJson(url(`/api/advertiser/affiliate-programs/${id}`), bearer(owner.session))).status,
+    404,
+    'deleted',
+  );
+  assertNoErrors(t);
+});
+
 t.test('/docs renders the API reference without a login', async (t) => {
   const { page, shot, assertNoErrors } = await open(t, { viewport: { width: 1280, height: 900 } });
   await page.goto(url('/docs'));
   await page.getByRole('heading', { name: /reference/ }).waitFor();
+  await page.setViewportSize({ width: 390, height: 844 });
+  t.equal(
+    await page.evaluate('document.documentElement.scrollWidth > window.innerWidth'),
+    false,
+    'no sideways scrolling at 390 px',
+  );
+  await page.setViewportSize({ width: 1280, height: 900 });
   const op = page.locator('article.op', { hasText: '/api/v1/track/sale' }).first();
   t.match(await op.textContent(), /POST/);
   const body = op.locator('table', { has: page.locator('caption', { hasText: 'Request body' }) });
