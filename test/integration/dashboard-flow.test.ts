@@ -230,6 +230,18 @@ t.test(
       .waitFor({ timeout: 30_000 });
     await shot('integration');
 
+    // Events' type filter: the sale alone, then the click alone.
+    await page.getByRole('link', { name: 'Events' }).click();
+    await page.getByText('2 events').waitFor();
+    await page.getByLabel('Type').selectOption('conversion');
+    await page.getByRole('button', { name: 'Apply filter' }).click();
+    await page.getByText('1 event', { exact: true }).waitFor();
+    t.match(await page.locator('table.events tbody').textContent(), /Sale€49\.00/, 'only the sale');
+    await page.getByLabel('Type').selectOption('click');
+    await page.getByRole('button', { name: 'Apply filter' }).click();
+    await page.locator('table.events tbody tr', { hasText: 'Click' }).waitFor();
+    t.equal(await page.locator('table.events tbody tr').count(), 1, 'only the click');
+
     assertNoErrors(t, 'no console errors on any page');
   },
 );
@@ -284,7 +296,11 @@ t.test('Delete asks first; Cancel keeps the program, Yes deletes it', async (t) 
   );
   t.equal(made.status, 201);
   const id = (made.body.data as { id: number }).id;
-  const { page, shot, assertNoErrors } = await open(t, { viewport: { width: 390, height: 844 } });
+  const { page, shot, assertNoErrors } = await open(t, {
+    viewport: { width: 390, height: 844 },
+    // The refused create below, on purpose.
+    allowStatus: [{ status: 409, url: /\/api\/advertiser\/affiliate-programs$/ }],
+  });
   await page.goto(url('/login'));
   await page.getByLabel('Email').fill(owner.email);
   await page.getByLabel('Password').fill(PASSWORD);
@@ -295,6 +311,14 @@ t.test('Delete asks first; Cancel keeps the program, Yes deletes it', async (t) 
     false,
     'no sideways scrolling at 390 px',
   );
+  // An action the API refuses shows its message in the form.
+  await page.getByRole('button', { name: 'New program' }).click();
+  await page.getByLabel('Name', { exact: true }).fill('Doomed again');
+  await page.getByLabel(/^Slug/).fill((made.body.data as { slug: string }).slug);
+  await page.getByRole('button', { name: 'Create program' }).click();
+  t.equal(await page.getByRole('alert').textContent(), 'slug is already taken');
+  await page.getByRole('button', { name: 'Cancel' }).click();
+
   await page.getByRole('button', { name: 'Delete' }).click();
   await page.getByText('Delete Doomed?').waitFor();
   await shot('programs-delete-confirm-390');
