@@ -2,7 +2,7 @@
 // regenerate the tracking token, under /api/advertiser/affiliate-programs.
 //
 // The tracking token is shown in full only in the create and regenerate responses; it is stored as its
-// SHA-256 and a masked form. A regenerated or deleted token is dead at the ingress within one cache poll.
+// SHA-256 and a masked form. A regenerated or deleted token is dead at once (docs/ingress.md).
 import { Type } from '@sinclair/typebox';
 import type { TSchema } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
@@ -328,8 +328,8 @@ export function registerProgramRoutes(fastify: FastifyInstance, deps: ApiDeps): 
         tags: ['management'],
         summary: 'Regenerate the tracking token; the old one stops working at once',
         description:
-          'Scope program:regenerate-token. The new token is returned in full only here. The ingress drops the ' +
-          'old token within its cache poll interval (well under a second by default).',
+          'Scope program:regenerate-token. The new token is returned in full only here. Every tracking request ' +
+          'that starts after this answer is refused with the old token (401).',
         security: managementSecurity,
         params: ProgramParams,
         response: {
