@@ -257,7 +257,9 @@ export function registerProgramRoutes(fastify: FastifyInstance, deps: ApiDeps): 
           'Scope program:update. Changeable: name, slug, cookie_window_days, currency, commission, ' +
           'allowed_origins (same rules and messages as create; none may be null: `<field> cannot be null`). ' +
           '`status` is changed only by go-live: a different value is 400 `status is changed with POST ' +
-          '/api/advertiser/affiliate-programs/:id/go-live`. 409 `slug is already taken`.',
+          '/api/advertiser/affiliate-programs/:id/go-live`. 409 `slug is already taken`; 409 `' +
+          ERR.currencyLocked +
+          '` (amounts of two currencies are never added).',
         security: managementSecurity,
         params: ProgramParams,
         body: UpdateBody,
@@ -272,6 +274,7 @@ export function registerProgramRoutes(fastify: FastifyInstance, deps: ApiDeps): 
       try {
         const row = await dal.updateProgram(sql, id, f);
         if (!row) throw new HttpError(404, PROGRAM_NOT_FOUND);
+        if (row === 'currency-locked') throw new HttpError(409, ERR.currencyLocked);
         return { data: toProgram(row) };
       } catch (err) {
         if (isUniqueViolation(err, 'programs_slug_key')) throw new HttpError(409, ERR.slugTaken);
