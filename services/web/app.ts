@@ -59,6 +59,13 @@ export async function buildWebApp(
         securitySchemes: {
           trackingToken: { type: 'http', scheme: 'bearer', description: 'Program tracking token, `aff_...`' },
           session: { type: 'http', scheme: 'bearer', description: 'Dashboard session, `sess_...`' },
+          sessionCookie: {
+            type: 'apiKey',
+            in: 'cookie',
+            name: 'svc_session',
+            description:
+              'Dashboard session cookie (POST /api/auth/session); requests other than GET/HEAD/OPTIONS also send `X-CSRF-Token`',
+          },
           apiKey: { type: 'http', scheme: 'bearer', description: 'Management API key, `affk_...`' },
         },
       },
