@@ -1,11 +1,12 @@
-// INTERIM (until dash-platform's cookie session and test/helpers/browser.ts are merged): a browser whose
-// pages get the built SPA and reach the API with the user's Bearer session, the session endpoint answered
-// from what the test knows.
+// INTERIM (until dash-platform's test/helpers/browser.ts and the web process serving the SPA are merged):
+// chromium as the issue prescribes, a context logged in with the real cookie session, the built SPA served
+// by route interception.
 import { readFile } from 'node:fs/promises';
 import { mkdir } from 'node:fs/promises';
 import { extname, join } from 'node:path';
 import { chromium } from 'playwright-core';
 import type { Browser, Page } from 'playwright-core';
+import { PASSWORD } from '../helpers/accounts.ts';
 import type { User } from '../helpers/accounts.ts';
 
 export type { Page };
@@ -31,33 +32,26 @@ export async function launchBrowser(t: { teardown(f: () => Promise<void>): void 
 
 const TYPES: Record<string, string> = { '.js': 'text/javascript', '.css': 'text/css', '.html': 'text/html' };
 
+/**
+ * A fresh browser context logged in as `user` with the real cookie session (POST /api/auth/session sets
+ * the HttpOnly svc_session cookie in the context; the SPA reads the CSRF token from GET /api/auth/session).
+ */
 export async function openAs(
   browser: Browser,
   baseUrl: string,
-  user: User,
-  workspaces: { id: number; role: string }[],
+  user: Pick<User, 'email'>,
   viewport = { width: 1280, height: 900 },
 ): Promise<{ page: Page }> {
-  const context = await browser.newContext({ viewport, acceptDownloads: true });
+  const context = await browser.newContext({ viewport, acceptDownloads: true, baseURL: baseUrl });
   await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: baseUrl });
+  const login = await context.request.post('/api/auth/session', {
+    data: { email: user.email, password: PASSWORD },
+  });
+  if (login.status() !== 200) throw new Error(`log in: ${login.status()} ${await login.text()}`);
+  // The built SPA for every non-API path (until the web process serves it).
   await context.route(`${baseUrl}/**`, async (route) => {
-    const req = route.request();
-    const u = new URL(req.url());
-    if (u.pathname === '/api/auth/session' && req.method() === 'GET') {
-      return route.fulfill({
-        json: {
-          data: {
-            user: { id: user.userId, email: user.email, name: 'Test User' },
-            workspaces: workspaces.map((w) => ({ ...w, name: `Workspace ${w.id}` })),
-            csrf_token: 'x',
-            expires_at: new Date(Date.now() + 3600_000).toISOString(),
-          },
-        },
-      });
-    }
-    if (u.pathname.startsWith('/api/')) {
-      return route.continue({ headers: { ...req.headers(), authorization: `Bearer ${user.session}` } });
-    }
+    const u = new URL(route.request().url());
+    if (u.pathname.startsWith('/api/')) return route.continue();
     const file = u.pathname.startsWith('/assets/') ? join(DIST, u.pathname) : join(DIST, 'index.html');
     return route.fulfill({
       body: await readFile(file),

@@ -5,13 +5,12 @@
 // at 1280 and 390 px in test/screenshots/ (git-ignored).
 import t from 'tap';
 import { readFile } from 'node:fs/promises';
-import { postJson, startServices, testSql, waitFor } from '../helpers/stack.ts';
+import { postJson, startServices, waitFor } from '../helpers/stack.ts';
 import { bearer, getJson, signup } from '../helpers/accounts.ts';
 import type { User } from '../helpers/accounts.ts';
 import { launchBrowser, openAs, screenshot } from './dashboard-manage-shim.ts';
 import type { Page } from './dashboard-manage-shim.ts';
 
-const sql = testSql(t);
 const svc = await startServices(t, [
   'web',
   'click-worker',
@@ -56,7 +55,7 @@ let referralUrl = '';
 let viewer: User;
 
 t.test('owner: partner, link, referral URL, commission paid, CSV, API key, processor, viewer', async (t) => {
-  const { page } = await openAs(browser, svc.baseUrl, owner, [{ id: owner.workspaceId, role: 'owner' }]);
+  const { page } = await openAs(browser, svc.baseUrl, owner);
   const errors = consoleErrors(page);
 
   // Partners: add one, create a link, copy its full referral URL.
@@ -221,11 +220,7 @@ t.test('owner: partner, link, referral URL, commission paid, CSV, API key, proce
 });
 
 t.test('a viewer sees the pages without write actions', async (t) => {
-  await sql`update memberships set role = 'viewer' where user_id = ${viewer.userId} and workspace_id = ${owner.workspaceId}`;
-  const { page } = await openAs(browser, svc.baseUrl, viewer, [
-    { id: owner.workspaceId, role: 'viewer' },
-    { id: viewer.workspaceId, role: 'owner' },
-  ]);
+  const { page } = await openAs(browser, svc.baseUrl, viewer);
   const errors = consoleErrors(page);
   await page.addInitScript((ws) => localStorage.setItem('svc.workspace', String(ws)), owner.workspaceId);
 
@@ -257,7 +252,7 @@ t.test('a viewer sees the pages without write actions', async (t) => {
 });
 
 t.test('errors show as messages, never a blank page', async (t) => {
-  const { page } = await openAs(browser, svc.baseUrl, owner, [{ id: owner.workspaceId, role: 'owner' }]);
+  const { page } = await openAs(browser, svc.baseUrl, owner);
   await page.goto(api('/programs/999999999/commissions'));
   await page.getByRole('alert').filter({ hasText: 'Program not found' }).waitFor();
   await page.goto(api('/programs/999999999/partners'));
@@ -282,7 +277,7 @@ t.test('errors show as messages, never a blank page', async (t) => {
 });
 
 t.test('usable at 390 px: no page scrolls sideways', async (t) => {
-  const { page } = await openAs(browser, svc.baseUrl, owner, [{ id: owner.workspaceId, role: 'owner' }], {
+  const { page } = await openAs(browser, svc.baseUrl, owner, {
     width: 390,
     height: 844,
   });
