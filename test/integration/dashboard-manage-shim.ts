@@ -1,16 +1,13 @@
-// INTERIM (until dash-platform's test/helpers/browser.ts and the web process serving the SPA are merged):
-// chromium as the issue prescribes, a context logged in with the real cookie session, the built SPA served
-// by route interception.
-import { readFile } from 'node:fs/promises';
+// INTERIM (until dash-platform's test/helpers/browser.ts is merged): chromium as the issue prescribes and a
+// context logged in with the real cookie session.
 import { mkdir } from 'node:fs/promises';
-import { extname, join } from 'node:path';
+import { join } from 'node:path';
 import { chromium } from 'playwright-core';
 import type { Browser, Page } from 'playwright-core';
 import { PASSWORD } from '../helpers/accounts.ts';
 import type { User } from '../helpers/accounts.ts';
 
 export type { Page };
-const DIST = join(import.meta.dirname, '../../services/dashboard/dist');
 const SHOTS = join(import.meta.dirname, '../screenshots');
 
 export async function launchBrowser(t: { teardown(f: () => Promise<void>): void }): Promise<Browser> {
@@ -30,8 +27,6 @@ export async function launchBrowser(t: { teardown(f: () => Promise<void>): void 
   return b;
 }
 
-const TYPES: Record<string, string> = { '.js': 'text/javascript', '.css': 'text/css', '.html': 'text/html' };
-
 /**
  * A fresh browser context logged in as `user` with the real cookie session (POST /api/auth/session sets
  * the HttpOnly svc_session cookie in the context; the SPA reads the CSRF token from GET /api/auth/session).
@@ -48,16 +43,6 @@ export async function openAs(
     data: { email: user.email, password: PASSWORD },
   });
   if (login.status() !== 200) throw new Error(`log in: ${login.status()} ${await login.text()}`);
-  // The built SPA for every non-API path (until the web process serves it).
-  await context.route(`${baseUrl}/**`, async (route) => {
-    const u = new URL(route.request().url());
-    if (u.pathname.startsWith('/api/')) return route.continue();
-    const file = u.pathname.startsWith('/assets/') ? join(DIST, u.pathname) : join(DIST, 'index.html');
-    return route.fulfill({
-      body: await readFile(file),
-      headers: { 'content-type': TYPES[extname(file)] ?? 'application/octet-stream' },
-    });
-  });
   return { page: await context.newPage() };
 }
 
