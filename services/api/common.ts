@@ -10,7 +10,11 @@ import { isPlainObject } from '../../shared/json.ts';
 import { manageWorkspace, principalOf, programAccess, requestedWorkspace } from './modules/auth/access.ts';
 import type { Permission, ProgramAccess, WorkspaceAccess } from './modules/auth/access.ts';
 
-export const managementSecurity: Record<string, string[]>[] = [{ session: [] }, { apiKey: [] }];
+export const managementSecurity: Record<string, string[]>[] = [
+  { session: [] },
+  { sessionCookie: [] },
+  { apiKey: [] },
+];
 
 export { pathId };
 
@@ -142,7 +146,7 @@ export const StringEnum = <V extends string>(values: readonly V[], options?: Sch
 export const DateTime = (options?: SchemaOptions) => Type.String({ format: 'date-time', ...options });
 
 /** Routes only a dashboard session may call. */
-export const sessionSecurity: Record<string, string[]>[] = [{ session: [] }];
+export const sessionSecurity: Record<string, string[]>[] = [{ session: [] }, { sessionCookie: [] }];
 
 /** The body as a JSON object, else 400 (for routes whose body is required). */
 export function bodyObject(b: unknown): Record<string, unknown> {

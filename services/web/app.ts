@@ -1,5 +1,5 @@
 // Builds the HTTP application for every route under one base URL: the ingress and API plugins, the
-// OpenAPI document, /healthz and /readyz, and request metrics. server.ts hosts both parts.
+// OpenAPI document, /healthz and /readyz, request metrics, and the dashboard SPA (dashboard.ts). server.ts hosts both parts.
 import Fastify, { LogController } from 'fastify';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import swagger from '@fastify/swagger';
@@ -14,12 +14,16 @@ import { Counter, Histogram } from 'prom-client';
 import type { Registry } from 'prom-client';
 import { readinessResponse } from '../../shared/http/ops.ts';
 import type { Check } from '../../shared/http/ops.ts';
+import { registerDashboard } from './dashboard.ts';
+import type { DashboardFiles } from './dashboard.ts';
 
 export interface WebParts {
   ingress?: IngressDeps;
   api?: ApiDeps;
   /** Readiness checks for /readyz and the registry the request metrics go to. */
   ops?: { checks: Record<string, Check>; registry: Registry; accepting: () => boolean };
+  /** The built dashboard (loadDashboard), null when not built (its pages answer 503); omitted: not served. */
+  dashboard?: DashboardFiles | null;
 }
 
 export async function buildWebApp(
@@ -59,6 +63,13 @@ export async function buildWebApp(
         securitySchemes: {
           trackingToken: { type: 'http', scheme: 'bearer', description: 'Program tracking token, `aff_...`' },
           session: { type: 'http', scheme: 'bearer', description: 'Dashboard session, `sess_...`' },
+          sessionCookie: {
+            type: 'apiKey',
+            in: 'cookie',
+            name: 'svc_session',
+            description:
+              'Dashboard session cookie (POST /api/auth/session); requests other than GET/HEAD/OPTIONS also send `X-CSRF-Token`',
+          },
           apiKey: { type: 'http', scheme: 'bearer', description: 'Management API key, `affk_...`' },
         },
       },
@@ -95,5 +106,6 @@ export async function buildWebApp(
   }
   if (parts.ingress) await app.register(ingressPlugin, parts.ingress);
   if (parts.api) await app.register(apiPlugin, parts.api);
+  if (parts.dashboard !== undefined) registerDashboard(app, parts.dashboard, log);
   return app;
 }

@@ -1,5 +1,6 @@
 // Process entry for the HTTP service: the ingress and the API under one base URL.
-// Boot: config → Postgres → node id → Kafka topics and producer → tracking cache, outcome waiter → listen.
+// Boot: config → Postgres → node id → Kafka topics and producer → tracking cache, outcome waiter → the
+// built dashboard's files → listen.
 import { loadConfig } from '../../shared/config.ts';
 import { createLogger } from '../../shared/logger.ts';
 import { createSql } from '../../shared/db/sql.ts';
@@ -10,6 +11,7 @@ import { TrackingCache } from '../ingress/tracking-cache.ts';
 import { RateLimiter } from '../ingress/rate-limit.ts';
 import { OutcomeWaiter } from '../../shared/pipeline/outcomes.ts';
 import { buildWebApp } from './app.ts';
+import { loadDashboard } from './dashboard.ts';
 import { createRegistry, startOpsServer } from '../../shared/http/ops.ts';
 import { kafkaCheck } from '../../shared/pipeline/kafka.ts';
 
@@ -61,6 +63,7 @@ const app = await buildWebApp(cfg, log, {
     }),
   },
   api: { sql, sessionTtlHours: cfg.sessionTtlHours },
+  dashboard: await loadDashboard(),
 });
 const address = await app.listen({ host: cfg.httpHost, port: cfg.httpPort });
 log.info({ address, node }, 'listening');

@@ -1,6 +1,7 @@
 // Who is calling and what they may do, for one request. Bearer kinds are told apart by prefix alone:
 // `sess_` dashboard session, `affk_` management key; anything else on these routes (an `aff_` tracking
-// token included) is a 401. Secrets are looked up by SHA-256.
+// token included) is a 401. Secrets are looked up by SHA-256. Without an Authorization header the
+// `svc_session` cookie is the session (cookie.ts: the dashboard's HttpOnly cookie and its CSRF check).
 // Program access: a program of a workspace the caller cannot see is 404 (its existence is not revealed);
 // a visible program with a missing permission is 403. The rules themselves are in service.ts.
 import type { FastifyRequest } from 'fastify';
@@ -8,6 +9,7 @@ import type { Sql, Tx } from '../../../../shared/db/sql.ts';
 import { HttpError } from '../../../../shared/http/server.ts';
 import { hashSecret } from '../../../../shared/domain/secrets.ts';
 import { createAuthDal } from './dal.ts';
+import { CSRF_ERROR, CSRF_HEADER, SAFE_METHODS, SESSION_COOKIE, csrfMatches, readCookie } from './cookie.ts';
 import {
   NO_CREDENTIAL,
   PROGRAM_NOT_FOUND,
@@ -39,15 +41,39 @@ declare module 'fastify' {
   }
 }
 
-export async function authenticate(sql: Sql, req: FastifyRequest): Promise<Principal> {
+/** Where a request's credential came from: the Authorization header wins over the session cookie. */
+export interface Credential {
+  token: string;
+  via: 'header' | 'cookie';
+}
+
+/** The request's credential, or 401 when it has neither an Authorization header nor a session cookie. */
+export function credentialOf(req: Pick<FastifyRequest, 'headers'>): Credential {
   const header = req.headers.authorization;
-  if (header === undefined) throw new HttpError(401, 'Authorization header is required');
+  if (header === undefined) {
+    const cookie = readCookie(req.headers.cookie, SESSION_COOKIE);
+    if (cookie === undefined) throw new HttpError(401, 'Authorization header is required');
+    return { token: cookie, via: 'cookie' };
+  }
   if (!header.startsWith('Bearer ')) throw new HttpError(401, 'Authorization must be "Bearer <credential>"');
-  const token = header.slice(7).trim();
+  return { token: header.slice(7).trim(), via: 'header' };
+}
+
+/**
+ * The caller of an authenticated route: a `sess_` session from the Authorization header or the
+ * `svc_session` cookie, or an `affk_` key (header only). A cookie-authenticated request that may change
+ * something (not GET/HEAD/OPTIONS) must carry the session's `X-CSRF-Token`, else 403.
+ */
+export async function authenticate(sql: Sql, req: FastifyRequest): Promise<Principal> {
+  const { token, via } = credentialOf(req);
   const dal = createAuthDal(sql);
+  if (via === 'cookie' && !token.startsWith('sess_')) throw new HttpError(401, 'Invalid or expired session');
   if (token.startsWith('sess_')) {
     const row = await dal.sessionByHash(hashSecret(token));
     if (!row) throw new HttpError(401, 'Invalid or expired session');
+    if (via === 'cookie' && !SAFE_METHODS.has(req.method) && !csrfMatches(token, req.headers[CSRF_HEADER])) {
+      throw new HttpError(403, CSRF_ERROR);
+    }
     return { kind: 'session', userId: Number(row.user_id), sessionId: Number(row.id) };
   }
   if (token.startsWith('affk_')) {

@@ -15,8 +15,8 @@ export type AuthDal = ReturnType<typeof createAuthDal>;
 export function createAuthDal(sql: Sql) {
   return {
     async sessionByHash(hash: Buffer) {
-      const [row] = await sql<{ id: string; user_id: string }[]>`
-        select id, user_id from sessions
+      const [row] = await sql<{ id: string; user_id: string; expires_at: Date }[]>`
+        select id, user_id, expires_at from sessions
         where token_hash = ${hash} and revoked_at is null and expires_at > now()`;
       return row;
     },
@@ -71,6 +71,17 @@ export function createAuthDal(sql: Sql) {
 
     async revokeSession(sessionId: number): Promise<void> {
       await sql`update sessions set revoked_at = now() where id = ${sessionId}`;
+    },
+
+    /** What the dashboard shows about its session: the user and its active memberships. */
+    async sessionUser(userId: number) {
+      const [user] = await sql<{ id: string; email: string; name: string | null }[]>`
+        select id, email, name from users where id = ${userId}`;
+      const workspaces = await sql<{ id: string; name: string; role: Role }[]>`
+        select w.id, w.name, m.role from memberships m join workspaces w on w.id = m.workspace_id
+        where m.user_id = ${userId} and m.status = 'active'
+        order by (m.role = 'owner') desc, (m.role = 'admin') desc, m.created_at, w.id`;
+      return user ? { user, workspaces } : undefined;
     },
 
     async userByEmail(email: string) {

@@ -1,4 +1,6 @@
-// POST /api/auth/signup, /api/auth/login, /api/auth/logout (CONTRACT "Dashboard sessions").
+// POST /api/auth/signup, /api/auth/login, /api/auth/logout (CONTRACT "Dashboard sessions"), and the
+// dashboard's cookie session: POST /api/auth/session (log in), POST /api/auth/session/signup, GET and DELETE
+// /api/auth/session (docs/dashboard.md "Session and CSRF"; the cookie and CSRF rules are in cookie.ts).
 import type { FastifyInstance } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import { HttpError, ERROR_SCHEMA, errorResponses } from '../../../../shared/http/server.ts';
@@ -6,11 +8,20 @@ import { Checked } from '../../../../shared/http/validation.ts';
 import type { TypeBoxProvider } from '../../../../shared/http/validation.ts';
 import { generateSecret, hashSecret } from '../../../../shared/domain/secrets.ts';
 import { DUMMY_HASH, hashPassword, verifyPassword } from '../../../../shared/domain/passwords.ts';
-import { DateTime, Nullable, Obj, dataOf, requireBodyObject } from '../../common.ts';
+import {
+  DateTime,
+  Nullable,
+  Obj,
+  StringEnum,
+  dataOf,
+  requireBodyObject,
+  sessionSecurity,
+} from '../../common.ts';
 import type { ApiDeps } from '../../deps.ts';
-import { authenticate } from './access.ts';
+import { authenticate, credentialOf } from './access.ts';
+import { clearedSessionCookie, csrfTokenFor, sessionCookie } from './cookie.ts';
 import { createAuthDal } from './dal.ts';
-import { optionalNameError, parseSignup, passwordError, signupEmailError } from './service.ts';
+import { ROLES, optionalNameError, parseSignup, passwordError, signupEmailError } from './service.ts';
 
 const signupSchema = {
   tags: ['auth'],
@@ -60,8 +71,51 @@ const logoutSchema = {
   response: { 204: Type.Null(), 401: ERROR_SCHEMA },
 };
 
+const sessionInfo = Obj({
+  user: Obj({ id: Type.Integer(), email: Type.String(), name: Nullable(Type.String()) }),
+  workspaces: Type.Array(Obj({ id: Type.Integer(), name: Type.String(), role: StringEnum(ROLES) })),
+  csrf_token: Type.String({
+    description: 'Send as `X-CSRF-Token` on every cookie-authenticated request but GET/HEAD/OPTIONS',
+  }),
+  expires_at: DateTime(),
+});
+const cookieNote =
+  'Sets the HttpOnly, SameSite=Strict `svc_session` cookie (Secure over HTTPS); the API accepts it on every ' +
+  'authenticated route when no Authorization header is sent.';
+
+const sessionLoginSchema = {
+  tags: ['auth'],
+  summary: 'Dashboard log in: the session as an HttpOnly cookie',
+  description: cookieNote,
+  body: loginSchema.body,
+  response: { 200: dataOf(sessionInfo), ...errorResponses(400, 401) },
+};
+
+const sessionSignupSchema = {
+  tags: ['auth'],
+  summary: 'Dashboard sign up: a user, the workspace it owns, and the session as an HttpOnly cookie',
+  description: `${cookieNote} Same validation and errors as POST /api/auth/signup.`,
+  body: signupSchema.body,
+  response: { 201: dataOf(sessionInfo), ...errorResponses(400, 409) },
+};
+
+const sessionGetSchema = {
+  tags: ['auth'],
+  summary: 'The current session (cookie or Bearer): user, workspaces, CSRF token, expiry',
+  security: sessionSecurity,
+  response: { 200: dataOf(sessionInfo), 401: ERROR_SCHEMA },
+};
+
+const sessionDeleteSchema = {
+  tags: ['auth'],
+  summary:
+    'Dashboard log out: revokes the session and clears the cookie (needs X-CSRF-Token with the cookie)',
+  security: sessionSecurity,
+  response: { 204: Type.Null(), ...errorResponses(401, 403) },
+};
+
 /**
- * Registers signup, login and logout; `app` must validate with typeBoxValidator (app.ts gives them their own
+ * Registers signup, login, logout and the cookie session routes; `app` must validate with typeBoxValidator (app.ts gives them their own
  * scope: they are outside the authenticated one).
  */
 export function registerAuthRoutes(fastify: FastifyInstance, deps: ApiDeps): void {
@@ -110,6 +164,62 @@ export function registerAuthRoutes(fastify: FastifyInstance, deps: ApiDeps): voi
     const p = await authenticate(sql, req);
     if (p.kind !== 'session') throw new HttpError(401, 'Logout needs a dashboard session');
     await dal.revokeSession(p.sessionId);
+    return reply.code(204).send();
+  });
+
+  // The dashboard's cookie session. Secure when the request came over HTTPS (req.protocol honours
+  // X-Forwarded-Proto only with TRUST_PROXY).
+  const maxAge = deps.sessionTtlHours * 3600;
+  async function sessionAnswer(userId: number, token: string, expiresAt: Date) {
+    const u = await dal.sessionUser(userId);
+    if (!u) throw new HttpError(401, 'Invalid or expired session');
+    return {
+      data: {
+        user: { id: Number(u.user.id), email: u.user.email, name: u.user.name },
+        workspaces: u.workspaces.map((w) => ({ id: Number(w.id), name: w.name, role: w.role })),
+        csrf_token: csrfTokenFor(token),
+        expires_at: expiresAt.toISOString(),
+      },
+    };
+  }
+
+  app.post('/api/auth/session', { schema: sessionLoginSchema }, async (req, reply) => {
+    const b = req.body;
+    const user = await dal.userByEmail(b.email.trim());
+    const ok = await verifyPassword(b.password, user?.password_hash ?? DUMMY_HASH);
+    if (!user || !ok) throw new HttpError(401, 'Invalid email or password');
+    const session = await newSession(Number(user.id));
+    reply.header('set-cookie', sessionCookie(session.token, maxAge, req.protocol === 'https'));
+    return sessionAnswer(Number(user.id), session.token, session.expiresAt);
+  });
+
+  app.post(
+    '/api/auth/session/signup',
+    { preValidation: requireBodyObject, schema: sessionSignupSchema },
+    async (req, reply) => {
+      const s = parseSignup(req.body);
+      const passwordHash = await hashPassword(s.password);
+      const result = await dal.signup({ ...s, passwordHash });
+      if (!result) throw new HttpError(409, 'A user with this email already exists');
+      const session = await newSession(result.userId);
+      reply.header('set-cookie', sessionCookie(session.token, maxAge, req.protocol === 'https'));
+      return reply.code(201).send(await sessionAnswer(result.userId, session.token, session.expiresAt));
+    },
+  );
+
+  app.get('/api/auth/session', { schema: sessionGetSchema }, async (req) => {
+    const { token } = credentialOf(req);
+    if (!token.startsWith('sess_')) throw new HttpError(401, 'This needs a dashboard session');
+    const row = await dal.sessionByHash(hashSecret(token));
+    if (!row) throw new HttpError(401, 'Invalid or expired session');
+    return sessionAnswer(Number(row.user_id), token, row.expires_at);
+  });
+
+  app.delete('/api/auth/session', { schema: sessionDeleteSchema }, async (req, reply) => {
+    const p = await authenticate(sql, req);
+    if (p.kind !== 'session') throw new HttpError(401, 'Logout needs a dashboard session');
+    await dal.revokeSession(p.sessionId);
+    reply.header('set-cookie', clearedSessionCookie(req.protocol === 'https'));
     return reply.code(204).send();
   });
 }
