@@ -8,6 +8,17 @@ import type { TrackingCache } from './tracking-cache.ts';
 export type TokenState =
   { kind: 'absent' } | { kind: 'invalid'; reason: string } | { kind: 'valid'; programId: number };
 
+declare module 'fastify' {
+  interface FastifyRequest {
+    /**
+     * The tracking token this request authenticated with (its program and SHA-256, hex), as the cache
+     * knows it. The cache may be a poll behind a regeneration: commands carry the hash, and the worker
+     * refuses one whose program's token has changed since (spec 4.8, docs/ingress.md).
+     */
+    trackingToken?: { programId: number; hash: string };
+  }
+}
+
 export async function readTrackingToken(req: FastifyRequest, cache: TrackingCache): Promise<TokenState> {
   const header = req.headers.authorization;
   if (header === undefined) return { kind: 'absent' };
@@ -17,10 +28,11 @@ export async function readTrackingToken(req: FastifyRequest, cache: TrackingCach
   if (token === '') return { kind: 'invalid', reason: 'Tracking token is empty' };
   if (!token.startsWith('aff_') || token.length > 200)
     return { kind: 'invalid', reason: 'Invalid tracking token' };
-  const programId = await cache.programIdForToken(hashSecret(token));
-  return programId === null
-    ? { kind: 'invalid', reason: 'Invalid tracking token' }
-    : { kind: 'valid', programId };
+  const hash = hashSecret(token);
+  const programId = await cache.programIdForToken(hash);
+  if (programId === null) return { kind: 'invalid', reason: 'Invalid tracking token' };
+  req.trackingToken = { programId, hash: hash.toString('hex') };
+  return { kind: 'valid', programId };
 }
 
 /** Sale, refund and the CLI status need a valid token: anything else is a 401. */

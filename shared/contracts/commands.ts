@@ -12,6 +12,12 @@ import type { ProcessorEventCommand } from './processor-events.ts';
  */
 export interface Fingerprinted {
   request_hash?: string | null;
+  /**
+   * The SHA-256 (hex) of the tracking token the request authenticated with, when the command's program
+   * came from it. The worker refuses the command (401) if that is no longer the program's live token: the
+   * ingress's cache may be a poll behind a regeneration or a deletion (spec 4.8).
+   */
+  token_hash?: string | null;
 }
 
 export interface LeadCommand extends Fingerprinted {
@@ -66,6 +72,13 @@ export interface RefundCommand extends Fingerprinted {
 }
 
 export type Command = LeadCommand | SaleCommand | RefundCommand | ProcessorEventCommand;
+
+/** The program a command's tracking token must still belong to (null: it carries no token). */
+export function tokenCheckOf(cmd: Command): { programId: number; tokenHash: string } | null {
+  if (cmd.type === 'processor_event' || !cmd.token_hash) return null;
+  const programId = cmd.type === 'lead' ? cmd.token_program_id : cmd.program_id;
+  return programId === null ? null : { programId, tokenHash: cmd.token_hash };
+}
 
 /** A balance movement, applied once by the ledger worker (entry_key is unique). */
 export interface LedgerEffect {
@@ -145,6 +158,9 @@ function decode(bytes: Buffer | null): Record<string, unknown> | string {
   if (typeof m.ts !== 'number' || !Number.isSafeInteger(m.ts)) return 'bad ts';
   if (!(m.request_hash === undefined || m.request_hash === null || isRequestHash(m.request_hash))) {
     return 'bad request_hash';
+  }
+  if (!(m.token_hash === undefined || m.token_hash === null || isRequestHash(m.token_hash))) {
+    return 'bad token_hash';
   }
   return m;
 }

@@ -4,7 +4,7 @@ import type { Sql, Tx } from '../db/sql.ts';
 import type { Logger } from '../logger.ts';
 import type { BatchingProducer, ConsumedMessage } from './kafka.ts';
 import type { Command, Effect } from '../contracts/commands.ts';
-import { requestHashOf, requestIdOf } from '../contracts/commands.ts';
+import { requestHashOf, requestIdOf, tokenCheckOf } from '../contracts/commands.ts';
 import { findOutcome, notifyOutcome, recordOutcome, recordOutcomes } from './outcomes.ts';
 import { percentile } from '../stats.ts';
 import { writeDeadLetters } from './dead-letters.ts';
@@ -67,6 +67,34 @@ export interface CommandApplier<C extends Command> {
    */
   decide?: ErrorDecision;
 }
+
+/** The answer to a command whose tracking token was regenerated or whose program was deleted meanwhile. */
+export const INVALID_TOKEN = 'Invalid tracking token';
+
+/**
+ * The request_ids of `cmds` whose tracking token is no longer their program's live token. Read inside the
+ * chunk's transaction, after the command was produced: a regeneration (or deletion) that committed before
+ * the request started is seen, whatever the ingress's cache still held (spec 4.8, "immediately").
+ */
+export async function staleTokens(tx: Tx, cmds: Command[]): Promise<Set<string>> {
+  const checks = cmds.flatMap((c) => {
+    const check = tokenCheckOf(c);
+    return check ? [{ requestId: c.request_id, ...check }] : [];
+  });
+  if (checks.length === 0) return new Set();
+  const ids = [...new Set(checks.map((c) => String(c.programId)))];
+  const rows = await tx<{ id: string; token_hash: string | null }[]>`
+    select id, encode(api_token_hash, 'hex') as token_hash from programs
+    where id = any(${ids}::bigint[]) and deleted_at is null`;
+  const live = new Map(rows.map((r) => [Number(r.id), r.token_hash]));
+  return new Set(checks.filter((c) => live.get(c.programId) !== c.tokenHash).map((c) => c.requestId));
+}
+
+const refused = (cmd: Command): Applied => ({
+  programId: tokenCheckOf(cmd)?.programId ?? null,
+  statusCode: 401,
+  body: { error: INVALID_TOKEN },
+});
 
 const hashOf = (cmd: Command): string | null => ('request_hash' in cmd ? (cmd.request_hash ?? null) : null);
 
@@ -157,7 +185,7 @@ export function createCommandHandler<C extends Command>(
 
   /** Applies the command and records its outcome (with its NOTIFY); returns the effects to publish. */
   async function applyAndRecord(tx: Tx, cmd: C, ctx: ApplyContext): Promise<Effect[]> {
-    const result = await applier.apply(tx, cmd, ctx);
+    const result = (await staleTokens(tx, [cmd])).size > 0 ? refused(cmd) : await applier.apply(tx, cmd, ctx);
     await recordOutcome(tx, {
       requestId: cmd.request_id,
       kind: applier.kind,
@@ -191,9 +219,13 @@ export function createCommandHandler<C extends Command>(
         const cmd = await parseOrAnswer(tx, message, r.dead);
         if (cmd !== null) cmds.push(cmd);
       }
-      let results: Applied[] = [];
-      if (applier.applyBatch && cmds.length > 0) results = await applier.applyBatch(tx, cmds, ctx);
-      else for (const cmd of cmds) results.push(await applier.apply(tx, cmd, ctx));
+      const stale = await staleTokens(tx, cmds);
+      const live = cmds.filter((c) => !stale.has(c.request_id));
+      let liveResults: Applied[] = [];
+      if (applier.applyBatch && live.length > 0) liveResults = await applier.applyBatch(tx, live, ctx);
+      else for (const cmd of live) liveResults.push(await applier.apply(tx, cmd, ctx));
+      let next = 0;
+      const results = cmds.map((c) => (stale.has(c.request_id) ? refused(c) : liveResults[next++]!));
       await recordOutcomes(
         tx,
         cmds.map((cmd, i) => ({

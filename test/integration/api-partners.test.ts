@@ -397,8 +397,12 @@ t.test('mark paid: status, ledger entry, balances; then a refund drives the bala
     currency: 'EUR',
   });
   const a = await partnerIn(owner, program.id);
-  // A second program of the same partner: the partner balance spans both, the program balance does not.
-  const program2 = await newProgram(owner, { commission: { type: 'flat', amount_cents: 700 } });
+  // A second program of the same partner (in the same currency: a partner's programs share one): the
+  // partner balance spans both, the program balance does not.
+  const program2 = await newProgram(owner, {
+    commission: { type: 'flat', amount_cents: 700 },
+    currency: 'EUR',
+  });
   const a2 = (await addPartner(owner, program2.id, { name: 'x', email: a.partner.email })).body
     .data as PartnerCreated;
   t.equal(a2.partner.id, a.partner.id);
@@ -406,7 +410,7 @@ t.test('mark paid: status, ledger entry, balances; then a refund drives the bala
   const link2 = (await newLink(owner, program2.id, a.partner.id)).body.data as Link;
 
   const s1 = await sale(program, link.short_link, 10_000, 'EUR'); // commission 3000
-  await sale(program2, link2.short_link, 5_000); // commission 700 (flat)
+  await sale(program2, link2.short_link, 5_000, 'EUR'); // commission 700 (flat)
   await waitFor('both commissions credited', async () => {
     const b = await balances(a.partner.id, a.partner_program.id);
     return b.partner === 3700 && b.program === 3000;

@@ -4,10 +4,12 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ERROR_SCHEMA, HttpError, jsonBody } from '../../../shared/http/server.ts';
 import { isPlainObject } from '../../../shared/json.ts';
+import { tokenCheckOf } from '../../../shared/contracts/commands.ts';
 import type { Command } from '../../../shared/contracts/commands.ts';
+import type { Sql } from '../../../shared/db/sql.ts';
 import { findOutcome } from '../../../shared/pipeline/outcomes.ts';
 import type { Outcome } from '../../../shared/pipeline/outcomes.ts';
-import { FAILURE_STRINGS } from '../../../shared/pipeline/command-handler.ts';
+import { FAILURE_STRINGS, INVALID_TOKEN } from '../../../shared/pipeline/command-handler.ts';
 import type { IngressDeps } from '../deps.ts';
 
 export type CommandKind = Command['type'];
@@ -88,11 +90,24 @@ export async function sendCommand(
 ): Promise<FastifyReply> {
   let cmd = command;
   let requestHash: string | null = null;
+  const token = req.trackingToken;
+  if (token && cmd.type !== 'processor_event') {
+    // The worker checks it against the program's live token (shared/pipeline/command-handler.ts).
+    const programId = cmd.type === 'lead' ? cmd.token_program_id : cmd.program_id;
+    if (programId === token.programId) cmd = { ...cmd, token_hash: token.hash };
+  }
   if (req.headers['idempotency-key'] !== undefined && cmd.type !== 'processor_event') {
     requestHash = requestFingerprint(cmd.type, jsonBody(req));
     cmd = { ...cmd, request_hash: requestHash };
     const done = await findOutcome(deps.sql, cmd.request_id);
-    if (done) return answer(reply, done, requestHash);
+    if (done) {
+      // A replay is answered here, without the worker: check the token against Postgres ourselves.
+      const check = tokenCheckOf(cmd);
+      if (check && !(await tokenIsLive(deps.sql, check.programId, check.tokenHash))) {
+        throw new HttpError(401, INVALID_TOKEN);
+      }
+      return answer(reply, done, requestHash);
+    }
   }
   const pending = deps.waiter.wait(cmd.request_id, deps.commandDeadlineMs);
   try {
@@ -113,4 +128,12 @@ export async function sendCommand(
 function answer(reply: FastifyReply, outcome: Outcome, requestHash: string | null): FastifyReply {
   if (!answersRequest(outcome, requestHash)) return reply.code(409).send({ error: IDEMPOTENCY_KEY_REUSED });
   return reply.code(outcome.statusCode).send(outcome.body);
+}
+
+/** Whether the program is live and this (hex SHA-256) is its tracking token, read from Postgres. */
+export async function tokenIsLive(sql: Sql, programId: number, tokenHash: string): Promise<boolean> {
+  const rows = await sql`
+    select 1 from programs
+    where id = ${programId} and api_token_hash = decode(${tokenHash}, 'hex') and deleted_at is null`;
+  return rows.length > 0;
 }

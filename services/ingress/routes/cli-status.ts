@@ -1,6 +1,7 @@
 // GET /api/v1/cli/status, spec 4.9: the program a tracking token belongs to, for an integration check.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { HttpError, ERROR_SCHEMA } from '../../../shared/http/server.ts';
+import { tokenIsLive } from '../commands/answer.ts';
 import type { IngressDeps } from '../deps.ts';
 import { requireTrackingToken } from '../auth.ts';
 
@@ -34,8 +35,12 @@ export function registerCliStatusRoute(app: FastifyInstance, deps: IngressDeps):
   const { cache } = deps;
   app.get('/api/v1/cli/status', { schema: cliStatusSchema }, async (req: FastifyRequest) => {
     const programId = await requireTrackingToken(req, cache);
+    // The cache may be a poll behind a regeneration or a deletion; an integration check is rare enough to
+    // ask Postgres whether this is still the program's token (spec 4.8: the old token dies at once).
     const p = await cache.getProgram(programId);
-    if (!p || p.deleted) throw new HttpError(401, 'Invalid tracking token');
+    if (!p || p.deleted || !(await tokenIsLive(deps.sql, programId, req.trackingToken!.hash))) {
+      throw new HttpError(401, 'Invalid tracking token');
+    }
     return {
       success: true,
       program: { id: p.id, name: p.name, slug: p.slug, status: p.status },

@@ -1,6 +1,6 @@
 // The SQL of management API keys. Keys are stored only as their SHA-256; revocation is soft (the row
 // stays, status `revoked`).
-import type { Sql } from '../../../../shared/db/sql.ts';
+import type { Sql, Tx } from '../../../../shared/db/sql.ts';
 
 export interface KeyRow {
   id: string;
@@ -33,10 +33,11 @@ export type ApiKeyDal = ReturnType<typeof createApiKeyDal>;
 
 export function createApiKeyDal(sql: Sql) {
   // A new fragment for each query that embeds it.
-  const columns = () => sql`
+  const columns = (db: Sql | Tx = sql) => db`
     id, name, prefix, scopes, program_scope::text[] as program_scope, status, expires_at, created_at,
     last_used_at, revoked_at, key_masked, workspace_id`;
-  const bigints = (ids: number[] | null) => sql`${ids === null ? null : ids.map(String)}::bigint[]`;
+  const bigints = (ids: number[] | null, db: Sql | Tx = sql) =>
+    db`${ids === null ? null : ids.map(String)}::bigint[]`;
 
   return {
     /** Which of `ids` are live programs of the workspace. */
@@ -47,12 +48,13 @@ export function createApiKeyDal(sql: Sql) {
       return new Set(found.map((r) => Number(r.id)));
     },
 
-    async insert(k: NewKey): Promise<KeyRow> {
-      const [row] = await sql<KeyRow[]>`
+    /** Inserts a key; `db` is the transaction holding the workspace's lock (lockForManage). */
+    async insert(k: NewKey, db: Sql | Tx = sql): Promise<KeyRow> {
+      const [row] = await db<KeyRow[]>`
         insert into api_keys (workspace_id, created_by, name, prefix, key_hash, key_masked, scopes, program_scope, expires_at)
         values (${k.workspaceId}, ${k.createdBy}, ${k.name}, ${k.prefix}, ${k.hash}, ${k.masked},
-                ${k.scopes}::text[], ${bigints(k.programScope)}, ${k.expiresAt})
-        returning ${columns()}`;
+                ${k.scopes}::text[], ${bigints(k.programScope, db)}, ${k.expiresAt})
+        returning ${columns(db)}`;
       return row!;
     },
 

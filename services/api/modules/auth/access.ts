@@ -5,7 +5,7 @@
 // Program access: a program of a workspace the caller cannot see is 404 (its existence is not revealed);
 // a visible program with a missing permission is 403. The rules themselves are in service.ts.
 import type { FastifyRequest } from 'fastify';
-import type { Sql } from '../../../../shared/db/sql.ts';
+import type { Sql, Tx } from '../../../../shared/db/sql.ts';
 import { HttpError } from '../../../../shared/http/server.ts';
 import { hashSecret } from '../../../../shared/domain/secrets.ts';
 import { createAuthDal } from './dal.ts';
@@ -173,4 +173,24 @@ export function manageWorkspace(
 ): Promise<WorkspaceAccess> {
   const requested = requestedWorkspace(req.query, body);
   return workspaceAccess(sql, principalOf(req), 'manage', requested);
+}
+
+/**
+ * Takes the workspace's membership lock (one row lock on the workspace: membership and key changes of one
+ * workspace are serialised by it) and checks, under it, that the session user may still manage the
+ * workspace. requireManage checked before the lock; a demotion may have committed while the request waited,
+ * and must win. Returns the user's role now.
+ */
+export async function lockForManage(
+  tx: Tx,
+  workspaceId: number,
+  req: { principal?: Principal },
+): Promise<Role> {
+  const userId = requireSession(principalOf(req)).userId;
+  await tx`select id from workspaces where id = ${workspaceId} for no key update`;
+  const [m] = await tx<{ role: Role; status: string }[]>`
+    select role, status from memberships where workspace_id = ${workspaceId} and user_id = ${userId}`;
+  if (!m) throw new HttpError(404, WORKSPACE_NOT_FOUND);
+  checkMembership(m.role, m.status, 'manage');
+  return m.role;
 }

@@ -21,12 +21,22 @@ export function createAuthDal(sql: Sql) {
       return row;
     },
 
-    /** The active, unexpired key with this hash, marked as used now. */
+    /**
+     * The active, unexpired key with this hash. Its last_used_at is written at most once a minute: a
+     * management client calling in a loop would otherwise update the key's row on every request.
+     */
     async useKeyByHash(hash: Buffer) {
-      const [row] = await sql<KeyRow[]>`
-        update api_keys set last_used_at = now()
-        where key_hash = ${hash} and status = 'active' and (expires_at is null or expires_at > now())
-        returning id, workspace_id, created_by, scopes, program_scope::text[]`;
+      const [row] = await sql<(KeyRow & { stale: boolean })[]>`
+        select id, workspace_id, created_by, scopes, program_scope::text[],
+          (last_used_at is null or last_used_at < now() - interval '1 minute') as stale
+        from api_keys
+        where key_hash = ${hash} and status = 'active' and (expires_at is null or expires_at > now())`;
+      if (!row) return undefined;
+      if (row.stale) {
+        await sql`
+          update api_keys set last_used_at = now()
+          where id = ${row.id} and (last_used_at is null or last_used_at < now() - interval '1 minute')`;
+      }
       return row;
     },
 

@@ -1,5 +1,5 @@
 // The SQL of workspace membership. Membership changes of one workspace are serialised by a row lock on
-// the workspace (lockAndCheckLastOwner), so two owners demoting each other at once cannot leave it without
+// the workspace (lockForManage in auth/access.ts), under which the actor's own role is read again, so two owners demoting each other at once cannot leave it without
 // an owner.
 import type { Sql, Tx } from '../../../../shared/db/sql.ts';
 import type { Role } from '../auth/service.ts';
@@ -36,7 +36,12 @@ export async function userIdByEmail(sql: Sql, email: string): Promise<number | n
 }
 
 /** Inserts, or reactivates an inactive membership; false when the user is already an active member. */
-export async function addMember(sql: Sql, workspaceId: number, userId: number, role: Role): Promise<boolean> {
+export async function addMember(
+  sql: Sql | Tx,
+  workspaceId: number,
+  userId: number,
+  role: Role,
+): Promise<boolean> {
   const [added] = await sql<{ user_id: string }[]>`
     insert into memberships (user_id, workspace_id, role) values (${userId}, ${workspaceId}, ${role})
     on conflict (user_id, workspace_id) do update
@@ -46,9 +51,8 @@ export async function addMember(sql: Sql, workspaceId: number, userId: number, r
   return added !== undefined;
 }
 
-/** Locks the workspace's membership changes and answers whether `userId` is its only active owner. */
-export async function lockAndCheckLastOwner(tx: Tx, workspaceId: number, userId: number): Promise<boolean> {
-  await tx`select id from workspaces where id = ${workspaceId} for no key update`;
+/** Whether `userId` is the workspace's only active owner; call under lockForManage (auth/access.ts). */
+export async function isLastOwner(tx: Tx, workspaceId: number, userId: number): Promise<boolean> {
   const owners = await tx<{ user_id: string }[]>`
     select user_id from memberships where workspace_id = ${workspaceId} and role = 'owner' and status = 'active'`;
   return owners.length === 1 && Number(owners[0]!.user_id) === userId;

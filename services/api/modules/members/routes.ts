@@ -23,6 +23,7 @@ import {
 import type { ApiDeps } from '../../deps.ts';
 import { ROLES } from '../auth/service.ts';
 import type { Role } from '../auth/service.ts';
+import { lockForManage } from '../auth/access.ts';
 import * as dal from './dal.ts';
 import {
   MEMBER_NOT_FOUND,
@@ -104,15 +105,18 @@ export function registerMemberRoutes(fastify: FastifyInstance, deps: ApiDeps): v
       }),
     },
     async (req, reply) => {
-      const access = manageOf(req);
+      const ws = manageOf(req).workspaceId;
       const { role } = req.body;
-      if (role === 'owner' && access.role !== 'owner') throw new HttpError(403, OWNER_ONLY);
-      const userId = await dal.userIdByEmail(sql, req.body.email.trim());
-      if (userId === null) throw new HttpError(404, 'User not found');
-      if (!(await dal.addMember(sql, access.workspaceId, userId, role))) {
-        throw new HttpError(409, 'User is already an active member of this workspace');
-      }
-      const row = await dal.readMember(sql, access.workspaceId, userId);
+      const row = await sql.begin(async (tx) => {
+        const actor = await lockForManage(tx, ws, req);
+        if (role === 'owner' && actor !== 'owner') throw new HttpError(403, OWNER_ONLY);
+        const userId = await dal.userIdByEmail(sql, req.body.email.trim());
+        if (userId === null) throw new HttpError(404, 'User not found');
+        if (!(await dal.addMember(tx, ws, userId, role))) {
+          throw new HttpError(409, 'User is already an active member of this workspace');
+        }
+        return dal.readMember(tx, ws, userId);
+      });
       return reply.code(201).send({ data: toMember(row!) });
     },
   );
@@ -129,15 +133,15 @@ export function registerMemberRoutes(fastify: FastifyInstance, deps: ApiDeps): v
       }),
     },
     async (req) => {
-      const access = manageOf(req);
+      const ws = manageOf(req).workspaceId;
       const userId = userIdOf(req);
       const { role } = req.body;
-      const ws = access.workspaceId;
       const row = await sql.begin(async (tx) => {
-        const lastOwner = await dal.lockAndCheckLastOwner(tx, ws, userId);
+        const actor = await lockForManage(tx, ws, req);
+        const lastOwner = await dal.isLastOwner(tx, ws, userId);
         const current = await dal.readMember(tx, ws, userId);
         if (!current) throw new HttpError(404, MEMBER_NOT_FOUND);
-        if (!checkRoleChange({ actor: access.role, current, lastOwner }, role)) return current;
+        if (!checkRoleChange({ actor, current, lastOwner }, role)) return current;
         await dal.setRole(tx, ws, userId, role);
         if (keepsNoKeys(role)) await dal.revokeKeysOf(tx, ws, userId);
         return { ...current, role };
@@ -160,14 +164,14 @@ export function registerMemberRoutes(fastify: FastifyInstance, deps: ApiDeps): v
       }),
     },
     async (req) => {
-      const access = manageOf(req);
+      const ws = manageOf(req).workspaceId;
       const userId = userIdOf(req);
-      const ws = access.workspaceId;
       const row = await sql.begin(async (tx) => {
-        const lastOwner = await dal.lockAndCheckLastOwner(tx, ws, userId);
+        const actor = await lockForManage(tx, ws, req);
+        const lastOwner = await dal.isLastOwner(tx, ws, userId);
         const current = await dal.readMember(tx, ws, userId);
         if (!current) throw new HttpError(404, MEMBER_NOT_FOUND);
-        if (!checkRemoval({ actor: access.role, current, lastOwner })) return current;
+        if (!checkRemoval({ actor, current, lastOwner })) return current;
         await dal.deactivate(tx, ws, userId);
         await dal.revokeKeysOf(tx, ws, userId);
         return { ...current, status: 'inactive' as const };

@@ -33,7 +33,7 @@ export function addPartner(
   workspaceId: number,
   programId: number,
   p: { name: string; email: string; status: string },
-) {
+): Promise<{ partner: PartnerRow; pp: PartnerProgramRow } | { currencyConflict: string } | null> {
   return sql.begin(async (tx) => {
     await tx`select pg_advisory_xact_lock(hashtextextended(${`partner:${workspaceId}:${p.email}`}, 0))`;
     let [partner] = await tx<PartnerRow[]>`
@@ -44,6 +44,15 @@ export function addPartner(
         insert into partners (workspace_id, name, email) values (${workspaceId}, ${p.name}, ${p.email})
         returning id, name, email`
     )[0]!;
+    // A partner's balance is one number (CONTRACT): all its programs share one currency. The program's row
+    // is read `for share` so that a concurrent currency change (programs/dal.ts) waits for this join.
+    const [program] = await tx<{ currency: string }[]>`
+      select currency from programs where id = ${programId} for share`;
+    const [other] = await tx<{ currency: string }[]>`
+      select pr.currency from partner_programs pp join programs pr on pr.id = pp.program_id
+      where pp.partner_id = ${partner.id} and pr.id <> ${programId} and pr.currency <> ${program!.currency}
+      limit 1`;
+    if (other) return { currencyConflict: other.currency };
     const [pp] = await tx<PartnerProgramRow[]>`
       insert into partner_programs (partner_id, program_id, status)
       values (${partner.id}, ${programId}, ${p.status})

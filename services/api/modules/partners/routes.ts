@@ -37,7 +37,8 @@ export function registerPartnerRoutes(fastify: FastifyInstance, deps: ApiDeps): 
           'Scope program:update. A partner of the same workspace with this email (case-insensitive) is reused; ' +
           'its name is kept. Errors: 400 `name is required and must be 1 to 200 characters`, `email must be a ' +
           "valid email address`, `status must be 'approved' or 'pending'`; 404 `Program not found`; 409 " +
-          '`Partner is already in this program`.',
+          '`Partner is already in this program`, `Partner earns in <currency> in its other programs; a ' +
+          "partner's programs share one currency (its balance is one amount)`.",
         security: managementSecurity,
         params: ProgramParams,
         body: PartnerInput,
@@ -60,6 +61,7 @@ export function registerPartnerRoutes(fastify: FastifyInstance, deps: ApiDeps): 
       const access = programOf(req);
       const result = await addPartner(sql, access.workspaceId, access.programId, partnerInput(req.body));
       if (!result) throw new HttpError(409, ERR.alreadyIn);
+      if ('currencyConflict' in result) throw new HttpError(409, ERR.otherCurrency(result.currencyConflict));
       return reply.code(201).send({ data: toPartnerCreated(result.partner, result.pp) });
     },
   );

@@ -12,6 +12,8 @@ export const ERR = {
   email: 'email must be a valid email address',
   status: "status must be 'approved' or 'pending'",
   alreadyIn: 'Partner is already in this program',
+  otherCurrency: (currency: string) =>
+    `Partner earns in ${currency} in its other programs; a partner's programs share one currency (its balance is one amount)`,
 } as const;
 
 /** A validated add-partner body, normalised: an omitted or null status is approved. */

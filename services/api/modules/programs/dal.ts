@@ -1,6 +1,6 @@
 // SQL of programs. Writing a row is all it takes to reach the ingress: triggers on programs append to
 // cache_invalidations, which every ingress polls.
-import type { Sql } from '../../../../shared/db/sql.ts';
+import type { Sql, Tx } from '../../../../shared/db/sql.ts';
 import type { CommissionPolicy } from '../../../../shared/domain/commission-policy.ts';
 import type { Role } from '../auth/access.ts';
 
@@ -28,7 +28,7 @@ export interface ProgramRow {
   created_at: Date;
 }
 
-const COLUMNS = (sql: Sql) =>
+const COLUMNS = (sql: Sql | Tx) =>
   sql`id, workspace_id, name, slug, status, cookie_window_days, currency, commission, allowed_origins,
       api_token_masked, created_at`;
 
@@ -83,8 +83,33 @@ export async function insertProgram(
   return row;
 }
 
-/** Changes the fields given; undefined when the program is gone. Throws the unique violation on slug. */
-export async function updateProgram(sql: Sql, id: number, f: ProgramFields): Promise<ProgramRow | undefined> {
+/**
+ * Changes the fields given; undefined when the program is gone, 'currency-locked' when the currency would
+ * change on a program that has partners or sales (amounts in two currencies would be added: its rollups,
+ * its partners' balances). Throws the unique violation on slug.
+ */
+export async function updateProgram(
+  sql: Sql,
+  id: number,
+  f: ProgramFields,
+): Promise<ProgramRow | 'currency-locked' | undefined> {
+  return sql.begin(async (tx) => {
+    // The row lock first: a partner joining (partners/dal.ts reads the currency `for share`) waits, or
+    // has committed and is seen by the check below, which runs after the lock in a new snapshot.
+    const [current] = await tx<{ currency: string }[]>`
+      select currency from programs where id = ${id} and deleted_at is null for no key update`;
+    if (!current) return undefined;
+    if (f.currency !== undefined && f.currency !== current.currency) {
+      const [used] = await tx<{ used: boolean }[]>`
+        select exists (select 1 from partner_programs where program_id = ${id})
+            or exists (select 1 from sales where program_id = ${id}) as used`;
+      if (used!.used) return 'currency-locked';
+    }
+    return updateProgramRow(tx, id, f);
+  });
+}
+
+async function updateProgramRow(sql: Tx, id: number, f: ProgramFields): Promise<ProgramRow | undefined> {
   const [row] = await sql<ProgramRow[]>`
     update programs set
       name = coalesce(${f.name ?? null}::text, name),

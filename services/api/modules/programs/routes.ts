@@ -2,7 +2,7 @@
 // regenerate the tracking token, under /api/advertiser/affiliate-programs.
 //
 // The tracking token is shown in full only in the create and regenerate responses; it is stored as its
-// SHA-256 and a masked form. A regenerated or deleted token is dead at the ingress within one cache poll.
+// SHA-256 and a masked form. A regenerated or deleted token is dead at once (docs/ingress.md).
 import { Type } from '@sinclair/typebox';
 import type { TSchema } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
@@ -257,7 +257,9 @@ export function registerProgramRoutes(fastify: FastifyInstance, deps: ApiDeps): 
           'Scope program:update. Changeable: name, slug, cookie_window_days, currency, commission, ' +
           'allowed_origins (same rules and messages as create; none may be null: `<field> cannot be null`). ' +
           '`status` is changed only by go-live: a different value is 400 `status is changed with POST ' +
-          '/api/advertiser/affiliate-programs/:id/go-live`. 409 `slug is already taken`.',
+          '/api/advertiser/affiliate-programs/:id/go-live`. 409 `slug is already taken`; 409 `' +
+          ERR.currencyLocked +
+          '` (amounts of two currencies are never added).',
         security: managementSecurity,
         params: ProgramParams,
         body: UpdateBody,
@@ -272,6 +274,7 @@ export function registerProgramRoutes(fastify: FastifyInstance, deps: ApiDeps): 
       try {
         const row = await dal.updateProgram(sql, id, f);
         if (!row) throw new HttpError(404, PROGRAM_NOT_FOUND);
+        if (row === 'currency-locked') throw new HttpError(409, ERR.currencyLocked);
         return { data: toProgram(row) };
       } catch (err) {
         if (isUniqueViolation(err, 'programs_slug_key')) throw new HttpError(409, ERR.slugTaken);
@@ -328,8 +331,8 @@ export function registerProgramRoutes(fastify: FastifyInstance, deps: ApiDeps): 
         tags: ['management'],
         summary: 'Regenerate the tracking token; the old one stops working at once',
         description:
-          'Scope program:regenerate-token. The new token is returned in full only here. The ingress drops the ' +
-          'old token within its cache poll interval (well under a second by default).',
+          'Scope program:regenerate-token. The new token is returned in full only here. Every tracking request ' +
+          'that starts after this answer is refused with the old token (401).',
         security: managementSecurity,
         params: ProgramParams,
         response: {

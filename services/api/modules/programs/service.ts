@@ -24,6 +24,7 @@ export const ERR = {
     `allowed_origins[${i}] must be an origin such as https://shop.example.com (http or https, host and optional port; no path, query or wildcard)`,
   status: 'status is changed with POST /api/advertiser/affiliate-programs/:id/go-live',
   slugTaken: 'slug is already taken',
+  currencyLocked: 'currency cannot be changed once the program has partners or sales',
   noFreeSlug: 'Could not generate a free slug; give one explicitly',
 } as const;
 

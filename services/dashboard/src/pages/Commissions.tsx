@@ -1,5 +1,207 @@
+// Commissions: the program's commissions newest first, filtered by status, a page at a time; mark one
+// paid (after a confirmation); the refund reason; a CSV export of the rows listed.
+import { useState } from 'preact/hooks';
 import type { ProgramPageProps } from '../app.tsx';
-// Placeholder: filled in by the dashboard work (issue 12).
-export function Commissions(_props: ProgramPageProps) {
-  return <h1>Commissions</h1>;
+import { api } from '../api.ts';
+import { useSession } from '../session.tsx';
+import { ErrorBox, Loading, Show, dateTime, money, useLoad } from '../ui.tsx';
+import { toCsv } from '../csv.ts';
+import { ConfirmButton, ReadOnlyNote, useProgram } from './manage.tsx';
+import type { ProgramInfo } from './manage.tsx';
+
+const STATUSES = ['pending', 'approved', 'paid', 'reversed', 'refunded'] as const;
+type Status = (typeof STATUSES)[number];
+const PAYABLE: readonly Status[] = ['pending', 'approved'];
+const PAGE_SIZE = 50;
+
+interface Commission {
+  id: number;
+  status: Status;
+  amount_cents: number;
+  currency: string;
+  sale_id: number;
+  partner_id: number;
+  refund_reason: string | null;
+  paid_at: string | null;
+  created_at: string;
+}
+
+export function Commissions({ programId }: ProgramPageProps) {
+  const program = useProgram(programId);
+  return (
+    <>
+      <h1>Commissions</h1>
+      <Show loaded={program}>{(p) => <CommissionsOf program={p} />}</Show>
+    </>
+  );
+}
+
+function CommissionsOf({ program }: { program: ProgramInfo }) {
+  const { canWrite } = useSession();
+  const [status, setStatus] = useState<Status | ''>('');
+  const [page, setPage] = useState(0);
+  // The API pages with limit/offset and no total: one row more than a page says whether a next one exists.
+  const list = useLoad(
+    async () =>
+      (
+        await api.get<{ data: Commission[] }>(
+          `/api/advertiser/affiliate-programs/${program.id}/commissions`,
+          { status, limit: PAGE_SIZE + 1, offset: page * PAGE_SIZE },
+        )
+      ).data,
+    [program.id, status, page],
+  );
+  const partners = useLoad(
+    async () =>
+      new Map(
+        (
+          await api.get<{ data: { id: number; name: string; email: string }[] }>(
+            `/api/advertiser/affiliate-programs/${program.id}/partners`,
+          )
+        ).data.map((p) => [p.id, p]),
+      ),
+    [program.id],
+  );
+  const [paid, setPaid] = useState<Map<number, Commission>>(new Map());
+  const rows = (list.data ?? []).slice(0, PAGE_SIZE).map((c) => paid.get(c.id) ?? c);
+  const hasNext = (list.data?.length ?? 0) > PAGE_SIZE;
+  const partnerName = (id: number) => partners.data?.get(id)?.name ?? `Partner #${id}`;
+
+  const markPaid = async (c: Commission) => {
+    const r = await api.post<{ data: Commission }>(`/api/advertiser/commissions/${c.id}/mark-paid`);
+    setPaid((m) => new Map(m).set(c.id, r.data));
+  };
+
+  const exportCsv = () => {
+    const csv = toCsv(
+      [
+        'commission_id',
+        'created_at',
+        'partner_id',
+        'partner',
+        'sale_id',
+        'amount',
+        'currency',
+        'status',
+        'paid_at',
+        'refund_reason',
+      ],
+      rows.map((c) => [
+        c.id,
+        c.created_at,
+        c.partner_id,
+        partners.data?.get(c.partner_id)?.name ?? '',
+        c.sale_id,
+        (c.amount_cents / 100).toFixed(2),
+        c.currency,
+        c.status,
+        c.paid_at ?? '',
+        c.refund_reason ?? '',
+      ]),
+    );
+    const url = URL.createObjectURL(new Blob([csv], { type: 'text/csv;charset=utf-8' }));
+    const a = document.createElement('a');
+    a.href = url;
+    a.download = `commissions-${program.slug}${status ? `-${status}` : ''}-page${page + 1}.csv`;
+    document.body.append(a);
+    a.click();
+    a.remove();
+    setTimeout(() => URL.revokeObjectURL(url), 1000);
+  };
+
+  return (
+    <>
+      <p class="lede">
+        {program.name} · amounts in {program.currency} · times in your timezone
+      </p>
+      {!canWrite && (
+        <ReadOnlyNote>Your role can view commissions; owners and admins mark them paid.</ReadOnlyNote>
+      )}
+      <div class="toolbar">
+        <label>
+          Status{' '}
+          <select
+            value={status}
+            onChange={(e) => {
+              setStatus((e.target as HTMLSelectElement).value as Status | '');
+              setPage(0);
+              setPaid(new Map());
+            }}
+          >
+            <option value="">All statuses</option>
+            {STATUSES.map((s) => (
+              <option value={s}>{s}</option>
+            ))}
+          </select>
+        </label>
+        <button type="button" disabled={rows.length === 0} onClick={exportCsv}>
+          Export CSV<span class="sr-only"> of the commissions listed</span>
+        </button>
+      </div>
+      <ErrorBox error={partners.error} />
+      {list.error ? (
+        <ErrorBox error={list.error} />
+      ) : list.data === null ? (
+        <Loading />
+      ) : rows.length === 0 ? (
+        <p>{status ? `No ${status} commissions.` : 'No commissions yet.'}</p>
+      ) : (
+        <div class="table-wrap">
+          <table>
+            <caption class="sr-only">Commissions of {program.name}</caption>
+            <thead>
+              <tr>
+                <th scope="col">Created</th>
+                <th scope="col">Partner</th>
+                <th scope="col">Sale</th>
+                <th scope="col">Amount</th>
+                <th scope="col">Status</th>
+                <th scope="col">Paid</th>
+                <th scope="col">Refund reason</th>
+                {canWrite && <th scope="col">Action</th>}
+              </tr>
+            </thead>
+            <tbody>
+              {rows.map((c) => (
+                <tr key={c.id} data-commission={c.id}>
+                  <td>{dateTime(c.created_at)}</td>
+                  <td>{partnerName(c.partner_id)}</td>
+                  <td>#{c.sale_id}</td>
+                  <td>{money(c.amount_cents, c.currency)}</td>
+                  <td>
+                    <span class={`badge ${c.status}`}>{c.status}</span>
+                  </td>
+                  <td>{dateTime(c.paid_at)}</td>
+                  <td>{c.refund_reason ?? '—'}</td>
+                  {canWrite && (
+                    <td>
+                      {PAYABLE.includes(c.status) && (
+                        <ConfirmButton
+                          label="Mark paid"
+                          question={`Mark ${money(c.amount_cents, c.currency)} to ${partnerName(c.partner_id)} paid?`}
+                          confirmLabel="Yes, mark paid"
+                          action={() => markPaid(c)}
+                        />
+                      )}
+                    </td>
+                  )}
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      {(page > 0 || hasNext) && (
+        <nav class="pager" aria-label="Commission pages">
+          <button type="button" disabled={page === 0} onClick={() => setPage(page - 1)}>
+            Previous page
+          </button>
+          <span>Page {page + 1}</span>
+          <button type="button" disabled={!hasNext} onClick={() => setPage(page + 1)}>
+            Next page
+          </button>
+        </nav>
+      )}
+    </>
+  );
 }

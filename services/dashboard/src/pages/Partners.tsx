@@ -1,5 +1,289 @@
+// Partners: the program's partners with their balances, adding one, and per partner its referral links
+// (create, copy the full URL, activate / deactivate, clicks and last click).
+import { useState } from 'preact/hooks';
 import type { ProgramPageProps } from '../app.tsx';
-// Placeholder: filled in by the dashboard work (issue 12).
-export function Partners(_props: ProgramPageProps) {
-  return <h1>Partners</h1>;
+import { api } from '../api.ts';
+import { useSession } from '../session.tsx';
+import { CopyButton, ErrorBox, Loading, Show, dateTime, money, useLoad } from '../ui.tsx';
+import { defaultLanding, referralUrl } from '../referral.ts';
+import { ReadOnlyNote, useProgram, useSubmit } from './manage.tsx';
+import type { ProgramInfo } from './manage.tsx';
+
+interface Partner {
+  id: number;
+  name: string;
+  email: string;
+  partner_program_id: number;
+  status: 'approved' | 'pending';
+  clicks: number;
+  balance_cents: number;
+  program_balance_cents: number;
+  joined_at: string;
+}
+
+interface Link {
+  id: number;
+  short_link: string;
+  status: 'active' | 'inactive';
+  clicks: number;
+  last_clicked: string | null;
+}
+
+const base = (programId: number) => `/api/advertiser/affiliate-programs/${programId}`;
+
+export function Partners({ programId }: ProgramPageProps) {
+  const program = useProgram(programId);
+  return (
+    <>
+      <h1>Partners</h1>
+      <Show loaded={program}>{(p) => <PartnersOf program={p} />}</Show>
+    </>
+  );
+}
+
+function PartnersOf({ program }: { program: ProgramInfo }) {
+  const { canWrite } = useSession();
+  const partners = useLoad(
+    async () => (await api.get<{ data: Partner[] }>(`${base(program.id)}/partners`)).data,
+    [program.id],
+  );
+  const [landing, setLanding] = useState(defaultLanding(program.allowed_origins));
+  const [open, setOpen] = useState<number | null>(null);
+
+  return (
+    <>
+      <p class="lede">
+        {program.name} · balances in {program.currency}
+      </p>
+      {canWrite ? (
+        <AddPartner programId={program.id} onAdded={partners.reload} />
+      ) : (
+        <ReadOnlyNote>Your role can view partners; owners and admins add them and their links.</ReadOnlyNote>
+      )}
+      <label>
+        Landing page for referral URLs{' '}
+        <input
+          type="url"
+          value={landing}
+          placeholder="https://your-site.example/"
+          onInput={(e) => setLanding((e.target as HTMLInputElement).value)}
+        />
+      </label>
+      {referralUrl(landing, 'x') === null && (
+        <p class="note">
+          Enter the page partners send visitors to (a page with the tracker). The program lists no allowed
+          origin to suggest one.
+        </p>
+      )}
+      <Show loaded={partners}>
+        {(list) =>
+          list.length === 0 ? (
+            <p>No partners yet.</p>
+          ) : (
+            <div class="table-wrap">
+              <table>
+                <caption class="sr-only">Partners of {program.name}</caption>
+                <thead>
+                  <tr>
+                    <th scope="col">Partner</th>
+                    <th scope="col">Status</th>
+                    <th scope="col">Clicks</th>
+                    <th scope="col">Balance in this program</th>
+                    <th scope="col">Balance, all programs</th>
+                    <th scope="col">Joined</th>
+                    <th scope="col">Links</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {list.map((p) => [
+                    <tr key={p.id}>
+                      <td>
+                        {p.name}
+                        <br />
+                        <span class="muted">{p.email}</span>
+                      </td>
+                      <td>{p.status}</td>
+                      <td>{p.clicks}</td>
+                      <td class={p.program_balance_cents < 0 ? 'negative' : undefined}>
+                        {money(p.program_balance_cents, program.currency)}
+                      </td>
+                      <td class={p.balance_cents < 0 ? 'negative' : undefined}>
+                        {money(p.balance_cents, program.currency)}
+                      </td>
+                      <td>{dateTime(p.joined_at)}</td>
+                      <td>
+                        <button
+                          type="button"
+                          aria-expanded={open === p.id}
+                          aria-controls={`links-${p.id}`}
+                          onClick={() => setOpen(open === p.id ? null : p.id)}
+                        >
+                          {open === p.id ? 'Hide links' : 'Links'}
+                          <span class="sr-only"> of {p.name}</span>
+                        </button>
+                      </td>
+                    </tr>,
+                    open === p.id && (
+                      <tr key={`links-${p.id}`} id={`links-${p.id}`}>
+                        <td colSpan={7}>
+                          <PartnerLinks programId={program.id} partner={p} landing={landing} />
+                        </td>
+                      </tr>
+                    ),
+                  ])}
+                </tbody>
+              </table>
+            </div>
+          )
+        }
+      </Show>
+    </>
+  );
+}
+
+function AddPartner(props: { programId: number; onAdded: () => void }) {
+  const [name, setName] = useState('');
+  const [email, setEmail] = useState('');
+  const [status, setStatus] = useState<'approved' | 'pending'>('approved');
+  const submit = useSubmit();
+  const [added, setAdded] = useState<string | null>(null);
+  return (
+    <form
+      class="inline-form"
+      aria-label="Add a partner"
+      onSubmit={(e) => {
+        e.preventDefault();
+        setAdded(null);
+        void submit
+          .run(async () => {
+            await api.post(`${base(props.programId)}/partners`, { name, email, status });
+          })
+          .then((ok) => {
+            if (!ok) return;
+            setAdded(`${name.trim()} was added.`);
+            setName('');
+            setEmail('');
+            props.onAdded();
+          });
+      }}
+    >
+      <fieldset>
+        <legend>Add a partner</legend>
+        <label>
+          Name <input required maxLength={200} value={name} onInput={(e) => setName(inputValue(e))} />
+        </label>
+        <label>
+          Email <input type="email" required value={email} onInput={(e) => setEmail(inputValue(e))} />
+        </label>
+        <label>
+          Status{' '}
+          <select
+            value={status}
+            onChange={(e) => setStatus((e.target as HTMLSelectElement).value as 'approved' | 'pending')}
+          >
+            <option value="approved">approved</option>
+            <option value="pending">pending</option>
+          </select>
+        </label>
+        <button type="submit" class="primary" disabled={submit.busy}>
+          Add partner
+        </button>
+      </fieldset>
+      <ErrorBox error={submit.error} />
+      {added && <p role="status">{added}</p>}
+    </form>
+  );
+}
+
+function PartnerLinks(props: { programId: number; partner: Partner; landing: string }) {
+  const { canWrite } = useSession();
+  const path = `${base(props.programId)}/partners/${props.partner.id}/links`;
+  const links = useLoad(async () => (await api.get<{ data: Link[] }>(path)).data, [path]);
+  const [code, setCode] = useState('');
+  const create = useSubmit();
+  const toggle = useSubmit();
+
+  const setStatus = (l: Link, status: Link['status']) =>
+    void toggle
+      .run(async () => {
+        await api.put(`${path}/${l.id}`, { status });
+      })
+      .then((ok) => ok && links.reload());
+
+  return (
+    <section class="links" aria-label={`Links of ${props.partner.name}`}>
+      <h2>Links of {props.partner.name}</h2>
+      {links.data === null && !links.error && <Loading />}
+      <ErrorBox error={links.error} />
+      <ErrorBox error={toggle.error} />
+      {links.data && links.data.length === 0 && <p>No links yet.</p>}
+      {links.data && links.data.length > 0 && (
+        <ul class="link-list">
+          {links.data.map((l) => {
+            const full = referralUrl(props.landing, l.short_link);
+            return (
+              <li key={l.id} class={l.status === 'inactive' ? 'inactive' : undefined}>
+                <div>
+                  <code class="referral-url">{full ?? `?aff=${l.short_link}`}</code>{' '}
+                  {full && <CopyButton text={full} label="Copy URL" />}
+                </div>
+                <div class="muted">
+                  <span class={`badge ${l.status}`}>{l.status}</span> · {l.clicks}{' '}
+                  {l.clicks === 1 ? 'click' : 'clicks'} · last click {dateTime(l.last_clicked)}
+                  {canWrite && (
+                    <>
+                      {' '}
+                      <button
+                        type="button"
+                        disabled={toggle.busy}
+                        onClick={() => setStatus(l, l.status === 'active' ? 'inactive' : 'active')}
+                      >
+                        {l.status === 'active' ? 'Deactivate' : 'Activate'}
+                        <span class="sr-only"> {l.short_link}</span>
+                      </button>
+                    </>
+                  )}
+                </div>
+              </li>
+            );
+          })}
+        </ul>
+      )}
+      {canWrite && (
+        <form
+          class="inline-form"
+          onSubmit={(e) => {
+            e.preventDefault();
+            void create
+              .run(async () => {
+                await api.post(path, code.trim() ? { short_link: code.trim() } : {});
+              })
+              .then((ok) => {
+                if (!ok) return;
+                setCode('');
+                links.reload();
+              });
+          }}
+        >
+          <label>
+            Link code (optional; 8 random characters when empty){' '}
+            <input
+              value={code}
+              maxLength={64}
+              pattern="[A-Za-z0-9_\-]{1,64}"
+              onInput={(e) => setCode(inputValue(e))}
+            />
+          </label>
+          <button type="submit" class="primary" disabled={create.busy}>
+            Create link
+          </button>
+          <ErrorBox error={create.error} />
+        </form>
+      )}
+    </section>
+  );
+}
+
+function inputValue(e: Event): string {
+  return (e.target as HTMLInputElement).value;
 }
