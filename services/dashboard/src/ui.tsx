@@ -163,7 +163,7 @@ export function PageTitle(props: { title: string; program?: Program | null }) {
 /** A secret shown once (a tracking token, an API key): copy button and the warning. */
 export function SecretOnce(props: { label: string; secret: string; onDone(): void }) {
   return (
-    <section class="secret" role="status" aria-label={props.label}>
+    <section class="secret-once" role="status" aria-label={props.label}>
       <p>
         <strong>{props.label}</strong>: copy it now, <strong>you will not see it again</strong>.
       </p>

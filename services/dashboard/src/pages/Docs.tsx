@@ -88,7 +88,7 @@ function Reference(props: { doc: OpenApi }) {
       <p class="subtle">
         The machine-readable document: <a href="/api/v1/openapi.json">/api/v1/openapi.json</a>.
       </p>
-      <nav aria-label="Contents" class="toc">
+      <nav aria-label="Contents" class="docs-toc">
         {tagOrder.map((tag) => (
           <details open>
             <summary>{tag}</summary>
