@@ -52,6 +52,7 @@ t.test(
     await page.getByRole('button', { name: 'Create account' }).click();
     await page.getByRole('heading', { name: 'Programs' }).waitFor();
     await page.getByText('No programs in this workspace yet').waitFor();
+    t.equal(await page.title(), 'Programs · svc', 'each page has its own title');
     await shot('programs-empty');
 
     // Create a program: the token is shown once, with the warning and a copy button.
