@@ -302,10 +302,13 @@ t.test('Delete asks first; Cancel keeps the program, Yes deletes it', async (t) 
     // The refused create below, on purpose.
     allowStatus: [{ status: 409, url: /\/api\/advertiser\/affiliate-programs$/ }],
   });
+  // By keyboard alone: type, Tab to the next field, Enter submits.
   await page.goto(url('/login'));
-  await page.getByLabel('Email').fill(owner.email);
-  await page.getByLabel('Password').fill(PASSWORD);
-  await page.getByRole('button', { name: 'Log in' }).click();
+  await page.getByLabel('Email').focus();
+  await page.keyboard.type(owner.email);
+  await page.keyboard.press('Tab');
+  await page.keyboard.type(PASSWORD);
+  await page.keyboard.press('Enter');
   await page.getByRole('heading', { name: 'Doomed' }).waitFor();
   t.equal(
     await page.evaluate('document.documentElement.scrollWidth > window.innerWidth'),
@@ -320,8 +323,15 @@ t.test('Delete asks first; Cancel keeps the program, Yes deletes it', async (t) 
   t.equal(await page.getByRole('alert').textContent(), 'slug is already taken');
   await page.getByRole('button', { name: 'Cancel' }).click();
 
-  await page.getByRole('button', { name: 'Delete' }).click();
+  // Delete by keyboard: focus, Enter asks; the question's confirm button takes the focus.
+  await page.getByRole('button', { name: 'Delete' }).focus();
+  await page.keyboard.press('Enter');
   await page.getByText('Delete Doomed?').waitFor();
+  t.equal(
+    await page.evaluate('document.activeElement.textContent'),
+    'Yes, delete',
+    'the focus is on the answer',
+  );
   await shot('programs-delete-confirm-390');
   await page.getByRole('button', { name: 'Cancel' }).click();
   t.equal(
