@@ -349,6 +349,50 @@ t.test('Delete asks first; Cancel keeps the program, Yes deletes it', async (t) 
   assertNoErrors(t);
 });
 
+t.test('Events pages through 26 clicks, 25 at a time', async (t) => {
+  const owner = await signup(svc);
+  const api = (path: string, body: unknown) =>
+    postJson(url(`/api/advertiser/affiliate-programs${path}`), body, bearer(owner.session));
+  const id = ((await api('', { name: 'Paged', workspace_id: owner.workspaceId })).body.data as { id: number })
+    .id;
+  const partner = await api(`/${id}/partners`, { name: 'P', email: `p-${Date.now()}@example.com` });
+  const partnerId = (partner.body.data as { partner: { id: number } }).partner.id;
+  const link = await api(`/${id}/partners/${partnerId}/links`, {});
+  const aff = (link.body.data as { short_link: string }).short_link;
+  for (let i = 0; i < 26; i++) {
+    const r = await postJson(url('/api/v1/track/click'), {
+      affiliate_url: `https://shop.example/p${i}?aff=${aff}`,
+      page_url: `https://shop.example/p${i}`,
+    });
+    t.equal(r.status, 200);
+  }
+  await waitFor('26 click events', async () => {
+    const r = await getJson(url(`/api/tracking/events/${id}`), bearer(owner.session));
+    return (r.body.meta as { pagination: { total: number } } | undefined)?.pagination.total === 26;
+  });
+  const { page, assertNoErrors } = await open(t, { viewport: { width: 1280, height: 900 } });
+  await page.goto(url('/login'));
+  await page.getByLabel('Email').fill(owner.email);
+  await page.getByLabel('Password').fill(PASSWORD);
+  await page.getByRole('button', { name: 'Log in' }).click();
+  await page.getByRole('heading', { name: 'Paged' }).waitFor();
+  await page.goto(url(`/programs/${id}/events`));
+  await page.getByText('26 events').waitFor();
+  await page.getByText('Page 1 of 2').waitFor();
+  t.equal(await page.locator('table.events tbody tr').count(), 25);
+  t.ok(await page.getByRole('button', { name: 'Previous page' }).isDisabled());
+  await page.getByRole('button', { name: 'Next page' }).click();
+  await page.getByText('Page 2 of 2').waitFor();
+  t.equal(await page.locator('table.events tbody tr').count(), 1);
+  t.match(
+    await page.locator('table.events tbody').textContent(),
+    /shop\.example\/p0(?!\d)/,
+    'the oldest last',
+  );
+  t.ok(await page.getByRole('button', { name: 'Next page' }).isDisabled());
+  assertNoErrors(t);
+});
+
 t.test('/docs renders the API reference without a login', async (t) => {
   const { page, shot, assertNoErrors } = await open(t, { viewport: { width: 1280, height: 900 } });
   await page.goto(url('/docs'));
