@@ -8,7 +8,7 @@ import { DEV_STACK, onStopSignal, startStack, STACK_DIR } from './lib/stack.ts';
 import { WORKERS, spawnService, waitForWeb } from './lib/services.ts';
 import type { ServiceName, ServiceProcess } from './lib/services.ts';
 import { seedFullDemo } from './lib/seed.ts';
-import { ensureDashboardBuilt } from './lib/dashboard.ts';
+import { buildError, ensureDashboardBuilt } from './lib/dashboard.ts';
 import { migrate } from '../shared/db/migrate.ts';
 import { createLogger } from '../shared/logger.ts';
 import { createSql } from '../shared/db/sql.ts';
@@ -44,8 +44,14 @@ const { values, int } = cli(USAGE, {
 const log = createLogger('start', process.env.LOG_LEVEL ?? 'info');
 const port = int('port', Number(process.env.PORT ?? 8080), 65535);
 await mkdir(STACK_DIR, { recursive: true });
-// Before the web service starts: it reads the dashboard's files once, at boot.
-await ensureDashboardBuilt(log);
+// Before the web service starts: it reads the dashboard's files once, at boot. A failed build does not stop
+// the service: the web process serves the previous build, or a 503 page saying the dashboard is not built.
+await ensureDashboardBuilt(log).catch((err: unknown) =>
+  log.error(
+    { error: buildError(err) },
+    'the dashboard did not build; fix it and run npm run build:dashboard',
+  ),
+);
 const stack = await startStack({ ...DEV_STACK, fresh: values.fresh, log });
 const env: Record<string, string> = {
   DATABASE_URL: stack.databaseUrl,
