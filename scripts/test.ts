@@ -7,7 +7,7 @@ import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { cli } from './lib/cli.ts';
 import { ROOT, STACK_DIR, onStopSignal, startStack } from './lib/stack.ts';
-import { ensureDashboardBuilt } from './lib/dashboard.ts';
+import { buildError, ensureDashboardBuilt } from './lib/dashboard.ts';
 import { migrate } from '../shared/db/migrate.ts';
 import { createLogger } from '../shared/logger.ts';
 
@@ -33,8 +33,14 @@ if (tapArgs.includes('--help') || tapArgs.includes('-h')) cli(USAGE, {}, ['--hel
 const log = createLogger('test', process.env.LOG_LEVEL ?? 'info');
 const name = `test-${process.pid}`;
 const started = Date.now();
-// The web services the tests start serve the dashboard from its build (browser tests load it).
-await ensureDashboardBuilt(log);
+// The web services the tests start serve the dashboard from its build (browser tests load it). A build
+// that fails stops the run here, with Vite's message, rather than as a page that never loads.
+try {
+  await ensureDashboardBuilt(log);
+} catch (err) {
+  log.error({ error: buildError(err) }, 'the dashboard did not build');
+  process.exit(1);
+}
 log.info('starting PostgreSQL and Kafka for the tests');
 const stack = await startStack({ name, fresh: true, fast: true, log });
 onStopSignal(async () => {

@@ -6,6 +6,7 @@
 import { mkdir, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { stripVTControlCharacters } from 'node:util';
 import { gzipSync } from 'node:zlib';
 import type { Logger } from '../../shared/logger.ts';
 
@@ -102,6 +103,9 @@ export async function buildDashboard(p: DashboardPaths = DASHBOARD_PATHS): Promi
   );
   return { seconds, ...sizes };
 }
+
+/** A failed build's message without the terminal colours Vite puts in it (for a JSON log line). */
+export const buildError = (err: unknown) => stripVTControlCharacters((err as Error).message ?? String(err));
 
 export const kb = (n: number) => `${(n / 1024).toFixed(1)} KB`;
 

@@ -192,3 +192,28 @@ t.test('Secure over HTTPS behind a trusted proxy only', async (t) => {
   const plain = await logIn(u.email, { 'x-forwarded-proto': 'https' }, untrusted.baseUrl);
   t.notOk(plain.raw.includes('Secure'), 'an untrusted X-Forwarded-Proto does not make it Secure');
 });
+
+t.test('the session routes and the cookie scheme are in the OpenAPI document', async (t) => {
+  const doc = (await getJson(url('/api/v1/openapi.json'))).body as {
+    paths: Record<string, Record<string, { security?: unknown[]; responses: Record<string, unknown> }>>;
+    components: { securitySchemes: Record<string, unknown> };
+  };
+  t.match(doc.components.securitySchemes.sessionCookie, {
+    type: 'apiKey',
+    in: 'cookie',
+    name: 'svc_session',
+  });
+  t.ok(doc.paths['/api/auth/session']?.post?.responses['200'], 'POST /api/auth/session');
+  t.ok(doc.paths['/api/auth/session/signup']?.post?.responses['201'], 'POST /api/auth/session/signup');
+  t.ok(doc.paths['/api/auth/session']?.get, 'GET /api/auth/session');
+  t.ok(
+    doc.paths['/api/auth/session']?.delete?.responses['403'],
+    'DELETE /api/auth/session documents the 403',
+  );
+  t.same(doc.paths['/api/advertiser/affiliate-programs']?.get?.security, [
+    { session: [] },
+    { sessionCookie: [] },
+    { apiKey: [] },
+  ]);
+  t.same((await postJson(url('/api/auth/session'), {})).body, { error: 'email and password are required' });
+});

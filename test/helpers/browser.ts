@@ -1,0 +1,155 @@
+// Real-browser tests of the dashboard: Debian's chromium driven by playwright-core (issue 12). One browser
+// per test file (launchBrowser), one context and page per subtest (openPage): each page collects its
+// console errors and uncaught page errors so a test can assert there are none, and a subtest that fails
+// leaves a screenshot in test/screenshots/<test name>.png (git-ignored). Everything is closed at teardown.
+//
+//   const svc = await startServices(t, ['web']);
+//   const browser = await launchBrowser(t);
+//   t.test('the login page', async (t) => {
+//     const p = await openPage(t, browser, svc.baseUrl);
+//     await p.goto('/');
+//     await p.page.getByRole('heading', { name: 'Log in' }).waitFor();
+//     p.assertNoErrors(t);
+//   });
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { chromium } from 'playwright-core';
+import type { Browser, BrowserContext, ConsoleMessage, Page } from 'playwright-core';
+import type { Test } from 'tap';
+import { ROOT } from '../../scripts/lib/stack.ts';
+
+export type { Browser, BrowserContext, Page } from 'playwright-core';
+
+export const CHROMIUM = '/usr/bin/chromium';
+export const SCREENSHOT_DIR = join(ROOT, 'test', 'screenshots');
+
+/** What the helpers need of a tap test. */
+export type BrowserTest = Pick<Test, 'teardown' | 'passing' | 'fullname' | 'same'>;
+
+/** Launches headless chromium (closed at `t`'s teardown). */
+export async function launchBrowser(t: Pick<BrowserTest, 'teardown'>): Promise<Browser> {
+  const browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  });
+  t.teardown(() => browser.close());
+  return browser;
+}
+
+/**
+ * Console messages that are not errors of the page: the browser logs every non-2xx response as
+ * "Failed to load resource: … status of N", and the dashboard asks GET /api/auth/session on boot, which
+ * is 401 while logged out.
+ */
+export const EXPECTED_CONSOLE: { status: number; url: RegExp }[] = [
+  { status: 401, url: /\/api\/auth\/session$/ },
+];
+
+export interface PageOptions {
+  /** Default 1280×800; 390×844 for the phone width the issue names. */
+  viewport?: { width: number; height: number };
+  /** HTTP failures the test provokes on purpose (a 403 for a viewer, say): not counted as errors. */
+  allowStatus?: { status: number; url: RegExp }[];
+  /** The browser's timezone (the dashboard shows times in the viewer's zone). */
+  timezoneId?: string;
+}
+
+export interface PageHarness {
+  page: Page;
+  context: BrowserContext;
+  baseUrl: string;
+  /** Console errors and uncaught exceptions, in order, each one line. */
+  errors: string[];
+  /** Navigates to `path` on the base URL and waits for the load event. */
+  goto(path: string): Promise<void>;
+  /** One assertion: no console error and no page error so far. */
+  assertNoErrors(t: Pick<BrowserTest, 'same'>, message?: string): void;
+}
+
+// tap's fullname is "<file> TAP <subtest> > <subtest>": the file without its folder, no "TAP".
+const fileName = (name: string) =>
+  name
+    .replace(/^\S*\//, '')
+    .replace(/\bTAP\b/g, ' ')
+    .replace(/[^A-Za-z0-9._-]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 150) || 'test';
+
+/** Saves a full-page screenshot as test/screenshots/<name>.png and returns its path. */
+export async function screenshot(page: Page, name: string): Promise<string> {
+  await mkdir(SCREENSHOT_DIR, { recursive: true });
+  const path = join(SCREENSHOT_DIR, `${fileName(name)}.png`);
+  await page.screenshot({ path, fullPage: true });
+  return path;
+}
+
+/**
+ * A fresh context (own cookies and storage) and page on `baseUrl`. At `t`'s teardown: a screenshot when
+ * `t` failed, then the context is closed.
+ */
+export async function openPage(
+  t: Pick<BrowserTest, 'teardown' | 'passing' | 'fullname'>,
+  browser: Browser,
+  baseUrl: string,
+  opts: PageOptions = {},
+): Promise<PageHarness> {
+  const context = await browser.newContext({
+    baseURL: baseUrl,
+    viewport: opts.viewport ?? { width: 1280, height: 800 },
+    timezoneId: opts.timezoneId,
+  });
+  // Generous: the machine is shared and slow; tests wait for conditions, never for time.
+  context.setDefaultTimeout(20_000);
+  context.setDefaultNavigationTimeout(30_000);
+  const page = await context.newPage();
+  const errors: string[] = [];
+  const allowed = [...EXPECTED_CONSOLE, ...(opts.allowStatus ?? [])];
+  const onConsole = (msg: ConsoleMessage) => {
+    if (msg.type() !== 'error') return;
+    const text = msg.text();
+    const where = msg.location().url;
+    const status = /status of (\d{3})/.exec(text);
+    if (status && allowed.some((a) => a.status === Number(status[1]) && a.url.test(where.split('?')[0]!))) {
+      return;
+    }
+    errors.push(`console: ${text}${where ? ` (${where})` : ''}`);
+  };
+  page.on('console', onConsole);
+  page.on('pageerror', (err) => errors.push(`page error: ${err.message}`));
+  context.on('page', (p) => {
+    p.on('console', onConsole);
+    p.on('pageerror', (err) => errors.push(`page error: ${err.message}`));
+  });
+  t.teardown(async () => {
+    if (!t.passing()) {
+      try {
+        const path = await screenshot(page, t.fullname);
+        process.stderr.write(`# screenshot of the failure: ${path}\n`);
+        if (errors.length) process.stderr.write(`# browser errors:\n#   ${errors.join('\n#   ')}\n`);
+      } catch (err) {
+        process.stderr.write(`# no screenshot: ${(err as Error).message}\n`);
+      }
+    }
+    await context.close();
+  });
+  return {
+    page,
+    context,
+    baseUrl,
+    errors,
+    async goto(path) {
+      await page.goto(path, { waitUntil: 'load' });
+    },
+    assertNoErrors(t, message = 'no console or page errors') {
+      t.same([...errors], [], message);
+    },
+  };
+}
