@@ -10,8 +10,9 @@ import { TrackingCache } from '../ingress/tracking-cache.ts';
 import { RateLimiter } from '../ingress/rate-limit.ts';
 import { OutcomeWaiter } from '../../shared/pipeline/outcomes.ts';
 import { buildWebApp } from './app.ts';
-import { createRegistry, startOpsServer } from '../../shared/http/ops.ts';
+import { createRegistry, onShutdownSignal, startOpsServer } from '../../shared/http/ops.ts';
 import { kafkaCheck } from '../../shared/pipeline/kafka.ts';
+import { registerLinkCacheMetrics, registerPipelineMetrics } from '../../shared/pipeline/metrics.ts';
 
 const cfg = loadConfig();
 const log = createLogger('web', cfg.logLevel);
@@ -34,6 +35,8 @@ await waiter.start();
 
 let closing = false;
 const registry = createRegistry('web');
+registerPipelineMetrics(registry);
+registerLinkCacheMetrics(registry, () => cache.stats);
 const checks = {
   postgres: async () => (await sql`select 1`, 'ok'),
   kafka: kafkaCheck(kafka, topicName(cfg.kafkaPrefix, 'clicks')),
@@ -68,18 +71,18 @@ const ops =
   cfg.opsPort === null
     ? null
     : await startOpsServer({ host: cfg.httpHost, port: cfg.opsPort, log, registry, checks, accepting });
-async function shutdown(signal: string): Promise<void> {
-  if (closing) return;
+// SIGTERM: readiness 503 at once (both /readyz), Fastify stops accepting and answers the requests in flight
+// (each click waits for its Kafka acknowledgement, each lead/sale for its outcome or deadline), then the
+// rest closes. See onShutdownSignal for the exit code and the bound.
+onShutdownSignal(log, async () => {
   closing = true;
-  log.info({ signal }, 'shutting down');
-  // Stop accepting, let in-flight requests get their Kafka acknowledgement, then close the rest.
-  await app.close();
+  // app.close() closes the idle keep-alive connections once; a connection whose request was in flight
+  // would then stay open until its keep-alive timeout (72 s), so close the idle ones until it is done.
+  const idle = setInterval(() => app.server.closeIdleConnections(), 100);
+  await app.close().finally(() => clearInterval(idle));
   cache.stop();
   await waiter.stop();
   await producer.close();
   await sql.end({ timeout: 5 });
   await ops?.close();
-  process.exit(0);
-}
-process.on('SIGTERM', () => void shutdown('SIGTERM'));
-process.on('SIGINT', () => void shutdown('SIGINT'));
+});
