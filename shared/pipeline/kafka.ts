@@ -15,6 +15,7 @@ import type { Logger } from '../logger.ts';
 import type { Config } from '../config.ts';
 import { TOPICS, topicName } from '../contracts/topics.ts';
 import type { TopicKey } from '../contracts/topics.ts';
+import { chunkRetries, consumerLag, produceSeconds } from './metrics.ts';
 
 const TRANSIENT = /coordinator is loading|group coordinator is not available|Restarting the consumer/i;
 // kafkajs warns that bounded retries weaken Kafka's transactional exactly-once; svc does not use it (its
@@ -116,6 +117,8 @@ interface Pending {
   message: Message;
   resolve: () => void;
   reject: (err: Error) => void;
+  /** performance.now() at send, for svc_produce_seconds. */
+  at: number;
 }
 
 export class BatchingProducer {
@@ -137,7 +140,7 @@ export class BatchingProducer {
   /** Resolves once the broker acknowledged the message (acks=-1). */
   send(topic: string, message: Message): Promise<void> {
     return new Promise((resolve, reject) => {
-      this.queue.push({ topic, message, resolve, reject });
+      this.queue.push({ topic, message, resolve, reject, at: performance.now() });
       this.schedule();
     });
   }
@@ -171,8 +174,10 @@ export class BatchingProducer {
       this.stats.sends++;
       this.stats.messages += batch.length;
       for (const p of batch) p.resolve();
+      observeProduce(batch, 'ok');
     } catch (err) {
       for (const p of batch) p.reject(err as Error);
+      observeProduce(batch, 'error');
     } finally {
       this.inFlight = false;
       // Whatever arrived during the request goes out now, as one request.
@@ -184,6 +189,11 @@ export class BatchingProducer {
     while (this.queue.length > 0 || this.inFlight) await new Promise((r) => setTimeout(r, 5));
     await this.producer.disconnect();
   }
+}
+
+function observeProduce(batch: Pending[], result: 'ok' | 'error'): void {
+  const now = performance.now();
+  for (const p of batch) produceSeconds.observe({ topic: p.topic, result }, (now - p.at) / 1000);
 }
 
 export interface ConsumedMessage {
@@ -258,11 +268,13 @@ export async function runBatchConsumer(opts: ConsumerOptions): Promise<Consumer>
           retries: 5,
           minTimeout: 200,
           maxTimeout: 5_000,
-          onFailedAttempt: (err) =>
+          onFailedAttempt: (err) => {
+            chunkRetries.inc({ topic: batch.topic });
             opts.log.warn(
               { err, attempt: err.attemptNumber, topic: batch.topic, partition: batch.partition },
               'chunk failed, retrying',
-            ),
+            );
+          },
         });
         const last = chunk[chunk.length - 1]!.offset;
         resolveOffset(last);
@@ -274,6 +286,10 @@ export async function runBatchConsumer(opts: ConsumerOptions): Promise<Consumer>
             },
           ],
         });
+        consumerLag.set(
+          { topic: batch.topic, partition: String(batch.partition) },
+          Math.max(0, Number(BigInt(batch.highWatermark) - BigInt(last) - 1n)),
+        );
         await heartbeat();
       }
     },
