@@ -55,15 +55,21 @@ t.test('SIGTERM of web and of each busy worker under load: exit 0, nothing lost 
   const saleLoop = async (n: number) => {
     const hardEnd = Date.now() + 240_000;
     while (!stopSales && Date.now() < hardEnd) {
-      const id = `${n}-${++seq}`;
+      const k = ++seq;
+      const id = `${n}-${k}`;
       const txn = `shutdown-${program.id}-${id}`;
+      // One body per sale, sent again unchanged on a retry (the same Idempotency-Key with another body is refused).
+      const body = {
+        transaction_id: txn,
+        amount_cents: 1000 + k,
+        click_id: saleClicks[k % saleClicks.length],
+      };
       for (;;) {
         try {
-          const r = await postJson(
-            `${svc.baseUrl}/api/v1/track/sale`,
-            { transaction_id: txn, amount_cents: 1000 + seq, click_id: saleClicks[seq % saleClicks.length] },
-            { ...auth, 'idempotency-key': `sale-${id}` },
-          );
+          const r = await postJson(`${svc.baseUrl}/api/v1/track/sale`, body, {
+            ...auth,
+            'idempotency-key': `sale-${id}`,
+          });
           if (r.status !== 503) {
             sales.set(txn, r);
             break;
