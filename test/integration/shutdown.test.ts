@@ -148,37 +148,55 @@ t.test('SIGTERM of web and of each busy worker under load: exit 0, nothing lost 
   t.ok(sales.size >= 40 && ids.length >= 550, `a real load (${ids.length} clicks, ${sales.size} sales)`);
 });
 
-t.test('readiness turns 503 as soon as SIGTERM arrives, while in-flight work drains', async (t) => {
-  const opsPort = await freePort();
-  // A long outcome deadline and no reversal worker: the refund waits, and keeps web shutting down.
-  const svc = await startServices(t, ['web'], {
-    OPS_PORT: String(opsPort),
-    COMMAND_DEADLINE_MS: '4000',
-    LOG_LEVEL: 'info',
-  });
-  const program = await createProgram(sql);
-  const pending = postJson(
-    `${svc.baseUrl}/api/v1/track/refund`,
-    { transaction_id: `drain-${program.id}` },
-    { authorization: `Bearer ${program.token}` },
-  );
-  await sleep(300);
-  const web = svc.procs.get('web')!;
-  web.child.kill('SIGTERM');
-  const ready = await waitFor(
-    'readiness 503',
-    async () => {
-      const r = await fetch(`http://127.0.0.1:${opsPort}/readyz`);
-      return r.status === 503 ? ((await r.json()) as Record<string, unknown>) : null;
-    },
-    10_000,
-    20,
-  );
-  t.same(ready, { error: 'not ready: shutting down' });
-  const answer = await pending;
-  t.equal(answer.status, 503, 'the request in flight got its answer (deadline 503), not a reset');
-  t.type(answer.body.error, 'string');
-  const code = await web.exited;
-  t.equal(code, 0, 'and web exited 0');
-  if (code !== 0) t.comment(svc.output.slice(-30).join('\n'));
-});
+t.test(
+  'readiness turns 503 at once on SIGTERM; a request in flight still gets its real answer',
+  async (t) => {
+    const opsPort = await freePort();
+    const svc = await startServices(t, ['web'], {
+      OPS_PORT: String(opsPort),
+      COMMAND_DEADLINE_MS: '8000',
+      LOG_LEVEL: 'info',
+    });
+    delete svc.env.OPS_PORT;
+    const worker = await svc.start('attribution-worker');
+    const program = await createProgram(sql);
+    const link = await createLink(sql, program.id);
+    const c = await postJson(`${svc.baseUrl}/api/v1/track/click`, {
+      affiliate_url: `https://x.example/?aff=${link.shortLink}`,
+    });
+    const clickId = c.body.click_id as string;
+    await sql`
+    insert into customers (program_id, partner_id, partner_program_id, link_id, click_id, customer_status)
+    values (${program.id}, ${link.partnerId}, ${link.partnerProgramId}, ${link.id}, ${clickId}, 'click')`;
+    // The worker frozen: the sale is produced but its outcome waits until the worker is resumed, which
+    // happens only after web received SIGTERM and reported not ready.
+    worker.child.kill('SIGSTOP');
+    t.teardown(() => void worker.child.kill('SIGCONT'));
+    const pending = postJson(
+      `${svc.baseUrl}/api/v1/track/sale`,
+      { transaction_id: `drain-${program.id}`, amount_cents: 500, click_id: clickId },
+      { authorization: `Bearer ${program.token}` },
+    );
+    await sleep(300);
+    const web = svc.procs.get('web')!;
+    web.child.kill('SIGTERM');
+    const ready = await waitFor(
+      'readiness 503',
+      async () => {
+        const r = await fetch(`http://127.0.0.1:${opsPort}/readyz`);
+        return r.status === 503 ? ((await r.json()) as Record<string, unknown>) : null;
+      },
+      5_000,
+      20,
+    );
+    t.same(ready, { error: 'not ready: shutting down' });
+    worker.child.kill('SIGCONT');
+    const answer = await pending;
+    t.equal(answer.status, 200, 'the sale in flight was answered by the draining web process');
+    const [row] = await sql`select id from sales where transaction_id = ${`drain-${program.id}`}`;
+    t.equal(Number(row?.id), answer.body.sale_id, 'with the sale it stored');
+    const code = await web.exited;
+    t.equal(code, 0, 'and web exited 0');
+    if (code !== 0) t.comment(svc.output.slice(-30).join('\n'));
+  },
+);
