@@ -17,6 +17,8 @@ import { createRegistry, onShutdownSignal, startOpsServer } from '../http/ops.ts
 import type { OpsServer } from '../http/ops.ts';
 import { kafkaCheck } from './kafka.ts';
 import { pipelineLag, registerPipelineMetrics } from './metrics.ts';
+import { waitForDependency } from './dependencies.ts';
+import { isConnectionError } from '../db/sql.ts';
 
 export interface WorkerContext {
   cfg: Config;
@@ -47,9 +49,21 @@ export async function runWorker(def: WorkerDefinition): Promise<void> {
   const cfg = loadConfig();
   const log = createLogger(def.name, cfg.logLevel);
   const sql = createSql(cfg.databaseUrl, Math.max(cfg.workerPartitionsConcurrency + 2, 4), `svc-${def.name}`);
+  // An outage logs and waits instead of ending the process (docs/operations.md "Faults").
+  process.on('unhandledRejection', (err) => log.error({ err }, 'unhandled rejection'));
+  // Started while a dependency is down: wait for it (one line every few seconds), never exit.
+  await waitForDependency(log, 'postgres', () => sql`select 1`, { retryable: isConnectionError });
   const kafka = createKafka(cfg, log);
-  await ensureTopics(kafka, cfg, log);
-  const producer = new BatchingProducer(await connectProducer(kafka), { lingerMs: 0, maxBatch: 1000 });
+  const kafkaProducer = await waitForDependency(log, 'kafka', async () => {
+    await ensureTopics(kafka, cfg, log);
+    return connectProducer(kafka);
+  });
+  const producer = new BatchingProducer(kafkaProducer, {
+    lingerMs: 0,
+    maxBatch: 1000,
+    timeoutMs: cfg.produceTimeoutMs,
+    log,
+  });
   const topics = Object.fromEntries(
     (Object.keys(TOPICS) as TopicKey[]).map((k) => [k, topicName(cfg.kafkaPrefix, k)]),
   ) as Record<TopicKey, string>;
@@ -105,7 +119,6 @@ export async function runWorker(def: WorkerDefinition): Promise<void> {
     log,
     // Partitions' chunks merged into one transaction (see coalesce.ts); chunkSize still bounds each.
     handle: measured,
-    onFatal: () => process.exit(1),
   });
   let closing = false;
   const ops: OpsServer | null =

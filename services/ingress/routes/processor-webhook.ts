@@ -136,7 +136,7 @@ export function registerProcessorWebhookRoute(app: FastifyInstance, deps: Webhoo
             value: JSON.stringify(msg),
           });
         } catch (err) {
-          req.log.error({ err }, 'processor event not acknowledged by Kafka');
+          req.log.warn({ reason: (err as Error).message }, 'processor event not acknowledged by Kafka');
           return reply.code(503).header('retry-after', '2').send({ error: WEBHOOK_ERRORS.unavailable });
         }
         return { received: true };
