@@ -28,7 +28,7 @@ applies faults one at a time:
 Each fault is held for a moment, then recovered; the next one starts once every kind of request was
 answered 200 again after the recovery (or after --settle-max seconds). Prints one line per fault:
   first fail   time from the fault to the first failed answer
-  failures     how they looked (status or error: count) and their durations p50/max
+  failures     how they looked (kind, status or error, count) and their durations p50/max
   first 200    time from the recovery (process ready, broker/Postgres listening) to the first 200 of the
                kind that came back last
   lost, dup    requests answered 200 whose effect is not stored / effects stored more than once
@@ -510,7 +510,10 @@ const fmt = (ms: number | null) => (ms === null ? '-' : `${(ms / 1000).toFixed(2
 
 function row(r: Result): string[] {
   const byStatus = new Map<string, number>();
-  for (const f of r.failures) byStatus.set(String(f.status), (byStatus.get(String(f.status)) ?? 0) + 1);
+  for (const f of r.failures) {
+    const k = `${f.kind} ${f.status}`;
+    byStatus.set(k, (byStatus.get(k) ?? 0) + 1);
+  }
   const durs = r.failures.map((f) => f.answered - f.sent);
   const failMax = durs.length ? Math.max(...durs) : 0;
   const firstOkMs = r.firstOk?.ms ?? null;
@@ -640,7 +643,7 @@ try {
     [
       'fault',
       'first fail',
-      'failures (status×n)',
+      'failures (kind status×n)',
       'fail p50 / max',
       'first 200 after recovery',
       'lost',
