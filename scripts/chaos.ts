@@ -629,7 +629,15 @@ try {
     const settled = await settle(recovered);
     await sleep(1500);
     results.push(measure(fault, at, recovered, Date.now(), phase, settled));
-    const r = row(results[results.length - 1]!);
+    const last = results[results.length - 1]!;
+    const r = row(last);
+    const slow = last.failures.filter((f) => f.answered - f.sent > 2500);
+    if (slow.length)
+      progress(
+        `  failures slower than 2.5 s (kind status: sent → answered, relative to the fault): ${slow
+          .map((f) => `${f.kind} ${f.status}: ${fmt(f.sent - at)} → ${fmt(f.answered - at)}`)
+          .join('; ')}`,
+      );
     progress(`  first fail ${r[1]}, failures ${r[2]}, first 200 ${r[4]}`);
   }
   phase = faults.length + 1;
