@@ -409,8 +409,10 @@ function measure(
   until: number,
   ph: number,
   settled: boolean,
+  since: number,
 ): Result {
-  const window = attempts.filter((a) => a.answered >= at && a.sent <= until);
+  // Requests sent before the previous phase ended belong to it, even when they are answered late.
+  const window = attempts.filter((a) => a.answered >= at && a.sent >= since && a.sent <= until);
   const failures = window.filter(
     (a) => a.status !== 200 && !(typeof a.status === 'number' && a.status < 500),
   );
@@ -619,6 +621,7 @@ try {
   await sleep(3000);
 
   const results: Result[] = [];
+  let prevUntil = 0;
   for (const [i, fault] of faults.entries()) {
     phase = i + 1;
     progress(`fault ${i + 1}/${faults.length}: ${fault.what}`);
@@ -628,7 +631,16 @@ try {
     progress(`  recovered after ${fmt(recovered - at)}; waiting for every kind to be answered 200`);
     const settled = await settle(recovered);
     await sleep(1500);
-    results.push(measure(fault, at, recovered, Date.now(), phase, settled));
+    const until = Date.now();
+    const late = attempts.filter((a) => a.sent < prevUntil && a.answered >= at && a.status !== 200);
+    if (late.length)
+      progress(
+        `  ${late.length} request(s) sent before this fault (during the previous phase) failed late: ${late
+          .map((a) => `${a.kind} ${a.status} after ${fmt(a.answered - a.sent)}`)
+          .join('; ')}`,
+      );
+    results.push(measure(fault, at, recovered, until, phase, settled, prevUntil));
+    prevUntil = until;
     const last = results[results.length - 1]!;
     const r = row(last);
     const slow = last.failures.filter((f) => f.answered - f.sent > 2500);
