@@ -59,8 +59,9 @@ t.test('web and the click worker started while Postgres is down wait, then becom
   const pg = await ownPostgres(t, 'faults-pg-boot');
   await pg.stop();
   const svc = await startServices(t, [], { DATABASE_URL: pg.url, OPS_PORT: '0' });
-  const web = svc.start('web');
-  const worker = svc.start('click-worker');
+  // Their own start-up bounds (60 s) may pass on a slow machine: the test waits for readiness itself.
+  void svc.start('web').catch(() => {});
+  void svc.start('click-worker').catch(() => {});
   await waitFor(
     'both processes to log that they wait for Postgres',
     async () =>
@@ -76,11 +77,16 @@ t.test('web and the click worker started while Postgres is down wait, then becom
   );
 
   await pg.start();
-  await Promise.all([web, worker]);
+  await waitFor(
+    'the click worker running',
+    async () => svc.output.some((l) => /\[click-worker\].*click worker running/.test(l)),
+    180_000,
+    200,
+  );
   await waitFor(
     'web /readyz 200',
     async () => (await fetch(`${svc.baseUrl}/readyz`)).status === 200,
-    60_000,
+    120_000,
     200,
   );
   const program = await createProgram(pg.sql);
