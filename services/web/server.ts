@@ -61,10 +61,11 @@ await waitForDependency(log, 'postgres', () => waiter.start(), { retryable: isCo
 const registry = createRegistry('web');
 registerPipelineMetrics(registry);
 registerLinkCacheMetrics(registry, () => cache.stats);
+const brokerCheck = kafkaCheck(kafka, topicName(cfg.kafkaPrefix, 'clicks'));
 const checks = {
   postgres: async () => (await sql`select 1`, 'ok'),
-  kafka: kafkaCheck(kafka, topicName(cfg.kafkaPrefix, 'clicks')),
-  producer: async () => (producer.connected ? 'ok' : 'not connected to Kafka yet'),
+  // Ready for tracking only once the producer is connected (web listens before Kafka answers).
+  kafka: async () => (producer.connected ? brokerCheck() : 'producer not connected yet'),
 };
 const accepting = () => !closing;
 const app = await buildWebApp(cfg, log, {

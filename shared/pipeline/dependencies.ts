@@ -69,3 +69,26 @@ export async function waitForDependency<T>(
 export function isOutage(err: unknown): boolean {
   return isConnectionError(err) || (err as { name?: unknown } | null)?.name === 'ProduceUnavailableError';
 }
+
+/**
+ * A warning for repeated failures during an outage: an outage is logged with its reason (no stack) at most
+ * once every 5 s, with the count of lines left out since; any other error is logged in full every time.
+ */
+export function outageWarning(everyMs = LOG_EVERY_MS) {
+  let last = 0;
+  let suppressed = 0;
+  return (log: Pick<Logger, 'warn'>, err: unknown, msg: string): void => {
+    if (!isOutage(err)) {
+      log.warn({ err }, msg);
+      return;
+    }
+    const now = Date.now();
+    if (now - last < everyMs) {
+      suppressed++;
+      return;
+    }
+    log.warn({ reason: describeError(err), suppressed }, msg);
+    last = now;
+    suppressed = 0;
+  };
+}

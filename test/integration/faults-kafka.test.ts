@@ -6,6 +6,7 @@ import t from 'tap';
 import type { Test } from 'tap';
 import { join } from 'node:path';
 import { rm } from 'node:fs/promises';
+import { randomUUID } from 'node:crypto';
 import { STACK_DIR, freePort, startKafka } from '../../scripts/lib/stack.ts';
 import type { KafkaServer } from '../../scripts/lib/stack.ts';
 import { createLogger } from '../../shared/logger.ts';
@@ -83,6 +84,12 @@ t.test('Kafka killed: every tracking call answers 503 + Retry-After, then 200 on
       url('/api/v1/track/click'),
       JSON.stringify({ affiliate_url: `https://s.example/?aff=${link.shortLink}` }),
     );
+  const outageEventIds: string[] = [];
+  const clickWith = (eventId: string) =>
+    post(
+      url('/api/v1/track/click'),
+      JSON.stringify({ affiliate_url: `https://s.example/?aff=${link.shortLink}`, event_id: eventId }),
+    );
   const clickId = async () => {
     const r = await click();
     if (r.status !== 200) throw new Error(`click: ${r.status} ${JSON.stringify(r.body)}`);
@@ -124,7 +131,14 @@ t.test('Kafka killed: every tracking call answers 503 + Retry-After, then 200 on
 
   await broker.kill();
   const calls: [string, () => Promise<Answer>][] = [
-    ['click', click],
+    [
+      'click',
+      () => {
+        const eventId = randomUUID();
+        outageEventIds.push(eventId);
+        return clickWith(eventId);
+      },
+    ],
     ['lead', () => lead(forOutageLead)],
     ['sale', () => sale(before, txn(`during-${++n}`))],
     ['refund', () => refund(txn('refund-during'))],
@@ -167,11 +181,45 @@ t.test('Kafka killed: every tracking call answers 503 + Retry-After, then 200 on
     t.equal(ok.status, 200, `${name} answers 200 again`);
   }
   for (const [name, p] of svc.procs) t.equal(p.child.exitCode, null, `${name} did not exit`);
+
+  // The callers of the clicks answered 503 retry them with their event_id: each is stored once, whether
+  // or not kafkajs wrote the first attempt after its 503.
+  const retried: string[] = [];
+  for (const eventId of outageEventIds) {
+    const a = await waitFor(`the retry of ${eventId}`, async () => {
+      const r = await clickWith(eventId);
+      return r.status === 200 ? r : null;
+    });
+    retried.push(a.body.click_id as string);
+  }
+  const rows = await waitFor(
+    'the retried clicks stored',
+    async () => {
+      const r = await sql<{ n: number }[]>`
+        select count(*)::int as n from click_events where click_id = any(${retried}) group by click_id`;
+      return r.length === retried.length ? r : null;
+    },
+    60_000,
+    200,
+  );
+  t.same(
+    rows.map((r) => r.n),
+    retried.map(() => 1),
+    'each click retried after a 503 is stored once',
+  );
+  const [pairs] = await sql<{ n: number }[]>`
+    select count(*)::int as n from click_client_events where client_event_id = any(${outageEventIds}::uuid[])`;
+  t.equal(pairs!.n, outageEventIds.length, 'one (program, event_id) per retried click');
 });
 
 t.test('web and a worker started while Kafka is down wait for it, then become ready', async (t) => {
   const broker = await ownBroker(t, 'faults-kafka-boot');
-  const svc = await startServices(t, ['web'], { KAFKA_BROKERS: broker.brokers, OPS_PORT: '0' });
+  const svc = await startServices(t, [], { KAFKA_BROKERS: broker.brokers, OPS_PORT: '0' });
+  // Web listens once Postgres answers, and is ready once Kafka does: not awaited here.
+  // Their own start-up bounds (60 s) may pass while the broker starts on a slow machine: the test waits
+  // for readiness itself, with a bound of its own.
+  void svc.start('web').catch(() => {});
+  await waitFor('web listening', () => fetch(`${svc.baseUrl}/healthz`).then((r) => r.ok), 60_000, 200);
   const program = await createProgram(sql);
   const link = await createLink(sql, program.id);
   const click = () =>
@@ -185,7 +233,7 @@ t.test('web and a worker started while Kafka is down wait for it, then become re
   const ready = await fetch(`${svc.baseUrl}/readyz`);
   t.equal(ready.status, 503, '/readyz says not ready');
 
-  const worker = svc.start('click-worker');
+  void svc.start('click-worker').catch(() => {});
   await waitFor(
     'both processes to log that they wait for Kafka',
     async () =>
@@ -201,7 +249,12 @@ t.test('web and a worker started while Kafka is down wait for it, then become re
   t.same(stacks, [], 'no stack traces while waiting');
 
   await broker.start();
-  await worker;
+  await waitFor(
+    'the click worker running',
+    async () => svc.output.some((l) => /\[click-worker\].*click worker running/.test(l)),
+    180_000,
+    200,
+  );
   await waitFor(
     'web /readyz 200',
     async () => (await fetch(`${svc.baseUrl}/readyz`)).status === 200,

@@ -9,6 +9,7 @@ import { findOutcome } from '../../../shared/pipeline/outcomes.ts';
 import type { Outcome } from '../../../shared/pipeline/outcomes.ts';
 import { FAILURE_STRINGS } from '../../../shared/pipeline/command-handler.ts';
 import type { IngressDeps } from '../deps.ts';
+import { outageWarning } from '../../../shared/pipeline/dependencies.ts';
 
 export type CommandKind = Command['type'];
 
@@ -74,6 +75,9 @@ export const STILL_PROCESSING_SCHEMA = {
     'the Retry-After header (with the same Idempotency-Key to be safe).',
 };
 
+/** One line every few seconds while Kafka is down, not one per refused command. */
+const unacked = outageWarning();
+
 export type CommandDeps = Pick<IngressDeps, 'sql' | 'producer' | 'waiter' | 'commandDeadlineMs'>;
 
 /**
@@ -102,7 +106,7 @@ export async function sendCommand(
   } catch (err) {
     // Kafka unreachable or slower than PRODUCE_TIMEOUT_MS: a retry (same Idempotency-Key) is safe.
     pending.cancel();
-    req.log.warn({ reason: (err as Error).message }, `${cmd.type} not acknowledged by Kafka`);
+    unacked(req.log, err, `${cmd.type} not acknowledged by Kafka`);
     return reply
       .code(503)
       .header('retry-after', RETRY_AFTER_SECONDS)

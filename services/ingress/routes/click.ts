@@ -7,9 +7,12 @@ import type { IngressDeps } from '../deps.ts';
 import { checkOrigin } from '../cors.ts';
 import { registerTrackRoute } from '../track-route.ts';
 import { RETRY_AFTER_SECONDS } from '../commands/answer.ts';
+import { outageWarning } from '../../../shared/pipeline/dependencies.ts';
 import { AFF_RE, buildClickMessage, clickIdFor, eventClickNumber, parseClickBody } from '../click-message.ts';
 
 const errorSchema = ERROR_SCHEMA;
+/** One line every few seconds while Kafka is down, not one per refused click. */
+const unacked = outageWarning();
 /** Spec 7's click failure string, answered with 503 + Retry-After when Kafka does not acknowledge. */
 export const CLICK_FAILED = 'Click tracking failed';
 
@@ -162,7 +165,7 @@ export function registerClickRoutes(app: FastifyInstance, deps: IngressDeps): vo
     try {
       await producer.send(clicksTopic, { key, value: JSON.stringify(msg) });
     } catch (err) {
-      req.log.warn({ reason: (err as Error).message }, 'click not acknowledged by Kafka');
+      unacked(req.log, err, 'click not acknowledged by Kafka');
       reply.header('retry-after', RETRY_AFTER_SECONDS);
       throw new HttpError(503, CLICK_FAILED);
     }
