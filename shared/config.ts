@@ -29,6 +29,11 @@ export interface Config {
   /** How long the ingress gathers messages before one Kafka send (0 = the current event-loop turn). */
   producerLingerMs: number;
   producerMaxBatch: number;
+  /**
+   * Longest wait for Kafka's acknowledgement of a produce before the caller gets 503 + Retry-After (the
+   * tracking routes and webhooks); also how long a send may wait while the broker is unreachable.
+   */
+  produceTimeoutMs: number;
   /** How often the ingress polls the cache-invalidation log for link/program changes. */
   cachePollMs: number;
   /** Upper bound on the age of a cached link even without an invalidation. */
@@ -140,6 +145,7 @@ export function loadConfig(env: Env = process.env): Config {
     logLevel,
     producerLingerMs: int('PRODUCER_LINGER_MS', 0, 0, 1000),
     producerMaxBatch: int('PRODUCER_MAX_BATCH', 2000, 1, 100_000),
+    produceTimeoutMs: int('PRODUCE_TIMEOUT_MS', 2_000, 100, 60_000),
     cachePollMs: int('CACHE_POLL_MS', 500, 50, 60_000),
     cacheTtlMs: int('CACHE_TTL_MS', 60_000, 100, 3_600_000),
     // null = the bundled DB-IP Lite files; '' (GEOIP_*_PATH=none) = disabled.

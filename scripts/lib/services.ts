@@ -75,10 +75,25 @@ export function spawnService(name: ServiceName, opts: SpawnOptions): ServiceProc
   };
 }
 
-/** Waits until the web process answers /healthz (or exits). */
+/**
+ * Waits until the web process is ready: listening, and /readyz 200 (Postgres reachable and its Kafka
+ * producer connected; web listens before Kafka answers and refuses tracking until then), or it exits.
+ */
 export async function waitForWeb(svc: ServiceProcess, port: number, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  const ready = async () => {
+    await waitForPort(port, timeoutMs);
+    for (;;) {
+      const status = await fetch(`http://127.0.0.1:${port}/readyz`, { signal: AbortSignal.timeout(5_000) })
+        .then((r) => r.status)
+        .catch(() => 0);
+      if (status === 200) return;
+      if (Date.now() > deadline) throw new Error(`${svc.name} not ready after ${timeoutMs} ms`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  };
   await Promise.race([
-    waitForPort(port, timeoutMs),
+    ready(),
     svc.exited.then((code) => {
       throw new Error(`${svc.name} exited with ${code} during start-up`);
     }),

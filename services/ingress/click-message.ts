@@ -1,9 +1,10 @@
 // The input rules of a click (spec 4.1) and the message produced for the click worker. Pure; the route
 // (routes/click.ts) resolves the link and program from the cache between them.
+import { createHash } from 'node:crypto';
 import { HttpError } from '../../shared/http/server.ts';
 import { truncate } from '../../shared/json.ts';
 import { formatClickId, parseClickId } from '../../shared/domain/ids.ts';
-import { CLICK_TEXT_FIELDS, TEXT_LIMITS } from '../../shared/contracts/clicks.ts';
+import { CLICK_TEXT_FIELDS, TEXT_LIMITS, UUID_RE } from '../../shared/contracts/clicks.ts';
 import type { ClickMessage } from '../../shared/contracts/clicks.ts';
 import { parseAdditionalData } from './input.ts';
 import type { AdditionalData } from './input.ts';
@@ -36,6 +37,8 @@ export const AFF_RE = /^[A-Za-z0-9_-]{1,64}$/;
 
 export interface ClickInput {
   aff: string;
+  /** The caller's id of this click (a UUID, lower case), or null: retries with it are stored once. */
+  eventId: string | null;
   ad: AdditionalData;
   existingClickId: string | null;
   text: ClickText;
@@ -48,6 +51,7 @@ export function parseClickBody(
 ): ClickInput {
   const aff = extractAff(body.affiliate_url);
   const ad = parseAdditionalData(body);
+  const eventId = parseEventId(body.event_id);
   const existing = body.existing_click_id;
   if (existing !== undefined && existing !== null && typeof existing !== 'string') {
     throw new HttpError(400, 'existing_click_id must be a string');
@@ -63,7 +67,27 @@ export function parseClickBody(
   if (text.user_agent === null && userAgentHeader) {
     text.user_agent = truncate(userAgentHeader, TEXT_LIMITS.user_agent);
   }
-  return { aff, ad, existingClickId: existing ?? null, text: text as ClickText };
+  return { aff, ad, eventId, existingClickId: existing ?? null, text: text as ClickText };
+}
+
+export const EVENT_ID_INVALID = 'event_id must be a UUID';
+
+/** The optional `event_id` of a click body: a UUID (any version), normalised to lower case. */
+export function parseEventId(v: unknown): string | null {
+  if (v === undefined || v === null) return null;
+  if (typeof v !== 'string' || !UUID_RE.test(v)) throw new HttpError(400, EVENT_ID_INVALID);
+  return v.toLowerCase();
+}
+
+/**
+ * The id a click with an event_id gets, derived from (program, event_id) instead of minted: every ingress
+ * process answers a retry with the same click_id at once, even while the first attempt is still in Kafka,
+ * with no lookup. 63 bits of SHA-256, like a snowflake's range, never 0.
+ */
+export function eventClickNumber(programId: number, eventId: string): bigint {
+  const digest = createHash('sha256').update(`click:${programId}:${eventId}`).digest();
+  const n = digest.readBigUInt64BE(0) & 0x7fff_ffff_ffff_ffffn;
+  return n === 0n ? 1n : n;
 }
 
 /** Reuse the click id only for the same partner-program (same program and partner); else last touch wins. */
@@ -82,6 +106,8 @@ export interface ClickEvent {
   link: CachedLink | null;
   /** null for a test click: it creates no customer. */
   clickId: string | null;
+  /** The caller's event_id, or null. */
+  clientEventId?: string | null;
   ip: string | null;
   text: ClickText;
 }
@@ -91,6 +117,8 @@ export function buildClickMessage(e: ClickEvent): ClickMessage {
     v: 1,
     type: 'click',
     event_id: e.id.toString(),
+    // Only when sent: a click without one is the same message as before event ids existed.
+    ...(e.clientEventId ? { client_event_id: e.clientEventId } : {}),
     ts: e.ms,
     program_id: e.programId,
     link_id: e.link?.id ?? null,

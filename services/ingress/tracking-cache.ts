@@ -2,6 +2,10 @@
 // partner-program → program, and allowed origins; from memory, kept fresh by polling cache_invalidations.
 import type { Sql } from '../../shared/db/sql.ts';
 import type { Logger } from '../../shared/logger.ts';
+import { outageWarning } from '../../shared/pipeline/dependencies.ts';
+
+/** While Postgres is down the poll fails every CACHE_POLL_MS: one line every few seconds is enough. */
+const pollWarning = outageWarning();
 
 export interface CachedLink {
   id: number;
@@ -76,7 +80,7 @@ export class TrackingCache {
         await this.poll();
       } catch (err) {
         // While Postgres is unreachable nothing can change a link either: keep serving what we have.
-        this.log.warn({ err }, 'cache invalidation poll failed');
+        pollWarning(this.log, err, 'cache invalidation poll failed');
       }
       if (this.timer) this.timer = setTimeout(tick, this.opts.pollMs);
     };

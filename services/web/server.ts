@@ -1,6 +1,6 @@
 // Process entry for the HTTP service: the ingress and the API under one base URL.
-// Boot: config → Postgres → node id → Kafka topics and producer → tracking cache, outcome waiter → the
-// built dashboard's files → listen.
+// Boot: config → Postgres (waited for) → node id → tracking cache, outcome waiter → the built dashboard's
+// files → listen; Kafka topics and the producer connect in the background (tracking answers 503 until then).
 import { loadConfig } from '../../shared/config.ts';
 import { createLogger } from '../../shared/logger.ts';
 import { createSql } from '../../shared/db/sql.ts';
@@ -12,33 +12,61 @@ import { RateLimiter } from '../ingress/rate-limit.ts';
 import { OutcomeWaiter } from '../../shared/pipeline/outcomes.ts';
 import { buildWebApp } from './app.ts';
 import { loadDashboard } from './dashboard.ts';
-import { createRegistry, startOpsServer } from '../../shared/http/ops.ts';
+import { createRegistry, onShutdownSignal, startOpsServer } from '../../shared/http/ops.ts';
 import { kafkaCheck } from '../../shared/pipeline/kafka.ts';
+import { registerLinkCacheMetrics, registerPipelineMetrics } from '../../shared/pipeline/metrics.ts';
+import { describeError, waitForDependency } from '../../shared/pipeline/dependencies.ts';
+import { isConnectionError } from '../../shared/db/sql.ts';
 
 const cfg = loadConfig();
 const log = createLogger('web', cfg.logLevel);
 const sql = createSql(cfg.databaseUrl, cfg.databasePoolSize, 'svc-web');
 
-const [row] = await sql<{ node: number }[]>`
-  select (nextval('instance_node_seq') % ${MAX_NODE + 1})::int as node`;
+let closing = false;
+// An outage logs and waits instead of ending the process (docs/operations.md "Faults").
+process.on('unhandledRejection', (err) => log.error({ err }, 'unhandled rejection'));
+// Postgres first: nothing is served without it. Started while it is down, web waits and says so.
+const [row] = await waitForDependency(
+  log,
+  'postgres',
+  () => sql<{ node: number }[]>`select (nextval('instance_node_seq') % ${MAX_NODE + 1})::int as node`,
+  { retryable: isConnectionError },
+);
 const node = row!.node;
 const snowflake = new Snowflake(node);
 const kafka = createKafka(cfg, log);
-await ensureTopics(kafka, cfg, log);
-const producer = new BatchingProducer(await connectProducer(kafka), {
+// Kafka in the background: until it is connected, produces are refused (tracking answers 503 +
+// Retry-After) while the API and the dashboard work.
+const producer = new BatchingProducer(null, {
   lingerMs: cfg.producerLingerMs,
   maxBatch: cfg.producerMaxBatch,
+  timeoutMs: cfg.produceTimeoutMs,
+  log,
 });
+void waitForDependency(
+  log,
+  'kafka',
+  async () => {
+    await ensureTopics(kafka, cfg, log);
+    return connectProducer(kafka);
+  },
+  { stopped: () => closing },
+)
+  .then((p) => producer.attach(p))
+  .catch((err: unknown) => log.debug({ reason: describeError(err) }, 'kafka producer not connected'));
 const cache = new TrackingCache(sql, log, { pollMs: cfg.cachePollMs, ttlMs: cfg.cacheTtlMs });
-await cache.start();
+await waitForDependency(log, 'postgres', () => cache.start(), { retryable: isConnectionError });
 const waiter = new OutcomeWaiter(sql, log, { pollMs: cfg.outcomePollMs });
-await waiter.start();
+await waitForDependency(log, 'postgres', () => waiter.start(), { retryable: isConnectionError });
 
-let closing = false;
 const registry = createRegistry('web');
+registerPipelineMetrics(registry);
+registerLinkCacheMetrics(registry, () => cache.stats);
+const brokerCheck = kafkaCheck(kafka, topicName(cfg.kafkaPrefix, 'clicks'));
 const checks = {
   postgres: async () => (await sql`select 1`, 'ok'),
-  kafka: kafkaCheck(kafka, topicName(cfg.kafkaPrefix, 'clicks')),
+  // Ready for tracking only once the producer is connected (web listens before Kafka answers).
+  kafka: async () => (producer.connected ? brokerCheck() : 'producer not connected yet'),
 };
 const accepting = () => !closing;
 const app = await buildWebApp(cfg, log, {
@@ -71,18 +99,18 @@ const ops =
   cfg.opsPort === null
     ? null
     : await startOpsServer({ host: cfg.httpHost, port: cfg.opsPort, log, registry, checks, accepting });
-async function shutdown(signal: string): Promise<void> {
-  if (closing) return;
+// SIGTERM: readiness 503 at once (both /readyz), Fastify stops accepting and answers the requests in flight
+// (each click waits for its Kafka acknowledgement, each lead/sale for its outcome or deadline), then the
+// rest closes. See onShutdownSignal for the exit code and the bound.
+onShutdownSignal(log, async () => {
   closing = true;
-  log.info({ signal }, 'shutting down');
-  // Stop accepting, let in-flight requests get their Kafka acknowledgement, then close the rest.
-  await app.close();
+  // app.close() closes the idle keep-alive connections once; a connection whose request was in flight
+  // would then stay open until its keep-alive timeout (72 s), so close the idle ones until it is done.
+  const idle = setInterval(() => app.server.closeIdleConnections(), 100);
+  await app.close().finally(() => clearInterval(idle));
   cache.stop();
   await waiter.stop();
   await producer.close();
   await sql.end({ timeout: 5 });
   await ops?.close();
-  process.exit(0);
-}
-process.on('SIGTERM', () => void shutdown('SIGTERM'));
-process.on('SIGINT', () => void shutdown('SIGINT'));
+});

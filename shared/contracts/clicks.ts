@@ -7,6 +7,11 @@ export interface ClickMessage {
   type: 'click';
   /** Snowflake minted at the ingress (decimal string); with ts, the idempotency key of the click event. */
   event_id: string;
+  /**
+   * The caller's own id of the click (a UUID, lower case), when it sent one: the click worker stores one
+   * click per (program, client_event_id), so a retry is not counted twice. Absent or null: none sent.
+   */
+  client_event_id?: string | null;
   /** Milliseconds since the epoch, the moment the ingress accepted the click. */
   ts: number;
   program_id: number;
@@ -53,6 +58,9 @@ export const TEXT_LIMITS: Record<(typeof CLICK_TEXT_FIELDS)[number], number> = {
   timezone: 64,
 };
 
+/** A UUID of any version, as the click body's `event_id` takes it. */
+export const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
 const isNullableId = (v: unknown): v is number | null => v === null || isId(v);
 const isNullableString = (v: unknown): v is string | null => v === null || typeof v === 'string';
 
@@ -68,6 +76,12 @@ export function parseClickMessage(bytes: Buffer | null): ClickMessage | string {
   if (typeof m !== 'object' || m === null || Array.isArray(m)) return 'not a JSON object';
   if (m.v !== 1 || m.type !== 'click') return `unsupported message type ${String(m.type)} v${String(m.v)}`;
   if (typeof m.event_id !== 'string' || !/^[1-9][0-9]{0,18}$/.test(m.event_id)) return 'bad event_id';
+  if (
+    m.client_event_id !== undefined &&
+    m.client_event_id !== null &&
+    (typeof m.client_event_id !== 'string' || !UUID_RE.test(m.client_event_id))
+  )
+    return 'bad client_event_id';
   if (typeof m.ts !== 'number' || !Number.isSafeInteger(m.ts) || m.ts <= 0) return 'bad ts';
   if (!isId(m.program_id)) return 'bad program_id';
   for (const k of ['link_id', 'partner_id', 'partner_program_id'] as const) {

@@ -21,3 +21,29 @@ export function isDataError(err: unknown): boolean {
   const code = (err as { code?: unknown } | null)?.code;
   return typeof code === 'string' && /^(22|23)/.test(code);
 }
+
+/** Node socket errors and postgres.js's own connection errors. */
+const CONNECTION_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EAI_AGAIN',
+  'CONNECTION_CLOSED',
+  'CONNECTION_ENDED',
+  'CONNECTION_DESTROYED',
+  'CONNECT_TIMEOUT',
+]);
+
+/**
+ * Errors that mean Postgres is unreachable or going away (stopped, restarting, every backend terminated),
+ * which waiting fixes: socket errors, postgres.js connection errors, SQLSTATE class 08 (connection
+ * exception), 57P01-57P03 (admin/crash shutdown, cannot connect now) and 53300 (too many connections).
+ */
+export function isConnectionError(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  if (typeof code !== 'string') return false;
+  return CONNECTION_CODES.has(code) || /^08/.test(code) || /^57P0[123]$/.test(code) || code === '53300';
+}

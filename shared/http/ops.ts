@@ -107,3 +107,39 @@ export async function startOpsServer(opts: {
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }
+
+/**
+ * Graceful shutdown on SIGTERM and SIGINT: runs `stop` once (it must flip readiness to 503 first, then let
+ * in-flight work finish and close what the process opened) and exits 0. A `stop` that throws or outlasts
+ * `timeoutMs` (default 9 s: inside Kubernetes' default 30 s grace and the issue's 10 s) is logged and the
+ * process exits 1, so an orchestrator and the tests can tell a clean stop from a forced one.
+ */
+export function onShutdownSignal(
+  log: Logger,
+  stop: (signal: string) => Promise<void>,
+  timeoutMs = 9000,
+): void {
+  let started = false;
+  const run = (signal: string) => {
+    if (started) return;
+    started = true;
+    log.info({ signal }, 'shutting down');
+    const watchdog = setTimeout(() => {
+      log.error({ timeoutMs }, 'shutdown did not finish in time; exiting');
+      process.exit(1);
+    }, timeoutMs);
+    watchdog.unref();
+    stop(signal).then(
+      () => {
+        log.info('shut down cleanly');
+        process.exit(0);
+      },
+      (err: unknown) => {
+        log.error({ err }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', () => run('SIGTERM'));
+  process.on('SIGINT', () => run('SIGINT'));
+}

@@ -10,6 +10,7 @@ import {
   isPlainObject,
   jsonTooDeep,
 } from '../json.ts';
+import { isConnectionError } from '../db/sql.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -19,6 +20,8 @@ declare module 'fastify' {
 
 export const UNPAIRED_SURROGATE = 'Invalid JSON body: a string contains an unpaired UTF-16 surrogate';
 export const TOO_DEEP = `Invalid JSON body: nested deeper than ${MAX_JSON_DEPTH} levels`;
+
+export const DATABASE_UNAVAILABLE = 'The database is unreachable right now; retry shortly';
 
 export class HttpError extends Error {
   readonly statusCode: number;
@@ -73,6 +76,11 @@ export function installJsonHandling(app: FastifyInstance): void {
     }
     if (status >= 400 && status < 500) {
       return reply.code(status).send({ error: err.message });
+    }
+    if (isConnectionError(err)) {
+      // Postgres unreachable (stopped, restarting): a clear 503 to retry, not a 500.
+      req.log.warn({ code: (err as { code?: string }).code }, 'postgres unreachable');
+      return reply.code(503).header('retry-after', '2').send({ error: DATABASE_UNAVAILABLE });
     }
     req.log.error({ err }, 'unhandled error');
     return reply.code(500).send({ error: 'Internal server error' });

@@ -10,6 +10,7 @@ import { percentile } from '../stats.ts';
 import { writeDeadLetters } from './dead-letters.ts';
 import type { DeadLetter } from './dead-letters.ts';
 import { RollupBuffer } from './rollups.ts';
+import { commandOutcomes, outcomeLabels } from './metrics.ts';
 import { valuesRejectedArePoison } from './step-outcome.ts';
 import type { ErrorDecision } from './step-outcome.ts';
 
@@ -184,7 +185,11 @@ export function createCommandHandler<C extends Command>(
   }
 
   /** Applies the command and records its outcome (with its NOTIFY); returns the effects to publish. */
-  async function applyAndRecord(tx: Tx, cmd: C, ctx: ApplyContext): Promise<Effect[]> {
+  async function applyAndRecord(
+    tx: Tx,
+    cmd: C,
+    ctx: ApplyContext,
+  ): Promise<{ effects: Effect[]; answer: Applied }> {
     const result = (await staleTokens(tx, [cmd])).size > 0 ? refused(cmd) : await applier.apply(tx, cmd, ctx);
     await recordOutcome(tx, {
       requestId: cmd.request_id,
@@ -195,7 +200,7 @@ export function createCommandHandler<C extends Command>(
       effects: result.effects ?? [],
       requestHash: hashOf(cmd),
     });
-    return result.effects ?? [];
+    return { effects: result.effects ?? [], answer: result };
   }
 
   interface ChunkResult {
@@ -204,6 +209,8 @@ export function createCommandHandler<C extends Command>(
     latencies: number[];
     applied: number;
     replayed: number;
+    /** The answers recorded (not replays), counted once the transaction committed. */
+    answers: { statusCode: number; body: Record<string, unknown> }[];
   }
 
   /**
@@ -211,7 +218,7 @@ export function createCommandHandler<C extends Command>(
    * statement for all the outcomes. Any error aborts it (the careful pass follows).
    */
   async function applyOptimistically(messages: ConsumedMessage[]): Promise<ChunkResult> {
-    const r: ChunkResult = { dead: [], effects: [], latencies: [], applied: 0, replayed: 0 };
+    const r: ChunkResult = { dead: [], effects: [], latencies: [], applied: 0, replayed: 0, answers: [] };
     await sql.begin(async (tx) => {
       const ctx: ApplyContext = { rollups: new RollupBuffer(), careful: false, memo: new Map() };
       const cmds: C[] = [];
@@ -242,6 +249,7 @@ export function createCommandHandler<C extends Command>(
         r.effects.push(...(results[i]!.effects ?? []));
         r.applied++;
         r.latencies.push(Date.now() - cmd.ts);
+        r.answers.push(results[i]!);
       }
       await ctx.rollups.flush(tx);
     });
@@ -250,7 +258,7 @@ export function createCommandHandler<C extends Command>(
 
   /** The careful pass: a savepoint per command; replays re-announced; data errors isolated. */
   async function applyCarefully(messages: ConsumedMessage[]): Promise<ChunkResult> {
-    const r: ChunkResult = { dead: [], effects: [], latencies: [], applied: 0, replayed: 0 };
+    const r: ChunkResult = { dead: [], effects: [], latencies: [], applied: 0, replayed: 0, answers: [] };
     await sql.begin(async (tx) => {
       const rollups = new RollupBuffer();
       const memo = new Map<string, unknown>();
@@ -263,16 +271,17 @@ export function createCommandHandler<C extends Command>(
             const existing = await findOutcome(sp, cmd.request_id);
             if (existing) {
               await notifyOutcome(sp, cmd.request_id, existing);
-              return { effects: existing.effects, replay: true };
+              return { effects: existing.effects, answer: null, replay: true };
             }
-            const effects = await applyAndRecord(sp, cmd, { rollups: local, careful: true, memo });
-            return { effects, replay: false };
+            const applied = await applyAndRecord(sp, cmd, { rollups: local, careful: true, memo });
+            return { effects: applied.effects, answer: applied.answer, replay: false };
           });
           rollups.merge(local);
           r.effects.push(...done.effects);
           if (done.replay) r.replayed++;
           else {
             r.applied++;
+            if (done.answer) r.answers.push(done.answer);
             r.latencies.push(Date.now() - cmd.ts);
           }
         } catch (err) {
@@ -320,6 +329,7 @@ export function createCommandHandler<C extends Command>(
       r = await applyCarefully(messages);
     }
     stats.applied += r.applied;
+    for (const a of r.answers) commandOutcomes.inc(outcomeLabels(applier.kind, a));
     stats.replayed += r.replayed;
     for (const l of r.latencies) if (stats.latencySamples.length < 100_000) stats.latencySamples.push(l);
     if (r.effects.length > 0) await publish(r.effects);

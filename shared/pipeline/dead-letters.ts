@@ -4,9 +4,11 @@
 import type { Sql } from '../db/sql.ts';
 import type { Logger } from '../logger.ts';
 import type { BatchingProducer, ConsumedMessage } from './kafka.ts';
+import type { IHeaders } from 'kafkajs';
 import { deadLetterMessage } from './kafka.ts';
 import { valuesRejectedArePoison } from './step-outcome.ts';
 import type { ErrorDecision } from './step-outcome.ts';
+import { boundedReason, deadLetters } from './metrics.ts';
 
 export interface DeadLetter {
   message: ConsumedMessage;
@@ -33,9 +35,12 @@ export async function writeDeadLetters(deps: DeadLetterDeps, dead: DeadLetter[])
     reason: d.reason.slice(0, 1000),
     message_key: d.message.key,
     payload: d.message.value,
+    message_headers: jsonOrNull(deps.sql, encodeHeaders(d.message.headers)),
+    message_timestamp: timestampOf(d.message),
   }));
   await deps.sql`insert into dead_letters ${deps.sql(rows)} on conflict do nothing`;
   for (const d of dead) {
+    deadLetters.inc({ topic: d.message.topic, step: d.step, reason: boundedReason(d.reason) });
     deps.log.warn(
       {
         step: d.step,
@@ -81,4 +86,37 @@ export async function applyIsolatingPoison<T, R extends object>(
     }
   }
   return total ?? (await apply([]));
+}
+
+/** Kafka headers as stored in dead_letters.message_headers: [name, base64 of the value] pairs, or null. */
+export function encodeHeaders(headers: IHeaders | undefined): [string, string][] | null {
+  if (!headers) return null;
+  const pairs: [string, string][] = [];
+  for (const [name, v] of Object.entries(headers)) {
+    for (const one of Array.isArray(v) ? v : [v]) {
+      if (one !== undefined) pairs.push([name, Buffer.from(one).toString('base64')]);
+    }
+  }
+  return pairs.length > 0 ? pairs : null;
+}
+
+function jsonOrNull(sql: Sql, v: [string, string][] | null) {
+  return v === null ? null : sql.json(v);
+}
+
+/** The stored pairs back as kafkajs headers (a repeated name becomes an array). */
+export function decodeHeaders(stored: [string, string][] | null): IHeaders | undefined {
+  if (!stored || stored.length === 0) return undefined;
+  const out: Record<string, Buffer | Buffer[]> = {};
+  for (const [name, b64] of stored) {
+    const value = Buffer.from(b64, 'base64');
+    const prev = out[name];
+    out[name] = prev === undefined ? value : Array.isArray(prev) ? [...prev, value] : [prev, value];
+  }
+  return out;
+}
+
+function timestampOf(m: ConsumedMessage): Date | null {
+  const ms = Number(m.timestamp);
+  return Number.isFinite(ms) && ms > 0 ? new Date(ms) : null;
 }

@@ -15,20 +15,28 @@ import type { Logger } from '../logger.ts';
 import type { Config } from '../config.ts';
 import { TOPICS, topicName } from '../contracts/topics.ts';
 import type { TopicKey } from '../contracts/topics.ts';
+import { chunkRetries, consumerLag, produceSeconds } from './metrics.ts';
+import { describeError, isOutage, MAX_BACKOFF_MS, waitForDependency } from './dependencies.ts';
 
 const TRANSIENT = /coordinator is loading|group coordinator is not available|Restarting the consumer/i;
 // kafkajs warns that bounded retries weaken Kafka's transactional exactly-once; svc does not use it (its
-// exactly-once is the consumers' idempotency on event ids), and bounded retries are deliberate: a click
-// whose produce fails is answered 500 instead of hanging while Kafka is down.
+// exactly-once is the consumers' idempotency on event ids), and bounded retries are deliberate: a send
+// stuck in them must end (the callers were answered 503 after PRODUCE_TIMEOUT_MS already).
 const EXPECTED = /Limiting retries for the idempotent producer/;
+// The broker away (killed, restarting, not yet listening): kafkajs logs every attempt as an error with a
+// stack. The project says it once instead (`waiting for kafka`, the producer's circuit), so debug here.
+const OUTAGE =
+  /ECONNREFUSED|ECONNRESET|Connection error|Connection timeout|Closed connection|KafkaJSConnection|Number of retries exceeded|retries exceeded|broker.*not connected|Failed to connect|disconnected|Crash: KafkaJS/i;
 
 function pinoLogCreator(log: Logger): logCreator {
   return () =>
     ({ level, log: entry }) => {
-      const { message, ...extra } = entry;
+      // Never a stack trace: kafkajs attaches one to ordinary connection errors.
+      const { message, stack: _stack, ...extra } = entry as typeof entry & { stack?: unknown };
       // A group coordinator still loading (every fresh or restarted broker) makes kafkajs retry or restart
       // the consumer, which then succeeds: expected on every start, so debug, not a warning.
-      const transient = level <= KafkaLogLevel.WARN && TRANSIENT.test(`${message} ${JSON.stringify(extra)}`);
+      const text = `${message} ${JSON.stringify(extra)}`;
+      const transient = level <= KafkaLogLevel.WARN && (TRANSIENT.test(text) || OUTAGE.test(text));
       if (transient) log.debug(extra, `kafka: ${message}`);
       else if (level === KafkaLogLevel.ERROR) log.error(extra, `kafka: ${message}`);
       else if (level === KafkaLogLevel.WARN && !EXPECTED.test(message)) log.warn(extra, `kafka: ${message}`);
@@ -44,7 +52,8 @@ export function createKafka(cfg: Pick<Config, 'kafkaBrokers' | 'kafkaClientId'>,
     brokers: cfg.kafkaBrokers,
     logLevel: KafkaLogLevel.INFO,
     logCreator: pinoLogCreator(log),
-    retry: { initialRetryTime: 100, retries: 8 },
+    // At most 1 s between attempts (connects, metadata, consumer restarts): back within ~1 s of the broker.
+    retry: { initialRetryTime: 100, maxRetryTime: 1000, retries: 8 },
   });
 }
 
@@ -106,9 +115,24 @@ export async function connectProducer(kafka: Kafka): Promise<Producer> {
     idempotent: true,
     maxInFlightRequests: 1,
     allowAutoTopicCreation: false,
+    // Bounded and at most 1 s apart: a send stuck in kafkajs's retries while the broker is away succeeds
+    // within about a second of its return (which closes the circuit below), and gives up after ~10 s.
+    retry: { initialRetryTime: 100, maxRetryTime: 1000, retries: 10 },
   });
   await producer.connect();
   return producer;
+}
+
+/**
+ * A send that Kafka did not acknowledge within the bound, or refused at once because the broker is known to
+ * be unreachable (the circuit is open) or not connected yet. Callers answer 503 with Retry-After. A message
+ * that timed out after it went out may still be written by kafkajs's retries: consumers are idempotent.
+ */
+export class ProduceUnavailableError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ProduceUnavailableError';
+  }
 }
 
 interface Pending {
@@ -116,34 +140,113 @@ interface Pending {
   message: Message;
   resolve: () => void;
   reject: (err: Error) => void;
+  settled: boolean;
+  timer: NodeJS.Timeout | null;
+  /** performance.now() at send, for svc_produce_seconds. */
+  at: number;
 }
 
+export interface BatchingProducerOptions {
+  /** Told when the circuit opens (Kafka unreachable) and closes again: one line each. */
+  log?: Logger;
+  lingerMs: number;
+  maxBatch: number;
+  /** Longest wait for an acknowledgement before the send rejects (PRODUCE_TIMEOUT_MS). */
+  timeoutMs: number;
+}
+
+/**
+ * Fail fast: a send that times out or fails opens a circuit. While it is open and a request is still out
+ * (kafkajs retrying it), every new send is refused at once; with nothing out, the next send goes out as the
+ * trial. The first acknowledged request closes the circuit, so sends flow again within about a second of
+ * the broker's return (kafkajs retries at most 1 s apart). docs/operations.md "Faults".
+ */
 export class BatchingProducer {
   private queue: Pending[] = [];
   private inFlight = false;
   private scheduled = false;
-  private readonly producer: Producer;
+  private producer: Producer | null;
   private readonly lingerMs: number;
   private readonly maxBatch: number;
-  /** Sends and messages, for the status line and the benchmark. */
-  readonly stats = { sends: 0, messages: 0 };
+  private readonly timeoutMs: number;
+  private readonly log: Logger | undefined;
+  /** The circuit: true from a failed or timed-out send until the next acknowledged one. */
+  private broken = false;
+  /** Sends and messages, for the status line and the benchmark; refused and timedOut for the operator. */
+  readonly stats = { sends: 0, messages: 0, refused: 0, timedOut: 0 };
 
-  constructor(producer: Producer, opts: { lingerMs: number; maxBatch: number }) {
+  /** `producer` null: not connected yet (sends are refused until `attach`). */
+  constructor(producer: Producer | null, opts: BatchingProducerOptions) {
     this.producer = producer;
     this.lingerMs = opts.lingerMs;
     this.maxBatch = opts.maxBatch;
+    this.timeoutMs = opts.timeoutMs;
+    this.log = opts.log;
   }
 
-  /** Resolves once the broker acknowledged the message (acks=-1). */
+  private setBroken(broken: boolean, reason: string): void {
+    if (broken === this.broken) return;
+    this.broken = broken;
+    if (broken) this.log?.warn({ reason }, 'kafka unreachable: produces refused until it acknowledges again');
+    else this.log?.info('kafka acknowledges again: produces flow');
+  }
+
+  /** Hands over the connected kafkajs producer (a process that started while Kafka was down). */
+  attach(producer: Producer): void {
+    this.producer = producer;
+    this.setBroken(false, 'connected');
+    this.schedule();
+  }
+
+  /** Whether a kafkajs producer was attached (readiness); the circuit may still be open. */
+  get connected(): boolean {
+    return this.producer !== null;
+  }
+
+  /** Whether sends are expected to go through: connected and the circuit closed. */
+  get available(): boolean {
+    return this.producer !== null && !this.broken;
+  }
+
+  /** Resolves once the broker acknowledged the message (acks=-1); rejects within `timeoutMs` otherwise. */
   send(topic: string, message: Message): Promise<void> {
+    if (this.producer === null) return this.refuse('Kafka is not connected yet');
+    if (this.broken && this.inFlight) return this.refuse('Kafka is unreachable');
     return new Promise((resolve, reject) => {
-      this.queue.push({ topic, message, resolve, reject });
+      const p: Pending = {
+        topic,
+        message,
+        resolve,
+        reject,
+        settled: false,
+        timer: null,
+        at: performance.now(),
+      };
+      p.timer = setTimeout(() => {
+        if (p.settled) return;
+        p.settled = true;
+        // Still queued: it never goes out. Already sent: kafkajs may still write it (hence event ids).
+        const i = this.queue.indexOf(p);
+        if (i >= 0) {
+          this.queue.splice(i, 1);
+          observeProduce([p], 'error');
+        }
+        this.setBroken(true, `no acknowledgement within ${this.timeoutMs} ms`);
+        this.stats.timedOut++;
+        reject(new ProduceUnavailableError(`Kafka did not acknowledge within ${this.timeoutMs} ms`));
+      }, this.timeoutMs);
+      this.queue.push(p);
       this.schedule();
     });
   }
 
+  private refuse(reason: string): Promise<void> {
+    this.stats.refused++;
+    return Promise.reject(new ProduceUnavailableError(reason));
+  }
+
   private schedule(): void {
-    if (this.inFlight || this.scheduled) return;
+    if (this.inFlight || this.scheduled || this.producer === null) return;
     this.scheduled = true;
     const run = () => {
       this.scheduled = false;
@@ -154,7 +257,8 @@ export class BatchingProducer {
   }
 
   private async flush(): Promise<void> {
-    if (this.inFlight || this.queue.length === 0) return;
+    const producer = this.producer;
+    if (this.inFlight || this.queue.length === 0 || producer === null) return;
     this.inFlight = true;
     const batch = this.queue.splice(0, this.maxBatch);
     const byTopic = new Map<string, Message[]>();
@@ -163,16 +267,28 @@ export class BatchingProducer {
       if (!list) byTopic.set(p.topic, (list = []));
       list.push(p.message);
     }
+    const settle = (p: Pending, err: Error | null) => {
+      if (p.timer) clearTimeout(p.timer);
+      if (p.settled) return;
+      p.settled = true;
+      if (err) p.reject(err);
+      else p.resolve();
+    };
     try {
-      await this.producer.sendBatch({
+      await producer.sendBatch({
         acks: -1,
         topicMessages: [...byTopic].map(([topic, messages]) => ({ topic, messages })),
       });
+      this.setBroken(false, 'acknowledged');
       this.stats.sends++;
       this.stats.messages += batch.length;
-      for (const p of batch) p.resolve();
+      for (const p of batch) settle(p, null);
+      observeProduce(batch, 'ok');
     } catch (err) {
-      for (const p of batch) p.reject(err as Error);
+      this.setBroken(true, (err as Error).message);
+      const reason = new ProduceUnavailableError(`Kafka refused the send: ${(err as Error).message}`);
+      for (const p of batch) settle(p, reason);
+      observeProduce(batch, 'error');
     } finally {
       this.inFlight = false;
       // Whatever arrived during the request goes out now, as one request.
@@ -182,8 +298,13 @@ export class BatchingProducer {
 
   async close(): Promise<void> {
     while (this.queue.length > 0 || this.inFlight) await new Promise((r) => setTimeout(r, 5));
-    await this.producer.disconnect();
+    await this.producer?.disconnect();
   }
+}
+
+function observeProduce(batch: Pending[], result: 'ok' | 'error'): void {
+  const now = performance.now();
+  for (const p of batch) produceSeconds.observe({ topic: p.topic, result }, (now - p.at) / 1000);
 }
 
 export interface ConsumedMessage {
@@ -208,11 +329,69 @@ export interface ConsumerOptions {
   handle: (messages: ConsumedMessage[]) => Promise<void>;
   /** Told when the consumer joins its group (true) and when it leaves, crashes or stops (false). */
   onMembership?: (joined: boolean) => void;
-  /** Called when kafkajs gives up (a crash it will not restart from); the process should exit. */
-  onFatal: (err: Error) => void;
 }
 
-export async function runBatchConsumer(opts: ConsumerOptions): Promise<Consumer> {
+export interface BatchConsumer {
+  /** Stops consuming (the current consumer leaves its group) and stops restarting it. */
+  disconnect(): Promise<void>;
+}
+
+/** Retries of a chunk whose failure is not an outage (maybe a bug): then it escapes and is redelivered. */
+const CHUNK_RETRIES = 5;
+
+/**
+ * Runs a consumer and keeps one running: started while Kafka is down, it waits for it; when kafkajs gives
+ * up (a crash it does not restart from, e.g. the broker away past its retries) a new consumer is started
+ * the same way, so an outage never ends the process (docs/operations.md "Faults").
+ */
+export async function runBatchConsumer(opts: ConsumerOptions): Promise<BatchConsumer> {
+  let stopped = false;
+  let current: Consumer | null = null;
+  let starting: Promise<void> | null = null;
+
+  const startOne = async (): Promise<Consumer> => {
+    const consumer = createBatchConsumer(opts, (err) => {
+      // kafkajs will not restart this one: replace it, without ending the process.
+      if (stopped || current !== consumer) return;
+      opts.log.warn({ reason: describeError(err) }, 'consumer stopped by kafkajs; starting a new one');
+      current = null;
+      void consumer.disconnect().catch(() => {});
+      startInBackground();
+    });
+    try {
+      await consumer.connect();
+      for (const topic of opts.topics) await consumer.subscribe({ topic, fromBeginning: true });
+      current = consumer;
+      await consumer.run(consumerRunConfig(opts));
+      return consumer;
+    } catch (err) {
+      current = null;
+      await consumer.disconnect().catch(() => {});
+      throw err;
+    }
+  };
+  const startWaiting = () =>
+    waitForDependency(opts.log, 'kafka (consumer)', startOne, { stopped: () => stopped }).then(() => {});
+  const startInBackground = () => {
+    starting = startWaiting()
+      .catch((err: unknown) => {
+        if (!stopped) opts.log.error({ reason: describeError(err) }, 'consumer not restarted');
+      })
+      .finally(() => (starting = null));
+  };
+
+  await startWaiting();
+  return {
+    async disconnect() {
+      stopped = true;
+      await starting;
+      await current?.disconnect();
+      current = null;
+    },
+  };
+}
+
+function createBatchConsumer(opts: ConsumerOptions, onGaveUp: (err: Error) => void): Consumer {
   const consumer = opts.kafka.consumer({
     groupId: opts.groupId,
     sessionTimeout: opts.sessionTimeoutMs,
@@ -226,8 +405,7 @@ export async function runBatchConsumer(opts: ConsumerOptions): Promise<Consumer>
     if (restart && TRANSIENT.test(error.message))
       opts.log.debug({ err: error.message }, 'consumer restarting');
     else if (restart) opts.log.warn({ err: error.message }, 'consumer restarting after a retriable error');
-    else opts.log.error({ err: error }, 'consumer crashed');
-    if (!restart) opts.onFatal(error);
+    if (!restart) onGaveUp(error);
   });
   if (opts.onMembership) {
     const tell = opts.onMembership;
@@ -235,14 +413,17 @@ export async function runBatchConsumer(opts: ConsumerOptions): Promise<Consumer>
     for (const e of [consumer.events.CRASH, consumer.events.STOP, consumer.events.DISCONNECT])
       consumer.on(e, () => tell(false));
   }
-  await consumer.connect();
-  for (const topic of opts.topics) await consumer.subscribe({ topic, fromBeginning: true });
-  await consumer.run({
+  return consumer;
+}
+
+function consumerRunConfig(opts: ConsumerOptions): Parameters<Consumer['run']>[0] {
+  return {
     autoCommit: false,
     eachBatchAutoResolve: false,
     partitionsConsumedConcurrently: opts.partitionsConcurrency,
     eachBatch: async ({ batch, resolveOffset, heartbeat, commitOffsetsIfNecessary, isRunning, isStale }) => {
       const all = batch.messages;
+      let lastOutageLog = 0;
       for (let i = 0; i < all.length; i += opts.chunkSize) {
         if (!isRunning() || isStale()) return;
         const chunk: ConsumedMessage[] = all.slice(i, i + opts.chunkSize).map((m) => ({
@@ -254,15 +435,25 @@ export async function runBatchConsumer(opts: ConsumerOptions): Promise<Consumer>
           headers: m.headers,
           timestamp: m.timestamp,
         }));
+        // An outage (Postgres away, a produce refused) is waited out for as long as this consumer owns the
+        // partition, at most 2 s between attempts, heartbeating so that it keeps the partition; anything
+        // else is retried CHUNK_RETRIES times, then escapes to kafkajs and the chunk is redelivered.
         await pRetry(() => opts.handle(chunk), {
-          retries: 5,
+          forever: true,
           minTimeout: 200,
-          maxTimeout: 5_000,
-          onFailedAttempt: (err) =>
-            opts.log.warn(
-              { err, attempt: err.attemptNumber, topic: batch.topic, partition: batch.partition },
-              'chunk failed, retrying',
-            ),
+          maxTimeout: MAX_BACKOFF_MS,
+          shouldRetry: (err) =>
+            isRunning() && !isStale() && (isOutage(err) || err.attemptNumber <= CHUNK_RETRIES),
+          onFailedAttempt: async (err) => {
+            chunkRetries.inc({ topic: batch.topic });
+            const where = { attempt: err.attemptNumber, topic: batch.topic, partition: batch.partition };
+            if (!isOutage(err)) opts.log.warn({ err, ...where }, 'chunk failed, retrying');
+            else if (Date.now() - lastOutageLog >= 5_000) {
+              lastOutageLog = Date.now();
+              opts.log.warn({ reason: describeError(err), ...where }, 'chunk waiting for a dependency');
+            }
+            await heartbeat().catch(() => {});
+          },
         });
         const last = chunk[chunk.length - 1]!.offset;
         resolveOffset(last);
@@ -274,11 +465,14 @@ export async function runBatchConsumer(opts: ConsumerOptions): Promise<Consumer>
             },
           ],
         });
+        consumerLag.set(
+          { topic: batch.topic, partition: String(batch.partition) },
+          Math.max(0, Number(BigInt(batch.highWatermark) - BigInt(last) - 1n)),
+        );
         await heartbeat();
       }
     },
-  });
-  return consumer;
+  };
 }
 
 export interface DeadLetterInput {

@@ -3,6 +3,7 @@
 import type { Sql, Tx } from '../db/sql.ts';
 import type { Logger } from '../logger.ts';
 import type { Command, Effect } from '../contracts/commands.ts';
+import { outageWarning } from './dependencies.ts';
 
 export const OUTCOME_CHANNEL = 'command_outcomes';
 
@@ -97,6 +98,8 @@ export class OutcomeWaiter {
   private pollTimer: NodeJS.Timeout | null = null;
   private unlisten: (() => Promise<void>) | null = null;
   readonly stats = { notified: 0, polled: 0, timedOut: 0 };
+  /** While Postgres is down the poll fails every OUTCOME_POLL_MS: one line every few seconds. */
+  private readonly pollWarning = outageWarning();
 
   constructor(sql: Sql, log: Logger, opts: { pollMs: number }) {
     this.sql = sql;
@@ -109,7 +112,7 @@ export class OutcomeWaiter {
     this.unlisten = sub.unlisten;
     const tick = () => {
       this.poll()
-        .catch((err: unknown) => this.log.warn({ err }, 'outcome poll failed'))
+        .catch((err: unknown) => this.pollWarning(this.log, err, 'outcome poll failed'))
         .finally(() => {
           if (this.pollTimer) this.pollTimer = setTimeout(tick, this.pollMs);
         });

@@ -13,9 +13,12 @@ import type { ConsumedMessage } from './kafka.ts';
 import type { TopicKey } from '../contracts/topics.ts';
 import { coalesce } from './coalesce.ts';
 import { Counter, Gauge, Histogram } from 'prom-client';
-import { createRegistry, startOpsServer } from '../http/ops.ts';
+import { createRegistry, onShutdownSignal, startOpsServer } from '../http/ops.ts';
 import type { OpsServer } from '../http/ops.ts';
 import { kafkaCheck } from './kafka.ts';
+import { pipelineLag, registerPipelineMetrics } from './metrics.ts';
+import { waitForDependency } from './dependencies.ts';
+import { isConnectionError } from '../db/sql.ts';
 
 export interface WorkerContext {
   cfg: Config;
@@ -46,9 +49,21 @@ export async function runWorker(def: WorkerDefinition): Promise<void> {
   const cfg = loadConfig();
   const log = createLogger(def.name, cfg.logLevel);
   const sql = createSql(cfg.databaseUrl, Math.max(cfg.workerPartitionsConcurrency + 2, 4), `svc-${def.name}`);
+  // An outage logs and waits instead of ending the process (docs/operations.md "Faults").
+  process.on('unhandledRejection', (err) => log.error({ err }, 'unhandled rejection'));
+  // Started while a dependency is down: wait for it (one line every few seconds), never exit.
+  await waitForDependency(log, 'postgres', () => sql`select 1`, { retryable: isConnectionError });
   const kafka = createKafka(cfg, log);
-  await ensureTopics(kafka, cfg, log);
-  const producer = new BatchingProducer(await connectProducer(kafka), { lingerMs: 0, maxBatch: 1000 });
+  const kafkaProducer = await waitForDependency(log, 'kafka', async () => {
+    await ensureTopics(kafka, cfg, log);
+    return connectProducer(kafka);
+  });
+  const producer = new BatchingProducer(kafkaProducer, {
+    lingerMs: 0,
+    maxBatch: 1000,
+    timeoutMs: cfg.produceTimeoutMs,
+    log,
+  });
   const topics = Object.fromEntries(
     (Object.keys(TOPICS) as TopicKey[]).map((k) => [k, topicName(cfg.kafkaPrefix, k)]),
   ) as Record<TopicKey, string>;
@@ -56,6 +71,7 @@ export async function runWorker(def: WorkerDefinition): Promise<void> {
   const parts = await def.build({ cfg, log, sql, producer, topics });
   const group = `${cfg.kafkaPrefix}${def.name}`;
   const registry = createRegistry(def.name);
+  registerPipelineMetrics(registry);
   const chunkSize = new Histogram({
     name: 'svc_chunk_messages',
     help: 'Messages per applied chunk (several partitions merged)',
@@ -83,6 +99,8 @@ export async function runWorker(def: WorkerDefinition): Promise<void> {
     const end = applySeconds.startTimer();
     await merged(chunk);
     end();
+    const committed = Date.now();
+    for (const m of chunk) pipelineLag.observe(Math.max(0, committed - Number(m.timestamp)) / 1000);
     chunkSize.observe(chunk.length);
     messages.inc(chunk.length);
   };
@@ -101,7 +119,6 @@ export async function runWorker(def: WorkerDefinition): Promise<void> {
     log,
     // Partitions' chunks merged into one transaction (see coalesce.ts); chunkSize still bounds each.
     handle: measured,
-    onFatal: () => process.exit(1),
   });
   let closing = false;
   const ops: OpsServer | null =
@@ -126,18 +143,16 @@ export async function runWorker(def: WorkerDefinition): Promise<void> {
     if (s) log.info(s, `${label} status`);
   }, 10_000);
 
-  const shutdown = async (signal: string) => {
-    if (closing) return;
+  // SIGTERM: readiness 503 at once; the consumer finishes its chunk in hand and commits its offsets before
+  // it leaves the group (the rest is redelivered to the group); then the producer drains (dead letters,
+  // effects) and the connections close. See onShutdownSignal for the exit code and the bound.
+  onShutdownSignal(log, async () => {
     closing = true;
-    log.info({ signal }, 'shutting down');
     clearInterval(status);
     await consumer.disconnect();
     await parts.close?.();
     await producer.close();
     await sql.end({ timeout: 5 });
     await ops?.close();
-    process.exit(0);
-  };
-  process.on('SIGTERM', () => void shutdown('SIGTERM'));
-  process.on('SIGINT', () => void shutdown('SIGINT'));
+  });
 }

@@ -9,7 +9,10 @@ const svc = await startServices(t, ['web', 'click-worker']);
 const program = await createProgram(sql, { allowedOrigins: ['https://shop.example'] });
 const link = await createLink(sql, program.id);
 
-function browser(pageUrl: string) {
+/** What the page's fetch does with the click's first attempt (the retry always goes through). */
+type FirstAttempt = 'normal' | 'lost answer' | 'fake 503';
+
+function browser(pageUrl: string, first: FirstAttempt = 'normal') {
   const cookies = new Map<string, string>();
   const sent: { url: string; body: Record<string, unknown> }[] = [];
   const document = {
@@ -29,9 +32,14 @@ function browser(pageUrl: string) {
       (this as { lastAttrs?: string[] }).lastAttrs = attrs;
     },
   } as { title: string; referrer: string; cookie: string; lastAttrs?: string[]; currentScript: unknown };
-  const fetchFromPage = (url: string, init: { body: string; headers: Record<string, string> }) => {
+  const fetchFromPage = async (url: string, init: { body: string; headers: Record<string, string> }) => {
     sent.push({ url, body: JSON.parse(init.body) as Record<string, unknown> });
-    return fetch(url, { ...init, headers: { ...init.headers, origin: 'https://shop.example' } });
+    if (sent.length === 1 && first === 'fake 503')
+      return new Response(JSON.stringify({ error: 'Click tracking failed' }), { status: 503 });
+    const res = await fetch(url, { ...init, headers: { ...init.headers, origin: 'https://shop.example' } });
+    // The click was accepted, but its answer never reached the page (a dropped connection).
+    if (sent.length === 1 && first === 'lost answer') throw new TypeError('Failed to fetch');
+    return res;
   };
   const window: Record<string, unknown> = {};
   const ctx = {
@@ -52,6 +60,10 @@ function browser(pageUrl: string) {
     decodeURIComponent,
     RegExp,
     Number,
+    Math,
+    Uint8Array,
+    crypto,
+    setTimeout,
   };
   return { ctx, cookies, sent, document, window };
 }
@@ -108,3 +120,36 @@ t.test('a page without ?aff= sends nothing', async (t) => {
   await new Promise((r) => setTimeout(r, 100));
   t.equal(b.sent.length, 0);
 });
+
+for (const first of ['lost answer', 'fake 503'] as const) {
+  t.test(`the click is retried once with the same event_id after a ${first}, and counted once`, async (t) => {
+    const l = await createLink(sql, program.id);
+    const code = await (await fetch(`${svc.baseUrl}/js/svc-tracker.js`)).text();
+    const b = browser(`https://shop.example/?aff=${l.shortLink}`, first);
+    runInNewContext(code, b.ctx);
+    const svcApi = b.window.svc as { clickId(): string | null; lead(o: unknown): Promise<unknown> };
+    await svcApi.lead({ customer_key: `retry-${first}` });
+    const clicks = b.sent.filter((s) => s.url.endsWith('/api/v1/track/click'));
+    t.equal(clicks.length, 2, 'the click was sent twice');
+    t.match(
+      clicks[0]!.body.event_id,
+      /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/,
+    );
+    t.equal(clicks[1]!.body.event_id, clicks[0]!.body.event_id, 'with the same event_id');
+    const clickId = svcApi.clickId();
+    t.match(clickId, /^cust_\d+_\d+$/, 'the retry set the cookie');
+    await waitFor('the click stored', async () => {
+      const [r] = await sql`select 1 from click_events where click_id = ${clickId!}`;
+      return r;
+    });
+    await waitFor('the lead applied', async () => {
+      const [r] =
+        await sql`select 1 from customers where click_id = ${clickId!} and customer_status = 'lead'`;
+      return r;
+    });
+    const [n] = await sql<{ events: number; counter: number }[]>`
+      select (select count(*)::int from click_events where link_id = ${l.id}) as events,
+             (select clicks::int from referral_links where id = ${l.id}) as counter`;
+    t.same(n, { events: 1, counter: 1 }, 'one stored click, counted once');
+  });
+}

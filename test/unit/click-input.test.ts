@@ -2,11 +2,13 @@ import t from 'tap';
 import {
   buildClickMessage,
   clickIdFor,
+  eventClickNumber,
   extractAff,
   parseClickBody,
 } from '../../services/ingress/click-message.ts';
+import { parseClickId } from '../../shared/domain/ids.ts';
 import { errorOf } from '../helpers/errors.ts';
-import { parseClickMessage } from '../../shared/contracts/clicks.ts';
+import { CLICK_TEXT_FIELDS, parseClickMessage } from '../../shared/contracts/clicks.ts';
 
 t.test('extractAff: the aff value of a fully qualified http(s) URL', async (t) => {
   t.equal(extractAff('https://shop.example/?aff=abc'), 'abc');
@@ -173,4 +175,58 @@ t.test('buildClickMessage: a real click carries its link, a test click none and 
     [true, null, null, null, null],
   );
   t.same(parseClickMessage(bytes(test)), test, 'the worker accepts it');
+});
+
+t.test('event_id: optional UUID, normalised; anything else is a clear 400', async (t) => {
+  const base = { affiliate_url: 'https://shop.example/?aff=abc' };
+  t.equal(parseClickBody(base, undefined).eventId, null, 'absent');
+  t.equal(parseClickBody({ ...base, event_id: null }, undefined).eventId, null, 'null');
+  t.equal(
+    parseClickBody({ ...base, event_id: '0B9C3A9E-5F1D-4C2B-9A7E-1D2C3B4A5F60' }, undefined).eventId,
+    '0b9c3a9e-5f1d-4c2b-9a7e-1d2c3b4a5f60',
+  );
+  for (const bad of [
+    '',
+    'abc',
+    42,
+    {},
+    '0b9c3a9e5f1d4c2b9a7e1d2c3b4a5f60',
+    '0b9c3a9e-5f1d-4c2b-9a7e-1d2c3b4a5f6z',
+  ]) {
+    t.equal(
+      errorOf(() => parseClickBody({ ...base, event_id: bad }, undefined)),
+      '400 event_id must be a UUID',
+    );
+  }
+});
+
+t.test('eventClickNumber: one click id per (program, event_id), in the click id shape', async (t) => {
+  const e = '0b9c3a9e-5f1d-4c2b-9a7e-1d2c3b4a5f60';
+  t.equal(eventClickNumber(7, e), eventClickNumber(7, e), 'deterministic');
+  t.not(eventClickNumber(7, e), eventClickNumber(8, e), 'per program');
+  t.not(eventClickNumber(7, e), eventClickNumber(7, '1b9c3a9e-5f1d-4c2b-9a7e-1d2c3b4a5f60'));
+  const n = eventClickNumber(7, e);
+  t.ok(n > 0n && n < 2n ** 63n);
+  t.ok(parseClickId(clickIdFor(null, 12, n)), 'a valid cust_<pp>_<n> click id');
+});
+
+t.test('parseClickMessage: client_event_id is optional, a UUID when present', async (t) => {
+  const msg = buildClickMessage({
+    id: 123n,
+    ms: 1_700_000_000_000,
+    programId: 1,
+    link: { id: 2, partnerId: 3, partnerProgramId: 4 } as never,
+    clickId: 'cust_4_123',
+    clientEventId: '0b9c3a9e-5f1d-4c2b-9a7e-1d2c3b4a5f60',
+    ip: null,
+    text: Object.fromEntries(CLICK_TEXT_FIELDS.map((f) => [f, null])) as never,
+  });
+  const ok = parseClickMessage(Buffer.from(JSON.stringify(msg)));
+  t.equal(typeof ok === 'string' ? ok : ok.client_event_id, '0b9c3a9e-5f1d-4c2b-9a7e-1d2c3b4a5f60');
+  const { client_event_id: _drop, ...older } = msg;
+  t.not(typeof parseClickMessage(Buffer.from(JSON.stringify(older))), 'string', 'older messages have none');
+  t.equal(
+    parseClickMessage(Buffer.from(JSON.stringify({ ...msg, client_event_id: 'nope' }))),
+    'bad client_event_id',
+  );
 });

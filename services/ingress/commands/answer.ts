@@ -11,6 +11,7 @@ import { findOutcome } from '../../../shared/pipeline/outcomes.ts';
 import type { Outcome } from '../../../shared/pipeline/outcomes.ts';
 import { FAILURE_STRINGS, INVALID_TOKEN } from '../../../shared/pipeline/command-handler.ts';
 import type { IngressDeps } from '../deps.ts';
+import { outageWarning } from '../../../shared/pipeline/dependencies.ts';
 
 export type CommandKind = Command['type'];
 
@@ -59,7 +60,7 @@ export function answersRequest(outcome: Outcome, requestHash: string | null | un
   return !outcome.requestHash || !requestHash || outcome.requestHash === requestHash;
 }
 
-/** Seconds a caller waits before retrying a command still queued past the deadline. */
+/** Seconds a caller waits before retrying: a command still queued past the deadline, Kafka unreachable. */
 export const RETRY_AFTER_SECONDS = '2';
 
 /** The 503 body when the worker has not answered within the deadline: the command is still queued. */
@@ -71,8 +72,13 @@ export function stillProcessing(kind: CommandKind): { error: string } {
 
 export const STILL_PROCESSING_SCHEMA = {
   ...ERROR_SCHEMA,
-  description: 'Still processing past the deadline; retry (Retry-After header).',
+  description:
+    'Still processing past the deadline, or Kafka/Postgres unreachable (`<Kind> tracking failed`); retry after ' +
+    'the Retry-After header (with the same Idempotency-Key to be safe).',
 };
+
+/** One line every few seconds while Kafka is down, not one per refused command. */
+const unacked = outageWarning();
 
 export type CommandDeps = Pick<IngressDeps, 'sql' | 'producer' | 'waiter' | 'commandDeadlineMs'>;
 
@@ -113,9 +119,13 @@ export async function sendCommand(
   try {
     await deps.producer.send(topic, { key, value: JSON.stringify(cmd) });
   } catch (err) {
+    // Kafka unreachable or slower than PRODUCE_TIMEOUT_MS: a retry (same Idempotency-Key) is safe.
     pending.cancel();
-    req.log.error({ err }, `${cmd.type} not acknowledged by Kafka`);
-    throw new HttpError(500, FAILURE_STRINGS[cmd.type]);
+    unacked(req.log, err, `${cmd.type} not acknowledged by Kafka`);
+    return reply
+      .code(503)
+      .header('retry-after', RETRY_AFTER_SECONDS)
+      .send({ error: FAILURE_STRINGS[cmd.type] });
   }
   const outcome = await pending.promise;
   if (!outcome) {

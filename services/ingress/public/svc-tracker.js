@@ -13,6 +13,9 @@
  * which posts a browser-mode lead with the stored click_id. Other attributes: data-test-mode="true" sends
  * test-mode events; data-api="https://..." overrides the base URL (default: where this script came from).
  * The site's origin must be on the program's allowed_origins.
+ *
+ * Each click carries an event_id (a UUID minted here); on a network error or a 5xx it is retried once,
+ * after Retry-After (at most 5 s), with the same event_id, so the service stores and counts it once.
  */
 (function () {
   'use strict';
@@ -37,7 +40,7 @@
       '; Path=/; SameSite=Lax' +
       secure;
   }
-  function post(path, body) {
+  function send(path, body) {
     // text/plain keeps it a simple request (no preflight); the service reads the body as JSON.
     return fetch(base + path, {
       method: 'POST',
@@ -45,9 +48,46 @@
       body: JSON.stringify(body),
       keepalive: true,
       credentials: 'omit',
-    }).then(function (r) {
+    });
+  }
+  function post(path, body) {
+    return send(path, body).then(function (r) {
       return r.json();
     });
+  }
+  /** One retry on a network error or a 5xx, after Retry-After (at most 5 s): for bodies with an event_id. */
+  function postOnceMore(path, body) {
+    function retry(seconds) {
+      var ms = Math.min(5, seconds > 0 ? seconds : 1) * 1000;
+      return new Promise(function (resolve) {
+        setTimeout(resolve, ms);
+      }).then(function () {
+        return post(path, body);
+      });
+    }
+    return send(path, body).then(
+      function (r) {
+        if (r.status >= 500) return retry(Number(r.headers.get('Retry-After')));
+        return r.json();
+      },
+      function () {
+        return retry(1);
+      },
+    );
+  }
+  function uuid() {
+    var c = typeof crypto !== 'undefined' ? crypto : null;
+    if (c && typeof c.randomUUID === 'function') return c.randomUUID();
+    var b = new Uint8Array(16);
+    if (c && typeof c.getRandomValues === 'function') c.getRandomValues(b);
+    else for (var i = 0; i < 16; i++) b[i] = Math.floor(Math.random() * 256);
+    b[6] = (b[6] & 0x0f) | 0x40;
+    b[8] = (b[8] & 0x3f) | 0x80;
+    var h = '';
+    for (var j = 0; j < 16; j++) h += (b[j] + 0x100).toString(16).slice(1);
+    return (
+      h.slice(0, 8) + '-' + h.slice(8, 12) + '-' + h.slice(12, 16) + '-' + h.slice(16, 20) + '-' + h.slice(20)
+    );
   }
   function additional() {
     var ad = {};
@@ -59,7 +99,8 @@
   function trackClick() {
     var aff = new URLSearchParams(location.search).get('aff');
     if (!aff) return Promise.resolve(null);
-    return post('/api/v1/track/click', {
+    return postOnceMore('/api/v1/track/click', {
+      event_id: uuid(),
       affiliate_url: location.href,
       page_url: location.href,
       page_title: document.title,

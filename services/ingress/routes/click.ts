@@ -6,9 +6,15 @@ import type { ClickMessage } from '../../../shared/contracts/clicks.ts';
 import type { IngressDeps } from '../deps.ts';
 import { checkOrigin } from '../cors.ts';
 import { registerTrackRoute } from '../track-route.ts';
-import { AFF_RE, buildClickMessage, clickIdFor, parseClickBody } from '../click-message.ts';
+import { RETRY_AFTER_SECONDS } from '../commands/answer.ts';
+import { outageWarning } from '../../../shared/pipeline/dependencies.ts';
+import { AFF_RE, buildClickMessage, clickIdFor, eventClickNumber, parseClickBody } from '../click-message.ts';
 
 const errorSchema = ERROR_SCHEMA;
+/** One line every few seconds while Kafka is down, not one per refused click. */
+const unacked = outageWarning();
+/** Spec 7's click failure string, answered with 503 + Retry-After when Kafka does not acknowledge. */
+export const CLICK_FAILED = 'Click tracking failed';
 
 export const clickBodySchema = {
   type: 'object',
@@ -24,6 +30,14 @@ export const clickBodySchema = {
     viewport_size: { type: 'string' },
     language: { type: 'string' },
     timezone: { type: 'string', description: 'IANA timezone name.' },
+    event_id: {
+      type: 'string',
+      format: 'uuid',
+      description:
+        "Beyond the spec: the caller's own id of this click (a UUID). A retry with the same event_id for the " +
+        'same program is stored once and answered with the same click_id (the tracker script sends one). ' +
+        'Not a UUID: 400 `event_id must be a UUID`.',
+    },
     existing_click_id: {
       type: 'string',
       description:
@@ -69,7 +83,12 @@ const clickResponses = {
   403: { ...errorSchema, description: "The browser's Origin is not on the program's allowed_origins." },
   429: { ...errorSchema, description: 'Per-IP rate limit (RATE_LIMIT_PER_MINUTE); see Retry-After.' },
   413: errorSchema,
-  500: { ...errorSchema, description: '`Click tracking failed`: the click was not stored; retry it.' },
+  503: {
+    ...errorSchema,
+    description:
+      '`Click tracking failed`: Kafka did not acknowledge within PRODUCE_TIMEOUT_MS (or is known to be down); ' +
+      'retry after Retry-After seconds. The click may still have been recorded: send an `event_id` to retry safely.',
+  },
 };
 
 export function registerClickRoutes(app: FastifyInstance, deps: IngressDeps): void {
@@ -78,7 +97,10 @@ export function registerClickRoutes(app: FastifyInstance, deps: IngressDeps): vo
 
   const handler = async (req: FastifyRequest, reply: FastifyReply) => {
     deps.rateLimiter.check(req, reply);
-    const { aff, ad, existingClickId, text } = parseClickBody(jsonBody(req), req.headers['user-agent']);
+    const { aff, ad, eventId, existingClickId, text } = parseClickBody(
+      jsonBody(req),
+      req.headers['user-agent'],
+    );
     const link = AFF_RE.test(aff) ? await cache.getLink(aff) : null;
 
     if (ad.testMode) {
@@ -95,10 +117,11 @@ export function registerClickRoutes(app: FastifyInstance, deps: IngressDeps): vo
         programId: program.id,
         link: link?.programId === program.id ? link : null,
         clickId: null,
+        clientEventId: eventId,
         ip: req.ip ?? null,
         text,
       });
-      await produce(req, msg, msg.event_id);
+      await produce(req, reply, msg, msg.event_id);
       return {
         success: true,
         message: 'Test click recorded',
@@ -114,9 +137,21 @@ export function registerClickRoutes(app: FastifyInstance, deps: IngressDeps): vo
     if (link.status !== 'active') return { success: false, error: 'Referral link is inactive' };
 
     const { id, ms } = snowflake.next();
-    const clickId = clickIdFor(existingClickId, link.partnerProgramId!, id);
-    const msg = buildClickMessage({ id, ms, programId: program.id, link, clickId, ip: req.ip ?? null, text });
-    await produce(req, msg, clickId);
+    // With an event_id the click id comes from (program, event_id): a retry gets the same one, from any
+    // ingress process, and the click worker stores one click per (program, event_id).
+    const number = eventId === null ? id : eventClickNumber(program.id, eventId);
+    const clickId = clickIdFor(existingClickId, link.partnerProgramId!, number);
+    const msg = buildClickMessage({
+      id,
+      ms,
+      programId: program.id,
+      link,
+      clickId,
+      clientEventId: eventId,
+      ip: req.ip ?? null,
+      text,
+    });
+    await produce(req, reply, msg, clickId);
     return {
       success: true,
       click_id: clickId,
@@ -125,12 +160,14 @@ export function registerClickRoutes(app: FastifyInstance, deps: IngressDeps): vo
     };
   };
 
-  async function produce(req: FastifyRequest, msg: ClickMessage, key: string): Promise<void> {
+  /** Kafka unreachable or slower than PRODUCE_TIMEOUT_MS: 503 + Retry-After (the click may still land). */
+  async function produce(req: FastifyRequest, reply: FastifyReply, msg: ClickMessage, key: string) {
     try {
       await producer.send(clicksTopic, { key, value: JSON.stringify(msg) });
     } catch (err) {
-      req.log.error({ err }, 'click not acknowledged by Kafka');
-      throw new HttpError(500, 'Click tracking failed');
+      unacked(req.log, err, 'click not acknowledged by Kafka');
+      reply.header('retry-after', RETRY_AFTER_SECONDS);
+      throw new HttpError(503, CLICK_FAILED);
     }
   }
 
@@ -140,7 +177,7 @@ export function registerClickRoutes(app: FastifyInstance, deps: IngressDeps): vo
     description:
       'Public (no auth). Answers 200 only after Kafka acknowledged the click (acks=all): a 200 is never lost. ' +
       'Errors: 400 `affiliate_url is required`, `Invalid affiliate_url`, `No aff parameter found in affiliate_url`, ' +
-      '`Referral link not found`, `Invalid referral link configuration`; 500 `Click tracking failed`.',
+      '`Referral link not found`, `Invalid referral link configuration`; 503 `Click tracking failed` with Retry-After.',
     body: clickBodySchema,
     response: clickResponses,
   };

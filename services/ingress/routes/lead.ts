@@ -23,7 +23,8 @@ const leadSchema = {
     'Server mode with a tracking token (the customer must belong to its program) or browser mode without one ' +
     '(the click_id proves attribution). Errors: 400 `click_id or customer_key is required`, ' +
     '`Customer not found. Provide a valid click_id or customer_key.`, `Customer does not belong to this program`, ' +
-    '`Customer status cannot be updated to lead. Current status: <status>`; 401 invalid token; 500 `Lead tracking failed`.',
+    '`Customer status cannot be updated to lead. Current status: <status>`; 401 invalid token; 500 `Lead tracking failed`; 503 with Retry-After when Kafka or Postgres is unreachable ' +
+    'or the worker has not answered within COMMAND_DEADLINE_MS.',
   security: [{}, { trackingToken: [] }] as Record<string, string[]>[],
   body: {
     type: 'object',

@@ -10,6 +10,7 @@ import { processorRequestId } from '../../../shared/contracts/processor-events.t
 import type { ProcessorEventCommand } from '../../../shared/contracts/processor-events.ts';
 import type { Sql } from '../../../shared/db/sql.ts';
 import type { BatchingProducer } from '../../../shared/pipeline/kafka.ts';
+import { outageWarning } from '../../../shared/pipeline/dependencies.ts';
 
 /** Stripe's own default: a signature older (or newer) than this is refused, so a captured request cannot be replayed. */
 export const TOLERANCE_SECONDS = 300;
@@ -37,6 +38,9 @@ interface Secrets {
   webhook_secret: string | null;
   previous_webhook_secret: string | null;
 }
+
+/** One line every few seconds while Kafka is down, not one per refused event. */
+const unacked = outageWarning();
 
 const stripe = new Stripe('sk_unused_signature_checks_only');
 
@@ -136,7 +140,7 @@ export function registerProcessorWebhookRoute(app: FastifyInstance, deps: Webhoo
             value: JSON.stringify(msg),
           });
         } catch (err) {
-          req.log.error({ err }, 'processor event not acknowledged by Kafka');
+          unacked(req.log, err, 'processor event not acknowledged by Kafka');
           return reply.code(503).header('retry-after', '2').send({ error: WEBHOOK_ERRORS.unavailable });
         }
         return { received: true };

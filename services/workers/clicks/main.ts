@@ -1,5 +1,6 @@
 // Process entry for the click worker: clicks are enriched and persisted, leads (on the same topic, behind
-// their click) applied as commands. It also owns click_event partition upkeep and cache_invalidations pruning.
+// their click) applied as commands. It also owns click_event partition upkeep and the pruning of
+// cache_invalidations and click_client_events.
 import { runWorker } from '../../../shared/pipeline/worker-runtime.ts';
 import { createCommandHandler } from '../../../shared/pipeline/command-handler.ts';
 import { createUserAgentParser } from './enrich/user-agent.ts';
@@ -8,6 +9,8 @@ import { createEnrichClickStep } from './steps/enrich-click.ts';
 import { createPersistClicksStep } from './steps/persist-clicks.ts';
 import { createLeadApplier } from './steps/apply-lead.ts';
 import { createClickPipeline } from './pipeline.ts';
+import { waitForDependency } from '../../../shared/pipeline/dependencies.ts';
+import { isConnectionError } from '../../../shared/db/sql.ts';
 
 await runWorker({
   name: 'click-worker',
@@ -17,12 +20,19 @@ await runWorker({
     // Partitions for this month and the next two; re-checked every 6 hours.
     const ensurePartitions = () =>
       sql`select ensure_click_event_partitions(now() - interval '1 day', now() + interval '2 months')`;
-    await ensurePartitions();
+    // Postgres may go away between the runtime's check and here: wait for it rather than exit.
+    await waitForDependency(log, 'postgres (click_event partitions)', ensurePartitions, {
+      retryable: isConnectionError,
+    });
     const housekeeping = setInterval(
       () => {
         ensurePartitions().catch((err) => log.error({ err }, 'partition upkeep failed'));
         sql`delete from cache_invalidations where created_at < now() - interval '1 hour'`.catch((err) =>
           log.error({ err }, 'cache_invalidations pruning failed'),
+        );
+        // Client event ids dedupe retries, which come within seconds: 30 days is plenty.
+        sql`delete from click_client_events where created_at < now() - interval '30 days'`.catch((err) =>
+          log.error({ err }, 'click_client_events pruning failed'),
         );
       },
       6 * 3600 * 1000,

@@ -49,12 +49,22 @@ export function createPersistClicksStep(deps: { sql: Sql }) {
 
   return async function persistClicks(clicks: EnrichedClick[]): Promise<PersistResult> {
     if (clicks.length === 0) return { inserted: 0, duplicates: 0, counted: 0 };
-    // The same message twice in one chunk (a producer retry) is one click.
+    // The same message twice in one chunk (a producer retry) is one click; so are two clicks with one
+    // client event id for one program (a caller's retry), the first kept.
     const byEvent = new Map<string, EnrichedClick>();
-    for (const c of clicks) byEvent.set(c.event_id, c);
-    const unique = [...byEvent.values()];
+    const byClientId = new Set<string>();
+    for (const c of clicks) {
+      if (c.client_event_id) {
+        const k = `${c.program_id}:${c.client_event_id}`;
+        if (byClientId.has(k) && !byEvent.has(c.event_id)) continue;
+        byClientId.add(k);
+      }
+      byEvent.set(c.event_id, c);
+    }
+    let unique = [...byEvent.values()];
 
     return sql.begin(async (tx) => {
+      unique = await claimClientEventIds(tx, unique);
       const inserted = new Set<string>();
       let insertedAll = 0;
       for (let i = 0; i < unique.length; i += ROWS_PER_STATEMENT) {
@@ -95,6 +105,25 @@ export function createPersistClicksStep(deps: { sql: Sql }) {
       return { inserted: insertedAll, duplicates: clicks.length - insertedAll, counted: counted.length };
     });
   };
+}
+
+/**
+ * Records the (program, client event id) of each click that has one; a click whose pair was recorded
+ * before (by an earlier attempt of the same click, or by this very message on a redelivery) is dropped:
+ * its click event is already stored, by the same transaction that recorded the pair.
+ */
+async function claimClientEventIds(tx: Tx, clicks: EnrichedClick[]): Promise<EnrichedClick[]> {
+  const withId = clicks.filter((c) => c.client_event_id);
+  if (withId.length === 0) return clicks;
+  const claimed = await tx<{ event_id: string }[]>`
+    insert into click_client_events (program_id, client_event_id, event_id)
+    select * from unnest(${withId.map((c) => c.program_id)}::bigint[],
+                         ${withId.map((c) => c.client_event_id!)}::uuid[],
+                         ${withId.map((c) => c.event_id)}::bigint[])
+    on conflict do nothing
+    returning event_id::text`;
+  const won = new Set(claimed.map((r) => r.event_id));
+  return clicks.filter((c) => !c.client_event_id || won.has(c.event_id));
 }
 
 async function applyCounters(tx: Tx, clicks: EnrichedClick[]): Promise<void> {

@@ -1,0 +1,100 @@
+// BatchingProducer's bound and circuit (issue 11 item 1) against a fake kafkajs producer whose sends the
+// test settles by hand: a send past the bound rejects with ProduceUnavailableError, a send while another
+// is stuck is refused at once, the trial after a failure goes out, and an acknowledgement closes the circuit.
+import t from 'tap';
+import type { Producer } from 'kafkajs';
+import { BatchingProducer, ProduceUnavailableError } from '../../shared/pipeline/kafka.ts';
+
+function fakeProducer() {
+  const sends: { resolve: () => void; reject: (e: Error) => void; count: number }[] = [];
+  const producer = {
+    sendBatch: (req: { topicMessages: { messages: unknown[] }[] }) =>
+      new Promise<void>((resolve, reject) => {
+        const count = req.topicMessages.reduce((n, tm) => n + tm.messages.length, 0);
+        sends.push({ resolve, reject, count });
+      }),
+    disconnect: async () => {},
+  } as unknown as Producer;
+  return { producer, sends };
+}
+const settled = <T>(p: Promise<T>) =>
+  p.then(
+    () => 'ok',
+    (e: Error) => e,
+  );
+const tick = () => new Promise((r) => setImmediate(r));
+
+t.test('a send not acknowledged within the bound rejects with ProduceUnavailableError', async (t) => {
+  const { producer, sends } = fakeProducer();
+  const p = new BatchingProducer(producer, { lingerMs: 0, maxBatch: 100, timeoutMs: 50 });
+  const r = await settled(p.send('topic', { value: 'a' }));
+  t.ok(r instanceof ProduceUnavailableError, String(r));
+  t.equal(sends.length, 1, 'it went out once');
+  t.equal(p.available, false, 'the circuit is open');
+});
+
+t.test('while a send is stuck, new sends are refused at once; an ack closes the circuit', async (t) => {
+  const { producer, sends } = fakeProducer();
+  const p = new BatchingProducer(producer, { lingerMs: 0, maxBatch: 100, timeoutMs: 50 });
+  await settled(p.send('topic', { value: 'a' }));
+  // Refused without going out: no second request, and it settles before any timer could fire.
+  const refused = await Promise.race([
+    settled(p.send('topic', { value: 'b' })),
+    new Promise((r) => setImmediate(() => r('pending'))),
+  ]);
+  t.ok(refused instanceof ProduceUnavailableError, `refused at once: ${String(refused)}`);
+  t.equal(sends.length, 1, 'nothing more was sent');
+  sends[0]!.resolve();
+  await tick();
+  t.equal(p.available, true, 'the late acknowledgement closed the circuit');
+  const ok = settled(p.send('topic', { value: 'c' }));
+  await tick();
+  sends[1]!.resolve();
+  t.equal(await ok, 'ok', 'sends flow again');
+});
+
+t.test('after a failed send with nothing out, the next send is the trial', async (t) => {
+  const { producer, sends } = fakeProducer();
+  const p = new BatchingProducer(producer, { lingerMs: 0, maxBatch: 100, timeoutMs: 5_000 });
+  const first = settled(p.send('topic', { value: 'a' }));
+  await tick();
+  sends[0]!.reject(new Error('Connection error: connect ECONNREFUSED'));
+  const r = await first;
+  t.ok(r instanceof ProduceUnavailableError, 'a refused request rejects the batch');
+  t.equal(p.available, false);
+  const trial = settled(p.send('topic', { value: 'b' }));
+  await tick();
+  t.equal(sends.length, 2, 'the trial went out');
+  sends[1]!.resolve();
+  t.equal(await trial, 'ok');
+  t.equal(p.available, true);
+});
+
+t.test('not connected yet: refused at once; attach lets sends through', async (t) => {
+  const { producer, sends } = fakeProducer();
+  const p = new BatchingProducer(null, { lingerMs: 0, maxBatch: 100, timeoutMs: 5_000 });
+  t.equal(p.connected, false);
+  const r = await settled(p.send('topic', { value: 'a' }));
+  t.ok(r instanceof ProduceUnavailableError, 'refused');
+  p.attach(producer);
+  const ok = settled(p.send('topic', { value: 'b' }));
+  await tick();
+  sends[0]!.resolve();
+  t.equal(await ok, 'ok');
+  t.equal(sends[0]!.count, 1, 'the refused message was never queued');
+});
+
+t.test('a message that timed out while still queued never goes out', async (t) => {
+  const { producer, sends } = fakeProducer();
+  const p = new BatchingProducer(producer, { lingerMs: 0, maxBatch: 100, timeoutMs: 50 });
+  const a = settled(p.send('topic', { value: 'a' }));
+  await tick();
+  // Queued behind the request in flight (the circuit is still closed).
+  const b = settled(p.send('topic', { value: 'b' }));
+  t.ok((await a) instanceof ProduceUnavailableError);
+  t.ok((await b) instanceof ProduceUnavailableError);
+  sends[0]!.resolve();
+  await tick();
+  await tick();
+  t.equal(sends.length, 1, 'b was dropped from the queue, not sent after its caller got a 503');
+});
