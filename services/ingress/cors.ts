@@ -1,5 +1,6 @@
 // CORS for the browser-facing tracking routes (click, lead): only origins on the program's allowed_origins;
-// calls without an Origin header are not browser calls and pass. Sale and refund send no CORS headers.
+// calls without an Origin header are not browser calls and pass, and so do same-origin calls (a page served
+// by this service itself: the dashboard's Integration test buttons). Sale and refund send no CORS headers.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { HttpError } from '../../shared/http/server.ts';
 import type { CachedProgram, TrackingCache } from './tracking-cache.ts';
@@ -8,9 +9,16 @@ export function normaliseOrigin(origin: string): string {
   return origin.trim().replace(/\/+$/, '').toLowerCase();
 }
 
+/** Whether `origin` is the service's own origin (scheme and host as Fastify resolved them for the request). */
+export function isSameOrigin(origin: string, protocol: string, host: string): boolean {
+  return normaliseOrigin(origin) === normaliseOrigin(`${protocol}://${host}`);
+}
+
 export function checkOrigin(req: FastifyRequest, reply: FastifyReply, program: CachedProgram): void {
   const origin = req.headers.origin;
   if (origin === undefined) return;
+  // Not a cross-origin call: no other site's page can send it, and no CORS header is needed for it.
+  if (isSameOrigin(origin, req.protocol, req.host)) return;
   const o = normaliseOrigin(origin);
   if (!program.allowedOrigins.some((a) => normaliseOrigin(a) === o)) {
     throw new HttpError(403, 'Origin not allowed for this program');

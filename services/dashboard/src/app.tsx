@@ -4,7 +4,7 @@ import { useEffect, useState } from 'preact/hooks';
 import type { ComponentType } from 'preact';
 import { Link, match, navigate, useLocation } from './router.tsx';
 import { SessionContext, loadSession, logOut, storeWorkspace, storedWorkspace } from './session.tsx';
-import type { SessionInfo, SessionState } from './session.tsx';
+import type { Role, SessionInfo, SessionState } from './session.tsx';
 import { ErrorBox, Loading, messageOf } from './ui.tsx';
 import { Login, Signup } from './pages/Auth.tsx';
 import { Programs } from './pages/Programs.tsx';
@@ -20,9 +20,16 @@ export interface ProgramPageProps {
   programId: number;
 }
 
-const PROGRAM_PAGES: { slug: string; label: string; page: ComponentType<ProgramPageProps> }[] = [
+const PROGRAM_PAGES: {
+  slug: string;
+  label: string;
+  page: ComponentType<ProgramPageProps>;
+  /** Roles the page is not offered to (it needs a permission they lack: docs/api.md "Roles"). */
+  hiddenFrom?: Role[];
+}[] = [
   { slug: 'overview', label: 'Overview', page: Overview },
-  { slug: 'events', label: 'Events', page: Events },
+  // The events list needs tracking:list, which a viewer does not have.
+  { slug: 'events', label: 'Events', page: Events, hiddenFrom: ['viewer'] },
   { slug: 'partners', label: 'Partners', page: Partners },
   { slug: 'commissions', label: 'Commissions', page: Commissions },
   { slug: 'integration', label: 'Integration', page: Integration },
@@ -34,7 +41,10 @@ export function App() {
   const [error, setError] = useState<string | null>(null);
   const [workspaceId, setWorkspaceId] = useState<number | null>(null);
 
+  const isDocs = path === '/docs';
   useEffect(() => {
+    // The API reference needs no session: it does not ask (nor log a 401 in the console).
+    if (isDocs || info !== undefined) return;
     loadSession().then(
       (s) => {
         setInfo(s);
@@ -42,15 +52,16 @@ export function App() {
       },
       (e: unknown) => setError(messageOf(e)),
     );
-  }, []);
+  }, [isDocs]);
 
   const onSession = (s: SessionInfo) => {
     setInfo(s);
     setWorkspaceId(storedWorkspace(s));
-    navigate('/programs');
+    // A deep link opened while logged out stays where it was; the log in and sign up pages go to Programs.
+    if (['/', '/login', '/signup'].includes(location.pathname)) navigate('/programs');
   };
 
-  if (path === '/docs') return <Docs />;
+  if (isDocs) return <Docs />;
   if (error) return <ErrorBox error={error} />;
   if (info === undefined) return <Loading />;
   if (path === '/signup') return <Signup onSession={onSession} />;
@@ -133,7 +144,7 @@ export function App() {
       </header>
       {programId !== null && (
         <nav class="program-nav" aria-label="Program">
-          {PROGRAM_PAGES.map((p) => (
+          {PROGRAM_PAGES.filter((p) => !p.hiddenFrom?.includes(session.role)).map((p) => (
             <Link
               href={`/programs/${programId}/${p.slug}`}
               aria-current={pm?.page === p.slug ? 'page' : undefined}

@@ -1,5 +1,227 @@
+// Clicks, leads and sales of a program, newest first (GET /api/tracking/events/:programId), with a type
+// filter, a date range and pages. Times are shown in the viewer's timezone; the range is in UTC days.
+import { useState } from 'preact/hooks';
+import { api } from '../api.ts';
 import type { ProgramPageProps } from '../app.tsx';
-// Placeholder: filled in by the dashboard work (issue 12).
-export function Events(_props: ProgramPageProps) {
-  return <h1>Events</h1>;
+import {
+  ErrorBox,
+  GeoCredit,
+  Loading,
+  PageTitle,
+  Pager,
+  dateTime,
+  money,
+  useLoad,
+  useProgram,
+} from '../ui.tsx';
+
+interface EventRow {
+  id: string;
+  event_type: 'click' | 'lead' | 'conversion';
+  timestamp: string;
+  click_id?: string | null;
+  page_url?: string | null;
+  referrer_url?: string | null;
+  geo_country?: string | null;
+  geo_region?: string | null;
+  geo_city?: string | null;
+  device_type?: string | null;
+  device_os?: string | null;
+  browser_name?: string | null;
+  converted?: boolean;
+  customer_key?: string | null;
+  amount_cents?: number;
+  currency?: string | null;
+  sale_type?: string | null;
+  payment_status?: string | null;
+  processor_event_id?: string | null;
+  product_id?: string | null;
+}
+interface EventsPage {
+  data: EventRow[];
+  meta: { pagination: { page: number; pageSize: number; pageCount: number; total: number } };
+}
+
+type Kind = 'all' | 'click' | 'lead' | 'conversion';
+const KINDS: { value: Kind; label: string }[] = [
+  { value: 'all', label: 'All events' },
+  { value: 'click', label: 'Clicks' },
+  { value: 'lead', label: 'Leads' },
+  { value: 'conversion', label: 'Sales' },
+];
+const PAGE_SIZE = 25;
+
+export function Events(props: ProgramPageProps) {
+  const program = useProgram(props.programId);
+  const [filter, setFilter] = useState<{ kind: Kind; from: string; to: string }>({
+    kind: 'all',
+    from: '',
+    to: '',
+  });
+  const [draft, setDraft] = useState(filter);
+  const [page, setPage] = useState(1);
+  const events = useLoad(
+    () =>
+      api.get<EventsPage>(`/api/tracking/events/${props.programId}`, {
+        page,
+        pageSize: PAGE_SIZE,
+        eventType: filter.kind,
+        dateFrom: filter.from,
+        dateTo: filter.to,
+      }),
+    [props.programId, page, filter.kind, filter.from, filter.to],
+  );
+  const currency = program.data?.currency ?? 'USD';
+
+  return (
+    <>
+      <PageTitle title="Events" program={program.data} />
+      <form
+        class="toolbar"
+        aria-label="Filter events"
+        onSubmit={(e) => {
+          e.preventDefault();
+          setPage(1);
+          setFilter(draft);
+        }}
+      >
+        <label>
+          Type
+          <select
+            value={draft.kind}
+            onChange={(e) => setDraft({ ...draft, kind: (e.target as HTMLSelectElement).value as Kind })}
+          >
+            {KINDS.map((k) => (
+              <option value={k.value}>{k.label}</option>
+            ))}
+          </select>
+        </label>
+        <label>
+          From (UTC day)
+          <input
+            type="date"
+            value={draft.from}
+            onInput={(e) => setDraft({ ...draft, from: (e.target as HTMLInputElement).value })}
+          />
+        </label>
+        <label>
+          To (UTC day)
+          <input
+            type="date"
+            value={draft.to}
+            onInput={(e) => setDraft({ ...draft, to: (e.target as HTMLInputElement).value })}
+          />
+        </label>
+        <button type="submit" class="primary">
+          Apply filter
+        </button>
+        <button type="button" onClick={() => events.reload()}>
+          Refresh
+        </button>
+      </form>
+      {events.error ? (
+        <ErrorBox error={events.error} />
+      ) : !events.data ? (
+        <Loading />
+      ) : (
+        <>
+          <p class="subtle" aria-live="polite">
+            {events.data.meta.pagination.total} event{events.data.meta.pagination.total === 1 ? '' : 's'}
+            {events.loading ? ' (updating…)' : ''}
+          </p>
+          {events.data.data.length === 0 ? (
+            <p>No events in this range yet. The Integration page shows how to send the first ones.</p>
+          ) : (
+            <div class="table-wrap">
+              <table class="events">
+                <thead>
+                  <tr>
+                    <th scope="col">Time</th>
+                    <th scope="col">Type</th>
+                    <th scope="col">Details</th>
+                    <th scope="col">Device and place</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {events.data.data.map((ev) => (
+                    <EventLine ev={ev} currency={currency} key={`${ev.event_type}-${ev.id}`} />
+                  ))}
+                </tbody>
+              </table>
+            </div>
+          )}
+          <Pager
+            page={events.data.meta.pagination.page}
+            pageCount={events.data.meta.pagination.pageCount}
+            onPage={setPage}
+          />
+          {events.data.data.some((e) => e.event_type === 'click') && <GeoCredit />}
+        </>
+      )}
+    </>
+  );
+}
+
+const TYPE_LABEL = { click: 'Click', lead: 'Lead', conversion: 'Sale' } as const;
+
+function EventLine(props: { ev: EventRow; currency: string }) {
+  const ev = props.ev;
+  let details;
+  let place = '';
+  if (ev.event_type === 'click') {
+    details = (
+      <>
+        {ev.page_url ? <span class="url">{ev.page_url}</span> : 'No page URL'}
+        {ev.referrer_url && <span class="subtle"> from {ev.referrer_url}</span>}
+        {ev.converted && (
+          <>
+            {' '}
+            <span class="badge live">converted</span>
+          </>
+        )}
+      </>
+    );
+    const device = [ev.device_type, ev.device_os, ev.browser_name].filter(Boolean).join(' · ');
+    const geo = [ev.geo_city, ev.geo_region, ev.geo_country].filter(Boolean).join(', ');
+    place = [device || 'Unknown device', geo || 'Unknown place'].join(' — ');
+  } else if (ev.event_type === 'lead') {
+    details = (
+      <>
+        Customer <code>{ev.customer_key ?? '—'}</code>
+        {ev.converted && (
+          <>
+            {' '}
+            <span class="badge live">converted</span>
+          </>
+        )}
+      </>
+    );
+  } else {
+    details = (
+      <>
+        {money(ev.amount_cents ?? 0, ev.currency ?? props.currency)}
+        {ev.sale_type === 'subscription' ? ' subscription' : ''}
+        {ev.payment_status && ev.payment_status !== 'paid' ? ` (${ev.payment_status})` : ''}
+        {ev.product_id && <span class="subtle"> product {ev.product_id}</span>}
+        {ev.processor_event_id && (
+          <span class="subtle">
+            {' '}
+            · <code>{ev.processor_event_id}</code>
+          </span>
+        )}
+      </>
+    );
+  }
+  return (
+    <tr>
+      <td data-label="Time">
+        <time dateTime={ev.timestamp}>{dateTime(ev.timestamp)}</time>
+      </td>
+      <td data-label="Type">
+        <span class={`kind ${ev.event_type}`}>{TYPE_LABEL[ev.event_type]}</span>
+      </td>
+      <td data-label="Details">{details}</td>
+      <td data-label="Device and place">{place}</td>
+    </tr>
+  );
 }

@@ -1,5 +1,318 @@
+// A program's home: totals with their trend against the previous period of equal length, and the daily
+// charts (uPlot) with a table alternative. Days are whole UTC days (GET /api/tracking/performance).
+import { useEffect, useRef, useState } from 'preact/hooks';
+import uPlot from 'uplot';
+import 'uplot/dist/uPlot.min.css';
+import { api } from '../api.ts';
 import type { ProgramPageProps } from '../app.tsx';
-// Placeholder: filled in by the dashboard work (issue 12).
-export function Overview(_props: ProgramPageProps) {
-  return <h1>Overview</h1>;
+import { ErrorBox, Loading, PageTitle, money, num, useLoad, useProgram } from '../ui.tsx';
+
+interface Trend {
+  trend: number;
+  trendDirection: 'up' | 'down' | 'stable';
+}
+interface Day {
+  date: string;
+  clicks: number;
+  leads: number;
+  conversions: number;
+  revenue: number;
+  commission: number;
+}
+interface Performance {
+  data: Day[];
+  metrics: {
+    totalClicks: number;
+    totalLeads: number;
+    totalConversions: number;
+    totalRevenue: number;
+    conversionRate: number;
+    averageOrderValue: number;
+    totalPartnersCommission: number;
+    clicksTrend: Trend;
+    leadsTrend: Trend;
+    conversionsTrend: Trend;
+    revenueTrend: Trend;
+    commissionTrend: Trend;
+  };
+  meta: {
+    period: '7d' | '30d' | '90d' | 'all' | 'custom';
+    dateFrom: string;
+    dateTo: string;
+    previousPeriod: { dateFrom: string; dateTo: string };
+  };
+}
+
+type Period = '7d' | '30d' | '90d' | 'all';
+type Query = { period: Period } | { dateFrom: string; dateTo: string };
+const PERIODS: { value: Period; label: string }[] = [
+  { value: '7d', label: '7 days' },
+  { value: '30d', label: '30 days' },
+  { value: '90d', label: '90 days' },
+  { value: 'all', label: 'All time' },
+];
+
+/** The service's trend rule (services/api/modules/dashboard/service.ts trendOf), for the derived rates. */
+function trendOf(current: number, previous: number): Trend {
+  if (previous === 0)
+    return current > 0 ? { trend: 100, trendDirection: 'up' } : { trend: 0, trendDirection: 'stable' };
+  return {
+    trend: Math.round((Math.abs(current - previous) / previous) * 1000) / 10,
+    trendDirection: current > previous ? 'up' : current < previous ? 'down' : 'stable',
+  };
+}
+
+const cents = (units: number) => Math.round(units * 100);
+const utcDay = (iso: string) => iso.slice(0, 10);
+
+export function Overview(props: ProgramPageProps) {
+  const program = useProgram(props.programId);
+  const [query, setQuery] = useState<Query>({ period: '30d' });
+  const perf = useLoad(async () => {
+    const path = `/api/tracking/performance/${props.programId}`;
+    const cur = await api.get<Performance>(path, query);
+    // The rates' trends: the same totals for the previous period (the API gives trends for counts only).
+    const prevRange = cur.meta.previousPeriod;
+    const prev = await api
+      .get<Performance>(path, { dateFrom: utcDay(prevRange.dateFrom), dateTo: utcDay(prevRange.dateTo) })
+      .catch(() => null);
+    return { cur, prev };
+  }, [props.programId, JSON.stringify(query)]);
+  const currency = program.data?.currency ?? 'USD';
+
+  return (
+    <>
+      <PageTitle title="Overview" program={program.data} />
+      <PeriodPicker query={query} onChange={setQuery} />
+      {program.error || perf.error ? (
+        <ErrorBox error={program.error ?? perf.error} />
+      ) : !perf.data || !program.data ? (
+        <Loading />
+      ) : (
+        <OverviewBody cur={perf.data.cur} prev={perf.data.prev} currency={currency} stale={perf.loading} />
+      )}
+    </>
+  );
+}
+
+function PeriodPicker(props: { query: Query; onChange(q: Query): void }) {
+  const q = props.query;
+  const today = new Date().toISOString().slice(0, 10);
+  const [from, setFrom] = useState('dateFrom' in q ? q.dateFrom : '');
+  const [to, setTo] = useState('dateTo' in q ? q.dateTo : today);
+  const [error, setError] = useState<string | null>(null);
+  return (
+    <div class="toolbar">
+      <div role="group" aria-label="Period">
+        {PERIODS.map((p) => (
+          <button
+            type="button"
+            aria-pressed={'period' in q && q.period === p.value}
+            onClick={() => props.onChange({ period: p.value })}
+          >
+            {p.label}
+          </button>
+        ))}
+      </div>
+      <form
+        class="range"
+        aria-label="Custom range"
+        onSubmit={(e) => {
+          e.preventDefault();
+          if (!from || !to) return setError('Choose both days of the range');
+          if (from > to) return setError('The first day must not be after the last');
+          setError(null);
+          props.onChange({ dateFrom: from, dateTo: to });
+        }}
+      >
+        <label>
+          From (UTC day)
+          <input
+            type="date"
+            value={from}
+            max={today}
+            onInput={(e) => setFrom((e.target as HTMLInputElement).value)}
+          />
+        </label>
+        <label>
+          To (UTC day)
+          <input type="date" value={to} onInput={(e) => setTo((e.target as HTMLInputElement).value)} />
+        </label>
+        <button type="submit" aria-pressed={'dateFrom' in q}>
+          Show range
+        </button>
+        <ErrorBox error={error} />
+      </form>
+    </div>
+  );
+}
+
+function OverviewBody(props: {
+  cur: Performance;
+  prev: Performance | null;
+  currency: string;
+  stale: boolean;
+}) {
+  const { cur, prev, currency } = props;
+  const m = cur.metrics;
+  const pm = prev?.metrics;
+  const days = cur.data;
+  const range = `${utcDay(cur.meta.dateFrom)} to ${utcDay(cur.meta.dateTo)} (UTC days)`;
+  const vs = `previous ${days.length} day${days.length === 1 ? '' : 's'}`;
+  const tiles: { label: string; value: string; trend: Trend | null }[] = [
+    { label: 'Clicks', value: num(m.totalClicks), trend: m.clicksTrend },
+    { label: 'Leads', value: num(m.totalLeads), trend: m.leadsTrend },
+    { label: 'Conversions', value: num(m.totalConversions), trend: m.conversionsTrend },
+    { label: 'Revenue', value: money(cents(m.totalRevenue), currency), trend: m.revenueTrend },
+    {
+      label: 'Commission',
+      value: money(cents(m.totalPartnersCommission), currency),
+      trend: m.commissionTrend,
+    },
+    {
+      label: 'Conversion rate',
+      value: `${m.conversionRate.toFixed(2)}%`,
+      trend: pm ? trendOf(m.conversionRate, pm.conversionRate) : null,
+    },
+    {
+      label: 'Average order value',
+      value: money(cents(m.averageOrderValue), currency),
+      trend: pm ? trendOf(m.averageOrderValue, pm.averageOrderValue) : null,
+    },
+  ];
+  return (
+    <div aria-busy={props.stale}>
+      <p class="subtle" data-testid="range">
+        {range}; trends compare with the {vs}.
+      </p>
+      <ul class="tiles" aria-label="Totals">
+        {tiles.map((t) => (
+          <li class="tile" key={t.label}>
+            <span class="tile-label">{t.label}</span>
+            <span class="tile-value" data-testid={`tile-${t.label.toLowerCase().replace(/ /g, '-')}`}>
+              {t.value}
+            </span>
+            {t.trend && <TrendBadge trend={t.trend} vs={vs} />}
+          </li>
+        ))}
+      </ul>
+      <Chart
+        title="Clicks, leads and conversions per day (UTC)"
+        days={days}
+        series={[
+          { label: 'Clicks', color: '#0969da', values: days.map((d) => d.clicks) },
+          { label: 'Leads', color: '#8250df', values: days.map((d) => d.leads) },
+          { label: 'Conversions', color: '#1a7f37', values: days.map((d) => d.conversions) },
+        ]}
+        format={(v) => num(v)}
+      />
+      <Chart
+        title={`Revenue and commission per day (UTC, ${currency})`}
+        days={days}
+        series={[
+          { label: 'Revenue', color: '#1a7f37', values: days.map((d) => d.revenue) },
+          { label: 'Commission', color: '#bf3989', values: days.map((d) => d.commission) },
+        ]}
+        format={(v) => money(cents(v), currency)}
+      />
+      <details class="daily">
+        <summary>Daily figures as a table</summary>
+        <div class="table-wrap">
+          <table>
+            <caption>Per UTC day, {range}</caption>
+            <thead>
+              <tr>
+                <th scope="col">Day (UTC)</th>
+                <th scope="col">Clicks</th>
+                <th scope="col">Leads</th>
+                <th scope="col">Conversions</th>
+                <th scope="col">Revenue</th>
+                <th scope="col">Commission</th>
+              </tr>
+            </thead>
+            <tbody>
+              {days.map((d) => (
+                <tr key={d.date}>
+                  <th scope="row">{d.date}</th>
+                  <td>{num(d.clicks)}</td>
+                  <td>{num(d.leads)}</td>
+                  <td>{num(d.conversions)}</td>
+                  <td>{money(cents(d.revenue), currency)}</td>
+                  <td>{money(cents(d.commission), currency)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      </details>
+    </div>
+  );
+}
+
+function TrendBadge(props: { trend: Trend; vs: string }) {
+  const { trend, trendDirection: dir } = props.trend;
+  const arrow = dir === 'up' ? '▲' : dir === 'down' ? '▼' : '▶';
+  const words = dir === 'stable' ? `unchanged from the ${props.vs}` : `${dir} ${trend}% from the ${props.vs}`;
+  return (
+    <span class={`trend ${dir}`} title={words}>
+      <span aria-hidden="true">
+        {arrow} {trend}%
+      </span>
+      <span class="sr-only">{words}</span>
+    </span>
+  );
+}
+
+/** A uPlot line chart of daily series; x is the UTC day, sized to its container. */
+function Chart(props: {
+  title: string;
+  days: Day[];
+  series: { label: string; color: string; values: number[] }[];
+  format(v: number): string;
+}) {
+  const box = useRef<HTMLDivElement>(null);
+  const { days, series, format } = props;
+  useEffect(() => {
+    const el = box.current;
+    if (!el) return;
+    const xs = days.map((d) => Date.parse(`${d.date}T00:00:00Z`) / 1000);
+    const width = () => Math.max(280, el.clientWidth);
+    const plot = new uPlot(
+      {
+        width: width(),
+        height: 240,
+        tzDate: (ts) => uPlot.tzDate(new Date(ts * 1000), 'Etc/UTC'),
+        cursor: { drag: { x: false, y: false } },
+        scales: { x: { time: true }, y: { range: (_u, _min, max) => [0, max > 0 ? max * 1.1 : 1] } },
+        axes: [{}, { values: (_u, splits) => splits.map((v) => format(v)), size: 80 }],
+        series: [
+          {
+            label: 'Day (UTC)',
+            value: (_u, v) => (v == null ? '—' : new Date(v * 1000).toISOString().slice(0, 10)),
+          },
+          ...series.map((s) => ({
+            label: s.label,
+            stroke: s.color,
+            width: 2,
+            points: { show: days.length <= 31 },
+            value: (_u: uPlot, v: number | null) => (v == null ? '—' : format(v)),
+          })),
+        ],
+      },
+      [xs, ...series.map((s) => s.values)],
+      el,
+    );
+    const ro = new ResizeObserver(() => plot.setSize({ width: width(), height: 240 }));
+    ro.observe(el);
+    return () => {
+      ro.disconnect();
+      plot.destroy();
+    };
+  }, [days, series.map((s) => s.values.join(',')).join('|')]);
+  return (
+    <figure class="chart">
+      <figcaption>{props.title}</figcaption>
+      <div ref={box} role="img" aria-label={`${props.title}; the same figures are in the table below`} />
+    </figure>
+  );
 }
