@@ -118,6 +118,18 @@ t.test('Postgres stopped and started during a click load: no exit, nothing lost 
   await pg.stop();
   // The ingress does not need Postgres for a cached link: clicks are still accepted (Kafka holds them).
   await load.acceptMore(50, 'while Postgres is down');
+  // An outage longer than a few retries (the old code gave up after 6 attempts and the process died):
+  // wait until a chunk of the click worker has been retried at least 8 times.
+  const attempts = () =>
+    svc.output
+      .filter((l) => l.startsWith('[click-worker]') && l.includes('chunk waiting for a dependency'))
+      .map((l) => Number(/"attempt":(\d+)/.exec(l)?.[1] ?? 0));
+  await waitFor(
+    'the click worker waiting out the outage',
+    async () => Math.max(0, ...attempts()) >= 8,
+    120_000,
+    200,
+  );
   const lead = await fetch(`${svc.baseUrl}/api/v1/track/lead`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', authorization: `Bearer ${program.token}` },
