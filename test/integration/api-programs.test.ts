@@ -483,9 +483,23 @@ t.test('delete: soft; the program is gone from the API and its token is 401 at t
   const [row] = await sql<{ deleted: boolean }[]>`
     select deleted_at is not null as deleted from programs where id = ${p.id}`;
   t.same(row, { deleted: true }, 'the row is kept, marked deleted');
+  t.equal(
+    (await getJson(url('/api/v1/cli/status'), bearer(p.api_token!))).status,
+    401,
+    'status: dead at once',
+  );
+  // A command is refused by its worker at once (token-regenerate.test.ts); the ingress's own 401, before the
+  // body's 400, comes with its cache's next poll.
   await waitFor(
-    'deleted token rejected',
-    async () => (await getJson(url('/api/v1/cli/status'), bearer(p.api_token!))).status === 401,
+    'deleted token rejected by the ingress',
+    async () =>
+      (
+        await postJson(
+          url('/api/v1/track/sale'),
+          { transaction_id: 'x', amount_cents: 100 },
+          bearer(p.api_token!),
+        )
+      ).status === 401,
     5000,
     50,
   );
