@@ -41,7 +41,11 @@ const { values, int } = cli(USAGE, {
   'json-logs': { type: 'boolean' },
 });
 
-const log = createLogger('start', process.env.LOG_LEVEL ?? 'info');
+const pretty = values['json-logs']
+  ? null
+  : prettyStream({ colorize: process.stdout.isTTY, translateTime: 'HH:MM:ss' });
+// The start script's own lines (stack, migrations, seed) are as readable as the services' lines.
+const log = createLogger('start', process.env.LOG_LEVEL ?? 'info', pretty ?? undefined);
 const port = int('port', Number(process.env.PORT ?? 8080), 65535);
 await mkdir(STACK_DIR, { recursive: true });
 // Before the web service starts: it reads the dashboard's files once, at boot. A failed build does not stop
@@ -71,9 +75,6 @@ if (stack.postgres) {
   if (demo.traffic.seeded) log.info(demo.traffic, 'seeded 30 days of demo traffic');
 }
 
-const pretty = values['json-logs']
-  ? null
-  : prettyStream({ colorize: process.stdout.isTTY, translateTime: 'HH:MM:ss' });
 let stopping = false;
 const running = new Map<ServiceName, ServiceProcess>();
 // Each process's operations endpoints (/healthz, /readyz, /metrics) on its own port: web on OPS_PORT

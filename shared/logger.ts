@@ -14,6 +14,8 @@ export const REDACT_PATHS = [
   '*.session_token',
 ];
 
-export function createLogger(name: string, level = 'info'): Logger {
-  return pino({ name, level, redact: { paths: REDACT_PATHS, censor: '[redacted]' } });
+/** A JSON logger; `destination` (e.g. a pino-pretty stream) replaces stdout. */
+export function createLogger(name: string, level = 'info', destination?: NodeJS.WritableStream): Logger {
+  const opts = { name, level, redact: { paths: REDACT_PATHS, censor: '[redacted]' } };
+  return destination ? pino(opts, destination) : pino(opts);
 }
