@@ -34,6 +34,8 @@ export interface Config {
    * tracking routes and webhooks); also how long a send may wait while the broker is unreachable.
    */
   produceTimeoutMs: number;
+  /** A tracking or webhook request with no answer after this is answered 503 (installAnswerBound). */
+  answerTimeoutMs: number;
   /** How often the ingress polls the cache-invalidation log for link/program changes. */
   cachePollMs: number;
   /** Upper bound on the age of a cached link even without an invalidation. */
@@ -146,6 +148,13 @@ export function loadConfig(env: Env = process.env): Config {
     producerLingerMs: int('PRODUCER_LINGER_MS', 0, 0, 1000),
     producerMaxBatch: int('PRODUCER_MAX_BATCH', 2000, 1, 100_000),
     produceTimeoutMs: int('PRODUCE_TIMEOUT_MS', 2_000, 100, 60_000),
+    // Above the two waits a command request bounds itself (the produce, then the worker's outcome).
+    answerTimeoutMs: int(
+      'ANSWER_TIMEOUT_MS',
+      int('PRODUCE_TIMEOUT_MS', 2_000, 100, 60_000) + int('COMMAND_DEADLINE_MS', 5_000, 100, 120_000) + 1_000,
+      100,
+      300_000,
+    ),
     cachePollMs: int('CACHE_POLL_MS', 500, 50, 60_000),
     cacheTtlMs: int('CACHE_TTL_MS', 60_000, 100, 3_600_000),
     // null = the bundled DB-IP Lite files; '' (GEOIP_*_PATH=none) = disabled.

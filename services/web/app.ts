@@ -4,7 +4,7 @@ import Fastify, { LogController } from 'fastify';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import swagger from '@fastify/swagger';
 import type { Config } from '../../shared/config.ts';
-import { installJsonHandling } from '../../shared/http/server.ts';
+import { installAnswerBound, installJsonHandling } from '../../shared/http/server.ts';
 import type { Logger } from '../../shared/logger.ts';
 import { ingressPlugin } from '../ingress/app.ts';
 import type { IngressDeps } from '../ingress/deps.ts';
@@ -27,7 +27,7 @@ export interface WebParts {
 }
 
 export async function buildWebApp(
-  cfg: Pick<Config, 'trustProxy' | 'bodyLimit'>,
+  cfg: Pick<Config, 'trustProxy' | 'bodyLimit'> & Partial<Pick<Config, 'answerTimeoutMs'>>,
   log: Logger,
   parts: WebParts,
 ): Promise<FastifyInstance> {
@@ -41,6 +41,8 @@ export async function buildWebApp(
     requestIdHeader: 'x-request-id',
   });
   installJsonHandling(app);
+  // Tracking and webhook calls are answered, never left hanging (docs/operations.md "Faults").
+  if (cfg.answerTimeoutMs !== undefined) installAnswerBound(app, cfg.answerTimeoutMs, isTrackingWrite);
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
@@ -108,4 +110,14 @@ export async function buildWebApp(
   if (parts.api) await app.register(apiPlugin, parts.api);
   if (parts.dashboard !== undefined) registerDashboard(app, parts.dashboard, log);
   return app;
+}
+
+/** The integrator-facing writes: click, lead, sale, refund (and their aliases) and processor webhooks. */
+export function isTrackingWrite(req: { method: string; url: string }): boolean {
+  return (
+    req.method === 'POST' &&
+    /^\/api\/(v1\/track|tracking)\/(click|lead|sale|refund)(\?|$)|^\/api\/v1\/webhooks\/processor\//.test(
+      req.url,
+    )
+  );
 }

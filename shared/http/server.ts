@@ -116,3 +116,31 @@ export function jsonBody(req: FastifyRequest): Record<string, unknown> {
 }
 
 export const EMAIL_RE = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+
+/** The 503 of a request that found no answer within its bound (ANSWER_TIMEOUT_MS). */
+export const NO_ANSWER_IN_TIME =
+  'The request could not be answered in time; retry it (the same Idempotency-Key or event_id is counted once)';
+
+/**
+ * Callers get an answer, never a hang: a request that `applies` to and still has no reply after `ms` is
+ * answered 503 with Retry-After. The handler's own answer, if it comes later, is dropped (Fastify sends one
+ * reply). The bound sits above every wait the handlers bound themselves (PRODUCE_TIMEOUT_MS, then
+ * COMMAND_DEADLINE_MS); it catches what they do not bound (a driver stalled on a dying connection).
+ */
+export function installAnswerBound(
+  app: FastifyInstance,
+  ms: number,
+  applies: (req: FastifyRequest) => boolean,
+): void {
+  app.addHook('onRequest', (req, reply, done) => {
+    if (applies(req)) {
+      const timer = setTimeout(() => {
+        if (reply.sent) return;
+        req.log.warn({ url: req.url, ms }, 'no answer within the bound: 503');
+        void reply.code(503).header('retry-after', '2').send({ error: NO_ANSWER_IN_TIME });
+      }, ms);
+      reply.raw.once('close', () => clearTimeout(timer));
+    }
+    done();
+  });
+}
