@@ -17,6 +17,8 @@ import { chromium } from 'playwright-core';
 import type { Browser, BrowserContext, ConsoleMessage, Page } from 'playwright-core';
 import type { Test } from 'tap';
 import { ROOT } from '../../scripts/lib/stack.ts';
+import { PASSWORD } from './accounts.ts';
+import type { User } from './accounts.ts';
 
 export type { Browser, BrowserContext, Page } from 'playwright-core';
 
@@ -60,6 +62,13 @@ export interface PageOptions {
   allowStatus?: { status: number; url: RegExp }[];
   /** The browser's timezone (the dashboard shows times in the viewer's zone). */
   timezoneId?: string;
+  /**
+   * Logged in as this user (with accounts.ts's PASSWORD) before the page opens, through the real cookie
+   * session: POST /api/auth/session sets the HttpOnly svc_session cookie in the context.
+   */
+  user?: Pick<User, 'email'>;
+  /** Grants clipboard read and write, for a test that reads what a Copy button wrote. */
+  clipboard?: boolean;
 }
 
 export interface PageHarness {
@@ -109,6 +118,18 @@ export async function openPage(
   // Generous: the machine is shared and slow; tests wait for conditions, never for time.
   context.setDefaultTimeout(20_000);
   context.setDefaultNavigationTimeout(30_000);
+  if (opts.clipboard) {
+    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: baseUrl });
+  }
+  if (opts.user) {
+    const login = await context.request.post('/api/auth/session', {
+      data: { email: opts.user.email, password: PASSWORD },
+    });
+    if (login.status() !== 200) {
+      await context.close();
+      throw new Error(`log in as ${opts.user.email}: ${login.status()} ${await login.text()}`);
+    }
+  }
   const page = await context.newPage();
   const errors: string[] = [];
   const allowed = [...EXPECTED_CONSOLE, ...(opts.allowStatus ?? [])];

@@ -8,8 +8,8 @@ import { readFile } from 'node:fs/promises';
 import { postJson, startServices, waitFor } from '../helpers/stack.ts';
 import { bearer, getJson, signup } from '../helpers/accounts.ts';
 import type { User } from '../helpers/accounts.ts';
-import { launchBrowser, openAs, screenshot } from './dashboard-manage-shim.ts';
-import type { Page } from './dashboard-manage-shim.ts';
+import { launchBrowser, openPage, screenshot } from '../helpers/browser.ts';
+import type { BrowserTest, Page, PageOptions } from '../helpers/browser.ts';
 
 const svc = await startServices(t, [
   'web',
@@ -33,17 +33,14 @@ const program = created.body.data as { id: number; api_token: string };
 await postJson(api(`/api/advertiser/affiliate-programs/${program.id}/go-live`), {}, bearer(owner.session));
 const pages = (p: string) => `/programs/${program.id}/${p}`;
 
-/** Every console error and page error of `page`, to assert none happened. */
-function consoleErrors(page: Page): string[] {
-  const errors: string[] = [];
-  page.on('console', (m) => {
-    // The browser's own favicon request is not the page's doing (index.html names no icon: the shell's).
-    if (m.type() === 'error' && !m.location().url.endsWith('/favicon.ico'))
-      errors.push(`${page.url()}: ${m.text()} ${m.location().url}`);
+/** A page logged in as `user` (the real cookie session), with the clipboard readable. */
+const openAs = (t: BrowserTest, user: Pick<User, 'email'>, opts: PageOptions = {}) =>
+  openPage(t, browser, svc.baseUrl, {
+    viewport: { width: 1280, height: 900 },
+    clipboard: true,
+    user,
+    ...opts,
   });
-  page.on('pageerror', (e) => errors.push(`${page.url()}: ${e.message}`));
-  return errors;
-}
 
 const WRITE_ACTIONS =
   /^(Add partner|Create link|Deactivate|Activate|Mark paid|Add member|Remove|Create key|Revoke|Connect|Save connection|Roll signing secret)\b/;
@@ -57,8 +54,7 @@ let referralUrl = '';
 let viewer: User;
 
 t.test('owner: partner, link, referral URL, commission paid, CSV, API key, processor, viewer', async (t) => {
-  const { page } = await openAs(browser, svc.baseUrl, owner);
-  const errors = consoleErrors(page);
+  const { page, assertNoErrors } = await openAs(t, owner);
 
   // Partners: add one, create a link, copy its full referral URL.
   await page.goto(api(pages('partners')));
@@ -218,12 +214,11 @@ t.test('owner: partner, link, referral URL, commission paid, CSV, API key, proce
   await processor.getByText(/No processor events/).waitFor();
   await screenshot(page, 'settings');
 
-  t.same(errors, [], 'no console errors');
+  assertNoErrors(t, 'no console errors');
 });
 
 t.test('a viewer sees the pages without write actions', async (t) => {
-  const { page } = await openAs(browser, svc.baseUrl, viewer);
-  const errors = consoleErrors(page);
+  const { page, assertNoErrors } = await openAs(t, viewer);
   await page.addInitScript((ws) => localStorage.setItem('svc.workspace', String(ws)), owner.workspaceId);
 
   await page.goto(api(pages('partners')));
@@ -250,11 +245,11 @@ t.test('a viewer sees the pages without write actions', async (t) => {
   t.equal(await page.locator('main input, main select').count(), 2, 'only the processor-event filters');
   await screenshot(page, 'settings-viewer');
 
-  t.same(errors, [], 'no console errors');
+  assertNoErrors(t, 'no console errors');
 });
 
 t.test('errors show as messages, never a blank page', async (t) => {
-  const { page } = await openAs(browser, svc.baseUrl, owner);
+  const { page } = await openAs(t, owner);
   await page.goto(api('/programs/999999999/commissions'));
   await page.getByRole('alert').filter({ hasText: 'Program not found' }).waitFor();
   await page.goto(api('/programs/999999999/partners'));
@@ -279,10 +274,7 @@ t.test('errors show as messages, never a blank page', async (t) => {
 });
 
 t.test('usable at 390 px: no page scrolls sideways', async (t) => {
-  const { page } = await openAs(browser, svc.baseUrl, owner, {
-    width: 390,
-    height: 844,
-  });
+  const { page } = await openAs(t, owner, { viewport: { width: 390, height: 844 } });
   for (const path of [pages('partners'), pages('commissions'), '/settings']) {
     await page.goto(api(path));
     await page.locator('h1').waitFor();

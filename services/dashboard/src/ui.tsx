@@ -1,7 +1,9 @@
-// Small pieces every page uses: loading data, showing errors, money and times, copy buttons.
-import { useCallback, useEffect, useState } from 'preact/hooks';
+// Small pieces every page uses: loading data, showing errors, money and times, copy buttons, a button
+// that asks first, a secret shown once, pages of a list.
+import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import type { ComponentChildren } from 'preact';
 import { api } from './api.ts';
+import './pages/manage.css';
 
 export interface Loaded<T> {
   data: T | null;
@@ -147,6 +149,21 @@ export function useProgram(programId: number): Loaded<Program> {
   );
 }
 
+/** A page of one program: its heading, then `children` once the program is loaded (or the error). */
+export function ProgramPage(props: {
+  title: string;
+  programId: number;
+  children: (program: Program) => ComponentChildren;
+}) {
+  const program = useProgram(props.programId);
+  return (
+    <>
+      <h1>{props.title}</h1>
+      <Show loaded={program}>{props.children}</Show>
+    </>
+  );
+}
+
 /** The page's title line: the page name and, when known, the program's. */
 export function PageTitle(props: { title: string; program?: Program | null }) {
   useEffect(() => {
@@ -160,26 +177,53 @@ export function PageTitle(props: { title: string; program?: Program | null }) {
   );
 }
 
-/** A secret shown once (a tracking token, an API key): copy button and the warning. */
-export function SecretOnce(props: { label: string; secret: string; onDone(): void }) {
+/** The programs of one workspace (the list route returns those of every workspace the user is in). */
+export function useWorkspacePrograms(workspaceId: number): Loaded<Program[]> {
+  return useLoad(
+    async () =>
+      (await api.get<{ data: Program[] }>('/api/advertiser/affiliate-programs')).data.filter(
+        (p) => p.workspace_id === workspaceId,
+      ),
+    [workspaceId],
+  );
+}
+
+/**
+ * A secret the API returns only once (a tracking token, an API key, a signing secret): the value, a copy
+ * button and the warning, until dismissed. It takes the focus when it appears.
+ */
+export function SecretOnce(props: {
+  title: string;
+  secret: string;
+  onDone(): void;
+  doneLabel?: string;
+  children?: ComponentChildren;
+}) {
+  const ref = useRef<HTMLElement>(null);
+  useEffect(() => ref.current?.focus(), [props.secret]);
   return (
-    <section class="secret-once" role="status" aria-label={props.label}>
+    <section class="shown-once" role="status" aria-label={props.title} tabIndex={-1} ref={ref}>
+      <strong>{props.title}</strong>
       <p>
-        <strong>{props.label}</strong>: copy it now, <strong>you will not see it again</strong>.
+        <code class="secret" data-testid="secret">
+          {props.secret}
+        </code>{' '}
+        <CopyButton text={props.secret} />
       </p>
-      <p class="secret-row">
-        <code data-testid="secret">{props.secret}</code> <CopyButton text={props.secret} />
+      <p>
+        Copy it now and keep it safe: <strong>you will not see it again</strong>.
       </p>
+      {props.children}
       <button type="button" onClick={props.onDone}>
-        I have saved it
+        {props.doneLabel ?? 'Done'}
       </button>
     </section>
   );
 }
 
 /**
- * A button that asks before acting: the first press shows the question with "Yes, …" and "Cancel";
- * errors of the action are shown beside it.
+ * A button that asks first: the question replaces it with "Yes, …" and Cancel (focus on the answer,
+ * Escape cancels, the focus goes back to the button). An error of `onConfirm` is shown beside the button.
  */
 export function ConfirmButton(props: {
   label: string;
@@ -191,66 +235,159 @@ export function ConfirmButton(props: {
   const [asking, setAsking] = useState(false);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
+  const confirmRef = useRef<HTMLButtonElement>(null);
+  const openRef = useRef<HTMLButtonElement>(null);
+  const wasAsking = useRef(false);
+  useEffect(() => {
+    if (asking) confirmRef.current?.focus();
+    else if (wasAsking.current) openRef.current?.focus();
+    wasAsking.current = asking;
+  }, [asking]);
+
   if (!asking) {
     return (
-      <button type="button" class={props.danger ? 'danger' : undefined} onClick={() => setAsking(true)}>
-        {props.label}
-      </button>
+      <>
+        <button
+          ref={openRef}
+          type="button"
+          class={props.danger ? 'danger' : undefined}
+          onClick={() => {
+            setError(null);
+            setAsking(true);
+          }}
+        >
+          {props.label}
+        </button>
+        <ErrorBox error={error} />
+      </>
     );
   }
+  const run = async () => {
+    setBusy(true);
+    try {
+      await props.onConfirm();
+    } catch (e) {
+      setError(messageOf(e));
+    } finally {
+      setBusy(false);
+      setAsking(false);
+    }
+  };
   return (
-    <span class="confirm" role="group" aria-label={props.label}>
+    <span
+      class="confirm"
+      role="group"
+      aria-label={props.question}
+      onKeyDown={(e) => {
+        if (e.key === 'Escape') setAsking(false);
+      }}
+    >
       <span>{props.question}</span>{' '}
       <button
+        ref={confirmRef}
         type="button"
         class={props.danger ? 'danger' : 'primary'}
         disabled={busy}
-        ref={(el) => el?.focus()}
-        onClick={() => {
-          setBusy(true);
-          setError(null);
-          props.onConfirm().then(
-            () => {
-              setBusy(false);
-              setAsking(false);
-            },
-            (e: unknown) => {
-              setBusy(false);
-              setError(messageOf(e));
-            },
-          );
-        }}
+        onClick={() => void run()}
       >
         {props.confirmLabel ?? `Yes, ${props.label.toLowerCase()}`}
       </button>{' '}
-      <button type="button" onClick={() => setAsking(false)}>
+      <button type="button" disabled={busy} onClick={() => setAsking(false)}>
         Cancel
       </button>
-      <ErrorBox error={error} />
     </span>
   );
 }
 
-/** Previous / next page links for a paginated list. */
-export function Pager(props: { page: number; pageCount: number; onPage(p: number): void }) {
-  if (props.pageCount <= 1) return null;
+/**
+ * Previous / next buttons for a paged list: `pageCount` when the total is known, else `hasNext`. Pages
+ * count from 1; `note` follows the page number ("26 events").
+ */
+export function Pager(props: {
+  page: number;
+  pageCount?: number;
+  hasNext?: boolean;
+  label?: string;
+  note?: string;
+  onPage(p: number): void;
+}) {
+  const hasNext = props.pageCount !== undefined ? props.page < props.pageCount : !!props.hasNext;
+  if (props.pageCount !== undefined ? props.pageCount <= 1 : props.page <= 1 && !hasNext) return null;
   return (
-    <nav class="pager" aria-label="Pages">
+    <nav class="pager" aria-label={props.label ?? 'Pages'}>
       <button type="button" disabled={props.page <= 1} onClick={() => props.onPage(props.page - 1)}>
         Previous page
       </button>
       <span>
-        Page {props.page} of {props.pageCount}
+        Page {props.page}
+        {props.pageCount !== undefined && ` of ${props.pageCount}`}
+        {props.note && ` (${props.note})`}
       </span>
-      <button
-        type="button"
-        disabled={props.page >= props.pageCount}
-        onClick={() => props.onPage(props.page + 1)}
-      >
+      <button type="button" disabled={!hasNext} onClick={() => props.onPage(props.page + 1)}>
         Next page
       </button>
     </nav>
   );
+}
+
+/**
+ * A table in a wrapper that scrolls sideways on a narrow screen (the page itself never does): the caption
+ * (`hiddenCaption`: for screen readers only), the column headings (false: a column left out) and the rows.
+ */
+export function Table(props: {
+  caption?: ComponentChildren;
+  hiddenCaption?: boolean;
+  class?: string;
+  columns: (string | false)[];
+  children: ComponentChildren;
+}) {
+  return (
+    <div class="table-wrap">
+      <table class={props.class}>
+        {props.caption !== undefined && (
+          <caption class={props.hiddenCaption ? 'sr-only' : undefined}>{props.caption}</caption>
+        )}
+        <thead>
+          <tr>{props.columns.map((c) => c !== false && <th scope="col">{c}</th>)}</tr>
+        </thead>
+        <tbody>{props.children}</tbody>
+      </table>
+    </div>
+  );
+}
+
+/** A form's submit: runs `action`, shows its error under the form; true on success. */
+export function useSubmit(): {
+  busy: boolean;
+  error: string | null;
+  setError(e: string | null): void;
+  run(action: () => Promise<void>): Promise<boolean>;
+} {
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  return {
+    busy,
+    error,
+    setError,
+    async run(action) {
+      setBusy(true);
+      setError(null);
+      try {
+        await action();
+        return true;
+      } catch (e) {
+        setError(messageOf(e));
+        return false;
+      } finally {
+        setBusy(false);
+      }
+    },
+  };
+}
+
+/** A read-only note for roles that may not change something. */
+export function ReadOnlyNote(props: { children: ComponentChildren }) {
+  return <p class="note">{props.children}</p>;
 }
 
 /** The credit DB-IP's licence (CC BY 4.0) asks for wherever its geolocation data is shown. */

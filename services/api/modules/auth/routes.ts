@@ -130,33 +130,38 @@ export function registerAuthRoutes(fastify: FastifyInstance, deps: ApiDeps): voi
     return { token, expiresAt };
   }
 
+  /** Signup (bearer or cookie): the user and workspace made, and the new session; 409 for a known email. */
+  async function signUp(body: unknown) {
+    const s = parseSignup(body);
+    const passwordHash = await hashPassword(s.password);
+    const result = await dal.signup({ ...s, passwordHash });
+    if (!result) throw new HttpError(409, 'A user with this email already exists');
+    return { signup: s, ...result, session: await newSession(result.userId) };
+  }
+
+  /** Log in (bearer or cookie): the user's id and a new session; 401 for a wrong email or password. */
+  async function logIn(b: { email: string; password: string }) {
+    const user = await dal.userByEmail(b.email.trim());
+    // Verify against a dummy hash for unknown emails, so timing does not reveal which emails exist.
+    const ok = await verifyPassword(b.password, user?.password_hash ?? DUMMY_HASH);
+    if (!user || !ok) throw new HttpError(401, 'Invalid email or password');
+    return { userId: Number(user.id), session: await newSession(Number(user.id)) };
+  }
+
   app.post(
     '/api/auth/signup',
     // No body at all (or JSON null) is `Request body must be a JSON object`, as before the schema.
     { preValidation: requireBodyObject, schema: signupSchema },
     async (req, reply) => {
-      const s = parseSignup(req.body);
-      const passwordHash = await hashPassword(s.password);
-      const result = await dal.signup({ ...s, passwordHash });
-      if (!result) throw new HttpError(409, 'A user with this email already exists');
-      const session = await newSession(result.userId);
+      const { signup: s, userId, workspace, session } = await signUp(req.body);
       return reply.code(201).send({
-        data: {
-          user: { id: result.userId, email: s.email, name: s.name },
-          workspace: result.workspace,
-          session_token: session.token,
-        },
+        data: { user: { id: userId, email: s.email, name: s.name }, workspace, session_token: session.token },
       });
     },
   );
 
   app.post('/api/auth/login', { schema: loginSchema }, async (req) => {
-    const b = req.body;
-    const user = await dal.userByEmail(b.email.trim());
-    // Verify against a dummy hash for unknown emails, so timing does not reveal which emails exist.
-    const ok = await verifyPassword(b.password, user?.password_hash ?? DUMMY_HASH);
-    if (!user || !ok) throw new HttpError(401, 'Invalid email or password');
-    const session = await newSession(Number(user.id));
+    const { session } = await logIn(req.body);
     return { data: { session_token: session.token, expires_at: session.expiresAt.toISOString() } };
   });
 
@@ -184,26 +189,18 @@ export function registerAuthRoutes(fastify: FastifyInstance, deps: ApiDeps): voi
   }
 
   app.post('/api/auth/session', { schema: sessionLoginSchema }, async (req, reply) => {
-    const b = req.body;
-    const user = await dal.userByEmail(b.email.trim());
-    const ok = await verifyPassword(b.password, user?.password_hash ?? DUMMY_HASH);
-    if (!user || !ok) throw new HttpError(401, 'Invalid email or password');
-    const session = await newSession(Number(user.id));
+    const { userId, session } = await logIn(req.body);
     reply.header('set-cookie', sessionCookie(session.token, maxAge, req.protocol === 'https'));
-    return sessionAnswer(Number(user.id), session.token, session.expiresAt);
+    return sessionAnswer(userId, session.token, session.expiresAt);
   });
 
   app.post(
     '/api/auth/session/signup',
     { preValidation: requireBodyObject, schema: sessionSignupSchema },
     async (req, reply) => {
-      const s = parseSignup(req.body);
-      const passwordHash = await hashPassword(s.password);
-      const result = await dal.signup({ ...s, passwordHash });
-      if (!result) throw new HttpError(409, 'A user with this email already exists');
-      const session = await newSession(result.userId);
+      const { userId, session } = await signUp(req.body);
       reply.header('set-cookie', sessionCookie(session.token, maxAge, req.protocol === 'https'));
-      return reply.code(201).send(await sessionAnswer(result.userId, session.token, session.expiresAt));
+      return reply.code(201).send(await sessionAnswer(userId, session.token, session.expiresAt));
     },
   );
 

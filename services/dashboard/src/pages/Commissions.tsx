@@ -4,10 +4,20 @@ import { useState } from 'preact/hooks';
 import type { ProgramPageProps } from '../app.tsx';
 import { api } from '../api.ts';
 import { useSession } from '../session.tsx';
-import { ErrorBox, Loading, Show, dateTime, money, useLoad } from '../ui.tsx';
+import {
+  ConfirmButton,
+  ErrorBox,
+  Loading,
+  Pager,
+  ProgramPage,
+  ReadOnlyNote,
+  Table,
+  dateTime,
+  money,
+  useLoad,
+} from '../ui.tsx';
 import { toCsv } from '../csv.ts';
-import { ConfirmButton, ReadOnlyNote, useProgram } from './manage.tsx';
-import type { ProgramInfo } from './manage.tsx';
+import type { Program } from '../ui.tsx';
 
 const STATUSES = ['pending', 'approved', 'paid', 'reversed', 'refunded'] as const;
 type Status = (typeof STATUSES)[number];
@@ -27,16 +37,14 @@ interface Commission {
 }
 
 export function Commissions({ programId }: ProgramPageProps) {
-  const program = useProgram(programId);
   return (
-    <>
-      <h1>Commissions</h1>
-      <Show loaded={program}>{(p) => <CommissionsOf program={p} />}</Show>
-    </>
+    <ProgramPage title="Commissions" programId={programId}>
+      {(p) => <CommissionsOf program={p} />}
+    </ProgramPage>
   );
 }
 
-function CommissionsOf({ program }: { program: ProgramInfo }) {
+function CommissionsOf({ program }: { program: Program }) {
   const { canWrite } = useSession();
   const [status, setStatus] = useState<Status | ''>('');
   const [page, setPage] = useState(0);
@@ -146,62 +154,48 @@ function CommissionsOf({ program }: { program: ProgramInfo }) {
       ) : rows.length === 0 ? (
         <p>{status ? `No ${status} commissions.` : 'No commissions yet.'}</p>
       ) : (
-        <div class="table-wrap">
-          <table>
-            <caption class="sr-only">Commissions of {program.name}</caption>
-            <thead>
-              <tr>
-                <th scope="col">Created</th>
-                <th scope="col">Partner</th>
-                <th scope="col">Sale</th>
-                <th scope="col">Amount</th>
-                <th scope="col">Status</th>
-                <th scope="col">Paid</th>
-                <th scope="col">Refund reason</th>
-                {canWrite && <th scope="col">Action</th>}
-              </tr>
-            </thead>
-            <tbody>
-              {rows.map((c) => (
-                <tr key={c.id} data-commission={c.id}>
-                  <td>{dateTime(c.created_at)}</td>
-                  <td>{partnerName(c.partner_id)}</td>
-                  <td>#{c.sale_id}</td>
-                  <td>{money(c.amount_cents, c.currency)}</td>
-                  <td>
-                    <span class={`badge ${c.status}`}>{c.status}</span>
-                  </td>
-                  <td>{dateTime(c.paid_at)}</td>
-                  <td>{c.refund_reason ?? '—'}</td>
-                  {canWrite && (
-                    <td>
-                      {PAYABLE.includes(c.status) && (
-                        <ConfirmButton
-                          label="Mark paid"
-                          question={`Mark ${money(c.amount_cents, c.currency)} to ${partnerName(c.partner_id)} paid?`}
-                          confirmLabel="Yes, mark paid"
-                          action={() => markPaid(c)}
-                        />
-                      )}
-                    </td>
+        <Table
+          caption={`Commissions of ${program.name}`}
+          hiddenCaption
+          columns={[
+            'Created',
+            'Partner',
+            'Sale',
+            'Amount',
+            'Status',
+            'Paid',
+            'Refund reason',
+            canWrite && 'Action',
+          ]}
+        >
+          {rows.map((c) => (
+            <tr key={c.id} data-commission={c.id}>
+              <td>{dateTime(c.created_at)}</td>
+              <td>{partnerName(c.partner_id)}</td>
+              <td>#{c.sale_id}</td>
+              <td>{money(c.amount_cents, c.currency)}</td>
+              <td>
+                <span class={`badge ${c.status}`}>{c.status}</span>
+              </td>
+              <td>{dateTime(c.paid_at)}</td>
+              <td>{c.refund_reason ?? '—'}</td>
+              {canWrite && (
+                <td>
+                  {PAYABLE.includes(c.status) && (
+                    <ConfirmButton
+                      label="Mark paid"
+                      question={`Mark ${money(c.amount_cents, c.currency)} to ${partnerName(c.partner_id)} paid?`}
+                      confirmLabel="Yes, mark paid"
+                      onConfirm={() => markPaid(c)}
+                    />
                   )}
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+                </td>
+              )}
+            </tr>
+          ))}
+        </Table>
       )}
-      {(page > 0 || hasNext) && (
-        <nav class="pager" aria-label="Commission pages">
-          <button type="button" disabled={page === 0} onClick={() => setPage(page - 1)}>
-            Previous page
-          </button>
-          <span>Page {page + 1}</span>
-          <button type="button" disabled={!hasNext} onClick={() => setPage(page + 1)}>
-            Next page
-          </button>
-        </nav>
-      )}
+      <Pager label="Commission pages" page={page + 1} hasNext={hasNext} onPage={(p) => setPage(p - 1)} />
     </>
   );
 }

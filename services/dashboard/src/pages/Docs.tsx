@@ -3,7 +3,7 @@
 // Readable without logging in. Schemas are shown as a flat list of fields, one level of nesting deep.
 import { useEffect } from 'preact/hooks';
 import { api } from '../api.ts';
-import { Show, useLoad } from '../ui.tsx';
+import { Show, Table, useLoad } from '../ui.tsx';
 
 interface Schema {
   type?: string | string[];
@@ -144,31 +144,20 @@ function Reference(props: { doc: OpenApi }) {
                   />
                 ))}
               {op.responses && (
-                <div class="table-wrap">
-                  <table>
-                    <caption>Responses</caption>
-                    <thead>
+                <Table caption="Responses" columns={['Status', 'Meaning and fields']}>
+                  {Object.entries(op.responses).map(([code, r]) => {
+                    const schema = resolve(Object.values(r.content ?? {})[0]?.schema);
+                    return (
                       <tr>
-                        <th scope="col">Status</th>
-                        <th scope="col">Meaning and fields</th>
+                        <th scope="row">{code}</th>
+                        <td>
+                          {r.description === 'Default Response' ? '' : text(r.description)}
+                          {schema && <span class="subtle"> {shapeOf(schema, resolve)}</span>}
+                        </td>
                       </tr>
-                    </thead>
-                    <tbody>
-                      {Object.entries(op.responses).map(([code, r]) => {
-                        const schema = resolve(Object.values(r.content ?? {})[0]?.schema);
-                        return (
-                          <tr>
-                            <th scope="row">{code}</th>
-                            <td>
-                              {r.description === 'Default Response' ? '' : text(r.description)}
-                              {schema && <span class="subtle"> {shapeOf(schema, resolve)}</span>}
-                            </td>
-                          </tr>
-                        );
-                      })}
-                    </tbody>
-                  </table>
-                </div>
+                    );
+                  })}
+                </Table>
               )}
             </article>
           ))}
@@ -263,34 +252,18 @@ function SchemaFields(props: {
 function Fields(props: { caption: string; rows: FieldRow[] }) {
   const showWhere = props.rows.some((r) => r.where);
   return (
-    <div class="table-wrap">
-      <table>
-        <caption>{props.caption}</caption>
-        <thead>
-          <tr>
-            <th scope="col">Name</th>
-            {showWhere && <th scope="col">In</th>}
-            <th scope="col">Type</th>
-            <th scope="col">Required</th>
-            <th scope="col">Notes</th>
-          </tr>
-        </thead>
-        <tbody>
-          {props.rows.map((r) => (
-            <tr>
-              <th scope="row">
-                <code>{r.name}</code>
-              </th>
-              {showWhere && <td>{r.where}</td>}
-              <td>{typeOf(r.schema)}</td>
-              <td>{r.required ? 'yes' : 'no'}</td>
-              <td>
-                {text([r.description?.replace(/\.$/, ''), limits(r.schema)].filter(Boolean).join('; '))}
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
+    <Table caption={props.caption} columns={['Name', showWhere && 'In', 'Type', 'Required', 'Notes']}>
+      {props.rows.map((r) => (
+        <tr>
+          <th scope="row">
+            <code>{r.name}</code>
+          </th>
+          {showWhere && <td>{r.where}</td>}
+          <td>{typeOf(r.schema)}</td>
+          <td>{r.required ? 'yes' : 'no'}</td>
+          <td>{text([r.description?.replace(/\.$/, ''), limits(r.schema)].filter(Boolean).join('; '))}</td>
+        </tr>
+      ))}
+    </Table>
   );
 }

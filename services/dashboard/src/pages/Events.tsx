@@ -9,6 +9,7 @@ import {
   Loading,
   PageTitle,
   Pager,
+  Table,
   dateTime,
   money,
   useLoad,
@@ -132,23 +133,11 @@ export function Events(props: ProgramPageProps) {
           {events.data.data.length === 0 ? (
             <p>No events in this range yet. The Integration page shows how to send the first ones.</p>
           ) : (
-            <div class="table-wrap">
-              <table class="events">
-                <thead>
-                  <tr>
-                    <th scope="col">Time</th>
-                    <th scope="col">Type</th>
-                    <th scope="col">Details</th>
-                    <th scope="col">Device and place</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {events.data.data.map((ev) => (
-                    <EventLine ev={ev} currency={currency} key={`${ev.event_type}-${ev.id}`} />
-                  ))}
-                </tbody>
-              </table>
-            </div>
+            <Table class="events" columns={['Time', 'Type', 'Details', 'Device and place']}>
+              {events.data.data.map((ev) => (
+                <EventLine ev={ev} currency={currency} key={`${ev.event_type}-${ev.id}`} />
+              ))}
+            </Table>
           )}
           <Pager
             page={events.data.meta.pagination.page}

@@ -5,7 +5,7 @@ import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 import { api } from '../api.ts';
 import type { ProgramPageProps } from '../app.tsx';
-import { ErrorBox, Loading, PageTitle, money, num, useLoad, useProgram } from '../ui.tsx';
+import { ErrorBox, Loading, PageTitle, Table, money, num, useLoad, useProgram } from '../ui.tsx';
 
 interface Trend {
   trend: number;
@@ -217,33 +217,21 @@ function OverviewBody(props: {
       />
       <details class="daily">
         <summary>Daily figures as a table</summary>
-        <div class="table-wrap">
-          <table>
-            <caption>Per UTC day, {range}</caption>
-            <thead>
-              <tr>
-                <th scope="col">Day (UTC)</th>
-                <th scope="col">Clicks</th>
-                <th scope="col">Leads</th>
-                <th scope="col">Conversions</th>
-                <th scope="col">Revenue</th>
-                <th scope="col">Commission</th>
-              </tr>
-            </thead>
-            <tbody>
-              {days.map((d) => (
-                <tr key={d.date}>
-                  <th scope="row">{d.date}</th>
-                  <td>{num(d.clicks)}</td>
-                  <td>{num(d.leads)}</td>
-                  <td>{num(d.conversions)}</td>
-                  <td>{money(cents(d.revenue), currency)}</td>
-                  <td>{money(cents(d.commission), currency)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <Table
+          caption={`Per UTC day, ${range}`}
+          columns={['Day (UTC)', 'Clicks', 'Leads', 'Conversions', 'Revenue', 'Commission']}
+        >
+          {days.map((d) => (
+            <tr key={d.date}>
+              <th scope="row">{d.date}</th>
+              <td>{num(d.clicks)}</td>
+              <td>{num(d.leads)}</td>
+              <td>{num(d.conversions)}</td>
+              <td>{money(cents(d.revenue), currency)}</td>
+              <td>{money(cents(d.commission), currency)}</td>
+            </tr>
+          ))}
+        </Table>
       </details>
     </div>
   );

@@ -4,10 +4,21 @@ import { useState } from 'preact/hooks';
 import type { ProgramPageProps } from '../app.tsx';
 import { api } from '../api.ts';
 import { useSession } from '../session.tsx';
-import { CopyButton, ErrorBox, Loading, Show, dateTime, money, useLoad } from '../ui.tsx';
+import {
+  CopyButton,
+  ErrorBox,
+  Loading,
+  ProgramPage,
+  ReadOnlyNote,
+  Show,
+  Table,
+  dateTime,
+  money,
+  useLoad,
+  useSubmit,
+} from '../ui.tsx';
 import { defaultLanding, referralUrl } from '../referral.ts';
-import { ReadOnlyNote, useProgram, useSubmit } from './manage.tsx';
-import type { ProgramInfo } from './manage.tsx';
+import type { Program } from '../ui.tsx';
 
 interface Partner {
   id: number;
@@ -32,16 +43,14 @@ interface Link {
 const base = (programId: number) => `/api/advertiser/affiliate-programs/${programId}`;
 
 export function Partners({ programId }: ProgramPageProps) {
-  const program = useProgram(programId);
   return (
-    <>
-      <h1>Partners</h1>
-      <Show loaded={program}>{(p) => <PartnersOf program={p} />}</Show>
-    </>
+    <ProgramPage title="Partners" programId={programId}>
+      {(p) => <PartnersOf program={p} />}
+    </ProgramPage>
   );
 }
 
-function PartnersOf({ program }: { program: ProgramInfo }) {
+function PartnersOf({ program }: { program: Program }) {
   const { canWrite } = useSession();
   const partners = useLoad(
     async () => (await api.get<{ data: Partner[] }>(`${base(program.id)}/partners`)).data,
@@ -80,60 +89,56 @@ function PartnersOf({ program }: { program: ProgramInfo }) {
           list.length === 0 ? (
             <p>No partners yet.</p>
           ) : (
-            <div class="table-wrap">
-              <table>
-                <caption class="sr-only">Partners of {program.name}</caption>
-                <thead>
-                  <tr>
-                    <th scope="col">Partner</th>
-                    <th scope="col">Status</th>
-                    <th scope="col">Clicks</th>
-                    <th scope="col">Balance in this program</th>
-                    <th scope="col">Balance, all programs</th>
-                    <th scope="col">Joined</th>
-                    <th scope="col">Links</th>
+            <Table
+              caption={`Partners of ${program.name}`}
+              hiddenCaption
+              columns={[
+                'Partner',
+                'Status',
+                'Clicks',
+                'Balance in this program',
+                'Balance, all programs',
+                'Joined',
+                'Links',
+              ]}
+            >
+              {list.map((p) => [
+                <tr key={p.id}>
+                  <td>
+                    {p.name}
+                    <br />
+                    <span class="muted">{p.email}</span>
+                  </td>
+                  <td>{p.status}</td>
+                  <td>{p.clicks}</td>
+                  <td class={p.program_balance_cents < 0 ? 'negative' : undefined}>
+                    {money(p.program_balance_cents, program.currency)}
+                  </td>
+                  <td class={p.balance_cents < 0 ? 'negative' : undefined}>
+                    {money(p.balance_cents, program.currency)}
+                  </td>
+                  <td>{dateTime(p.joined_at)}</td>
+                  <td>
+                    <button
+                      type="button"
+                      aria-expanded={open === p.id}
+                      aria-controls={`links-${p.id}`}
+                      onClick={() => setOpen(open === p.id ? null : p.id)}
+                    >
+                      {open === p.id ? 'Hide links' : 'Links'}
+                      <span class="sr-only"> of {p.name}</span>
+                    </button>
+                  </td>
+                </tr>,
+                open === p.id && (
+                  <tr key={`links-${p.id}`} id={`links-${p.id}`}>
+                    <td colSpan={7}>
+                      <PartnerLinks programId={program.id} partner={p} landing={landing} />
+                    </td>
                   </tr>
-                </thead>
-                <tbody>
-                  {list.map((p) => [
-                    <tr key={p.id}>
-                      <td>
-                        {p.name}
-                        <br />
-                        <span class="muted">{p.email}</span>
-                      </td>
-                      <td>{p.status}</td>
-                      <td>{p.clicks}</td>
-                      <td class={p.program_balance_cents < 0 ? 'negative' : undefined}>
-                        {money(p.program_balance_cents, program.currency)}
-                      </td>
-                      <td class={p.balance_cents < 0 ? 'negative' : undefined}>
-                        {money(p.balance_cents, program.currency)}
-                      </td>
-                      <td>{dateTime(p.joined_at)}</td>
-                      <td>
-                        <button
-                          type="button"
-                          aria-expanded={open === p.id}
-                          aria-controls={`links-${p.id}`}
-                          onClick={() => setOpen(open === p.id ? null : p.id)}
-                        >
-                          {open === p.id ? 'Hide links' : 'Links'}
-                          <span class="sr-only"> of {p.name}</span>
-                        </button>
-                      </td>
-                    </tr>,
-                    open === p.id && (
-                      <tr key={`links-${p.id}`} id={`links-${p.id}`}>
-                        <td colSpan={7}>
-                          <PartnerLinks programId={program.id} partner={p} landing={landing} />
-                        </td>
-                      </tr>
-                    ),
-                  ])}
-                </tbody>
-              </table>
-            </div>
+                ),
+              ])}
+            </Table>
           )
         }
       </Show>

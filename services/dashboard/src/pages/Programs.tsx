@@ -37,8 +37,9 @@ export function Programs() {
       <PageTitle title="Programs" />
       {token && (
         <SecretOnce
-          label={`Tracking token of ${token.program}`}
+          title={`Tracking token of ${token.program}`}
           secret={token.token}
+          doneLabel="I have saved it"
           onDone={() => setToken(null)}
         />
       )}

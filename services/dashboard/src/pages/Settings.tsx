@@ -4,9 +4,22 @@ import { useState } from 'preact/hooks';
 import { api } from '../api.ts';
 import { useSession } from '../session.tsx';
 import type { Role } from '../session.tsx';
-import { CopyButton, ErrorBox, Loading, Show, dateTime, useLoad } from '../ui.tsx';
-import { ConfirmButton, ReadOnlyNote, ShownOnce, useSubmit, useWorkspacePrograms } from './manage.tsx';
-import type { ProgramInfo } from './manage.tsx';
+import {
+  ConfirmButton,
+  CopyButton,
+  ErrorBox,
+  Loading,
+  Pager,
+  ReadOnlyNote,
+  SecretOnce,
+  Show,
+  Table,
+  dateTime,
+  useLoad,
+  useSubmit,
+  useWorkspacePrograms,
+} from '../ui.tsx';
+import type { Program } from '../ui.tsx';
 
 const ROLES: Role[] = ['owner', 'admin', 'member', 'viewer'];
 
@@ -136,72 +149,58 @@ function Members() {
       {notice && <p role="status">{notice}</p>}
       <Show loaded={members}>
         {(list) => (
-          <div class="table-wrap">
-            <table>
-              <caption class="sr-only">Members</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Member</th>
-                  <th scope="col">Role</th>
-                  <th scope="col">Status</th>
-                  <th scope="col">Joined</th>
-                  <th scope="col">Action</th>
-                </tr>
-              </thead>
-              <tbody>
-                {list.map((m) => (
-                  <tr key={m.user_id} class={m.status === 'inactive' ? 'inactive' : undefined}>
-                    <td>
-                      {m.name ?? m.email}
-                      {m.user_id === info.user.id && ' (you)'}
-                      {m.name && (
-                        <>
-                          <br />
-                          <span class="muted">{m.email}</span>
-                        </>
-                      )}
-                    </td>
-                    <td>
-                      {mayChange(m) ? (
-                        <label class="compact">
-                          <span class="sr-only">Role of {m.email}</span>
-                          <select
-                            value={m.role}
-                            disabled={change.busy}
-                            onChange={(e) => setMemberRole(m, (e.target as HTMLSelectElement).value as Role)}
-                          >
-                            {ROLES.filter((r) => grantable.includes(r) || r === m.role).map((r) => (
-                              <option value={r}>{r}</option>
-                            ))}
-                          </select>
-                        </label>
-                      ) : (
-                        m.role
-                      )}
-                    </td>
-                    <td>{m.status}</td>
-                    <td>{dateTime(m.created_at)}</td>
-                    <td>
-                      {mayChange(m) && (
-                        <ConfirmButton
-                          label="Remove"
-                          danger
-                          question={`Remove ${m.email}? Their API keys here are revoked.`}
-                          confirmLabel="Yes, remove"
-                          action={async () => {
-                            await api.del(`/api/advertiser/members/${m.user_id}`, {
-                              workspace_id: workspaceId,
-                            });
-                            members.reload();
-                          }}
-                        />
-                      )}
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <Table caption="Members" hiddenCaption columns={['Member', 'Role', 'Status', 'Joined', 'Action']}>
+            {list.map((m) => (
+              <tr key={m.user_id} class={m.status === 'inactive' ? 'inactive' : undefined}>
+                <td>
+                  {m.name ?? m.email}
+                  {m.user_id === info.user.id && ' (you)'}
+                  {m.name && (
+                    <>
+                      <br />
+                      <span class="muted">{m.email}</span>
+                    </>
+                  )}
+                </td>
+                <td>
+                  {mayChange(m) ? (
+                    <label class="compact">
+                      <span class="sr-only">Role of {m.email}</span>
+                      <select
+                        value={m.role}
+                        disabled={change.busy}
+                        onChange={(e) => setMemberRole(m, (e.target as HTMLSelectElement).value as Role)}
+                      >
+                        {ROLES.filter((r) => grantable.includes(r) || r === m.role).map((r) => (
+                          <option value={r}>{r}</option>
+                        ))}
+                      </select>
+                    </label>
+                  ) : (
+                    m.role
+                  )}
+                </td>
+                <td>{m.status}</td>
+                <td>{dateTime(m.created_at)}</td>
+                <td>
+                  {mayChange(m) && (
+                    <ConfirmButton
+                      label="Remove"
+                      danger
+                      question={`Remove ${m.email}? Their API keys here are revoked.`}
+                      confirmLabel="Yes, remove"
+                      onConfirm={async () => {
+                        await api.del(`/api/advertiser/members/${m.user_id}`, {
+                          workspace_id: workspaceId,
+                        });
+                        members.reload();
+                      }}
+                    />
+                  )}
+                </td>
+              </tr>
+            ))}
+          </Table>
         )}
       </Show>
       <p class="note">
@@ -238,7 +237,7 @@ interface ApiKey {
   key_masked: string;
 }
 
-function ApiKeys({ programs }: { programs: ProgramInfo[] }) {
+function ApiKeys({ programs }: { programs: Program[] }) {
   const { workspaceId } = useSession();
   const keys = useLoad(
     async () =>
@@ -269,9 +268,9 @@ function ApiKeys({ programs }: { programs: ProgramInfo[] }) {
         <a href="/docs">API reference</a>). They cannot manage members or keys.
       </p>
       {created ? (
-        <ShownOnce
+        <SecretOnce
           title={`API key "${created.name}" created`}
-          value={created.key}
+          secret={created.key}
           onDone={() => setCreated(null)}
         />
       ) : (
@@ -311,40 +310,25 @@ function ApiKeys({ programs }: { programs: ProgramInfo[] }) {
             </label>
             <fieldset>
               <legend>Scopes</legend>
-              <label class="check">
-                <input
-                  type="checkbox"
-                  checked={all}
-                  onChange={(e) => setAll((e.target as HTMLInputElement).checked)}
-                />{' '}
-                All scopes (*)
-              </label>
+              <Check label="All scopes (*)" checked={all} onChange={setAll} />
               {!all &&
                 SCOPES.map((s) => (
-                  <label class="check">
-                    <input
-                      type="checkbox"
-                      checked={scopes.has(s)}
-                      onChange={(e) => setScopes(toggle(scopes, s, (e.target as HTMLInputElement).checked))}
-                    />{' '}
-                    {s}
-                  </label>
+                  <Check
+                    label={s}
+                    checked={scopes.has(s)}
+                    onChange={(on) => setScopes(toggle(scopes, s, on))}
+                  />
                 ))}
             </fieldset>
             <fieldset>
               <legend>Programs (none checked: every program of the workspace)</legend>
               {programs.length === 0 && <p class="note">This workspace has no programs yet.</p>}
               {programs.map((p) => (
-                <label class="check">
-                  <input
-                    type="checkbox"
-                    checked={programScope.has(p.id)}
-                    onChange={(e) =>
-                      setProgramScope(toggle(programScope, p.id, (e.target as HTMLInputElement).checked))
-                    }
-                  />{' '}
-                  {p.name}
-                </label>
+                <Check
+                  label={p.name}
+                  checked={programScope.has(p.id)}
+                  onChange={(on) => setProgramScope(toggle(programScope, p.id, on))}
+                />
               ))}
             </fieldset>
             <label>
@@ -367,57 +351,44 @@ function ApiKeys({ programs }: { programs: ProgramInfo[] }) {
           list.length === 0 ? (
             <p>No API keys yet.</p>
           ) : (
-            <div class="table-wrap">
-              <table>
-                <caption class="sr-only">API keys</caption>
-                <thead>
-                  <tr>
-                    <th scope="col">Name</th>
-                    <th scope="col">Key</th>
-                    <th scope="col">Scopes</th>
-                    <th scope="col">Programs</th>
-                    <th scope="col">Status</th>
-                    <th scope="col">Expires</th>
-                    <th scope="col">Last used</th>
-                    <th scope="col">Action</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {list.map((k) => (
-                    <tr key={k.id} data-key={k.id} class={k.status === 'revoked' ? 'inactive' : undefined}>
-                      <td>{k.name}</td>
-                      <td>
-                        <code>{k.key_masked}</code>
-                      </td>
-                      <td>{k.scopes.join(', ')}</td>
-                      <td>{k.program_scope ? k.program_scope.map(programName).join(', ') : 'All'}</td>
-                      <td>
-                        {k.status}
-                        {k.revoked_at && <span class="muted"> {dateTime(k.revoked_at)}</span>}
-                      </td>
-                      <td>{k.expires_at ? dateTime(k.expires_at) : 'Never'}</td>
-                      <td>{dateTime(k.last_used_at)}</td>
-                      <td>
-                        {k.status === 'active' && (
-                          <ConfirmButton
-                            label="Revoke"
-                            danger
-                            question={`Revoke "${k.name}"? Calls with it fail from now on.`}
-                            confirmLabel="Yes, revoke"
-                            action={async () => {
-                              await api.del(`/api/advertiser/api-keys/${k.id}`, {
-                                workspace_id: workspaceId,
-                              });
-                              keys.reload();
-                            }}
-                          />
-                        )}
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
+            <Table
+              caption="API keys"
+              hiddenCaption
+              columns={['Name', 'Key', 'Scopes', 'Programs', 'Status', 'Expires', 'Last used', 'Action']}
+            >
+              {list.map((k) => (
+                <tr key={k.id} data-key={k.id} class={k.status === 'revoked' ? 'inactive' : undefined}>
+                  <td>{k.name}</td>
+                  <td>
+                    <code>{k.key_masked}</code>
+                  </td>
+                  <td>{k.scopes.join(', ')}</td>
+                  <td>{k.program_scope ? k.program_scope.map(programName).join(', ') : 'All'}</td>
+                  <td>
+                    {k.status}
+                    {k.revoked_at && <span class="muted"> {dateTime(k.revoked_at)}</span>}
+                  </td>
+                  <td>{k.expires_at ? dateTime(k.expires_at) : 'Never'}</td>
+                  <td>{dateTime(k.last_used_at)}</td>
+                  <td>
+                    {k.status === 'active' && (
+                      <ConfirmButton
+                        label="Revoke"
+                        danger
+                        question={`Revoke "${k.name}"? Calls with it fail from now on.`}
+                        confirmLabel="Yes, revoke"
+                        onConfirm={async () => {
+                          await api.del(`/api/advertiser/api-keys/${k.id}`, {
+                            workspace_id: workspaceId,
+                          });
+                          keys.reload();
+                        }}
+                      />
+                    )}
+                  </td>
+                </tr>
+              ))}
+            </Table>
           )
         }
       </Show>
@@ -471,13 +442,13 @@ function Processor({ programs }: { programs: ReturnType<typeof useWorkspaceProgr
         Stripe with the URL below, and pass the attribution as checkout metadata (docs/stripe.md).
       </p>
       {secret && (
-        <ShownOnce title={secret.title} value={secret.value} onDone={() => setSecret(null)}>
+        <SecretOnce title={secret.title} secret={secret.value} onDone={() => setSecret(null)}>
           {secret.until && (
             <p>
               The previous secret keeps verifying until {dateTime(secret.until)}: update Stripe before then.
             </p>
           )}
-        </ShownOnce>
+        </SecretOnce>
       )}
       <Show loaded={conn}>
         {(c) => (
@@ -614,30 +585,9 @@ function ConnectionForm(props: {
               onInput={(e) => setAccount((e.target as HTMLInputElement).value)}
             />
           </label>
-          <label class="check">
-            <input
-              type="checkbox"
-              checked={charges}
-              onChange={(e) => setCharges((e.target as HTMLInputElement).checked)}
-            />{' '}
-            Charges enabled
-          </label>
-          <label class="check">
-            <input
-              type="checkbox"
-              checked={payouts}
-              onChange={(e) => setPayouts((e.target as HTMLInputElement).checked)}
-            />{' '}
-            Payouts enabled
-          </label>
-          <label class="check">
-            <input
-              type="checkbox"
-              checked={details}
-              onChange={(e) => setDetails((e.target as HTMLInputElement).checked)}
-            />{' '}
-            Details submitted
-          </label>
+          <Check label="Charges enabled" checked={charges} onChange={setCharges} />
+          <Check label="Payouts enabled" checked={payouts} onChange={setPayouts} />
+          <Check label="Details submitted" checked={details} onChange={setDetails} />
           <button type="submit" class="primary" disabled={submit.busy}>
             {connected ? 'Save connection' : 'Connect'}
           </button>
@@ -650,7 +600,7 @@ function ConnectionForm(props: {
             label="Roll signing secret"
             question="Create a new signing secret? The current one keeps working for 24 hours."
             confirmLabel="Yes, roll it"
-            action={async () => {
+            onConfirm={async () => {
               const r = await api.post<{ data: { webhook_secret: string; previous_valid_until: string } }>(
                 '/api/advertiser/processor-connection/roll-secret',
                 {},
@@ -682,7 +632,7 @@ interface EventsPage {
   meta: { pagination: { page: number; pageSize: number; pageCount: number; total: number } };
 }
 
-function ProcessorEvents({ programs }: { programs: ProgramInfo[] }) {
+function ProcessorEvents({ programs }: { programs: Program[] }) {
   const [programId, setProgramId] = useState(programs[0]!.id);
   const [outcome, setOutcome] = useState('');
   const [page, setPage] = useState(1);
@@ -738,63 +688,55 @@ function ProcessorEvents({ programs }: { programs: ProgramInfo[] }) {
         <p>No processor events{outcome ? ` with outcome ${outcome}` : ''} for this program yet.</p>
       ) : (
         <>
-          <div class="table-wrap">
-            <table>
-              <caption class="sr-only">Processor events</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Received</th>
-                  <th scope="col">Event</th>
-                  <th scope="col">Outcome</th>
-                  <th scope="col">Reason</th>
-                  <th scope="col">Transaction</th>
-                  <th scope="col">Sale / commission</th>
-                </tr>
-              </thead>
-              <tbody>
-                {events.data.data.map((ev) => (
-                  <tr key={ev.id}>
-                    <td>{dateTime(ev.received_at)}</td>
-                    <td>
-                      {ev.type}
-                      {!ev.livemode && <span class="muted"> (test)</span>}
-                      <br />
-                      <code class="muted">{ev.event_id}</code>
-                    </td>
-                    <td>
-                      <span class={`badge ${ev.outcome}`}>{ev.outcome}</span>
-                    </td>
-                    <td>{ev.reason ?? '—'}</td>
-                    <td>{ev.transaction_id ?? '—'}</td>
-                    <td>
-                      {ev.sale_id !== null ? `#${ev.sale_id}` : '—'}
-                      {ev.commission_id !== null && ` / #${ev.commission_id}`}
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-          {events.data.meta.pagination.pageCount > 1 && (
-            <nav class="pager" aria-label="Processor event pages">
-              <button type="button" disabled={page <= 1} onClick={() => setPage(page - 1)}>
-                Previous page
-              </button>
-              <span>
-                Page {page} of {events.data.meta.pagination.pageCount} ({events.data.meta.pagination.total}{' '}
-                events)
-              </span>
-              <button
-                type="button"
-                disabled={page >= events.data.meta.pagination.pageCount}
-                onClick={() => setPage(page + 1)}
-              >
-                Next page
-              </button>
-            </nav>
-          )}
+          <Table
+            caption="Processor events"
+            hiddenCaption
+            columns={['Received', 'Event', 'Outcome', 'Reason', 'Transaction', 'Sale / commission']}
+          >
+            {events.data.data.map((ev) => (
+              <tr key={ev.id}>
+                <td>{dateTime(ev.received_at)}</td>
+                <td>
+                  {ev.type}
+                  {!ev.livemode && <span class="muted"> (test)</span>}
+                  <br />
+                  <code class="muted">{ev.event_id}</code>
+                </td>
+                <td>
+                  <span class={`badge ${ev.outcome}`}>{ev.outcome}</span>
+                </td>
+                <td>{ev.reason ?? '—'}</td>
+                <td>{ev.transaction_id ?? '—'}</td>
+                <td>
+                  {ev.sale_id !== null ? `#${ev.sale_id}` : '—'}
+                  {ev.commission_id !== null && ` / #${ev.commission_id}`}
+                </td>
+              </tr>
+            ))}
+          </Table>
+          <Pager
+            label="Processor event pages"
+            page={page}
+            pageCount={events.data.meta.pagination.pageCount}
+            note={`${events.data.meta.pagination.total} events`}
+            onPage={setPage}
+          />
         </>
       )}
     </>
+  );
+}
+
+/** A checkbox with its label after it. */
+function Check(props: { label: string; checked: boolean; onChange(checked: boolean): void }) {
+  return (
+    <label class="check">
+      <input
+        type="checkbox"
+        checked={props.checked}
+        onChange={(e) => props.onChange((e.target as HTMLInputElement).checked)}
+      />{' '}
+      {props.label}
+    </label>
   );
 }
