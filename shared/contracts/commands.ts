@@ -73,10 +73,16 @@ export interface RefundCommand extends Fingerprinted {
 
 export type Command = LeadCommand | SaleCommand | RefundCommand | ProcessorEventCommand;
 
+/** The program a tracking token must belong to for this command (null: none; processor events have none). */
+export function tokenProgramOf(cmd: Command): number | null {
+  if (cmd.type === 'processor_event') return null;
+  return cmd.type === 'lead' ? cmd.token_program_id : cmd.program_id;
+}
+
 /** The program a command's tracking token must still belong to (null: it carries no token). */
 export function tokenCheckOf(cmd: Command): { programId: number; tokenHash: string } | null {
   if (cmd.type === 'processor_event' || !cmd.token_hash) return null;
-  const programId = cmd.type === 'lead' ? cmd.token_program_id : cmd.program_id;
+  const programId = tokenProgramOf(cmd);
   return programId === null ? null : { programId, tokenHash: cmd.token_hash };
 }
 

@@ -208,3 +208,19 @@ export const IPHONE_UA =
   'Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Mobile/15E148 Safari/604.1';
 export const DESKTOP_CHROME_UA =
   'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Safari/537.36';
+
+/** After a dependency comes back: the click worker says it runs again and web's /readyz answers 200. */
+export async function waitForRecovery(svc: Pick<Services, 'output' | 'baseUrl'>): Promise<void> {
+  await waitFor(
+    'the click worker running',
+    async () => svc.output.some((l) => /\[click-worker\].*click worker running/.test(l)),
+    180_000,
+    200,
+  );
+  await waitFor(
+    'web /readyz 200',
+    async () => (await fetch(`${svc.baseUrl}/readyz`)).status === 200,
+    120_000,
+    200,
+  );
+}

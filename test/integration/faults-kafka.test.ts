@@ -10,7 +10,14 @@ import { randomUUID } from 'node:crypto';
 import { STACK_DIR, freePort, startKafka } from '../../scripts/lib/stack.ts';
 import type { KafkaServer } from '../../scripts/lib/stack.ts';
 import { createLogger } from '../../shared/logger.ts';
-import { createLink, createProgram, startServices, testSql, waitFor } from '../helpers/stack.ts';
+import {
+  createLink,
+  createProgram,
+  startServices,
+  testSql,
+  waitFor,
+  waitForRecovery,
+} from '../helpers/stack.ts';
 import { checkoutSession, signature, stripeEvent } from '../helpers/stripe.ts';
 
 const sql = testSql(t);
@@ -249,18 +256,7 @@ t.test('web and a worker started while Kafka is down wait for it, then become re
   t.same(stacks, [], 'no stack traces while waiting');
 
   await broker.start();
-  await waitFor(
-    'the click worker running',
-    async () => svc.output.some((l) => /\[click-worker\].*click worker running/.test(l)),
-    180_000,
-    200,
-  );
-  await waitFor(
-    'web /readyz 200',
-    async () => (await fetch(`${svc.baseUrl}/readyz`)).status === 200,
-    120_000,
-    200,
-  );
+  await waitForRecovery(svc);
   const ok = await waitFor(
     'a click accepted',
     async () => {

@@ -12,7 +12,14 @@ import { createLogger } from '../../shared/logger.ts';
 import { createSql } from '../../shared/db/sql.ts';
 import { migrate } from '../../shared/db/migrate.ts';
 import { clickLoad } from '../helpers/load.ts';
-import { createLink, createProgram, postJson, startServices, waitFor } from '../helpers/stack.ts';
+import {
+  createLink,
+  createProgram,
+  postJson,
+  startServices,
+  waitFor,
+  waitForRecovery,
+} from '../helpers/stack.ts';
 import type { Services } from '../helpers/stack.ts';
 
 const log = createLogger('faults-postgres-test', 'warn');
@@ -77,18 +84,7 @@ t.test('web and the click worker started while Postgres is down wait, then becom
   );
 
   await pg.start();
-  await waitFor(
-    'the click worker running',
-    async () => svc.output.some((l) => /\[click-worker\].*click worker running/.test(l)),
-    180_000,
-    200,
-  );
-  await waitFor(
-    'web /readyz 200',
-    async () => (await fetch(`${svc.baseUrl}/readyz`)).status === 200,
-    120_000,
-    200,
-  );
+  await waitForRecovery(svc);
   const program = await createProgram(pg.sql);
   const link = await createLink(pg.sql, program.id);
   const r = await postJson(`${svc.baseUrl}/api/v1/track/click`, {

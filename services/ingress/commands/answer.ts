@@ -4,7 +4,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ERROR_SCHEMA, HttpError, jsonBody } from '../../../shared/http/server.ts';
 import { isPlainObject } from '../../../shared/json.ts';
-import { tokenCheckOf } from '../../../shared/contracts/commands.ts';
+import { tokenCheckOf, tokenProgramOf } from '../../../shared/contracts/commands.ts';
 import type { Command } from '../../../shared/contracts/commands.ts';
 import type { Sql } from '../../../shared/db/sql.ts';
 import { findOutcome } from '../../../shared/pipeline/outcomes.ts';
@@ -97,10 +97,9 @@ export async function sendCommand(
   let cmd = command;
   let requestHash: string | null = null;
   const token = req.trackingToken;
-  if (token && cmd.type !== 'processor_event') {
-    // The worker checks it against the program's live token (shared/pipeline/command-handler.ts).
-    const programId = cmd.type === 'lead' ? cmd.token_program_id : cmd.program_id;
-    if (programId === token.programId) cmd = { ...cmd, token_hash: token.hash };
+  // The worker checks it against the program's live token (shared/pipeline/command-handler.ts).
+  if (token && cmd.type !== 'processor_event' && tokenProgramOf(cmd) === token.programId) {
+    cmd = { ...cmd, token_hash: token.hash };
   }
   if (req.headers['idempotency-key'] !== undefined && cmd.type !== 'processor_event') {
     requestHash = requestFingerprint(cmd.type, jsonBody(req));
