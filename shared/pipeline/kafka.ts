@@ -1,8 +1,9 @@
 // The project's producer and consumer over kafkajs 2.2.4 (unmaintained). Callers still see a few kafkajs
 // types (Kafka, Message, IHeaders); the client is created, configured and logged only here.
 //
-// Producer: idempotent (acks -1), one request in flight. kafkajs has no linger, so BatchingProducer sends
-// whatever its callers queued during the previous request as one request; each send settles on the ack.
+// Producer: acks -1, one request in flight, NOT kafkajs's idempotent mode (see connectProducer). kafkajs has
+// no linger, so BatchingProducer sends whatever its callers queued during the previous request as one
+// request; each send settles on the ack.
 //
 // Consumer: eachBatch without auto-resolve. A batch is handed to `handle` in chunks; a chunk's offsets are
 // resolved and committed only after `handle` returned (its Postgres transaction committed). A thrown error
@@ -19,10 +20,6 @@ import { chunkRetries, consumerLag, produceSeconds } from './metrics.ts';
 import { describeError, isOutage, MAX_BACKOFF_MS, waitForDependency } from './dependencies.ts';
 
 const TRANSIENT = /coordinator is loading|group coordinator is not available|Restarting the consumer/i;
-// kafkajs warns that bounded retries weaken Kafka's transactional exactly-once; svc does not use it (its
-// exactly-once is the consumers' idempotency on event ids), and bounded retries are deliberate: a send
-// stuck in them must end (the callers were answered 503 after PRODUCE_TIMEOUT_MS already).
-const EXPECTED = /Limiting retries for the idempotent producer/;
 // The broker away (killed, restarting, not yet listening): kafkajs logs every attempt as an error with a
 // stack. The project says it once instead (`waiting for kafka`, the producer's circuit), so debug here.
 const OUTAGE =
@@ -39,7 +36,7 @@ function pinoLogCreator(log: Logger): logCreator {
       const transient = level <= KafkaLogLevel.WARN && (TRANSIENT.test(text) || OUTAGE.test(text));
       if (transient) log.debug(extra, `kafka: ${message}`);
       else if (level === KafkaLogLevel.ERROR) log.error(extra, `kafka: ${message}`);
-      else if (level === KafkaLogLevel.WARN && !EXPECTED.test(message)) log.warn(extra, `kafka: ${message}`);
+      else if (level === KafkaLogLevel.WARN) log.warn(extra, `kafka: ${message}`);
       else if (level === KafkaLogLevel.INFO) log.debug(extra, `kafka: ${message}`);
       else log.trace(extra, `kafka: ${message}`);
     };
@@ -112,7 +109,14 @@ export async function ensureTopics(
 
 export async function connectProducer(kafka: Kafka): Promise<Producer> {
   const producer = kafka.producer({
-    idempotent: true,
+    // Not idempotent: kafkajs's idempotent mode loses acknowledged messages. When a request the broker
+    // wrote is never answered (broker killed after the write) and kafkajs gives the send up, it hands the
+    // batch's sequence numbers back; the next batch to that partition reuses them, and the broker answers
+    // it as a duplicate of the written one without writing it (test/integration/producer-lost-ack.test.ts).
+    // Without sequence numbers a retry may write a message twice instead, which every consumer already
+    // absorbs: each applies a message once by its own id (event id, command id), as for a redelivery.
+    // One request in flight keeps each partition in order through retries.
+    idempotent: false,
     maxInFlightRequests: 1,
     allowAutoTopicCreation: false,
     // Bounded and at most 1 s apart: a send stuck in kafkajs's retries while the broker is away succeeds
