@@ -8,6 +8,13 @@
 // proposed upstream in #1209). Guarded so the pending query is rejected with CONNECTION_CLOSED instead,
 // which the caller handles like any lost connection.
 //
+// kafkajs 2.2.4: a consumer that crashed (the broker away) restarts as a NEW group member, and the group's
+// coordinator then holds the rebalance until the old member's session expires (KAFKA_SESSION_TIMEOUT_MS,
+// 10 s) after the broker's return: measured, a rejoin 10.2 s after the broker listened again. The fix
+// rejoins with the member id it had when its leave could not be sent, as the Java client does after a
+// lost connection; an id the coordinator forgot is answered UNKNOWN_MEMBER_ID, on which kafkajs already
+// clears it and joins as new.
+//
 // kafkajs 2.2.4: the request queue schedules its throttle check with a negative delay when it was never
 // throttled; Node 24 prints a TimeoutNegativeWarning for it on every start. Node already runs such a timer
 // after 1 ms, so the fix passes 1 ms explicitly: same behaviour, no warning.
@@ -44,6 +51,31 @@ const fixes = [
     files: [join(root, 'node_modules', 'kafkajs', 'src', 'network', 'requestQueue', 'index.js')],
     find: '      }, scheduleAt)\n',
     replace: '      }, Math.max(1, scheduleAt)) /* svc: no negative timeout */\n',
+  },
+  {
+    mark: '/* svc: rejoin as the same member (declare) */',
+    files: [join(root, 'node_modules', 'kafkajs', 'src', 'consumer', 'index.js')],
+    find: '  let restartTimeout = null\n',
+    replace:
+      '  let restartTimeout = null\n  let rejoinAs = null /* svc: rejoin as the same member (declare) */\n',
+  },
+  {
+    mark: '/* svc: rejoin as the same member (keep) */',
+    files: [join(root, 'node_modules', 'kafkajs', 'src', 'consumer', 'index.js')],
+    find: '      await disconnect()\n',
+    replace:
+      '      const crashed = consumerGroup /* svc: rejoin as the same member (keep) */\n' +
+      '      await disconnect()\n' +
+      '      rejoinAs = crashed ? crashed.memberId : null\n',
+  },
+  {
+    mark: '/* svc: rejoin as the same member (use) */',
+    files: [join(root, 'node_modules', 'kafkajs', 'src', 'consumer', 'index.js')],
+    find: '      runner = new Runner({\n',
+    replace:
+      '      if (rejoinAs) consumerGroup.memberId = rejoinAs /* svc: rejoin as the same member (use) */\n' +
+      '      rejoinAs = null\n' +
+      '      runner = new Runner({\n',
   },
 ];
 
