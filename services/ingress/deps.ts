@@ -3,6 +3,7 @@ import type { BatchingProducer } from '../../shared/pipeline/kafka.ts';
 import type { Snowflake } from '../../shared/domain/ids.ts';
 import type { Sql } from '../../shared/db/sql.ts';
 import type { OutcomeWaiter } from '../../shared/pipeline/outcomes.ts';
+import type { ConsumerLiveness } from '../../shared/pipeline/liveness.ts';
 import type { TrackingCache } from './tracking-cache.ts';
 import type { RateLimiter } from './rate-limit.ts';
 
@@ -12,6 +13,8 @@ export interface IngressDeps {
   producer: BatchingProducer;
   snowflake: Snowflake;
   waiter: OutcomeWaiter;
+  /** Which command partitions a live worker owns: a command nobody owns is answered 503 early. */
+  liveness: ConsumerLiveness;
   topics: { clicks: string; sales: string; refunds: string; processorEvents: string };
   commandDeadlineMs: number;
   /** Per-IP limits on the browser-facing routes (click, lead). */

@@ -10,6 +10,7 @@ import { MAX_NODE, Snowflake } from '../../shared/domain/ids.ts';
 import { TrackingCache } from '../ingress/tracking-cache.ts';
 import { RateLimiter } from '../ingress/rate-limit.ts';
 import { OutcomeWaiter } from '../../shared/pipeline/outcomes.ts';
+import { ConsumerLiveness } from '../../shared/pipeline/liveness.ts';
 import { buildWebApp } from './app.ts';
 import { loadDashboard } from './dashboard.ts';
 import { createRegistry, onShutdownSignal, startOpsServer } from '../../shared/http/ops.ts';
@@ -59,6 +60,14 @@ await waitForDependency(log, 'postgres', () => cache.start(), { retryable: isCon
 const waiter = new OutcomeWaiter(sql, log, { pollMs: cfg.outcomePollMs });
 await waitForDependency(log, 'postgres', () => waiter.start(), { retryable: isConnectionError });
 
+const liveness = new ConsumerLiveness(sql, log, {
+  [topicName(cfg.kafkaPrefix, 'clicks')]: cfg.clickPartitions,
+  [topicName(cfg.kafkaPrefix, 'sales')]: cfg.commandPartitions,
+  [topicName(cfg.kafkaPrefix, 'refunds')]: cfg.commandPartitions,
+  [topicName(cfg.kafkaPrefix, 'processorEvents')]: cfg.commandPartitions,
+});
+liveness.start();
+
 const registry = createRegistry('web');
 registerPipelineMetrics(registry);
 registerLinkCacheMetrics(registry, () => cache.stats);
@@ -77,6 +86,7 @@ const app = await buildWebApp(cfg, log, {
     producer,
     snowflake,
     waiter,
+    liveness,
     topics: {
       clicks: topicName(cfg.kafkaPrefix, 'clicks'),
       sales: topicName(cfg.kafkaPrefix, 'sales'),
@@ -110,6 +120,7 @@ onShutdownSignal(log, async () => {
   await app.close().finally(() => clearInterval(idle));
   cache.stop();
   await waiter.stop();
+  liveness.stop();
   await producer.close();
   await sql.end({ timeout: 5 });
   await ops?.close();

@@ -331,8 +331,11 @@ export interface ConsumerOptions {
   log: Logger;
   /** Handles one chunk; must be idempotent (at-least-once delivery). Throws only for infrastructure failures. */
   handle: (messages: ConsumedMessage[]) => Promise<void>;
-  /** Told when the consumer joins its group (true) and when it leaves, crashes or stops (false). */
-  onMembership?: (joined: boolean) => void;
+  /**
+   * Told the partitions assigned to it (of its topics) when the consumer joins its group, and null when it
+   * leaves, crashes or stops.
+   */
+  onMembership?: (partitions: number[] | null) => void;
 }
 
 export interface BatchConsumer {
@@ -413,9 +416,11 @@ function createBatchConsumer(opts: ConsumerOptions, onGaveUp: (err: Error) => vo
   });
   if (opts.onMembership) {
     const tell = opts.onMembership;
-    consumer.on(consumer.events.GROUP_JOIN, () => tell(true));
+    consumer.on(consumer.events.GROUP_JOIN, (e) =>
+      tell(opts.topics.flatMap((t) => e.payload.memberAssignment[t] ?? [])),
+    );
     for (const e of [consumer.events.CRASH, consumer.events.STOP, consumer.events.DISCONNECT])
-      consumer.on(e, () => tell(false));
+      consumer.on(e, () => tell(null));
   }
   return consumer;
 }

@@ -19,6 +19,7 @@ import { kafkaCheck } from './kafka.ts';
 import { pipelineLag, registerPipelineMetrics } from './metrics.ts';
 import { waitForDependency } from './dependencies.ts';
 import { isConnectionError } from '../db/sql.ts';
+import { startHeartbeat } from './liveness.ts';
 
 export interface WorkerContext {
   cfg: Config;
@@ -105,10 +106,13 @@ export async function runWorker(def: WorkerDefinition): Promise<void> {
     messages.inc(chunk.length);
   };
   let isJoined = false;
+  // Which partitions this worker owns, for the ingress's fail-fast on commands nobody will apply.
+  const heartbeat = startHeartbeat(sql, log, { group, topic: topics[def.topic] });
   const consumer = await runBatchConsumer({
-    onMembership: (v) => {
-      isJoined = v;
-      joined.set(v ? 1 : 0);
+    onMembership: (partitions) => {
+      isJoined = partitions !== null;
+      joined.set(isJoined ? 1 : 0);
+      heartbeat.set(partitions);
     },
     kafka,
     groupId: group,
@@ -150,6 +154,7 @@ export async function runWorker(def: WorkerDefinition): Promise<void> {
     closing = true;
     clearInterval(status);
     await consumer.disconnect();
+    await heartbeat.stop();
     await parts.close?.();
     await producer.close();
     await sql.end({ timeout: 5 });

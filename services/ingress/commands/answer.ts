@@ -80,10 +80,11 @@ export const STILL_PROCESSING_SCHEMA = {
 /** One line every few seconds while Kafka is down, not one per refused command. */
 const unacked = outageWarning();
 
-export type CommandDeps = Pick<IngressDeps, 'sql' | 'producer' | 'waiter' | 'commandDeadlineMs'>;
+export type CommandDeps = Pick<IngressDeps, 'sql' | 'producer' | 'waiter' | 'liveness' | 'commandDeadlineMs'>;
 
 /**
- * Produces the command and answers with its recorded outcome, or 503 with Retry-After past the deadline.
+ * Produces the command and answers with its recorded outcome, or 503 with Retry-After past the deadline,
+ * or sooner when no live worker owns the command's partition (a killed or restarting worker).
  * With an Idempotency-Key an already recorded outcome is answered at once, without producing again.
  */
 export async function sendCommand(
@@ -126,8 +127,13 @@ export async function sendCommand(
       .header('retry-after', RETRY_AFTER_SECONDS)
       .send({ error: FAILURE_STRINGS[cmd.type] });
   }
-  const outcome = await pending.promise;
+  // The command stays in Kafka either way: the worker applies it when it is back, and a retry with the
+  // same Idempotency-Key then gets its outcome.
+  const orphaned = deps.liveness.watch(topic, key);
+  const outcome = await Promise.race([pending.promise, orphaned.promise.then(() => null)]);
+  orphaned.cancel();
   if (!outcome) {
+    pending.cancel();
     return reply.code(503).header('retry-after', RETRY_AFTER_SECONDS).send(stillProcessing(cmd.type));
   }
   // Two requests under one key wait on one request_id: the outcome tells whose parameters it answers.

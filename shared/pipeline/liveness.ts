@@ -1,0 +1,180 @@
+// Which partitions a live worker owns. Every worker writes its group assignment to consumer_heartbeats
+// every HEARTBEAT_MS; the ingress reads the live rows, and a lead, sale or refund whose partition no live
+// worker owns is answered 503 within ORPHAN_GRACE_MS instead of at COMMAND_DEADLINE_MS (a killed or
+// restarting worker). Why and the limits: docs/operations.md "Faults".
+import { hostname } from 'node:os';
+import { randomUUID } from 'node:crypto';
+import { Partitioners } from 'kafkajs';
+import type { PartitionMetadata } from 'kafkajs';
+import type { Sql } from '../db/sql.ts';
+import type { Logger } from '../logger.ts';
+
+export const HEARTBEAT_MS = 500;
+/** A heartbeat older than this is a dead worker (4 missed beats: an event-loop stall is not a death). */
+export const STALE_MS = 2_000;
+/** How long a command waits on a partition nobody owns before its 503: a worker that just joined shows up. */
+export const ORPHAN_GRACE_MS = 1_500;
+const REFRESH_MS = 250;
+
+export interface Heartbeat {
+  /** The partitions of the worker's topic it was assigned at its last join; null while not a member. */
+  set(partitions: number[] | null): void;
+  /** Removes the row: on a clean exit the partitions are known to be free at once. */
+  stop(): Promise<void>;
+}
+
+/** Writes this process's assignment every HEARTBEAT_MS; failures (Postgres away) are retried by the next beat. */
+export function startHeartbeat(sql: Sql, log: Logger, opts: { group: string; topic: string }): Heartbeat {
+  const member = `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
+  let partitions: number[] = [];
+  let busy: Promise<void> | null = null;
+  let beats = 0;
+  const beat = () => {
+    if (busy) return;
+    busy = (async () => {
+      await sql`
+        insert into consumer_heartbeats (member, group_id, topic, partitions)
+        values (${member}, ${opts.group}, ${opts.topic}, ${partitions}::int[])
+        on conflict (member) do update set partitions = excluded.partitions, beat_at = now()`;
+      // Rows of processes that died long ago: removed by whichever worker beats.
+      if (++beats % 120 === 1)
+        await sql`delete from consumer_heartbeats where beat_at < now() - interval '1 hour'`;
+    })()
+      .catch((err: unknown) => log.debug({ err }, 'heartbeat not written'))
+      .finally(() => (busy = null));
+  };
+  const timer = setInterval(beat, HEARTBEAT_MS);
+  beat();
+  return {
+    set(p) {
+      partitions = p ?? [];
+      beat();
+    },
+    async stop() {
+      clearInterval(timer);
+      await busy;
+      await sql`delete from consumer_heartbeats where member = ${member}`.catch(() => {});
+    },
+  };
+}
+
+const partitioner = Partitioners.DefaultPartitioner();
+
+/** The partition kafkajs's default partitioner gives `key` on a topic of `count` partitions. */
+export function partitionOf(topic: string, key: string, count: number): number {
+  const partitionMetadata: PartitionMetadata[] = Array.from({ length: count }, (_, i) => ({
+    partitionId: i,
+    leader: 0,
+    replicas: [0],
+    isr: [0],
+    partitionErrorCode: 0,
+  }));
+  return partitioner({ topic, partitionMetadata, message: { key, value: null } });
+}
+
+interface Watch {
+  topic: string;
+  partition: number;
+  since: number;
+  graceMs: number;
+  resolve: () => void;
+}
+
+/**
+ * The ingress's view of consumer_heartbeats, refreshed every REFRESH_MS. Until a refresh succeeded
+ * recently (Postgres away) nothing is called orphaned: the command deadline answers then.
+ */
+export class ConsumerLiveness {
+  private owned = new Map<string, Set<number>>();
+  private lastOk = 0;
+  private timer: NodeJS.Timeout | null = null;
+  private readonly watches = new Set<Watch>();
+  /** Topics seen fully owned once: a topic losing an owner after that is logged, not one never owned. */
+  private readonly covered = new Map<string, boolean>();
+
+  private readonly sql: Sql;
+  private readonly log: Logger;
+  /** Partition count per topic name (the configured counts the topics are created with). */
+  private readonly partitions: Record<string, number>;
+
+  constructor(sql: Sql, log: Logger, partitions: Record<string, number>) {
+    this.sql = sql;
+    this.log = log;
+    this.partitions = partitions;
+  }
+
+  start(): void {
+    const tick = () => {
+      this.refresh()
+        .catch((err: unknown) => this.log.debug({ err }, 'consumer heartbeats not read'))
+        .finally(() => {
+          if (this.timer) this.timer = setTimeout(tick, REFRESH_MS);
+        });
+    };
+    this.timer = setTimeout(tick, 0);
+  }
+
+  stop(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+  }
+
+  /** Resolves once `key`'s partition of `topic` has had no live owner while the caller waited graceMs. */
+  watch(topic: string, key: string, graceMs = ORPHAN_GRACE_MS): { promise: Promise<void>; cancel(): void } {
+    const count = this.partitions[topic];
+    let w: Watch | null = null;
+    const promise = new Promise<void>((resolve) => {
+      if (count === undefined) return;
+      w = { topic, partition: partitionOf(topic, key, count), since: Date.now(), graceMs, resolve };
+      this.watches.add(w);
+    });
+    return { promise, cancel: () => void (w && this.watches.delete(w)) };
+  }
+
+  /** Whether a live worker owns the partition; null when not known (no recent successful read). */
+  isOwned(topic: string, partition: number): boolean | null {
+    if (Date.now() - this.lastOk > STALE_MS) return null;
+    return this.owned.get(topic)?.has(partition) ?? false;
+  }
+
+  private async refresh(): Promise<void> {
+    const rows = await this.sql<{ topic: string; partitions: number[] }[]>`
+      select topic, partitions from consumer_heartbeats
+      where beat_at > now() - make_interval(secs => ${STALE_MS / 1000})`;
+    const owned = new Map<string, Set<number>>();
+    for (const r of rows) {
+      let set = owned.get(r.topic);
+      if (!set) owned.set(r.topic, (set = new Set()));
+      for (const p of r.partitions) set.add(p);
+    }
+    this.owned = owned;
+    this.lastOk = Date.now();
+    this.report();
+    const now = Date.now();
+    for (const w of this.watches) {
+      if (now - w.since >= w.graceMs && this.isOwned(w.topic, w.partition) === false) {
+        this.watches.delete(w);
+        w.resolve();
+      }
+    }
+  }
+
+  /** One line when a topic loses an owner and one when it is whole again. */
+  private report(): void {
+    for (const [topic, count] of Object.entries(this.partitions)) {
+      const have = this.owned.get(topic);
+      const free = Array.from({ length: count }, (_, i) => i).filter((p) => !have?.has(p));
+      const was = this.covered.get(topic);
+      if (free.length === 0 && was !== true) {
+        if (was === false) this.log.info({ topic }, 'every partition has a live consumer again');
+        this.covered.set(topic, true);
+      } else if (free.length > 0 && was === true) {
+        this.log.warn(
+          { topic, partitions: free },
+          `no live consumer owns these partitions: their commands answer 503 after ${ORPHAN_GRACE_MS} ms`,
+        );
+        this.covered.set(topic, false);
+      }
+    }
+  }
+}
