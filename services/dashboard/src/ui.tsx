@@ -3,6 +3,7 @@
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import type { ComponentChildren } from 'preact';
 import { api } from './api.ts';
+import type { CommissionPolicy, Rate } from '../../../shared/contracts/management.ts';
 import './pages/manage.css';
 
 export interface Loaded<T> {
@@ -118,15 +119,7 @@ export function num(n: number): string {
 }
 
 /** A program as the management API returns it (services/api/modules/programs/routes.ts). */
-export interface Rate {
-  type: 'percentage' | 'flat';
-  percent: number | null;
-  amount_cents: number | null;
-}
-export interface CommissionPolicy extends Rate {
-  recurring: { mode: 'one_time' | 'recurring'; months: number | null };
-  product_rules: (Rate & { product_id: string })[];
-}
+export type { CommissionPolicy, Rate };
 export interface Program {
   id: number;
   workspace_id: number;
