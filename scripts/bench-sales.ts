@@ -3,13 +3,9 @@
 // direct SQL transaction (the worker's own apply step and outcome row, no HTTP, no Kafka).
 import autocannon from 'autocannon';
 import { cli } from './lib/cli.ts';
-import { freePort } from './lib/stack.ts';
-import { LOAD_OPTIONS, runBench } from './lib/bench-run.ts';
+import { LOAD_OPTIONS, prepareServices, runBench } from './lib/bench-run.ts';
 import { spawnService, waitForWeb } from './lib/services.ts';
-import { migrate } from '../shared/db/migrate.ts';
 import { createSql } from '../shared/db/sql.ts';
-import { loadConfig } from '../shared/config.ts';
-import { createKafka, ensureTopics } from '../shared/pipeline/kafka.ts';
 import { seedBenchProgram } from './lib/bench-seed.ts';
 import { percentile } from '../shared/stats.ts';
 import { recordOutcome } from '../shared/pipeline/outcomes.ts';
@@ -47,19 +43,11 @@ const CONCURRENCY = intArg('concurrency', 48, 1000);
 const RATE = intArg('rate', 500, 100_000);
 const SECONDS = intArg('seconds', 20, 3600);
 
-await runBench('sales', values.fast, async ({ status, stack, procs, log }) => {
-  await migrate(stack.databaseUrl, log);
-  const port = await freePort();
-  const env = {
-    DATABASE_URL: stack.databaseUrl,
-    KAFKA_BROKERS: stack.kafkaBrokers,
-    KAFKA_PREFIX: 'bench.',
-    PORT: String(port),
-    LOG_LEVEL: 'warn',
+await runBench('sales', values.fast, async (run) => {
+  const { status, stack, procs } = run;
+  const { port, env } = await prepareServices(run, {
     WORKER_PARTITIONS_CONCURRENCY: process.env.WORKER_PARTITIONS_CONCURRENCY ?? '6',
-  };
-  const cfg = loadConfig({ ...process.env, ...env });
-  await ensureTopics(createKafka(cfg, log), cfg, log);
+  });
   const sql = createSql(stack.databaseUrl, CONCURRENCY + 4, 'bench-sales');
 
   // One program (30%, lifetime recurring), 2,000 click-stage customers to attribute sales to.

@@ -4,13 +4,10 @@
 import autocannon from 'autocannon';
 import { cli } from './lib/cli.ts';
 import { freePort } from './lib/stack.ts';
-import { LOAD_OPTIONS, runBench } from './lib/bench-run.ts';
+import { LOAD_OPTIONS, prepareServices, runBench } from './lib/bench-run.ts';
 import { spawnService, waitForWeb } from './lib/services.ts';
 import { startBaseline } from './lib/bench.ts';
-import { migrate } from '../shared/db/migrate.ts';
 import { createSql } from '../shared/db/sql.ts';
-import { loadConfig } from '../shared/config.ts';
-import { createKafka, ensureTopics } from '../shared/pipeline/kafka.ts';
 import { seedBenchProgram } from './lib/bench-seed.ts';
 import Stripe from 'stripe';
 
@@ -101,18 +98,9 @@ function drive(url: string, answers: Map<string, number>): Promise<autocannon.Re
   });
 }
 
-await runBench('webhooks', values.fast, async ({ status, stack, procs, cleanups, log }) => {
-  await migrate(stack.databaseUrl, log);
-  const port = await freePort();
-  const env = {
-    DATABASE_URL: stack.databaseUrl,
-    KAFKA_BROKERS: stack.kafkaBrokers,
-    KAFKA_PREFIX: 'bench.',
-    PORT: String(port),
-    LOG_LEVEL: 'warn',
-  };
-  const cfg = loadConfig({ ...process.env, ...env });
-  await ensureTopics(createKafka(cfg, log), cfg, log);
+await runBench('webhooks', values.fast, async (run) => {
+  const { status, stack, procs, cleanups } = run;
+  const { port, env } = await prepareServices(run);
   const sql = createSql(stack.databaseUrl, 4, 'bench-webhooks');
 
   status(`seeding a connected program and ${customers} customers with customer keys`);

@@ -1,10 +1,13 @@
 // The frame of a bench that starts its own stack (bench:sales, bench:webhooks): a fresh stack, a logger and
 // a status line, the services and helpers to stop afterwards (also on Ctrl-C), and the exit code.
-import { onStopSignal, startStack } from './stack.ts';
+import { freePort, onStopSignal, startStack } from './stack.ts';
 import type { Stack } from './stack.ts';
 import type { ServiceProcess } from './services.ts';
 import { createLogger } from '../../shared/logger.ts';
 import type { Logger } from '../../shared/logger.ts';
+import { migrate } from '../../shared/db/migrate.ts';
+import { loadConfig } from '../../shared/config.ts';
+import { createKafka, ensureTopics } from '../../shared/pipeline/kafka.ts';
 
 /** The options every load bench takes. */
 export const LOAD_OPTIONS = {
@@ -57,4 +60,27 @@ export async function runBench(
     await teardown();
   }
   process.exit(passed ? 0 : 1);
+}
+
+/**
+ * Migrates the stack's database and creates the topics; answers the environment to start the services with
+ * (on a free port, topics prefixed `bench.`), `extra` added.
+ */
+export async function prepareServices(
+  run: BenchRun,
+  extra: Record<string, string> = {},
+): Promise<{ port: number; env: Record<string, string> }> {
+  await migrate(run.stack.databaseUrl, run.log);
+  const port = await freePort();
+  const env = {
+    DATABASE_URL: run.stack.databaseUrl,
+    KAFKA_BROKERS: run.stack.kafkaBrokers,
+    KAFKA_PREFIX: 'bench.',
+    PORT: String(port),
+    LOG_LEVEL: 'warn',
+    ...extra,
+  };
+  const cfg = loadConfig({ ...process.env, ...env });
+  await ensureTopics(createKafka(cfg, run.log), cfg, run.log);
+  return { port, env };
 }

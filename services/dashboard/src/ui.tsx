@@ -142,19 +142,17 @@ export function useProgram(programId: number): Loaded<Program> {
   );
 }
 
-/** A page of one program: its heading, then `children` once the program is loaded (or the error). */
-export function ProgramPage(props: {
-  title: string;
-  programId: number;
-  children: (program: Program) => ComponentChildren;
-}) {
-  const program = useProgram(props.programId);
-  return (
-    <>
-      <h1>{props.title}</h1>
-      <Show loaded={program}>{props.children}</Show>
-    </>
-  );
+/** A page of one program: its heading, then `Body` once the program is loaded (or the error). */
+export function programPage(title: string, Body: (props: { program: Program }) => ComponentChildren) {
+  return function ProgramPage({ programId }: { programId: number }) {
+    const program = useProgram(programId);
+    return (
+      <>
+        <h1>{title}</h1>
+        <Show loaded={program}>{(p) => <Body program={p} />}</Show>
+      </>
+    );
+  };
 }
 
 /** The page's title line: the page name and, when known, the program's. */
