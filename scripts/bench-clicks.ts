@@ -5,6 +5,7 @@ import { rm } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { cli } from './lib/cli.ts';
+import { LOAD_OPTIONS } from './lib/bench-run.ts';
 import { freePort, startStack, STACK_DIR } from './lib/stack.ts';
 import type { Stack } from './lib/stack.ts';
 import { lineWatcher, spawnService, waitForWeb } from './lib/services.ts';
@@ -59,11 +60,9 @@ WORKER_PARTITIONS_CONCURRENCY, PRODUCER_LINGER_MS, PRODUCER_MAX_BATCH, KAFKA_CLI
 DATABASE_POOL_SIZE (see shared/config.ts).`;
 
 const { values, int: intArg } = cli(USAGE, {
-  rate: { type: 'string' },
-  seconds: { type: 'string' },
+  ...LOAD_OPTIONS,
   'load-seconds': { type: 'string' },
   connections: { type: 'string' },
-  fast: { type: 'boolean' },
   keep: { type: 'boolean' },
 });
 

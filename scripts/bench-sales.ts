@@ -3,14 +3,9 @@
 // direct SQL transaction (the worker's own apply step and outcome row, no HTTP, no Kafka).
 import autocannon from 'autocannon';
 import { cli } from './lib/cli.ts';
-import { freePort, onStopSignal, startStack } from './lib/stack.ts';
+import { LOAD_OPTIONS, prepareServices, runBench } from './lib/bench-run.ts';
 import { spawnService, waitForWeb } from './lib/services.ts';
-import type { ServiceProcess } from './lib/services.ts';
-import { migrate } from '../shared/db/migrate.ts';
-import { createLogger } from '../shared/logger.ts';
 import { createSql } from '../shared/db/sql.ts';
-import { loadConfig } from '../shared/config.ts';
-import { createKafka, ensureTopics } from '../shared/pipeline/kafka.ts';
 import { seedBenchProgram } from './lib/bench-seed.ts';
 import { percentile } from '../shared/stats.ts';
 import { recordOutcome } from '../shared/pipeline/outcomes.ts';
@@ -41,39 +36,18 @@ Options:
 const { values, int: intArg } = cli(USAGE, {
   sales: { type: 'string' },
   concurrency: { type: 'string' },
-  rate: { type: 'string' },
-  seconds: { type: 'string' },
-  fast: { type: 'boolean' },
+  ...LOAD_OPTIONS,
 });
 const SALES = intArg('sales', 6000, 1_000_000);
 const CONCURRENCY = intArg('concurrency', 48, 1000);
 const RATE = intArg('rate', 500, 100_000);
 const SECONDS = intArg('seconds', 20, 3600);
 
-const log = createLogger('bench-sales', 'warn');
-const status = (msg: string) => process.stderr.write(`[bench:sales] ${msg}\n`);
-const stack = await startStack({ name: 'bench-sales', fresh: true, fast: values.fast, log });
-const procs: ServiceProcess[] = [];
-let exitCode = 0;
-const teardown = async () => {
-  await Promise.allSettled(procs.map((p) => p.stop()));
-  await stack.stop();
-};
-onStopSignal(() => teardown().then(() => process.exit(130)));
-
-try {
-  await migrate(stack.databaseUrl, log);
-  const port = await freePort();
-  const env = {
-    DATABASE_URL: stack.databaseUrl,
-    KAFKA_BROKERS: stack.kafkaBrokers,
-    KAFKA_PREFIX: 'bench.',
-    PORT: String(port),
-    LOG_LEVEL: 'warn',
+await runBench('sales', values.fast, async (run) => {
+  const { status, stack, procs } = run;
+  const { port, env } = await prepareServices(run, {
     WORKER_PARTITIONS_CONCURRENCY: process.env.WORKER_PARTITIONS_CONCURRENCY ?? '6',
-  };
-  const cfg = loadConfig({ ...process.env, ...env });
-  await ensureTopics(createKafka(cfg, log), cfg, log);
+  });
   const sql = createSql(stack.databaseUrl, CONCURRENCY + 4, 'bench-sales');
 
   // One program (30%, lifetime recurring), 2,000 click-stage customers to attribute sales to.
@@ -263,12 +237,6 @@ try {
       '',
     ].join('\n'),
   );
-  if (rows!.sales !== ok.length || rows!.commissions !== ok.length) exitCode = 1;
   await sql.end();
-} catch (err) {
-  process.stderr.write(`bench:sales failed: ${(err as Error).stack}\n`);
-  exitCode = 1;
-} finally {
-  await teardown();
-}
-process.exit(exitCode);
+  return rows!.sales === ok.length && rows!.commissions === ok.length;
+});

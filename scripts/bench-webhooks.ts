@@ -3,15 +3,11 @@
 // applied end to end by the processor worker, and a check that every event answered 200 was applied.
 import autocannon from 'autocannon';
 import { cli } from './lib/cli.ts';
-import { freePort, onStopSignal, startStack } from './lib/stack.ts';
+import { freePort } from './lib/stack.ts';
+import { LOAD_OPTIONS, prepareServices, runBench } from './lib/bench-run.ts';
 import { spawnService, waitForWeb } from './lib/services.ts';
-import type { ServiceProcess } from './lib/services.ts';
 import { startBaseline } from './lib/bench.ts';
-import { migrate } from '../shared/db/migrate.ts';
-import { createLogger } from '../shared/logger.ts';
 import { createSql } from '../shared/db/sql.ts';
-import { loadConfig } from '../shared/config.ts';
-import { createKafka, ensureTopics } from '../shared/pipeline/kafka.ts';
 import { seedBenchProgram } from './lib/bench-seed.ts';
 import Stripe from 'stripe';
 
@@ -32,28 +28,11 @@ Options:
   --fast          fsync off in Postgres (default: durable settings, as in production)
   -h, --help`;
 
-const { values, int: intArg } = cli(USAGE, {
-  rate: { type: 'string' },
-  seconds: { type: 'string' },
-  connections: { type: 'string' },
-  fast: { type: 'boolean' },
-});
+const { values, int: intArg } = cli(USAGE, { ...LOAD_OPTIONS, connections: { type: 'string' } });
 const RATE = intArg('rate', 1000, 100_000);
 const SECONDS = intArg('seconds', 15, 3600);
 const CONNECTIONS = intArg('connections', 32, 10_000);
 const SECRET = 'whsec_bench_webhooks';
-
-const log = createLogger('bench-webhooks', 'warn');
-const status = (msg: string) => process.stderr.write(`[bench:webhooks] ${msg}\n`);
-const stack = await startStack({ name: 'bench-webhooks', fresh: true, fast: values.fast, log });
-const procs: ServiceProcess[] = [];
-const cleanups: (() => Promise<void>)[] = [];
-let exitCode = 0;
-const teardown = async () => {
-  await Promise.allSettled([...procs.map((p) => p.stop()), ...cleanups.map((f) => f())]);
-  await stack.stop();
-};
-onStopSignal(() => teardown().then(() => process.exit(130)));
 
 const stripe = new Stripe('sk_unused');
 let seq = 0;
@@ -119,18 +98,9 @@ function drive(url: string, answers: Map<string, number>): Promise<autocannon.Re
   });
 }
 
-try {
-  await migrate(stack.databaseUrl, log);
-  const port = await freePort();
-  const env = {
-    DATABASE_URL: stack.databaseUrl,
-    KAFKA_BROKERS: stack.kafkaBrokers,
-    KAFKA_PREFIX: 'bench.',
-    PORT: String(port),
-    LOG_LEVEL: 'warn',
-  };
-  const cfg = loadConfig({ ...process.env, ...env });
-  await ensureTopics(createKafka(cfg, log), cfg, log);
+await runBench('webhooks', values.fast, async (run) => {
+  const { status, stack, procs, cleanups } = run;
+  const { port, env } = await prepareServices(run);
   const sql = createSql(stack.databaseUrl, 4, 'bench-webhooks');
 
   status(`seeding a connected program and ${customers} customers with customer keys`);
@@ -208,12 +178,6 @@ try {
       '',
     ].join('\n'),
   );
-  if (lost !== 0 || check!.rows !== check!.distinct_ids) exitCode = 1;
   await sql.end();
-} catch (err) {
-  process.stderr.write(`bench:webhooks failed: ${(err as Error).stack}\n`);
-  exitCode = 1;
-} finally {
-  await teardown();
-}
-process.exit(exitCode);
+  return lost === 0 && check!.rows === check!.distinct_ids;
+});

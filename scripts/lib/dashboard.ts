@@ -22,7 +22,8 @@ export interface DashboardPaths {
 
 export const DASHBOARD_PATHS: DashboardPaths = {
   dir: join(ROOT, 'services', 'dashboard'),
-  extraInputs: [join(ROOT, 'package-lock.json')],
+  // The API contract the dashboard shares (lists and shapes the API defines).
+  extraInputs: [join(ROOT, 'package-lock.json'), join(ROOT, 'shared', 'contracts', 'management.ts')],
 };
 
 export const distOf = (p: DashboardPaths) => join(p.dir, 'dist');

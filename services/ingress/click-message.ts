@@ -1,82 +1,155 @@
-// The input rules of a click (spec 4.1) and the message produced for the click worker. Pure; the route
-// (routes/click.ts) resolves the link and program from the cache between them.
+// The click body's schema (spec 4.1), what a checked body says, and the message produced for the click
+// worker. Pure; the route (routes/click.ts) resolves the link and program from the cache between them.
 import { createHash } from 'node:crypto';
 import { HttpError } from '../../shared/http/server.ts';
 import { truncate } from '../../shared/json.ts';
 import { formatClickId, parseClickId } from '../../shared/domain/ids.ts';
 import { CLICK_TEXT_FIELDS, TEXT_LIMITS, UUID_RE } from '../../shared/contracts/clicks.ts';
 import type { ClickMessage } from '../../shared/contracts/clicks.ts';
-import { parseAdditionalData } from './input.ts';
-import type { AdditionalData } from './input.ts';
+import { Type } from '@sinclair/typebox';
+import type { Static, TNull, TOptional, TString, TUnion } from '@sinclair/typebox';
+import { Checked, Nullable } from '../../shared/http/validation.ts';
+import { AdditionalData, additionalData } from './input.ts';
+import type { AdditionalDataInput } from './input.ts';
 import type { CachedLink } from './tracking-cache.ts';
 
 type ClickText = Pick<ClickMessage, (typeof CLICK_TEXT_FIELDS)[number]>;
 
-/** The `aff` value of a fully qualified http(s) affiliate_url, with the spec's three 400s. */
-export function extractAff(affiliateUrl: unknown): string {
+type AffResult = { aff: string } | { error: string };
+/** The `aff` of a fully qualified http(s) affiliate_url, or which of the spec's three 400s it is. */
+function readAffiliateUrl(affiliateUrl: unknown): AffResult {
   if (affiliateUrl === undefined || affiliateUrl === null || affiliateUrl === '') {
-    throw new HttpError(400, 'affiliate_url is required');
+    return { error: 'affiliate_url is required' };
   }
-  if (typeof affiliateUrl !== 'string') throw new HttpError(400, 'Invalid affiliate_url');
+  if (typeof affiliateUrl !== 'string') return { error: 'Invalid affiliate_url' };
   let url: URL;
   try {
     url = new URL(affiliateUrl.trim());
   } catch {
-    throw new HttpError(400, 'Invalid affiliate_url');
+    return { error: 'Invalid affiliate_url' };
   }
   if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.hostname === '') {
-    throw new HttpError(400, 'Invalid affiliate_url');
+    return { error: 'Invalid affiliate_url' };
   }
   const aff = url.searchParams.get('aff');
-  if (aff === null || aff.trim() === '') throw new HttpError(400, 'No aff parameter found in affiliate_url');
-  return aff.trim();
+  if (aff === null || aff.trim() === '') return { error: 'No aff parameter found in affiliate_url' };
+  return { aff: aff.trim() };
+}
+
+// The schema's check and the handler read the same URL one after the other: parse it once.
+let lastUrl: string | undefined;
+let lastResult: AffResult = { error: 'affiliate_url is required' };
+function affiliateUrl(v: unknown): AffResult {
+  if (typeof v !== 'string') return readAffiliateUrl(v);
+  if (v !== lastUrl) {
+    lastResult = readAffiliateUrl(v);
+    lastUrl = v;
+  }
+  return lastResult;
+}
+
+/** The spec's 400 for an affiliate_url, or null when it names an aff. */
+export function affiliateUrlError(v: unknown): string | null {
+  const r = affiliateUrl(v);
+  return 'error' in r ? r.error : null;
+}
+
+/** The `aff` value of a fully qualified http(s) affiliate_url, with the spec's three 400s. */
+export function extractAff(v: unknown): string {
+  const r = affiliateUrl(v);
+  if ('error' in r) throw new HttpError(400, r.error);
+  return r.aff;
 }
 
 /** Referral codes that can exist at all; anything else is not looked up. */
 export const AFF_RE = /^[A-Za-z0-9_-]{1,64}$/;
 
+export const EVENT_ID_INVALID = 'event_id must be a UUID';
+
+const TEXT_DOCS: Partial<Record<keyof ClickText, string>> = {
+  user_agent: 'Falls back to the User-Agent header.',
+  screen_resolution: 'For example 1920x1080.',
+  timezone: 'IANA timezone name.',
+};
+const textFields = Object.fromEntries(
+  CLICK_TEXT_FIELDS.map((f) => [
+    f,
+    Type.Optional(
+      Nullable(
+        Type.String({
+          description: `${TEXT_DOCS[f] ?? ''} Longer than ${TEXT_LIMITS[f]}: truncated.`.trim(),
+        }),
+        `${f} must be a string`,
+      ),
+    ),
+  ]),
+) as Record<keyof ClickText, TOptional<TUnion<[TString, TNull]>>>;
+
+/** A click body (spec 4.1); the order of the properties is the order its errors are reported in. */
+export const ClickBody = Type.Object({
+  affiliate_url: Checked<string>(
+    {
+      type: 'string',
+      minLength: 1,
+      description:
+        'A full http(s) URL with a non-empty `aff` query parameter (the referral code). Errors: ' +
+        '`affiliate_url is required`, `Invalid affiliate_url`, `No aff parameter found in affiliate_url`.',
+    },
+    affiliateUrlError,
+  ),
+  additional_data: AdditionalData,
+  event_id: Type.Optional(
+    Nullable(
+      Type.String({
+        pattern: UUID_RE.source.replace(/a-f/g, 'a-fA-F'),
+        description:
+          "Beyond the spec: the caller's own id of this click (a UUID, any case). A retry with the same " +
+          'event_id for the same program is stored once and answered with the same click_id (the tracker ' +
+          'script sends one).',
+      }),
+      EVENT_ID_INVALID,
+    ),
+  ),
+  existing_click_id: Type.Optional(
+    Nullable(
+      Type.String({
+        description:
+          'Reuse this customer when it belongs to the same program and partner; otherwise a new click_id.',
+      }),
+      'existing_click_id must be a string',
+    ),
+  ),
+  ...textFields,
+});
+export type ClickBody = Static<typeof ClickBody>;
+
 export interface ClickInput {
   aff: string;
   /** The caller's id of this click (a UUID, lower case), or null: retries with it are stored once. */
   eventId: string | null;
-  ad: AdditionalData;
+  ad: AdditionalDataInput;
   existingClickId: string | null;
   text: ClickText;
 }
 
-/** The body in the order its errors are reported; the User-Agent header fills in a missing user_agent. */
-export function parseClickBody(
-  body: Record<string, unknown>,
-  userAgentHeader: string | undefined,
-): ClickInput {
-  const aff = extractAff(body.affiliate_url);
-  const ad = parseAdditionalData(body);
-  const eventId = parseEventId(body.event_id);
-  const existing = body.existing_click_id;
-  if (existing !== undefined && existing !== null && typeof existing !== 'string') {
-    throw new HttpError(400, 'existing_click_id must be a string');
-  }
+/** What a checked click body says; the User-Agent header fills in a missing user_agent. */
+export function clickInput(body: ClickBody, userAgentHeader: string | undefined): ClickInput {
   const text: Record<string, string | null> = {};
   for (const f of CLICK_TEXT_FIELDS) {
     const v = body[f];
-    if (v === undefined || v === null) text[f] = null;
-    else if (typeof v !== 'string') throw new HttpError(400, `${f} must be a string`);
     // Cap the length rather than reject a long page title (NULs are already gone: installJsonHandling).
-    else text[f] = truncate(v, TEXT_LIMITS[f]);
+    text[f] = typeof v === 'string' ? truncate(v, TEXT_LIMITS[f]) : null;
   }
   if (text.user_agent === null && userAgentHeader) {
     text.user_agent = truncate(userAgentHeader, TEXT_LIMITS.user_agent);
   }
-  return { aff, ad, eventId, existingClickId: existing ?? null, text: text as ClickText };
-}
-
-export const EVENT_ID_INVALID = 'event_id must be a UUID';
-
-/** The optional `event_id` of a click body: a UUID (any version), normalised to lower case. */
-export function parseEventId(v: unknown): string | null {
-  if (v === undefined || v === null) return null;
-  if (typeof v !== 'string' || !UUID_RE.test(v)) throw new HttpError(400, EVENT_ID_INVALID);
-  return v.toLowerCase();
+  return {
+    aff: extractAff(body.affiliate_url),
+    ad: additionalData(body.additional_data),
+    eventId: body.event_id ? body.event_id.toLowerCase() : null,
+    existingClickId: body.existing_click_id ?? null,
+    text: text as ClickText,
+  };
 }
 
 /**

@@ -3,19 +3,9 @@
 // commission is round half up of amount × percent / 100, computed exactly in integers.
 import { isPlainObject } from '../json.ts';
 import { MAX_AMOUNT_CENTS, mulDivRoundHalfUp } from './money.ts';
+import type { CommissionPolicy, Rate } from '../contracts/management.ts';
 
-export interface Rate {
-  type: 'percentage' | 'flat';
-  /** For percentage: 0..100, up to 4 decimals. */
-  percent: number | null;
-  /** For flat. */
-  amount_cents: number | null;
-}
-
-export interface CommissionPolicy extends Rate {
-  recurring: { mode: 'one_time' | 'recurring'; months: number | null };
-  product_rules: (Rate & { product_id: string })[];
-}
+export type { CommissionPolicy, Rate };
 
 export const DEFAULT_POLICY: CommissionPolicy = {
   type: 'percentage',

@@ -103,9 +103,6 @@ export function errorResponses<C extends number>(...codes: C[]): Record<C, typeo
   return Object.fromEntries(codes.map((c) => [c, ERROR_SCHEMA])) as Record<C, typeof ERROR_SCHEMA>;
 }
 
-/** For routes still validated by hand (schemas only document); new routes use shared/http/validation.ts. */
-export const noValidation = () => () => true;
-
 export const BODY_NOT_OBJECT = 'Request body must be a JSON object';
 
 /** The JSON object body; no body at all is {}; anything but an object is a 400. */

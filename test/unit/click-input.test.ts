@@ -1,11 +1,13 @@
 import t from 'tap';
 import {
+  ClickBody,
   buildClickMessage,
   clickIdFor,
+  clickInput,
   eventClickNumber,
   extractAff,
-  parseClickBody,
 } from '../../services/ingress/click-message.ts';
+import { bodyCheck } from '../../shared/http/validation.ts';
 import { parseClickId } from '../../shared/domain/ids.ts';
 import { errorOf } from '../helpers/errors.ts';
 import { CLICK_TEXT_FIELDS, parseClickMessage } from '../../shared/contracts/clicks.ts';
@@ -110,6 +112,64 @@ t.test('parseClickMessage names why a message is poison', async (t) => {
 });
 
 const URL_OK = 'https://shop.example/?aff=abc';
+/** What the click route does with a body: its schema's check (the 400s), then what the body says. */
+const checkClick = bodyCheck(ClickBody);
+const parseClickBody = (body: unknown, userAgent: string | undefined) =>
+  clickInput(checkClick(body), userAgent);
+
+t.test('the click schema answers the affiliate_url 400s, before any other field', async (t) => {
+  t.equal(
+    errorOf(() => parseClickBody({}, undefined)),
+    '400 affiliate_url is required',
+  );
+  t.equal(
+    errorOf(() => parseClickBody({ affiliate_url: null }, undefined)),
+    '400 affiliate_url is required',
+  );
+  t.equal(
+    errorOf(() => parseClickBody({ affiliate_url: 42 }, undefined)),
+    '400 Invalid affiliate_url',
+  );
+  t.equal(
+    errorOf(() => parseClickBody({ affiliate_url: 'ftp://x/?aff=a', event_id: 'x' }, undefined)),
+    '400 Invalid affiliate_url',
+  );
+  t.equal(
+    errorOf(() => parseClickBody({ page_title: 5, affiliate_url: 'https://x.example/' }, undefined)),
+    '400 No aff parameter found in affiliate_url',
+  );
+  t.equal(
+    errorOf(() => parseClickBody([URL_OK], undefined)),
+    '400 Request body must be a JSON object',
+  );
+  t.equal(
+    errorOf(() => parseClickBody({ affiliate_url: URL_OK, additional_data: { test_mode: 1 } }, undefined)),
+    '400 additional_data.test_mode must be a boolean',
+    'a field of additional_data names itself',
+  );
+  t.equal(
+    errorOf(() =>
+      parseClickBody({ affiliate_url: URL_OK, additional_data: { program_id: 0 }, event_id: 'x' }, undefined),
+    ),
+    '400 additional_data.program_id must be a positive integer',
+    'additional_data before event_id',
+  );
+  t.equal(
+    errorOf(() => parseClickBody({ affiliate_url: URL_OK, event_id: 'x', existing_click_id: 5 }, undefined)),
+    '400 event_id must be a UUID',
+    'event_id before existing_click_id',
+  );
+  t.equal(
+    errorOf(() => parseClickBody({ affiliate_url: URL_OK, existing_click_id: 5, user_agent: 5 }, undefined)),
+    '400 existing_click_id must be a string',
+    'existing_click_id before the text fields',
+  );
+  t.equal(
+    errorOf(() => parseClickBody({ affiliate_url: URL_OK, timezone: 5, user_agent: 5 }, undefined)),
+    '400 user_agent must be a string',
+    'text fields in their order',
+  );
+});
 
 t.test('parseClickBody: errors in order, capped text, the User-Agent header as fallback', async (t) => {
   t.equal(

@@ -1,6 +1,15 @@
 import t from 'tap';
 import { errorOf } from '../helpers/errors.ts';
-import { parseAdditionalData, parseCommandAdditionalData, optString } from '../../services/ingress/input.ts';
+import { Type } from '@sinclair/typebox';
+import { bodyCheck } from '../../shared/http/validation.ts';
+import {
+  AdditionalData,
+  CommandAdditionalData,
+  OptString,
+  additionalData,
+  commandAdditionalData,
+  trimmed,
+} from '../../services/ingress/input.ts';
 import {
   answersRequest,
   requestFingerprint,
@@ -11,8 +20,9 @@ import {
   buildLeadCommand,
   checkLeadIdentity,
   checkTestLeadProgram,
+  LeadFirst,
+  leadInput,
   leadKey,
-  parseLeadBody,
 } from '../../services/ingress/commands/lead.ts';
 import {
   buildSaleCommand,
@@ -21,9 +31,22 @@ import {
   testSaleProgram,
   testTransactionId,
 } from '../../services/ingress/commands/sale.ts';
-import { buildRefundCommand, parseRefundBody } from '../../services/ingress/commands/refund.ts';
+import { RefundFirst, buildRefundCommand, refundFields } from '../../services/ingress/commands/refund.ts';
 
 const CLICK = 'cust_7_250203861799666688';
+
+// What the routes do with a body: the schema's check (the 400s), then what the checked body says.
+const optString = (body: Record<string, unknown>, field: string, max?: number) =>
+  trimmed(bodyCheck(Type.Object({ [field]: OptString(field, max) }))(body)[field] as string | undefined);
+const checkAd = bodyCheck(Type.Object({ additional_data: AdditionalData }));
+const parseAdditionalData = (body: Record<string, unknown>) => additionalData(checkAd(body).additional_data);
+const checkCommandAd = bodyCheck(Type.Object({ additional_data: CommandAdditionalData }));
+const parseCommandAdditionalData = (body: Record<string, unknown>) =>
+  commandAdditionalData(checkCommandAd(body).additional_data);
+const checkLead = bodyCheck(LeadFirst);
+const parseLeadBody = (body: Record<string, unknown>) => leadInput(checkLead(body));
+const checkRefund = bodyCheck(RefundFirst);
+const parseRefundBody = (body: Record<string, unknown>) => refundFields(checkRefund(body));
 
 t.test('optString trims, maps empty to null and names the field in its 400s', async (t) => {
   t.equal(optString({ a: '  x ' }, 'a'), 'x');
@@ -42,10 +65,14 @@ t.test('optString trims, maps empty to null and names the field in its 400s', as
 });
 
 t.test('additional_data: test_mode and program_id, with the exact 400s', async (t) => {
-  t.same(parseAdditionalData({}), { testMode: false, programId: null, fields: {} });
-  t.same(parseAdditionalData({ additional_data: null }), { testMode: false, programId: null, fields: {} });
+  t.same(parseAdditionalData({}), { testMode: false, programId: null });
+  t.same(parseAdditionalData({ additional_data: null }), { testMode: false, programId: null });
   const ad = { test_mode: true, program_id: 4 };
-  t.same(parseAdditionalData({ additional_data: ad }), { testMode: true, programId: 4, fields: ad });
+  t.same(parseAdditionalData({ additional_data: ad }), { testMode: true, programId: 4 });
+  t.same(parseAdditionalData({ additional_data: { program_id: null } }), {
+    testMode: false,
+    programId: null,
+  });
   t.equal(
     errorOf(() => parseAdditionalData({ additional_data: [] })),
     '400 additional_data must be an object',

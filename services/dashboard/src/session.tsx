@@ -3,8 +3,9 @@
 import { createContext } from 'preact';
 import { useContext } from 'preact/hooks';
 import { api, setCsrfToken } from './api.ts';
+import type { Role } from '../../../shared/contracts/management.ts';
 
-export type Role = 'owner' | 'admin' | 'member' | 'viewer';
+export type { Role };
 export interface SessionInfo {
   user: { id: number; email: string; name: string | null };
   workspaces: { id: number; name: string; role: Role }[];

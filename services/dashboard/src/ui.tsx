@@ -3,6 +3,7 @@
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import type { ComponentChildren } from 'preact';
 import { api } from './api.ts';
+import type { CommissionPolicy, Rate } from '../../../shared/contracts/management.ts';
 import './pages/manage.css';
 
 export interface Loaded<T> {
@@ -118,15 +119,7 @@ export function num(n: number): string {
 }
 
 /** A program as the management API returns it (services/api/modules/programs/routes.ts). */
-export interface Rate {
-  type: 'percentage' | 'flat';
-  percent: number | null;
-  amount_cents: number | null;
-}
-export interface CommissionPolicy extends Rate {
-  recurring: { mode: 'one_time' | 'recurring'; months: number | null };
-  product_rules: (Rate & { product_id: string })[];
-}
+export type { CommissionPolicy, Rate };
 export interface Program {
   id: number;
   workspace_id: number;
@@ -149,19 +142,17 @@ export function useProgram(programId: number): Loaded<Program> {
   );
 }
 
-/** A page of one program: its heading, then `children` once the program is loaded (or the error). */
-export function ProgramPage(props: {
-  title: string;
-  programId: number;
-  children: (program: Program) => ComponentChildren;
-}) {
-  const program = useProgram(props.programId);
-  return (
-    <>
-      <h1>{props.title}</h1>
-      <Show loaded={program}>{props.children}</Show>
-    </>
-  );
+/** A page of one program: its heading, then `Body` once the program is loaded (or the error). */
+export function programPage(title: string, Body: (props: { program: Program }) => ComponentChildren) {
+  return function ProgramPage({ programId }: { programId: number }) {
+    const program = useProgram(programId);
+    return (
+      <>
+        <h1>{title}</h1>
+        <Show loaded={program}>{(p) => <Body program={p} />}</Show>
+      </>
+    );
+  };
 }
 
 /** The page's title line: the page name and, when known, the program's. */

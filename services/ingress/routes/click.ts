@@ -1,60 +1,27 @@
 // POST /api/v1/track/click (and its /api/tracking alias), spec 4.1: match the link, reuse or mint the
 // click id, produce the click to Kafka with acks=-1, answer. A 200 is a durable click.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { HttpError, ERROR_SCHEMA, jsonBody } from '../../../shared/http/server.ts';
+import { HttpError, ERROR_SCHEMA } from '../../../shared/http/server.ts';
 import type { ClickMessage } from '../../../shared/contracts/clicks.ts';
 import type { IngressDeps } from '../deps.ts';
 import { checkOrigin } from '../cors.ts';
-import { registerTrackRoute } from '../track-route.ts';
+import { rateLimited, registerTrackRoute } from '../track-route.ts';
 import { RETRY_AFTER_SECONDS } from '../commands/answer.ts';
 import { outageWarning } from '../../../shared/pipeline/dependencies.ts';
-import { AFF_RE, buildClickMessage, clickIdFor, eventClickNumber, parseClickBody } from '../click-message.ts';
+import {
+  AFF_RE,
+  ClickBody,
+  buildClickMessage,
+  clickIdFor,
+  clickInput,
+  eventClickNumber,
+} from '../click-message.ts';
 
 const errorSchema = ERROR_SCHEMA;
 /** One line every few seconds while Kafka is down, not one per refused click. */
 const unacked = outageWarning();
 /** Spec 7's click failure string, answered with 503 + Retry-After when Kafka does not acknowledge. */
 export const CLICK_FAILED = 'Click tracking failed';
-
-export const clickBodySchema = {
-  type: 'object',
-  required: ['affiliate_url'],
-  properties: {
-    affiliate_url: { type: 'string', description: 'Full URL including the `aff` query parameter.' },
-    page_url: { type: 'string' },
-    page_title: { type: 'string' },
-    referrer_url: { type: 'string' },
-    session_id: { type: 'string' },
-    user_agent: { type: 'string', description: 'Falls back to the User-Agent header.' },
-    screen_resolution: { type: 'string', description: 'For example 1920x1080.' },
-    viewport_size: { type: 'string' },
-    language: { type: 'string' },
-    timezone: { type: 'string', description: 'IANA timezone name.' },
-    event_id: {
-      type: 'string',
-      format: 'uuid',
-      description:
-        "Beyond the spec: the caller's own id of this click (a UUID). A retry with the same event_id for the " +
-        'same program is stored once and answered with the same click_id (the tracker script sends one). ' +
-        'Not a UUID: 400 `event_id must be a UUID`.',
-    },
-    existing_click_id: {
-      type: 'string',
-      description:
-        'Reuse this customer when it belongs to the same program and partner; otherwise a new click_id.',
-    },
-    additional_data: {
-      type: 'object',
-      properties: {
-        test_mode: { type: 'boolean' },
-        program_id: {
-          type: 'integer',
-          description: 'Program for a test-mode click whose link does not exist.',
-        },
-      },
-    },
-  },
-} as const;
 
 const clickResponses = {
   200: {
@@ -96,9 +63,8 @@ export function registerClickRoutes(app: FastifyInstance, deps: IngressDeps): vo
   const clicksTopic = deps.topics.clicks;
 
   const handler = async (req: FastifyRequest, reply: FastifyReply) => {
-    deps.rateLimiter.check(req, reply);
-    const { aff, ad, eventId, existingClickId, text } = parseClickBody(
-      jsonBody(req),
+    const { aff, ad, eventId, existingClickId, text } = clickInput(
+      req.body as ClickBody,
       req.headers['user-agent'],
     );
     const link = AFF_RE.test(aff) ? await cache.getLink(aff) : null;
@@ -178,8 +144,8 @@ export function registerClickRoutes(app: FastifyInstance, deps: IngressDeps): vo
       'Public (no auth). Answers 200 only after Kafka acknowledged the click (acks=all): a 200 is never lost. ' +
       'Errors: 400 `affiliate_url is required`, `Invalid affiliate_url`, `No aff parameter found in affiliate_url`, ' +
       '`Referral link not found`, `Invalid referral link configuration`; 503 `Click tracking failed` with Retry-After.',
-    body: clickBodySchema,
+    body: ClickBody,
     response: clickResponses,
   };
-  registerTrackRoute(app, 'click', schema, handler);
+  registerTrackRoute(app, 'click', { schema, beforeBody: rateLimited(deps), handler });
 }

@@ -1,20 +1,23 @@
 // POST /api/v1/track/lead (and its /api/tracking alias), spec 4.2: server mode with a tracking token, or
 // browser mode where the click id proves attribution. The journey worker applies it and answers.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { HttpError, jsonBody, errorResponses } from '../../../shared/http/server.ts';
+import { HttpError, errorResponses } from '../../../shared/http/server.ts';
 import { parseClickId } from '../../../shared/domain/ids.ts';
 import type { IngressDeps } from '../deps.ts';
 import { readTrackingToken } from '../auth.ts';
 import { checkOrigin } from '../cors.ts';
-import { registerTrackRoute } from '../track-route.ts';
+import { rateLimited, registerTrackRoute } from '../track-route.ts';
 import { requestIdFor, sendCommand, STILL_PROCESSING_SCHEMA } from '../commands/answer.ts';
 import {
+  LeadBody,
+  LeadFirst,
   buildLeadCommand,
   checkLeadIdentity,
   checkTestLeadProgram,
+  leadInput,
   leadKey,
-  parseLeadBody,
 } from '../commands/lead.ts';
+import type { Static } from '@sinclair/typebox';
 
 const leadSchema = {
   tags: ['tracking'],
@@ -26,22 +29,7 @@ const leadSchema = {
     '`Customer status cannot be updated to lead. Current status: <status>`; 401 invalid token; 500 `Lead tracking failed`; 503 with Retry-After when Kafka or Postgres is unreachable ' +
     'or the worker has not answered within COMMAND_DEADLINE_MS.',
   security: [{}, { trackingToken: [] }] as Record<string, string[]>[],
-  body: {
-    type: 'object',
-    properties: {
-      click_id: { type: 'string' },
-      customer_key: { type: 'string' },
-      email: { type: 'string' },
-      additional_data: {
-        type: 'object',
-        properties: {
-          test_mode: { type: 'boolean' },
-          program_id: { type: 'integer' },
-          event_name: { type: 'string' },
-        },
-      },
-    },
-  },
+  body: LeadBody,
   response: {
     200: {
       type: 'object',
@@ -59,9 +47,7 @@ const leadSchema = {
 export function registerLeadRoute(app: FastifyInstance, deps: IngressDeps): void {
   const { cache } = deps;
   const lead = async (req: FastifyRequest, reply: FastifyReply) => {
-    deps.rateLimiter.check(req, reply);
-    const body = jsonBody(req);
-    const input = parseLeadBody(body);
+    const input = leadInput(req.body as Static<typeof LeadFirst>);
     const { ad, clickId } = input;
     const token = await readTrackingToken(req, cache);
     // Test mode needs no real token; otherwise an Authorization header must carry a valid one.
@@ -85,8 +71,13 @@ export function registerLeadRoute(app: FastifyInstance, deps: IngressDeps): void
       if (program) checkOrigin(req, reply, program);
     }
     const requestId = requestIdFor(req.headers['idempotency-key'], 'lead', programId);
-    const cmd = buildLeadCommand(input, body, { requestId, ts: Date.now(), tokenProgram, programId });
+    const cmd = buildLeadCommand(input, req.body, { requestId, ts: Date.now(), tokenProgram, programId });
     return sendCommand(deps, req, reply, deps.topics.clicks, leadKey(cmd, programId), cmd);
   };
-  registerTrackRoute(app, 'lead', leadSchema, lead);
+  registerTrackRoute(app, 'lead', {
+    schema: leadSchema,
+    checkedFirst: LeadFirst,
+    beforeBody: rateLimited(deps),
+    handler: lead,
+  });
 }

@@ -1,26 +1,19 @@
 // POST /api/v1/track/refund (and its /api/tracking alias), spec 4.4: tracking token required. The
 // reversal worker applies it and answers (reversed, refunded, skipped or no_commission).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { jsonBody, errorResponses } from '../../../shared/http/server.ts';
+import type { Static } from '@sinclair/typebox';
+import { errorResponses } from '../../../shared/http/server.ts';
 import type { IngressDeps } from '../deps.ts';
 import { requireTrackingToken } from '../auth.ts';
 import { registerTrackRoute } from '../track-route.ts';
 import { requestIdFor, sendCommand, STILL_PROCESSING_SCHEMA } from '../commands/answer.ts';
-import { buildRefundCommand, parseRefundBody } from '../commands/refund.ts';
+import { RefundBody, RefundFirst, buildRefundCommand, refundFields } from '../commands/refund.ts';
 
 const refundSchema = {
   tags: ['tracking'],
   summary: 'Record a refund: reverse (full) or reduce (partial) the commission',
   security: [{ trackingToken: [] }] as Record<string, string[]>[],
-  body: {
-    type: 'object',
-    required: ['transaction_id'],
-    properties: {
-      transaction_id: { type: 'string' },
-      refund_amount_cents: { type: 'integer', minimum: 0, description: 'Omitted or 0: full refund.' },
-      refund_reason: { type: 'string' },
-    },
-  },
+  body: RefundBody,
   response: {
     200: {
       type: 'object',
@@ -40,12 +33,19 @@ const refundSchema = {
 
 export function registerRefundRoute(app: FastifyInstance, deps: IngressDeps): void {
   const refund = async (req: FastifyRequest, reply: FastifyReply) => {
-    const programId = await requireTrackingToken(req, deps.cache);
-    const body = jsonBody(req);
-    const fields = parseRefundBody(body);
+    const programId = req.trackingToken!.programId;
+    const fields = refundFields(req.body as Static<typeof RefundFirst>);
     const requestId = requestIdFor(req.headers['idempotency-key'], 'refund', programId);
-    const cmd = buildRefundCommand(fields, body, { requestId, ts: Date.now(), programId });
+    const cmd = buildRefundCommand(fields, req.body, { requestId, ts: Date.now(), programId });
     return sendCommand(deps, req, reply, deps.topics.refunds, cmd.transaction_id, cmd);
   };
-  registerTrackRoute(app, 'refund', refundSchema, refund);
+  registerTrackRoute(app, 'refund', {
+    schema: refundSchema,
+    checkedFirst: RefundFirst,
+    // The token is checked before the body, as it always was (a 401 comes before any 400).
+    beforeBody: async (req: FastifyRequest) => {
+      await requireTrackingToken(req, deps.cache);
+    },
+    handler: refund,
+  });
 }

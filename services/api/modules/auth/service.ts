@@ -4,25 +4,14 @@
 import { EMAIL_RE, HttpError } from '../../../../shared/http/server.ts';
 import { isPlainObject } from '../../../../shared/json.ts';
 import { parseId } from '../../ids.ts';
+import { ROLES, SCOPES } from '../../../../shared/contracts/management.ts';
+import type { Role, Scope } from '../../../../shared/contracts/management.ts';
 
-export const SCOPES = [
-  '*',
-  'program:list',
-  'program:read',
-  'program:create',
-  'program:update',
-  'program:delete',
-  'program:go_live',
-  'program:regenerate-token',
-  'dashboard:view',
-] as const;
-export type Scope = (typeof SCOPES)[number];
+export { ROLES, SCOPES };
+export type { Role, Scope };
 
 /** Permissions checked by routes: the key scopes plus the dashboard reads. */
 export type Permission = Exclude<Scope, '*'> | 'tracking:read' | 'tracking:list';
-
-export type Role = 'owner' | 'admin' | 'member' | 'viewer';
-export const ROLES: readonly Role[] = ['owner', 'admin', 'member', 'viewer'];
 
 /** Every permission: the key scopes but `*`, and the dashboard reads. */
 const ALL: Permission[] = [

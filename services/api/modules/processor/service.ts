@@ -4,8 +4,9 @@ import { randomBytes } from 'node:crypto';
 import { maskSecret } from '../../../../shared/domain/secrets.ts';
 import { iso } from '../../common.ts';
 import type { ConnectionRow, ConnectionState, ProcessorEventRow } from './dal.ts';
+import { CONNECTION_STATUSES, PROCESSOR_OUTCOMES } from '../../../../shared/contracts/management.ts';
 
-export const CONNECTION_STATUSES = ['pending', 'connected', 'restricted', 'disconnected'] as const;
+export { CONNECTION_STATUSES, PROCESSOR_OUTCOMES };
 export type ConnectionStatus = (typeof CONNECTION_STATUSES)[number];
 export const FLAGS = ['charges_enabled', 'payouts_enabled', 'details_submitted'] as const;
 export type Flag = (typeof FLAGS)[number];
@@ -39,17 +40,6 @@ export const newWebhookSecret = () => `whsec_${randomBytes(24).toString('base64u
 
 /** How long a rolled secret keeps verifying, as Stripe does it. */
 export const ROLL_GRACE_HOURS = 24;
-
-export const PROCESSOR_OUTCOMES = [
-  'attributed',
-  'recorded',
-  'unattributed',
-  'refund_applied',
-  'linked',
-  'waiting',
-  'ignored',
-  'failed',
-] as const;
 
 export function toProcessorEvent(r: ProcessorEventRow) {
   return {

@@ -1,7 +1,6 @@
 // Commissions: the program's commissions newest first, filtered by status, a page at a time; mark one
 // paid (after a confirmation); the refund reason; a CSV export of the rows listed.
 import { useState } from 'preact/hooks';
-import type { ProgramPageProps } from '../app.tsx';
 import { api } from '../api.ts';
 import { useSession } from '../session.tsx';
 import {
@@ -9,7 +8,7 @@ import {
   ErrorBox,
   Loading,
   Pager,
-  ProgramPage,
+  programPage,
   ReadOnlyNote,
   Table,
   dateTime,
@@ -36,13 +35,7 @@ interface Commission {
   created_at: string;
 }
 
-export function Commissions({ programId }: ProgramPageProps) {
-  return (
-    <ProgramPage title="Commissions" programId={programId}>
-      {(p) => <CommissionsOf program={p} />}
-    </ProgramPage>
-  );
-}
+export const Commissions = programPage('Commissions', CommissionsOf);
 
 function CommissionsOf({ program }: { program: Program }) {
   const { canWrite } = useSession();

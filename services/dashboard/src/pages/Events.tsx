@@ -97,22 +97,8 @@ export function Events(props: ProgramPageProps) {
             ))}
           </select>
         </label>
-        <label>
-          From (UTC day)
-          <input
-            type="date"
-            value={draft.from}
-            onInput={(e) => setDraft({ ...draft, from: (e.target as HTMLInputElement).value })}
-          />
-        </label>
-        <label>
-          To (UTC day)
-          <input
-            type="date"
-            value={draft.to}
-            onInput={(e) => setDraft({ ...draft, to: (e.target as HTMLInputElement).value })}
-          />
-        </label>
+        <DayField label="From" value={draft.from} set={(from) => setDraft({ ...draft, from })} />
+        <DayField label="To" value={draft.to} set={(to) => setDraft({ ...draft, to })} />
         <button type="submit" class="primary">
           Apply filter
         </button>
@@ -212,5 +198,19 @@ function EventLine(props: { ev: EventRow; currency: string }) {
       <td data-label="Details">{details}</td>
       <td data-label="Device and place">{place}</td>
     </tr>
+  );
+}
+
+/** A UTC day of the filter. */
+function DayField(props: { label: string; value: string; set: (day: string) => void }) {
+  return (
+    <label>
+      {props.label} (UTC day)
+      <input
+        type="date"
+        value={props.value}
+        onInput={(e) => props.set((e.target as HTMLInputElement).value)}
+      />
+    </label>
   );
 }

@@ -1,14 +1,13 @@
 // Partners: the program's partners with their balances, adding one, and per partner its referral links
 // (create, copy the full URL, activate / deactivate, clicks and last click).
 import { useState } from 'preact/hooks';
-import type { ProgramPageProps } from '../app.tsx';
 import { api } from '../api.ts';
 import { useSession } from '../session.tsx';
 import {
   CopyButton,
   ErrorBox,
   Loading,
-  ProgramPage,
+  programPage,
   ReadOnlyNote,
   Show,
   Table,
@@ -42,13 +41,7 @@ interface Link {
 
 const base = (programId: number) => `/api/advertiser/affiliate-programs/${programId}`;
 
-export function Partners({ programId }: ProgramPageProps) {
-  return (
-    <ProgramPage title="Partners" programId={programId}>
-      {(p) => <PartnersOf program={p} />}
-    </ProgramPage>
-  );
-}
+export const Partners = programPage('Partners', PartnersOf);
 
 function PartnersOf({ program }: { program: Program }) {
   const { canWrite } = useSession();

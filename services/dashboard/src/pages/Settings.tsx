@@ -20,8 +20,12 @@ import {
   useWorkspacePrograms,
 } from '../ui.tsx';
 import type { Program } from '../ui.tsx';
-
-const ROLES: Role[] = ['owner', 'admin', 'member', 'viewer'];
+import {
+  CONNECTION_STATUSES,
+  PROCESSOR_OUTCOMES,
+  ROLES,
+  SCOPES as ALL_SCOPES,
+} from '../../../../shared/contracts/management.ts';
 
 export function Settings() {
   const { info, workspaceId, canWrite, role } = useSession();
@@ -212,16 +216,8 @@ function Members() {
 
 // ---- API keys ----
 
-const SCOPES = [
-  'program:list',
-  'program:read',
-  'program:create',
-  'program:update',
-  'program:delete',
-  'program:go_live',
-  'program:regenerate-token',
-  'dashboard:view',
-] as const;
+/** The scopes a key can be given here; `*` (every scope) is the default when none is ticked. */
+const SCOPES = ALL_SCOPES.filter((s) => s !== '*');
 
 interface ApiKey {
   id: number;
@@ -397,18 +393,6 @@ function ApiKeys({ programs }: { programs: Program[] }) {
 }
 
 // ---- Payment processor ----
-
-const CONNECTION_STATUSES = ['pending', 'connected', 'restricted', 'disconnected'] as const;
-const OUTCOMES = [
-  'attributed',
-  'recorded',
-  'unattributed',
-  'refund_applied',
-  'linked',
-  'waiting',
-  'ignored',
-  'failed',
-] as const;
 
 interface Connection {
   status: (typeof CONNECTION_STATUSES)[number];
@@ -674,7 +658,7 @@ function ProcessorEvents({ programs }: { programs: Program[] }) {
             }}
           >
             <option value="">All outcomes</option>
-            {OUTCOMES.map((o) => (
+            {PROCESSOR_OUTCOMES.map((o) => (
               <option value={o}>{o}</option>
             ))}
           </select>
