@@ -1,12 +1,12 @@
 // Waiting for a dependency (Postgres, Kafka) instead of exiting: a process started while one is down, or a
-// step that meets an outage, retries with p-retry, at most 2 s apart (work resumes within about 2 s of the
+// step that meets an outage, retries with p-retry, at most 0.5 s apart (work resumes within about 1 s of the
 // dependency's return), and logs one line per attempt at most every LOG_EVERY_MS, without a stack trace.
 import pRetry, { AbortError } from 'p-retry';
 import type { Logger } from '../logger.ts';
 import { isConnectionError } from '../db/sql.ts';
 
 /** The longest pause between two attempts: bounds the time from a dependency's return to resumed work. */
-export const MAX_BACKOFF_MS = 2_000;
+export const MAX_BACKOFF_MS = 500;
 const LOG_EVERY_MS = 5_000;
 
 /** The message of an error, with its code when it has one (ECONNREFUSED, CONNECTION_CLOSED, 57P01...). */

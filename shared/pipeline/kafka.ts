@@ -445,7 +445,7 @@ function consumerRunConfig(opts: ConsumerOptions): Parameters<Consumer['run']>[0
           timestamp: m.timestamp,
         }));
         // An outage (Postgres away, a produce refused) is waited out for as long as this consumer owns the
-        // partition, at most 2 s between attempts, heartbeating so that it keeps the partition; anything
+        // partition, at most 0.5 s between attempts, heartbeating so that it keeps the partition; anything
         // else is retried CHUNK_RETRIES times, then escapes to kafkajs and the chunk is redelivered.
         await pRetry(() => opts.handle(chunk), {
           forever: true,

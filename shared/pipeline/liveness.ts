@@ -1,7 +1,7 @@
 // Which partitions a live worker owns. Every worker writes its group assignment to consumer_heartbeats
 // every HEARTBEAT_MS; the ingress reads the live rows, and a lead, sale or refund whose partition no live
-// worker owns is answered 503 within ORPHAN_GRACE_MS instead of at COMMAND_DEADLINE_MS (a killed or
-// restarting worker). Why and the limits: docs/operations.md "Faults".
+// worker owns (a killed or restarting worker, or Postgres away) is answered 503 after ORPHAN_GRACE_MS
+// instead of at COMMAND_DEADLINE_MS. Why and the limits: docs/operations.md "Faults".
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import { Partitioners } from 'kafkajs';
@@ -81,8 +81,8 @@ interface Watch {
 }
 
 /**
- * The ingress's view of consumer_heartbeats, refreshed every REFRESH_MS. Until a refresh succeeded
- * recently (Postgres away) nothing is called orphaned: the command deadline answers then.
+ * The ingress's view of consumer_heartbeats, refreshed every REFRESH_MS. With no successful read for
+ * STALE_MS (Postgres away) no partition counts as owned: no worker can record an outcome then either.
  */
 export class ConsumerLiveness {
   private owned = new Map<string, Set<number>>();
@@ -108,6 +108,7 @@ export class ConsumerLiveness {
       this.refresh()
         .catch((err: unknown) => this.log.debug({ err }, 'consumer heartbeats not read'))
         .finally(() => {
+          this.check();
           if (this.timer) this.timer = setTimeout(tick, REFRESH_MS);
         });
     };
@@ -150,9 +151,13 @@ export class ConsumerLiveness {
     this.owned = owned;
     this.lastOk = Date.now();
     this.report();
+  }
+
+  /** Ends the watches that waited their grace without a live owner, or without Postgres to tell. */
+  private check(): void {
     const now = Date.now();
     for (const w of this.watches) {
-      if (now - w.since >= w.graceMs && this.isOwned(w.topic, w.partition) === false) {
+      if (now - w.since >= w.graceMs && this.isOwned(w.topic, w.partition) !== true) {
         this.watches.delete(w);
         w.resolve();
       }
