@@ -357,14 +357,18 @@ export async function runBatchConsumer(opts: ConsumerOptions): Promise<BatchCons
   let starting: Promise<void> | null = null;
 
   const startOne = async (): Promise<Consumer> => {
-    const consumer = createBatchConsumer(opts, (err) => {
-      // kafkajs will not restart this one: replace it, without ending the process.
-      if (stopped || current !== consumer) return;
-      opts.log.warn({ reason: describeError(err) }, 'consumer stopped by kafkajs; starting a new one');
-      current = null;
-      void consumer.disconnect().catch(() => {});
-      startInBackground();
-    });
+    const consumer = createBatchConsumer(
+      opts,
+      () => stopped,
+      (err) => {
+        // kafkajs will not restart this one: replace it, without ending the process.
+        if (stopped || current !== consumer) return;
+        opts.log.warn({ reason: describeError(err) }, 'consumer stopped by kafkajs; starting a new one');
+        current = null;
+        void consumer.disconnect().catch(() => {});
+        startInBackground();
+      },
+    );
     try {
       await consumer.connect();
       for (const topic of opts.topics) await consumer.subscribe({ topic, fromBeginning: true });
@@ -398,8 +402,15 @@ export async function runBatchConsumer(opts: ConsumerOptions): Promise<BatchCons
   };
 }
 
-function createBatchConsumer(opts: ConsumerOptions, onGaveUp: (err: Error) => void): Consumer {
+function createBatchConsumer(
+  opts: ConsumerOptions,
+  stopped: () => boolean,
+  onGaveUp: (err: Error) => void,
+): Consumer {
   const consumer = opts.kafka.consumer({
+    // kafkajs's default (5 retries), and no restart once disconnect() was called: a crash in flight at
+    // the disconnect (a fetch failing as the connections close) would otherwise start it again, for ever.
+    retry: { retries: 5, restartOnFailure: async () => !stopped() },
     groupId: opts.groupId,
     sessionTimeout: opts.sessionTimeoutMs,
     heartbeatInterval: Math.max(500, Math.floor(opts.sessionTimeoutMs / 10)),
