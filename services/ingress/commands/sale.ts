@@ -91,10 +91,14 @@ function saleFields(testMode: boolean) {
 /** Read after the Idempotency-Key is checked, as they always were. */
 const saleLast = { subscription_id: OptString('subscription_id'), product_id: OptString('product_id') };
 
-/** The sale body, as documented (with test mode's laxer amount and transaction_id). */
+/**
+ * The sale body, as documented: the live form, whose transaction_id and amount_cents are required (the spec's
+ * "yes (optional in test mode)"); their descriptions say what test mode relaxes. Only documentation: the
+ * route checks SaleFirst, then the live or test form by `additional_data.test_mode`.
+ */
 export const SaleBody = Type.Object({
   additional_data: CommandAdditionalData,
-  ...saleFields(true),
+  ...saleFields(false),
   ...saleLast,
 });
 /** What is checked before authentication: test mode decides whether a token is needed. */
