@@ -265,6 +265,8 @@ interface Seed {
 }
 let seed: Seed;
 const okSales: string[] = [];
+/** Clicks answered 200, for leads once the seeded lead clicks are used up. */
+const okClicks: string[] = [];
 let nextLead = 0;
 let seq = 0;
 
@@ -335,9 +337,13 @@ async function loop(): Promise<void> {
         {},
         '',
       );
-      if (l.ok) l.ref = String(l.answer?.click_id);
-    } else if (roll === 6 && nextLead < seed.leadClicks.length) {
-      const clickId = seed.leadClicks[nextLead++]!;
+      if (l.ok) {
+        l.ref = String(l.answer?.click_id);
+        if (okClicks.length < 5000) okClicks.push(l.ref);
+      }
+    } else if (roll === 6 && (nextLead < seed.leadClicks.length || okClicks.length > 0)) {
+      // The seeded clicks first, then clicks of this run (a quiet machine uses up the seed in minutes).
+      const clickId = nextLead < seed.leadClicks.length ? seed.leadClicks[nextLead++]! : okClicks.shift()!;
       await request(
         'lead',
         '/api/v1/track/lead',
