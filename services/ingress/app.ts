@@ -28,7 +28,7 @@ export async function ingressPlugin(app: FastifyInstance, deps: IngressDeps): Pr
   registerCliStatusRoute(app, deps);
   registerTrackerRoute(app);
   registerProcessorWebhookRoute(app, {
-    sql: deps.sql,
+    cache: deps.cache,
     producer: deps.producer,
     topic: deps.topics.processorEvents,
   });

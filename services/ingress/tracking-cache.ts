@@ -1,5 +1,6 @@
 // What the tracking routes look up on every request: referral links, programs, tracking-token hashes,
-// partner-program → program, and allowed origins; from memory, kept fresh by polling cache_invalidations.
+// partner-program → program, allowed origins, and the webhook intake's signing secrets; from memory, kept
+// fresh by polling cache_invalidations.
 import type { Sql } from '../../shared/db/sql.ts';
 import type { Logger } from '../../shared/logger.ts';
 import { outageWarning } from '../../shared/pipeline/dependencies.ts';
@@ -29,6 +30,23 @@ export interface CachedProgram {
   apiTokenMasked: string | null;
 }
 
+/** A program's webhook signing secrets, as stored (the previous one is valid until its expiry). */
+export interface CachedWebhookSecrets {
+  workspaceId: number;
+  /** Null: the workspace has no processor connection. */
+  secret: string | null;
+  previousSecret: string | null;
+  previousExpiresAt: number | null;
+}
+
+/** The secrets to verify with now: the current one, then the rolled one while it has not expired. */
+export function liveSecrets(s: CachedWebhookSecrets, now = Date.now()): string[] {
+  const out = s.secret ? [s.secret] : [];
+  if (s.previousSecret && s.previousExpiresAt !== null && s.previousExpiresAt > now)
+    out.push(s.previousSecret);
+  return out;
+}
+
 /** Unknown tokens are remembered this long, so a probe with garbage tokens costs one query per token. */
 const NEGATIVE_TOKEN_TTL_MS = 2000;
 
@@ -50,6 +68,8 @@ export class TrackingCache {
   private readonly ppPrograms = new Map<number, Entry<number>>();
   /** Tracking-token SHA-256 (hex) → program id (null: no live program has it). */
   private readonly tokens = new Map<string, Entry<number>>();
+  /** Program id → its workspace's webhook signing secrets (null: no live program with that id). */
+  private readonly secrets = new Map<number, Entry<CachedWebhookSecrets>>();
   private readonly loading = new Map<string, Promise<unknown>>();
   private lastSeq = 0n;
   /** Rows seen in the recent window, so a late-committing invalidation is applied once. */
@@ -118,6 +138,7 @@ export class TrackingCache {
       this.origins = null;
       this.programs.delete(Number(key));
       const id = Number(key);
+      this.secrets.delete(id);
       // A regenerated or deleted token dies here; a new program's token may have been cached as unknown.
       for (const [k, e] of this.tokens) if (e.value === id || e.value === null) this.tokens.delete(k);
       for (const [k, e] of this.links) if (e.value?.programId === id) this.links.delete(k);
@@ -125,10 +146,14 @@ export class TrackingCache {
       const id = Number(key);
       this.ppPrograms.delete(id);
       for (const [k, e] of this.links) if (e.value?.partnerProgramId === id) this.links.delete(k);
+    } else if (kind === 'processor_connection') {
+      const workspaceId = Number(key);
+      for (const [k, e] of this.secrets) if (e.value?.workspaceId === workspaceId) this.secrets.delete(k);
     } else {
       this.links.clear();
       this.programs.clear();
       this.tokens.clear();
+      this.secrets.clear();
     }
   }
 
@@ -283,5 +308,41 @@ export class TrackingCache {
         : null;
       return program;
     });
+  }
+
+  /**
+   * The webhook signing secrets of a live program's workspace, or null for an unknown or deleted program.
+   * `fresh` reads Postgres whatever is cached (the intake's second try after a signature that did not match
+   * what it had: a connection made or a secret rolled since the last poll verifies at once).
+   */
+  webhookSecrets(programId: number, fresh = false): Promise<CachedWebhookSecrets | null> {
+    if (fresh) this.secrets.delete(programId);
+    return this.lookup(
+      this.secrets,
+      programId,
+      `s:${programId}`,
+      async () => {
+        const [r] = await this.sql<
+          {
+            workspace_id: string;
+            webhook_secret: string | null;
+            previous_webhook_secret: string | null;
+            previous_secret_expires_at: Date | null;
+          }[]
+        >`
+          select p.workspace_id, c.webhook_secret, c.previous_webhook_secret, c.previous_secret_expires_at
+          from programs p left join processor_connections c on c.workspace_id = p.workspace_id
+          where p.id = ${programId} and p.deleted_at is null`;
+        return r
+          ? {
+              workspaceId: Number(r.workspace_id),
+              secret: r.webhook_secret,
+              previousSecret: r.previous_webhook_secret,
+              previousExpiresAt: r.previous_secret_expires_at?.getTime() ?? null,
+            }
+          : null;
+      },
+      (v) => (v === null ? NEGATIVE_TOKEN_TTL_MS : this.opts.ttlMs),
+    );
   }
 }

@@ -8,7 +8,8 @@ import { pathId } from '../../../shared/http/validation.ts';
 import { eventKey } from '../../../shared/contracts/processor-events.ts';
 import { processorRequestId } from '../../../shared/contracts/processor-events.ts';
 import type { ProcessorEventCommand } from '../../../shared/contracts/processor-events.ts';
-import type { Sql } from '../../../shared/db/sql.ts';
+import { liveSecrets } from '../tracking-cache.ts';
+import type { TrackingCache } from '../tracking-cache.ts';
 import type { BatchingProducer } from '../../../shared/pipeline/kafka.ts';
 import { outageWarning } from '../../../shared/pipeline/dependencies.ts';
 
@@ -29,14 +30,9 @@ export const WEBHOOK_ERRORS = {
 } as const;
 
 export interface WebhookDeps {
-  sql: Sql;
+  cache: Pick<TrackingCache, 'webhookSecrets'>;
   producer: BatchingProducer;
   topic: string;
-}
-
-interface Secrets {
-  webhook_secret: string | null;
-  previous_webhook_secret: string | null;
 }
 
 /** One line every few seconds while Kafka is down, not one per refused event. */
@@ -46,6 +42,7 @@ const stripe = new Stripe('sk_unused_signature_checks_only');
 
 /** The verified event, or the 400 that says why not. Tries the current secret, then the rolled one. */
 export function verifyEvent(raw: Buffer, header: string, secrets: string[], nowSeconds?: number): unknown {
+  if (secrets.length === 0) throw new HttpError(400, WEBHOOK_ERRORS.notConnected);
   let stale = false;
   for (const secret of secrets) {
     try {
@@ -106,21 +103,21 @@ export function registerProcessorWebhookRoute(app: FastifyInstance, deps: Webhoo
         const header = req.headers['stripe-signature'];
         if (typeof header !== 'string' || header === '')
           throw new HttpError(400, WEBHOOK_ERRORS.missingSignature);
-        const [row] = await deps.sql<(Secrets & { found: boolean })[]>`
-          select true as found, c.webhook_secret,
-                 case when c.previous_secret_expires_at > now() then c.previous_webhook_secret end
-                   as previous_webhook_secret
-          from programs p left join processor_connections c on c.workspace_id = p.workspace_id
-          where p.id = ${programId} and p.deleted_at is null`;
-        if (!row) throw new HttpError(404, WEBHOOK_ERRORS.programNotFound);
-        const secrets = [row.webhook_secret, row.previous_webhook_secret].filter((s): s is string => !!s);
-        if (secrets.length === 0) throw new HttpError(400, WEBHOOK_ERRORS.notConnected);
+        // From the ingress's cache (a read of Postgres per event queued behind the workers' writes under
+        // load); a signature that does not match the cached secrets is checked once more against Postgres.
+        let stored = await deps.cache.webhookSecrets(programId);
+        if (!stored) throw new HttpError(404, WEBHOOK_ERRORS.programNotFound);
         const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
-        const event = verifyEvent(raw, header, secrets) as {
-          id?: unknown;
-          type?: unknown;
-          livemode?: unknown;
-        };
+        let event: { id?: unknown; type?: unknown; livemode?: unknown };
+        try {
+          event = verifyEvent(raw, header, liveSecrets(stored)) as typeof event;
+        } catch (err) {
+          const retry = [WEBHOOK_ERRORS.badSignature, WEBHOOK_ERRORS.notConnected] as string[];
+          if (!(err instanceof HttpError) || !retry.includes(err.message)) throw err;
+          stored = await deps.cache.webhookSecrets(programId, true);
+          if (!stored) throw new HttpError(404, WEBHOOK_ERRORS.programNotFound);
+          event = verifyEvent(raw, header, liveSecrets(stored)) as typeof event;
+        }
         if (typeof event?.id !== 'string' || typeof event.type !== 'string' || event.id === '')
           throw new HttpError(400, WEBHOOK_ERRORS.notEvent);
         const msg: ProcessorEventCommand = {
