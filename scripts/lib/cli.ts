@@ -31,11 +31,12 @@ export function cli<T extends NonNullable<ParseArgsConfig['options']>>(
     process.exit(0);
   }
   const values = parsed.values as Record<string, unknown>;
-  const int = (name: keyof T & string, dflt: number, max: number): number => {
+  const int = (name: keyof T & string, dflt: number, max: number, min = 1): number => {
     const raw = values[name] as string | undefined;
     if (raw === undefined) return dflt;
-    const n = integerIn(raw, 1, max);
-    if (n === null) usageError(usage, `--${name} must be an integer between 1 and ${max} (got "${raw}")`);
+    const n = integerIn(raw, min, max);
+    if (n === null)
+      usageError(usage, `--${name} must be an integer between ${min} and ${max} (got "${raw}")`);
     return n;
   };
   return { ...parsed, int };
