@@ -1,6 +1,8 @@
 // The frame of a bench that starts its own stack (bench:sales, bench:webhooks): a fresh stack, a logger and
 // a status line, the services and helpers to stop afterwards (also on Ctrl-C), and the exit code.
-import { freePort, onStopSignal, startStack } from './stack.ts';
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { STACK_DIR, freePort, onStopSignal, startStack } from './stack.ts';
 import type { Stack } from './stack.ts';
 import type { ServiceProcess } from './services.ts';
 import { createLogger } from '../../shared/logger.ts';
@@ -29,7 +31,8 @@ export interface BenchRun {
 
 /**
  * Runs `body` on a fresh stack named `bench-<name>` and exits: 0 when it returns true, 1 when it returns
- * false or throws (the error printed), 130 on Ctrl-C; the services and the stack are stopped in every case.
+ * false or throws (the error printed), 130 on Ctrl-C; the services and the stack are stopped, and the stack's
+ * data removed, in every case.
  */
 export async function runBench(
   name: string,
@@ -49,6 +52,7 @@ export async function runBench(
   const teardown = async () => {
     await Promise.allSettled([...run.procs.map((p) => p.stop()), ...run.cleanups.map((f) => f())]);
     await stack.stop();
+    await rm(join(STACK_DIR, `bench-${name}`), { recursive: true, force: true });
   };
   onStopSignal(() => teardown().then(() => process.exit(130)));
   let passed = false;
