@@ -8,38 +8,56 @@ interface Submission {
   reject: (err: unknown) => void;
 }
 
+/**
+ * `concurrency` calls may run at once (1 by default: every waiting chunk joins the next call). With more, a
+ * call takes one submission while another call could still start, and merges the waiting ones only into
+ * the last call that can run.
+ */
 export function coalesce(
   handle: (messages: ConsumedMessage[]) => Promise<void>,
   maxMessages: number,
+  concurrency = 1,
 ): (messages: ConsumedMessage[]) => Promise<void> {
   const queue: Submission[] = [];
-  let running = false;
+  let running = 0;
+  let scheduled = false;
 
-  async function drain(): Promise<void> {
-    while (queue.length > 0) {
+  async function call(take: Submission[]): Promise<void> {
+    try {
+      await handle(take.length === 1 ? take[0]!.messages : take.flatMap((s) => s.messages));
+      for (const s of take) s.resolve();
+    } catch (err) {
+      for (const s of take) s.reject(err);
+    }
+  }
+
+  function start(): void {
+    while (queue.length > 0 && running < concurrency) {
       const take: Submission[] = [queue.shift()!];
       let n = take[0]!.messages.length;
-      while (queue.length > 0 && n + queue[0]!.messages.length <= maxMessages) {
+      const lastSlot = running + 1 === concurrency;
+      while (lastSlot && queue.length > 0 && n + queue[0]!.messages.length <= maxMessages) {
         const next = queue.shift()!;
         take.push(next);
         n += next.messages.length;
       }
-      try {
-        await handle(take.length === 1 ? take[0]!.messages : take.flatMap((s) => s.messages));
-        for (const s of take) s.resolve();
-      } catch (err) {
-        for (const s of take) s.reject(err);
-      }
+      running++;
+      void call(take).then(() => {
+        running--;
+        start();
+      });
     }
-    running = false;
   }
 
   return (messages) =>
     new Promise<void>((resolve, reject) => {
       queue.push({ messages, resolve, reject });
-      if (running) return;
-      running = true;
+      if (scheduled || running >= concurrency) return;
+      scheduled = true;
       // Let the other partitions of the same fetch, dispatched in this turn, join the first call.
-      setImmediate(() => void drain());
+      setImmediate(() => {
+        scheduled = false;
+        start();
+      });
     });
 }

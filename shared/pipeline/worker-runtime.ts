@@ -43,6 +43,12 @@ export interface WorkerDefinition {
   /** How the log lines name the worker (`<label> running`, `<label> status`); `name` by default. */
   label?: string;
   topic: TopicKey;
+  /**
+   * How many chunks may be applied at once, each in its own transaction (default 1: the partitions'
+   * chunks merge into one transaction, since the command workers' transactions would serialise on the
+   * rollup and balance rows anyway).
+   */
+  concurrentChunks?: (cfg: Config) => number;
   build(ctx: WorkerContext): Promise<WorkerParts>;
 }
 
@@ -95,7 +101,7 @@ export async function runWorker(def: WorkerDefinition): Promise<void> {
     help: '1 while the consumer is a member of its group',
     registers: [registry],
   });
-  const merged = coalesce(parts.handle, cfg.workerChunkSize);
+  const merged = coalesce(parts.handle, cfg.workerChunkSize, def.concurrentChunks?.(cfg) ?? 1);
   const measured = async (chunk: ConsumedMessage[]) => {
     const end = applySeconds.startTimer();
     await merged(chunk);
@@ -121,7 +127,8 @@ export async function runWorker(def: WorkerDefinition): Promise<void> {
     partitionsConcurrency: cfg.workerPartitionsConcurrency,
     sessionTimeoutMs: cfg.kafkaSessionTimeoutMs,
     log,
-    // Partitions' chunks merged into one transaction (see coalesce.ts); chunkSize still bounds each.
+    // Partitions' chunks merged into one transaction (see coalesce.ts), or into `concurrentChunks`;
+    // chunkSize still bounds each.
     handle: measured,
   });
   let closing = false;

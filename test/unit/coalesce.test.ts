@@ -69,3 +69,37 @@ t.test('a failed call rejects exactly its submitters; the next call still runs',
   await handle([msg(0, 1)]);
   t.equal(n, 3, 'usable after a failure');
 });
+
+t.test('concurrency 2: two calls at once, one submission each while a call could still start', async (t) => {
+  const calls: string[][] = [];
+  let inFlight = 0;
+  let most = 0;
+  const releases: (() => void)[] = [];
+  const handle = coalesce(
+    async (ms) => {
+      calls.push(label(ms));
+      most = Math.max(most, ++inFlight);
+      await new Promise<void>((r) => releases.push(r));
+      inFlight--;
+    },
+    100,
+    2,
+  );
+  const first = [handle([msg(0, 1)]), handle([msg(1, 1)]), handle([msg(2, 1)])];
+  await new Promise((r) => setImmediate(r));
+  await new Promise((r) => setImmediate(r));
+  t.same(calls, [['0:1'], ['1:1', '2:1']], 'the first call takes one; the last slot merges the rest');
+  const later = [handle([msg(0, 2)]), handle([msg(3, 1)])];
+  await new Promise((r) => setTimeout(r, 20));
+  t.equal(calls.length, 2, 'nothing more runs while both calls are in flight');
+  releases.shift()!();
+  await first[0];
+  await new Promise((r) => setImmediate(r));
+  t.same(calls[2], ['0:2', '3:1'], 'a freed slot (the last one free) takes the waiting submissions merged');
+  while (releases.length > 0 || calls.length < 3) {
+    releases.shift()?.();
+    await new Promise((r) => setImmediate(r));
+  }
+  await Promise.all([...first, ...later]);
+  t.equal(most, 2, 'never more than two calls at once');
+});
