@@ -10,7 +10,11 @@ import {
   parseProcessorEvent,
   processorRequestId,
 } from '../../../shared/contracts/processor-events.ts';
-import type { Attribution, ProcessorEventCommand } from '../../../shared/contracts/processor-events.ts';
+import type {
+  Attribution,
+  ProcessorAction,
+  ProcessorEventCommand,
+} from '../../../shared/contracts/processor-events.ts';
 import type { Applied, ApplyContext, CommandApplier } from '../../../shared/pipeline/command-handler.ts';
 import { isCurrencyMismatch } from '../../../shared/domain/money.ts';
 
@@ -37,21 +41,13 @@ export function createProcessorEventApplier(
   refund: CommandApplier<RefundCommand>,
 ): CommandApplier<ProcessorEventCommand> {
   async function decide(tx: Tx, cmd: ProcessorEventCommand, ctx: ApplyContext): Promise<Result> {
-    let event: unknown;
-    try {
-      event = JSON.parse(cmd.payload);
-    } catch {
-      return { outcome: 'failed', reason: 'payload is not JSON' };
-    }
-    const action = interpretEvent(event);
+    const plan = planEvent(cmd);
+    if ('result' in plan) return plan.result;
+    if ('sale' in plan) return saleResult(plan.action, await sale.apply(tx, plan.sale, ctx), !cmd.livemode);
+    const { action } = plan;
     const isTest = !cmd.livemode;
     switch (action.kind) {
-      case 'ignored':
-        return { outcome: 'ignored', reason: action.reason };
-
       case 'link': {
-        if (mismatch(action.attribution, cmd.program_id))
-          return { outcome: 'unattributed', reason: 'program_mismatch' };
         await tx`
           insert into processor_subscriptions (program_id, subscription_id, processor_customer_id, customer_key, click_id)
           values (${cmd.program_id}, ${action.subscription_id}, ${action.processor_customer_id},
@@ -77,85 +73,21 @@ export function createProcessorEventApplier(
       }
 
       case 'sale': {
-        let attribution = action.attribution;
-        if (!attribution && action.subscription_id) {
-          await lockKeys(tx, cmd.program_id, [`subscription:${action.subscription_id}`]);
-          const [link] = await tx<{ customer_key: string | null; click_id: string | null }[]>`
-            select customer_key, click_id from processor_subscriptions
-            where program_id = ${cmd.program_id} and subscription_id = ${action.subscription_id}`;
-          if (!link)
-            return {
-              outcome: 'waiting',
-              reason: 'subscription_link',
-              waiting_for: `subscription:${action.subscription_id}`,
-            };
-          attribution = { ...link, program_id: null };
-        }
-        if (!attribution || (!attribution.customer_key && !attribution.click_id))
-          return { outcome: 'unattributed', reason: 'no_metadata', transaction_id: action.transaction_id };
-        if (mismatch(attribution, cmd.program_id))
+        // A renewal without metadata: attributed through the link remembered at its checkout.
+        const subscriptionId = action.subscription_id!;
+        await lockKeys(tx, cmd.program_id, [`subscription:${subscriptionId}`]);
+        const [link] = await tx<{ customer_key: string | null; click_id: string | null }[]>`
+          select customer_key, click_id from processor_subscriptions
+          where program_id = ${cmd.program_id} and subscription_id = ${subscriptionId}`;
+        if (!link)
           return {
-            outcome: 'unattributed',
-            reason: 'program_mismatch',
-            transaction_id: action.transaction_id,
+            outcome: 'waiting',
+            reason: 'subscription_link',
+            waiting_for: `subscription:${subscriptionId}`,
           };
-        const saleCmd: SaleCommand = {
-          v: 1,
-          type: 'sale',
-          request_id: cmd.request_id,
-          ts: cmd.ts,
-          program_id: cmd.program_id,
-          transaction_id: action.transaction_id,
-          amount_cents: action.amount_cents,
-          currency: action.currency,
-          customer_key: attribution.customer_key,
-          click_id: attribution.customer_key ? null : attribution.click_id,
-          sale_type: action.sale_type === 'subscription' ? 'subscription' : 'payment',
-          line_items: null,
-          is_recurring: action.is_recurring,
-          subscription_id: action.subscription_id,
-          subscription_interval: null,
-          product_id: null,
-          is_test: isTest,
-        };
-        const applied = await sale.apply(tx, saleCmd, ctx);
-        const base = { transaction_id: action.transaction_id, effects: applied.effects ?? [] };
-        const body = applied.body as {
-          sale_id?: number;
-          commission_id?: number | null;
-          message?: string;
-          error?: string;
-        };
-        if (applied.statusCode === 409) return { ...base, outcome: 'ignored', reason: 'already_recorded' };
-        // Amounts of different currencies are never added together: recorded, not applied.
-        if (applied.statusCode === 400 && isCurrencyMismatch(body.error))
-          return { ...base, outcome: 'unattributed', reason: 'currency_mismatch' };
-        if (applied.statusCode !== 200) {
-          const reason = /customer not found/i.test(body.error ?? '')
-            ? 'customer_not_found'
-            : (body.error ?? 'rejected');
-          return { ...base, outcome: 'unattributed', reason };
-        }
-        const releases = [`payment:${action.transaction_id}`];
-        if (action.payment_intent) releases.push(`payment:${action.payment_intent}`);
-        if (action.invoice_id) releases.push(`invoice:${action.invoice_id}`);
-        if (isTest) return { ...base, outcome: 'recorded', reason: 'test_mode', releases };
-        if (body.commission_id)
-          return {
-            ...base,
-            outcome: 'attributed',
-            reason: null,
-            sale_id: body.sale_id ?? null,
-            commission_id: body.commission_id,
-            releases,
-          };
-        return {
-          ...base,
-          outcome: 'recorded',
-          reason: body.message ?? 'no_commission',
-          sale_id: body.sale_id ?? null,
-          releases,
-        };
+        const linked = attributed(cmd, action, { ...link, program_id: null });
+        if ('result' in linked) return linked.result;
+        return saleResult(action, await sale.apply(tx, linked.sale, ctx), isTest);
       }
 
       case 'refund': {
@@ -263,20 +195,192 @@ export function createProcessorEventApplier(
     return effects;
   }
 
+  async function apply(tx: Tx, cmd: ProcessorEventCommand, ctx: ApplyContext): Promise<Applied> {
+    const r = await decide(tx, cmd, ctx);
+    await record(tx, cmd, r);
+    const released = await release(tx, cmd.program_id, r.releases ?? [], ctx, 1);
+    return answer(cmd, r, released);
+  }
+
+  /**
+   * The set-based form, for a chunk whose every event is decided by its payload alone (sales whose metadata
+   * names the customer, events with nothing to apply): its sales in one call of the sale applier's
+   * set-based form, its outcomes in one statement, then the events they release, per program. A chunk with
+   * anything else (links, refunds, a renewal attributed through its checkout) is applied event by event.
+   */
+  async function applyBatch(tx: Tx, cmds: ProcessorEventCommand[], ctx: ApplyContext): Promise<Applied[]> {
+    const plans = cmds.map(planEvent).filter((p): p is QuickPlan => 'result' in p || 'sale' in p);
+    if (plans.length < cmds.length) {
+      const out: Applied[] = [];
+      for (const cmd of cmds) out.push(await apply(tx, cmd, ctx));
+      return out;
+    }
+    const sales = plans.flatMap((p) => ('sale' in p ? [p.sale] : []));
+    const applied = sales.length === 0 ? [] : await applyAll(sale, tx, sales, ctx);
+    let next = 0;
+    const results = plans.map((p, i) =>
+      'sale' in p ? saleResult(p.action, applied[next++]!, !cmds[i]!.livemode) : p.result,
+    );
+    await recordAll(tx, cmds, results);
+    // What the per-event form releases right after each sale, released after all of them: a waiting event
+    // finds the same sales either way. Their effects go with the program's last event of the chunk.
+    const released = new Map<number, Effect[]>();
+    for (const programId of new Set(cmds.map((c) => c.program_id))) {
+      const keys = results.flatMap((r, i) => (cmds[i]!.program_id === programId ? (r.releases ?? []) : []));
+      released.set(programId, await release(tx, programId, [...new Set(keys)], ctx, 1));
+    }
+    const last = new Map(cmds.map((c, i) => [c.program_id, i]));
+    return cmds.map((cmd, i) =>
+      answer(cmd, results[i]!, last.get(cmd.program_id) === i ? released.get(cmd.program_id)! : []),
+    );
+  }
+
+  return { kind: 'processor_event', parse: parseProcessorEvent, apply, applyBatch };
+}
+
+function answer(cmd: ProcessorEventCommand, r: Result, released: Effect[]): Applied {
   return {
-    kind: 'processor_event',
-    parse: parseProcessorEvent,
-    async apply(tx, cmd, ctx): Promise<Applied> {
-      const r = await decide(tx, cmd, ctx);
-      await record(tx, cmd, r);
-      const released = await release(tx, cmd.program_id, r.releases ?? [], ctx, 1);
-      return {
-        programId: cmd.program_id,
-        statusCode: 200,
-        body: { received: true, outcome: r.outcome, reason: r.reason },
-        effects: [...(r.effects ?? []), ...released],
-      };
+    programId: cmd.program_id,
+    statusCode: 200,
+    body: { received: true, outcome: r.outcome, reason: r.reason },
+    effects: [...(r.effects ?? []), ...released],
+  };
+}
+
+/** The sale applier's set-based form when it has one, else its commands one by one. */
+async function applyAll(
+  sale: CommandApplier<SaleCommand>,
+  tx: Tx,
+  cmds: SaleCommand[],
+  ctx: ApplyContext,
+): Promise<Applied[]> {
+  if (sale.applyBatch) return sale.applyBatch(tx, cmds, ctx);
+  const out: Applied[] = [];
+  for (const cmd of cmds) out.push(await sale.apply(tx, cmd, ctx));
+  return out;
+}
+
+/** `record` for a chunk, in one statement (an array per column; booleans as text, as insertSales does). */
+async function recordAll(tx: Tx, cmds: ProcessorEventCommand[], results: Result[]): Promise<void> {
+  const col = <T>(f: (c: ProcessorEventCommand, r: Result) => T) => cmds.map((c, i) => f(c, results[i]!));
+  await tx`
+    insert into processor_events (program_id, event_id, type, livemode, received_at, outcome, reason,
+                                  transaction_id, sale_id, commission_id, waiting_for, payload)
+    select p, e, t, l::boolean, ra, o, re, tr, s, cm, w, pl::jsonb
+    from unnest(${col((c) => c.program_id)}::bigint[], ${col((c) => c.event_id)}::text[],
+                ${col((c) => c.event_type)}::text[], ${col((c) => String(c.livemode))}::text[],
+                ${col((c) => new Date(c.ts).toISOString())}::timestamptz[], ${col((_, r) => r.outcome)}::text[],
+                ${col((_, r) => r.reason)}::text[], ${col((_, r) => r.transaction_id ?? null)}::text[],
+                ${col((_, r) => r.sale_id ?? null)}::bigint[], ${col((_, r) => r.commission_id ?? null)}::bigint[],
+                ${col((_, r) => r.waiting_for ?? null)}::text[], ${col((c) => c.payload)}::text[])
+      as v(p, e, t, l, ra, o, re, tr, s, cm, w, pl)
+    on conflict (program_id, event_id) do update set
+      outcome = excluded.outcome, reason = excluded.reason, transaction_id = excluded.transaction_id,
+      sale_id = excluded.sale_id, commission_id = excluded.commission_id, waiting_for = excluded.waiting_for,
+      applied_at = now()`;
+}
+
+type SaleAction = Extract<ProcessorAction, { kind: 'sale' }>;
+
+/**
+ * What an event needs, decided from its payload alone: its result (nothing to write but its outcome), the
+ * sale command to apply, or, for what needs Postgres to decide (links, refunds, a renewal attributed
+ * through its checkout's link), the action.
+ */
+type Decided = { result: Result };
+type SalePlan = { sale: SaleCommand; action: SaleAction };
+type Plan = Decided | SalePlan | { action: Exclude<ProcessorAction, { kind: 'ignored' }> };
+/** A plan that needs nothing from Postgres to decide. */
+type QuickPlan = Decided | SalePlan;
+
+function planEvent(cmd: ProcessorEventCommand): Plan {
+  let event: unknown;
+  try {
+    event = JSON.parse(cmd.payload);
+  } catch {
+    return { result: { outcome: 'failed', reason: 'payload is not JSON' } };
+  }
+  const action = interpretEvent(event);
+  if (action.kind === 'ignored') return { result: { outcome: 'ignored', reason: action.reason } };
+  if (action.kind === 'link' && mismatch(action.attribution, cmd.program_id))
+    return { result: { outcome: 'unattributed', reason: 'program_mismatch' } };
+  if (action.kind !== 'sale' || (!action.attribution && action.subscription_id)) return { action };
+  return attributed(cmd, action, action.attribution);
+}
+
+/** The sale command of a sale event with this attribution, or why it has none. */
+function attributed(
+  cmd: ProcessorEventCommand,
+  action: SaleAction,
+  attribution: Attribution | null,
+): Decided | SalePlan {
+  const transaction_id = action.transaction_id;
+  if (!attribution || (!attribution.customer_key && !attribution.click_id))
+    return { result: { outcome: 'unattributed', reason: 'no_metadata', transaction_id } };
+  if (mismatch(attribution, cmd.program_id))
+    return { result: { outcome: 'unattributed', reason: 'program_mismatch', transaction_id } };
+  return {
+    action,
+    sale: {
+      v: 1,
+      type: 'sale',
+      request_id: cmd.request_id,
+      ts: cmd.ts,
+      program_id: cmd.program_id,
+      transaction_id,
+      amount_cents: action.amount_cents,
+      currency: action.currency,
+      customer_key: attribution.customer_key,
+      click_id: attribution.customer_key ? null : attribution.click_id,
+      sale_type: action.sale_type === 'subscription' ? 'subscription' : 'payment',
+      line_items: null,
+      is_recurring: action.is_recurring,
+      subscription_id: action.subscription_id,
+      subscription_interval: null,
+      product_id: null,
+      is_test: !cmd.livemode,
     },
+  };
+}
+
+/** The event's outcome from the sale applier's answer (the same answer /track/sale would have given). */
+function saleResult(action: SaleAction, applied: Applied, isTest: boolean): Result {
+  const base = { transaction_id: action.transaction_id, effects: applied.effects ?? [] };
+  const body = applied.body as {
+    sale_id?: number;
+    commission_id?: number | null;
+    message?: string;
+    error?: string;
+  };
+  if (applied.statusCode === 409) return { ...base, outcome: 'ignored', reason: 'already_recorded' };
+  // Amounts of different currencies are never added together: recorded, not applied.
+  if (applied.statusCode === 400 && isCurrencyMismatch(body.error))
+    return { ...base, outcome: 'unattributed', reason: 'currency_mismatch' };
+  if (applied.statusCode !== 200) {
+    const reason = /customer not found/i.test(body.error ?? '')
+      ? 'customer_not_found'
+      : (body.error ?? 'rejected');
+    return { ...base, outcome: 'unattributed', reason };
+  }
+  const releases = [`payment:${action.transaction_id}`];
+  if (action.payment_intent) releases.push(`payment:${action.payment_intent}`);
+  if (action.invoice_id) releases.push(`invoice:${action.invoice_id}`);
+  if (isTest) return { ...base, outcome: 'recorded', reason: 'test_mode', releases };
+  if (body.commission_id)
+    return {
+      ...base,
+      outcome: 'attributed',
+      reason: null,
+      sale_id: body.sale_id ?? null,
+      commission_id: body.commission_id,
+      releases,
+    };
+  return {
+    ...base,
+    outcome: 'recorded',
+    reason: body.message ?? 'no_commission',
+    sale_id: body.sale_id ?? null,
+    releases,
   };
 }
 
