@@ -41,11 +41,11 @@ export function createProcessorEventApplier(
   refund: CommandApplier<RefundCommand>,
 ): CommandApplier<ProcessorEventCommand> {
   async function decide(tx: Tx, cmd: ProcessorEventCommand, ctx: ApplyContext): Promise<Result> {
+    const isTest = !cmd.livemode;
     const plan = planEvent(cmd);
     if ('result' in plan) return plan.result;
-    if ('sale' in plan) return saleResult(plan.action, await sale.apply(tx, plan.sale, ctx), !cmd.livemode);
+    if ('sale' in plan) return saleResult(plan.action, await sale.apply(tx, plan.sale, ctx), isTest);
     const { action } = plan;
-    const isTest = !cmd.livemode;
     switch (action.kind) {
       case 'link': {
         await tx`
