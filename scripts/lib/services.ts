@@ -37,12 +37,27 @@ export interface SpawnOptions {
   onLine?: (line: string, stream: 'stdout' | 'stderr') => void;
 }
 
+/**
+ * Services still running, killed if this process exits without stopping them (a test file that throws
+ * before its teardown): otherwise they outlive it, and a test run left four services running for hours.
+ */
+const running = new Set<ChildProcess>();
+let exitHookInstalled = false;
+
 export function spawnService(name: ServiceName, opts: SpawnOptions): ServiceProcess {
   const child = spawn(process.execPath, [join(ROOT, ENTRIES[name])], {
     cwd: ROOT,
     env: { ...process.env, ...opts.env },
     stdio: opts.onLine ? ['ignore', 'pipe', 'pipe'] : ['ignore', 'inherit', 'inherit'],
   });
+  running.add(child);
+  child.once('exit', () => running.delete(child));
+  if (!exitHookInstalled) {
+    exitHookInstalled = true;
+    process.once('exit', () => {
+      for (const c of running) c.kill('SIGKILL');
+    });
+  }
   if (opts.onLine) {
     for (const stream of ['stdout', 'stderr'] as const) {
       let buf = '';
