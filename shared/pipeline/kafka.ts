@@ -328,6 +328,12 @@ export interface ConsumerOptions {
   chunkSize: number;
   partitionsConcurrency: number;
   sessionTimeoutMs: number;
+  /**
+   * A fetch waits for this many bytes, up to `fetchMaxWaitMs` (default 1 byte, 100 ms: answered as soon as
+   * anything is there). A worker that no caller waits for can take fewer, larger fetches.
+   */
+  fetchMinBytes?: number;
+  fetchMaxWaitMs?: number;
   log: Logger;
   /** Handles one chunk; must be idempotent (at-least-once delivery). Throws only for infrastructure failures. */
   handle: (messages: ConsumedMessage[]) => Promise<void>;
@@ -415,7 +421,8 @@ function createBatchConsumer(
     sessionTimeout: opts.sessionTimeoutMs,
     heartbeatInterval: Math.max(500, Math.floor(opts.sessionTimeoutMs / 10)),
     maxBytesPerPartition: 4 * 1024 * 1024,
-    maxWaitTimeInMs: 100,
+    minBytes: opts.fetchMinBytes ?? 1,
+    maxWaitTimeInMs: opts.fetchMaxWaitMs ?? 100,
     allowAutoTopicCreation: false,
   });
   consumer.on(consumer.events.CRASH, (e) => {

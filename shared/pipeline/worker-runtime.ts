@@ -49,6 +49,12 @@ export interface WorkerDefinition {
    * rollup and balance rows anyway).
    */
   concurrentChunks?: (cfg: Config) => number;
+  /**
+   * For a worker no caller waits for (its topic's producers got their answer already): each fetch waits
+   * up to 200 ms for 64 KiB, so a steady trickle is applied in fewer, larger chunks, with fewer requests
+   * to the broker and transactions in Postgres. Default: a fetch is answered as soon as anything is there.
+   */
+  batchFetches?: boolean;
   build(ctx: WorkerContext): Promise<WorkerParts>;
 }
 
@@ -126,6 +132,7 @@ export async function runWorker(def: WorkerDefinition): Promise<void> {
     chunkSize: cfg.workerChunkSize,
     partitionsConcurrency: cfg.workerPartitionsConcurrency,
     sessionTimeoutMs: cfg.kafkaSessionTimeoutMs,
+    ...(def.batchFetches ? { fetchMinBytes: 64 * 1024, fetchMaxWaitMs: 200 } : {}),
     log,
     // Partitions' chunks merged into one transaction (see coalesce.ts), or into `concurrentChunks`;
     // chunkSize still bounds each.

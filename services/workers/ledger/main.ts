@@ -7,5 +7,7 @@ import { createApplyLedgerStep } from './apply.ts';
 await runWorker({
   name: 'ledger-worker',
   topic: 'ledger',
+  // Balance movements: every caller had its answer before they were produced.
+  batchFetches: true,
   build: effectConsumer('ledger', createApplyLedgerStep),
 });

@@ -7,5 +7,7 @@ import { createInsertNotificationsStep } from './apply.ts';
 await runWorker({
   name: 'notification-worker',
   topic: 'notifications',
+  // Stored for the dashboard and the partner: nothing waits for them.
+  batchFetches: true,
   build: effectConsumer('notifications', createInsertNotificationsStep),
 });

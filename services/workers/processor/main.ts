@@ -9,6 +9,8 @@ import { createProcessorEventApplier } from './apply-event.ts';
 await runWorker({
   name: 'processor-worker',
   topic: 'processorEvents',
+  // Stripe has its 200 once the event is in Kafka: nothing waits for the worker.
+  batchFetches: true,
   build: async ({ sql, log, producer, topics }) => {
     const handler = createCommandHandler(
       { sql, log, producer, topics },
