@@ -19,7 +19,10 @@ import type { TopicKey } from '../contracts/topics.ts';
 import { chunkRetries, consumerLag, produceSeconds } from './metrics.ts';
 import { describeError, isOutage, MAX_BACKOFF_MS, waitForDependency } from './dependencies.ts';
 
-const TRANSIENT = /coordinator is loading|group coordinator is not available|Restarting the consumer/i;
+// "Not the correct coordinator": the coordinator moved or is going away (a LeaveGroup that reaches a broker
+// already shutting down, as after a Ctrl-C, which reaches the broker too); kafkajs looks it up again.
+const TRANSIENT =
+  /coordinator is loading|group coordinator is not available|not the correct coordinator|Restarting the consumer/i;
 // The broker away (killed, restarting, not yet listening): kafkajs logs every attempt as an error with a
 // stack. The project says it once instead (`waiting for kafka`, the producer's circuit), so debug here.
 const OUTAGE =
