@@ -144,18 +144,7 @@ export function createProcessorEventApplier(
     }
   }
 
-  async function record(tx: Tx, cmd: ProcessorEventCommand, r: Result): Promise<void> {
-    await tx`
-      insert into processor_events (program_id, event_id, type, livemode, received_at, outcome, reason,
-                                    transaction_id, sale_id, commission_id, waiting_for, payload)
-      values (${cmd.program_id}, ${cmd.event_id}, ${cmd.event_type}, ${cmd.livemode}, ${new Date(cmd.ts)},
-              ${r.outcome}, ${r.reason}, ${r.transaction_id ?? null}, ${r.sale_id ?? null},
-              ${r.commission_id ?? null}, ${r.waiting_for ?? null}, ${cmd.payload}::text::jsonb)
-      on conflict (program_id, event_id) do update set
-        outcome = excluded.outcome, reason = excluded.reason, transaction_id = excluded.transaction_id,
-        sale_id = excluded.sale_id, commission_id = excluded.commission_id, waiting_for = excluded.waiting_for,
-        applied_at = now()`;
-  }
+  const record = (tx: Tx, cmd: ProcessorEventCommand, r: Result) => recordAll(tx, [cmd], [r]);
 
   /** Applies the events waiting for `keys`, and those they release in turn; returns their effects. */
   async function release(
@@ -260,7 +249,7 @@ async function applyAll(
   return out;
 }
 
-/** `record` for a chunk, in one statement (an array per column; booleans as text, as insertSales does). */
+/** Records events' outcomes (upserted by event id) in one statement: an array per column; booleans as text, as insertSales does. */
 async function recordAll(tx: Tx, cmds: ProcessorEventCommand[], results: Result[]): Promise<void> {
   const col = <T>(f: (c: ProcessorEventCommand, r: Result) => T) => cmds.map((c, i) => f(c, results[i]!));
   await tx`
