@@ -111,6 +111,8 @@ t.test('owner: partner, link, referral URL, commission paid, CSV, API key, proce
     return (await page.getByRole('button', { name: 'Mark paid' }).count()) === 1;
   });
   const commissionRow = page.locator('tr[data-commission]');
+  // The partner names come with their own request: until it answers the row says `Partner #<id>`.
+  await page.locator('tr[data-commission]', { hasText: 'Jane Partner' }).waitFor();
   t.match(await commissionRow.innerText(), /Jane Partner/);
   t.match(await commissionRow.innerText(), /pending|approved/);
   await page.getByRole('button', { name: 'Mark paid' }).click();
