@@ -174,3 +174,33 @@ export async function openPage(
     },
   };
 }
+
+/**
+ * The text of the focused element at the moment an element matching `selector` enters the page, for a
+ * test that says "the question never shows without the focus on its answer"; when the focus is not in
+ * (or on) that element, a "(the focus is elsewhere: TAG)" that no test expects. Call it before the action
+ * that shows the element and await the result after: a MutationObserver notes the focus in the same
+ * turn the element is added, so an implementation that focuses a frame later is caught every time,
+ * not one run in a hundred. Undefined when nothing matched within `timeoutMs`. (Page code is a string:
+ * the project's TypeScript has no DOM types.)
+ */
+export async function focusWhenShown(
+  page: Page,
+  selector: string,
+  timeoutMs = 20_000,
+): Promise<() => Promise<string | null | undefined>> {
+  const key = JSON.stringify(`__focusWhenShown_${Math.random().toString(36).slice(2)}`);
+  await page.evaluate(`void (window[${key}] = new Promise((resolve) => {
+    const observer = new MutationObserver(() => {
+      const shown = document.querySelector(${JSON.stringify(selector)});
+      if (!shown) return;
+      observer.disconnect();
+      const focused = document.activeElement;
+      if (focused && shown.contains(focused)) resolve(focused.textContent);
+      else resolve('(the focus is elsewhere: ' + (focused ? focused.tagName : 'nothing') + ')');
+    });
+    observer.observe(document.body, { childList: true, subtree: true });
+    setTimeout(() => { observer.disconnect(); resolve(undefined); }, ${timeoutMs});
+  }))`);
+  return () => page.evaluate<string | null | undefined>(`window[${key}]`);
+}

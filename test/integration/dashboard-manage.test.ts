@@ -8,7 +8,7 @@ import { readFile } from 'node:fs/promises';
 import { postJson, startServices, waitFor } from '../helpers/stack.ts';
 import { bearer, getJson, signup } from '../helpers/accounts.ts';
 import type { User } from '../helpers/accounts.ts';
-import { launchBrowser, openPage, screenshot } from '../helpers/browser.ts';
+import { focusWhenShown, launchBrowser, openPage, screenshot } from '../helpers/browser.ts';
 import type { BrowserTest, Page, PageOptions } from '../helpers/browser.ts';
 
 const svc = await startServices(t, [
@@ -115,14 +115,11 @@ t.test('owner: partner, link, referral URL, commission paid, CSV, API key, proce
   await page.locator('tr[data-commission]', { hasText: 'Jane Partner' }).waitFor();
   t.match(await commissionRow.innerText(), /Jane Partner/);
   t.match(await commissionRow.innerText(), /pending|approved/);
+  const focusAtQuestion = await focusWhenShown(page, '.confirm[role=group]');
   await page.getByRole('button', { name: 'Mark paid' }).click();
   const question = page.getByRole('group', { name: /^Mark .* to Jane Partner paid\?$/ });
   await question.waitFor();
-  t.equal(
-    await page.evaluate<string>('document.activeElement?.textContent'),
-    'Yes, mark paid',
-    'focus moves to the confirmation',
-  );
+  t.equal(await focusAtQuestion(), 'Yes, mark paid', 'the question shows with the focus on its answer');
   await page.keyboard.press('Escape');
   await page.getByRole('button', { name: 'Mark paid' }).waitFor();
   t.match(await commissionRow.innerText(), /pending|approved/, 'Escape cancels: nothing paid');
@@ -165,10 +162,12 @@ t.test('owner: partner, link, referral URL, commission paid, CSV, API key, proce
   await page.getByRole('link', { name: 'Settings' }).click();
   await page.getByRole('heading', { name: 'API keys' }).waitFor();
   await page.getByLabel('Name').fill('CI key');
+  const focusAtKey = await focusWhenShown(page, '.shown-once');
   await page.getByRole('button', { name: 'Create key' }).click();
   const once = page.locator('.shown-once');
   await once.waitFor();
   t.match(await once.innerText(), /you will not see it again/);
+  t.match(await focusAtKey(), /you will not see it again/, 'the key shows with the focus on it');
   const key = (await once.locator('code').innerText()).trim();
   t.match(key, /^affk_/);
   t.equal(

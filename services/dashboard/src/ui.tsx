@@ -1,6 +1,6 @@
 // Small pieces every page uses: loading data, showing errors, money and times, copy buttons, a button
 // that asks first, a secret shown once, pages of a list.
-import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
+import { useCallback, useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import type { ComponentChildren } from 'preact';
 import { api } from './api.ts';
 import type { CommissionPolicy, Rate } from '../../../shared/contracts/management.ts';
@@ -191,7 +191,8 @@ export function SecretOnce(props: {
   children?: ComponentChildren;
 }) {
   const ref = useRef<HTMLElement>(null);
-  useEffect(() => ref.current?.focus(), [props.secret]);
+  // Layout effects run as the DOM is committed: whoever sees the section sees it focused.
+  useLayoutEffect(() => ref.current?.focus(), [props.secret]);
   return (
     <section class="shown-once" role="status" aria-label={props.title} tabIndex={-1} ref={ref}>
       <strong>{props.title}</strong>
@@ -229,7 +230,8 @@ export function ConfirmButton(props: {
   const confirmRef = useRef<HTMLButtonElement>(null);
   const openRef = useRef<HTMLButtonElement>(null);
   const wasAsking = useRef(false);
-  useEffect(() => {
+  // In the commit, not after the next paint: the question never shows without the focus on its answer.
+  useLayoutEffect(() => {
     if (asking) confirmRef.current?.focus();
     else if (wasAsking.current) openRef.current?.focus();
     wasAsking.current = asking;
