@@ -422,7 +422,7 @@ function createBatchConsumer(
     retry: { retries: 5, restartOnFailure: async () => !stopped() },
     groupId: opts.groupId,
     sessionTimeout: opts.sessionTimeoutMs,
-    heartbeatInterval: Math.max(500, Math.floor(opts.sessionTimeoutMs / 10)),
+    heartbeatInterval: heartbeatIntervalMs(opts),
     maxBytesPerPartition: 4 * 1024 * 1024,
     minBytes: opts.fetchMinBytes ?? 1,
     maxWaitTimeInMs: opts.fetchMaxWaitMs ?? 100,
@@ -444,6 +444,27 @@ function createBatchConsumer(
       consumer.on(e, () => tell(null));
   }
   return consumer;
+}
+
+const heartbeatIntervalMs = (opts: Pick<ConsumerOptions, 'sessionTimeoutMs'>) =>
+  Math.max(500, Math.floor(opts.sessionTimeoutMs / 10));
+
+/**
+ * Runs `work`, calling kafkajs's `heartbeat` every `everyMs` until it settles. kafkajs sends one only when
+ * the interval has passed and shares one request between concurrent callers (the partitions' batches of
+ * a merged chunk all call it); a failed one (a rebalance under way) is left to the next batch to handle.
+ */
+export async function whileHeartbeating<T>(
+  heartbeat: () => Promise<void>,
+  everyMs: number,
+  work: () => Promise<T>,
+): Promise<T> {
+  const timer = setInterval(() => void heartbeat().catch(() => {}), everyMs);
+  try {
+    return await work();
+  } finally {
+    clearInterval(timer);
+  }
 }
 
 function consumerRunConfig(opts: ConsumerOptions): Parameters<Consumer['run']>[0] {
@@ -468,23 +489,28 @@ function consumerRunConfig(opts: ConsumerOptions): Parameters<Consumer['run']>[0
         // An outage (Postgres away, a produce refused) is waited out for as long as this consumer owns the
         // partition, at most 0.5 s between attempts, heartbeating so that it keeps the partition; anything
         // else is retried CHUNK_RETRIES times, then escapes to kafkajs and the chunk is redelivered.
-        await pRetry(() => opts.handle(chunk), {
-          forever: true,
-          minTimeout: 200,
-          maxTimeout: MAX_BACKOFF_MS,
-          shouldRetry: (err) =>
-            isRunning() && !isStale() && (isOutage(err) || err.attemptNumber <= CHUNK_RETRIES),
-          onFailedAttempt: async (err) => {
-            chunkRetries.inc({ topic: batch.topic });
-            const where = { attempt: err.attemptNumber, topic: batch.topic, partition: batch.partition };
-            if (!isOutage(err)) opts.log.warn({ err, ...where }, 'chunk failed, retrying');
-            else if (Date.now() - lastOutageLog >= 5_000) {
-              lastOutageLog = Date.now();
-              opts.log.warn({ reason: describeError(err), ...where }, 'chunk waiting for a dependency');
-            }
-            await heartbeat().catch(() => {});
-          },
-        });
+        // While a chunk is applied the consumer keeps heartbeating: a chunk slower than the session timeout
+        // (a backlog applied event by event on a busy machine) would otherwise cost the consumer its
+        // membership, its offsets commit would be refused and the whole chunk applied again, for ever.
+        await whileHeartbeating(heartbeat, heartbeatIntervalMs(opts), () =>
+          pRetry(() => opts.handle(chunk), {
+            forever: true,
+            minTimeout: 200,
+            maxTimeout: MAX_BACKOFF_MS,
+            shouldRetry: (err) =>
+              isRunning() && !isStale() && (isOutage(err) || err.attemptNumber <= CHUNK_RETRIES),
+            onFailedAttempt: async (err) => {
+              chunkRetries.inc({ topic: batch.topic });
+              const where = { attempt: err.attemptNumber, topic: batch.topic, partition: batch.partition };
+              if (!isOutage(err)) opts.log.warn({ err, ...where }, 'chunk failed, retrying');
+              else if (Date.now() - lastOutageLog >= 5_000) {
+                lastOutageLog = Date.now();
+                opts.log.warn({ reason: describeError(err), ...where }, 'chunk waiting for a dependency');
+              }
+              await heartbeat().catch(() => {});
+            },
+          }),
+        );
         const last = chunk[chunk.length - 1]!.offset;
         resolveOffset(last);
         await commitOffsetsIfNecessary({
