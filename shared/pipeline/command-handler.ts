@@ -5,7 +5,14 @@ import type { Logger } from '../logger.ts';
 import type { BatchingProducer, ConsumedMessage } from './kafka.ts';
 import type { Command, Effect } from '../contracts/commands.ts';
 import { requestHashOf, requestIdOf, tokenCheckOf } from '../contracts/commands.ts';
-import { findOutcome, notifyOutcome, recordOutcome, recordOutcomes } from './outcomes.ts';
+import {
+  findOutcome,
+  findOutcomes,
+  notifyOutcome,
+  notifyOutcomes,
+  recordOutcome,
+  recordOutcomes,
+} from './outcomes.ts';
 import { percentile } from '../stats.ts';
 import { writeDeadLetters } from './dead-letters.ts';
 import type { DeadLetter } from './dead-letters.ts';
@@ -214,17 +221,35 @@ export function createCommandHandler<C extends Command>(
   }
 
   /**
-   * The fast path: no savepoints, no outcome read; the applier's set-based form when it has one, and one
-   * statement for all the outcomes. Any error aborts it (the careful pass follows).
+   * The fast path: no savepoints; the applier's set-based form when it has one, and one statement for all
+   * the outcomes. Redeliveries (a command whose outcome is recorded, or a second copy in the chunk: a
+   * replay after a crash, Stripe sending an event again) are found with one read and answered as the
+   * careful pass would, without applying them. Any error aborts it (the careful pass follows).
    */
   async function applyOptimistically(messages: ConsumedMessage[]): Promise<ChunkResult> {
     const r: ChunkResult = { dead: [], effects: [], latencies: [], applied: 0, replayed: 0, answers: [] };
     await sql.begin(async (tx) => {
       const ctx: ApplyContext = { rollups: new RollupBuffer(), careful: false, memo: new Map() };
-      const cmds: C[] = [];
+      const parsed: C[] = [];
       for (const message of messages) {
         const cmd = await parseOrAnswer(tx, message, r.dead);
-        if (cmd !== null) cmds.push(cmd);
+        if (cmd !== null) parsed.push(cmd);
+      }
+      const recorded = await findOutcomes(
+        tx,
+        parsed.map((c) => c.request_id),
+      );
+      await notifyOutcomes(tx, recorded);
+      for (const o of recorded.values()) r.effects.push(...o.effects);
+      const cmds: C[] = [];
+      const inChunk = new Set<string>();
+      for (const cmd of parsed) {
+        // A second copy in the chunk is answered by the first one's notification.
+        if (recorded.has(cmd.request_id) || inChunk.has(cmd.request_id)) r.replayed++;
+        else {
+          inChunk.add(cmd.request_id);
+          cmds.push(cmd);
+        }
       }
       const stale = await staleTokens(tx, cmds);
       const live = cmds.filter((c) => !stale.has(c.request_id));

@@ -27,6 +27,30 @@ export async function findOutcome(sql: Sql | Tx, requestId: string): Promise<Rec
     : null;
 }
 
+/** The recorded outcomes of these request ids (those that have one), in one round trip. */
+export async function findOutcomes(
+  sql: Sql | Tx,
+  requestIds: string[],
+): Promise<Map<string, RecordedOutcome>> {
+  if (requestIds.length === 0) return new Map();
+  const rows = await sql<
+    {
+      request_id: string;
+      status_code: number;
+      body: Record<string, unknown>;
+      effects: Effect[];
+      request_hash: string | null;
+    }[]
+  >`select request_id, status_code, body, effects, request_hash from command_outcomes
+    where request_id = any(${requestIds}::text[])`;
+  return new Map(
+    rows.map((row) => [
+      row.request_id,
+      { statusCode: row.status_code, body: row.body, effects: row.effects, requestHash: row.request_hash },
+    ]),
+  );
+}
+
 export interface OutcomeRecord {
   requestId: string;
   kind: Command['type'];
@@ -81,6 +105,13 @@ function notificationPayload(requestId: string, outcome: Outcome): string {
 /** Also used on redelivery, for a waiter that may have missed the first notification. */
 export async function notifyOutcome(sql: Sql | Tx, requestId: string, outcome: Outcome): Promise<void> {
   await sql`select pg_notify(${OUTCOME_CHANNEL}, ${notificationPayload(requestId, outcome)})`;
+}
+
+/** notifyOutcome for several redelivered commands, in one round trip. */
+export async function notifyOutcomes(sql: Sql | Tx, outcomes: Map<string, Outcome>): Promise<void> {
+  if (outcomes.size === 0) return;
+  const payloads = [...outcomes].map(([requestId, o]) => notificationPayload(requestId, o));
+  await sql`select count(pg_notify(${OUTCOME_CHANNEL}, p)) from unnest(${payloads}::text[]) p`;
 }
 
 interface Waiter {
