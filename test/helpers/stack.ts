@@ -11,6 +11,8 @@ import { generateSecret, hashSecret, maskSecret } from '../../shared/domain/secr
 
 export interface Teardown {
   teardown(fn: () => unknown): void;
+  /** tap's: when present and false at teardown, startServices prints its services' last lines. */
+  passing?(): boolean;
 }
 
 export function stackEnv(): { DATABASE_URL: string; KAFKA_BROKERS: string } {
@@ -96,6 +98,14 @@ export async function startServices(
     },
   };
   t.teardown(async () => {
+    if (t.passing && !t.passing()) {
+      // What the services said last: the only trace of a worker's side of a failure CI saw once.
+      process.stderr.write(`# the services' last lines (${prefix}):\n`);
+      for (const name of procs.keys()) {
+        const lines = output.filter((l) => l.startsWith(`[${name}]`)).slice(-15);
+        for (const line of lines) process.stderr.write(`#   ${line.slice(0, 400)}\n`);
+      }
+    }
     await Promise.all([...procs.values()].map((p) => p.stop()));
   });
   for (const name of names) await svc.start(name);
