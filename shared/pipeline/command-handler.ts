@@ -235,10 +235,15 @@ export function createCommandHandler<C extends Command>(
         const cmd = await parseOrAnswer(tx, message, r.dead);
         if (cmd !== null) parsed.push(cmd);
       }
-      const recorded = await findOutcomes(
-        tx,
-        parsed.map((c) => c.request_id),
-      );
+      // Both reads in one round trip (postgres.js pipelines a transaction's queries sent together): the
+      // outcome read costs a chunk of fresh commands nothing but its index lookups.
+      const [recorded, stale] = await Promise.all([
+        findOutcomes(
+          tx,
+          parsed.map((c) => c.request_id),
+        ),
+        staleTokens(tx, parsed),
+      ]);
       await notifyOutcomes(tx, recorded);
       for (const o of recorded.values()) r.effects.push(...o.effects);
       const cmds: C[] = [];
@@ -251,7 +256,6 @@ export function createCommandHandler<C extends Command>(
           cmds.push(cmd);
         }
       }
-      const stale = await staleTokens(tx, cmds);
       const live = cmds.filter((c) => !stale.has(c.request_id));
       let liveResults: Applied[] = [];
       if (applier.applyBatch && live.length > 0) liveResults = await applier.applyBatch(tx, live, ctx);
