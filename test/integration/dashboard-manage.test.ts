@@ -102,18 +102,36 @@ t.test('owner: partner, link, referral URL, commission paid, CSV, API key, proce
   );
   t.equal(sale.status, 200, JSON.stringify(sale.body));
 
-  // Commissions: it appears (the pipeline is asynchronous: reload until it does), mark it paid.
+  // Commissions: it appears (the pipeline is asynchronous: reload until it does), mark it paid. The partners'
+  // names come with their own request, held back here: a row must never show `Partner #<id>` meanwhile.
+  await page.route(/\/affiliate-programs\/\d+\/partners(\?|$)/, async (route) => {
+    await new Promise((r) => setTimeout(r, 400));
+    await route.continue();
+  });
+  const noteIdRows = `new MutationObserver(() => {
+    for (const tr of document.querySelectorAll('tr[data-commission]'))
+      if (tr.textContent.includes('Partner #')) sessionStorage.setItem('sawPartnerId', tr.textContent);
+  }).observe(document, { childList: true, subtree: true, characterData: true })`;
+  await page.addInitScript(noteIdRows);
+  await page.evaluate(noteIdRows);
   await page.getByRole('link', { name: 'Commissions' }).click();
   await page.getByRole('heading', { name: 'Commissions' }).waitFor();
   await waitFor('the commission on the page', async () => {
     await page.reload();
-    await page.getByLabel('Status').waitFor();
+    // The list once it is shown (rows, or the empty state), not while it loads.
+    await page.locator('tr[data-commission]').or(page.getByText('No commissions yet.')).first().waitFor();
     return (await page.getByRole('button', { name: 'Mark paid' }).count()) === 1;
   });
   const commissionRow = page.locator('tr[data-commission]');
   // The partner names come with their own request: until it answers the row says `Partner #<id>`.
   await page.locator('tr[data-commission]', { hasText: 'Jane Partner' }).waitFor();
   t.match(await commissionRow.innerText(), /Jane Partner/);
+  t.equal(
+    await page.evaluate<string | null>("sessionStorage.getItem('sawPartnerId')"),
+    null,
+    'no row showed a partner id while the names loaded',
+  );
+  await page.unroute(/\/affiliate-programs\/\d+\/partners(\?|$)/);
   t.match(await commissionRow.innerText(), /pending|approved/);
   const focusAtQuestion = await focusWhenShown(page, '.confirm[role=group]');
   await page.getByRole('button', { name: 'Mark paid' }).click();

@@ -142,7 +142,8 @@ function CommissionsOf({ program }: { program: Program }) {
       <ErrorBox error={partners.error} />
       {list.error ? (
         <ErrorBox error={list.error} />
-      ) : list.data === null ? (
+      ) : list.data === null || (partners.data === null && !partners.error) ? (
+        // The rows wait for the partners' names: a row would otherwise say `Partner #<id>` for a moment.
         <Loading />
       ) : rows.length === 0 ? (
         <p>{status ? `No ${status} commissions.` : 'No commissions yet.'}</p>
