@@ -1,9 +1,10 @@
 // npm start: the whole service on this machine: the dashboard's build when stale, Postgres and Kafka
 // (scripts/lib/stack.ts), migrations, topics, the demo data, then the web service and every worker,
-// restarted if they die. Ctrl-C stops everything.
+// restarted if they die. Ctrl-C stops everything, in order: the services, then Kafka, then Postgres.
 import { mkdir } from 'node:fs/promises';
 import { build as prettyStream } from 'pino-pretty';
 import { cli } from './lib/cli.ts';
+import { runInOwnGroup } from './lib/own-group.ts';
 import { DEV_STACK, onStopSignal, startStack, STACK_DIR } from './lib/stack.ts';
 import { WORKERS, spawnService, waitForWeb } from './lib/services.ts';
 import type { ServiceName, ServiceProcess } from './lib/services.ts';
@@ -24,6 +25,7 @@ http://127.0.0.1:8080 (the dashboard at /) and the workers (clicks, attribution,
 notifications). On the embedded Postgres it seeds a demo program with two partners and their referral
 links, about 30 days of demo traffic, and a demo owner (demo@example.com) whose password is generated on
 the first start and printed on every start. Data lives in .stack/dev/ and survives restarts.
+Ctrl-C stops the services, then Kafka and Postgres; a second Ctrl-C stops everything at once.
 
 Options:
   --port <n>     HTTP port (default 8080, or $PORT)
@@ -40,6 +42,8 @@ const { values, int } = cli(USAGE, {
   fresh: { type: 'boolean' },
   'json-logs': { type: 'boolean' },
 });
+// Ctrl-C reaches only a parent process, which has this one stop everything in order (own-group.ts).
+await runInOwnGroup();
 
 const pretty = values['json-logs']
   ? null
@@ -57,6 +61,27 @@ await ensureDashboardBuilt(log).catch((err: unknown) =>
   ),
 );
 const stack = await startStack({ ...DEV_STACK, fresh: values.fresh, log });
+
+// From here on a stop (Ctrl-C) stops what runs, in order: the services, then Kafka and Postgres.
+let stopping = false;
+const running = new Map<ServiceName, ServiceProcess>();
+async function shutdown(): Promise<void> {
+  if (stopping) return;
+  stopping = true;
+  // A start-up step under way (migrations, the seed) fails as its servers stop: expected, not an error.
+  for (const event of ['uncaughtException', 'unhandledRejection'] as const)
+    process.on(event, (err) => log.debug({ err }, 'while stopping'));
+  log.info('stopping services');
+  // Postgres and Kafka are stopped even when a service's own stop fails (it may be mid-crash).
+  const stopped = await Promise.allSettled([...running.values()].map((s) => s.stop()));
+  for (const r of stopped)
+    if (r.status === 'rejected') log.warn({ err: r.reason }, 'a service did not stop cleanly');
+  log.info('services stopped; stopping Kafka and Postgres');
+  await stack.stop();
+  log.info('stopped');
+  process.exit(0);
+}
+onStopSignal(shutdown);
 const env: Record<string, string> = {
   DATABASE_URL: stack.databaseUrl,
   KAFKA_BROKERS: stack.kafkaBrokers,
@@ -75,13 +100,12 @@ if (stack.postgres) {
   if (demo.traffic.seeded) log.info(demo.traffic, 'seeded 30 days of demo traffic');
 }
 
-let stopping = false;
-const running = new Map<ServiceName, ServiceProcess>();
 // Each process's operations endpoints (/healthz, /readyz, /metrics) on its own port: web on OPS_PORT
 // (default 9464), the workers on the ports after it, in the order of WORKERS.
 const opsBase = Number(process.env.OPS_PORT || 9464);
 const opsPort = (name: ServiceName) => opsBase + (name === 'web' ? 0 : 1 + WORKERS.indexOf(name));
 function launch(name: ServiceName): ServiceProcess {
+  if (stopping) throw new Error('stopping'); // a stop came while starting: nothing more to start
   const svc = spawnService(name, {
     env: { ...env, OPS_PORT: String(opsPort(name)) },
     onLine: (line) => (pretty ? pretty.write(line + '\n') : process.stdout.write(line + '\n')),
@@ -127,16 +151,3 @@ ${demoClick}
 
   Ctrl-C stops everything.
 `);
-
-async function shutdown(): Promise<void> {
-  if (stopping) return;
-  stopping = true;
-  log.info('stopping services');
-  // Postgres and Kafka are stopped even when a service's own stop fails (it may be mid-crash).
-  const stopped = await Promise.allSettled([...running.values()].map((s) => s.stop()));
-  for (const r of stopped)
-    if (r.status === 'rejected') log.warn({ err: r.reason }, 'a service did not stop cleanly');
-  await stack.stop();
-  process.exit(0);
-}
-onStopSignal(shutdown);
