@@ -6,16 +6,9 @@ import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { ROOT } from '../../scripts/lib/stack.ts';
+import { gone } from '../helpers/processes.ts';
 
 const SCRIPT = join(ROOT, 'test/unit/fixtures/own-group-script.ts');
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 /** Starts the script as a terminal would (a process group of its own) and waits until its service is up. */
 async function start(): Promise<{
@@ -68,7 +61,5 @@ t.test('the parent killed outright: the script still stops its service and exits
   s.proc.kill('SIGKILL');
   await s.until(/stopped/);
   t.match(s.output(), /service stopped by its parent/);
-  const deadline = Date.now() + 10_000;
-  while (alive(pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
-  t.notOk(alive(pid), 'the script exited');
+  t.ok(await gone(pid), 'the script exited');
 });

@@ -4,15 +4,7 @@ import t from 'tap';
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { ROOT } from '../../scripts/lib/stack.ts';
-
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
+import { gone, isAlive } from '../helpers/processes.ts';
 
 t.test('services spawned by a process that throws are killed when it exits', async (t) => {
   // web waits for its Postgres (port 1: nothing there) instead of exiting, so it is alive until killed.
@@ -31,8 +23,6 @@ t.test('services spawned by a process that throws are killed when it exits', asy
   t.not(code, 0, 'the parent died of its error');
   const pid = Number(/pid (\d+)/.exec(out)?.[1]);
   t.ok(pid > 0, 'it had started a service');
-  const deadline = Date.now() + 10_000;
-  while (alive(pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
-  t.notOk(alive(pid), 'the service did not outlive it');
-  if (alive(pid)) process.kill(pid, 'SIGKILL');
+  t.ok(await gone(pid), 'the service did not outlive it');
+  if (isAlive(pid)) process.kill(pid, 'SIGKILL');
 });
