@@ -92,11 +92,19 @@ const fileName = (name: string) =>
     .replace(/^-+|-+$/g, '')
     .slice(0, 150) || 'test';
 
-/** Saves a full-page screenshot as test/screenshots/<name>.png and returns its path. */
-export async function screenshot(page: Page, name: string): Promise<string> {
+/**
+ * Saves a screenshot (the full page unless `fullPage` is false: the viewport) as
+ * test/screenshots/<name>.png and returns its path.
+ */
+export async function screenshot(
+  page: Page,
+  name: string,
+  opts: { fullPage?: boolean } = {},
+): Promise<string> {
   await mkdir(SCREENSHOT_DIR, { recursive: true });
   const path = join(SCREENSHOT_DIR, `${fileName(name)}.png`);
-  await page.screenshot({ path, fullPage: true });
+  // A bound of its own, generous: a busy machine takes seconds for a long page.
+  await page.screenshot({ path, fullPage: opts.fullPage ?? true, timeout: 60_000 });
   return path;
 }
 

@@ -95,10 +95,21 @@ t.test('owner: partner, link, referral URL, commission paid, CSV, API key, proce
     const r = await postJson(api('/api/v1/track/click'), { affiliate_url: referralUrl });
     return r.status === 200 && r.body.success === true ? (r.body.click_id as string) : null;
   });
-  const sale = await postJson(
-    api('/api/v1/track/sale'),
-    { transaction_id: `order-${Date.now()}`, amount_cents: 12_345, click_id: clickId },
-    bearer(program.api_token),
+  // A busy machine may answer 503 "still being processed": retried with the same Idempotency-Key, as a
+  // client would, it gets the recorded answer.
+  const order = `order-${Date.now()}`;
+  const sale = await waitFor(
+    'the sale answered',
+    async () => {
+      const r = await postJson(
+        api('/api/v1/track/sale'),
+        { transaction_id: order, amount_cents: 12_345, click_id: clickId },
+        { ...bearer(program.api_token), 'idempotency-key': order },
+      );
+      return r.status === 503 ? null : r;
+    },
+    60_000,
+    500,
   );
   t.equal(sale.status, 200, JSON.stringify(sale.body));
 
