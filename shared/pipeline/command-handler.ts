@@ -235,15 +235,13 @@ export function createCommandHandler<C extends Command>(
         const cmd = await parseOrAnswer(tx, message, r.dead);
         if (cmd !== null) parsed.push(cmd);
       }
-      // Both reads in one round trip (postgres.js pipelines a transaction's queries sent together): the
-      // outcome read costs a chunk of fresh commands nothing but its index lookups.
-      const [recorded, stale] = await Promise.all([
-        findOutcomes(
-          tx,
-          parsed.map((c) => c.request_id),
-        ),
-        staleTokens(tx, parsed),
-      ]);
+      // Two reads one after the other, not pipelined: with every backend terminated mid-chunk (chaos
+      // pg-terminate), a pipelined pair is the suspect of one run whose click worker stopped applying leads.
+      const recorded = await findOutcomes(
+        tx,
+        parsed.map((c) => c.request_id),
+      );
+      const stale = await staleTokens(tx, parsed);
       await notifyOutcomes(tx, recorded);
       for (const o of recorded.values()) r.effects.push(...o.effects);
       const cmds: C[] = [];
