@@ -235,13 +235,12 @@ export function createCommandHandler<C extends Command>(
         const cmd = await parseOrAnswer(tx, message, r.dead);
         if (cmd !== null) parsed.push(cmd);
       }
-      // Two reads one after the other, not pipelined: with every backend terminated mid-chunk (chaos
+      // Not pipelined with the token read below: with every backend terminated mid-chunk (chaos
       // pg-terminate), a pipelined pair is the suspect of one run whose click worker stopped applying leads.
       const recorded = await findOutcomes(
         tx,
         parsed.map((c) => c.request_id),
       );
-      const stale = await staleTokens(tx, parsed);
       await notifyOutcomes(tx, recorded);
       for (const o of recorded.values()) r.effects.push(...o.effects);
       const cmds: C[] = [];
@@ -254,6 +253,7 @@ export function createCommandHandler<C extends Command>(
           cmds.push(cmd);
         }
       }
+      const stale = await staleTokens(tx, cmds);
       const live = cmds.filter((c) => !stale.has(c.request_id));
       let liveResults: Applied[] = [];
       if (applier.applyBatch && live.length > 0) liveResults = await applier.applyBatch(tx, live, ctx);

@@ -507,7 +507,6 @@ function consumerRunConfig(opts: ConsumerOptions): Parameters<Consumer['run']>[0
                 lastOutageLog = Date.now();
                 opts.log.warn({ reason: describeError(err), ...where }, 'chunk waiting for a dependency');
               }
-              await heartbeat().catch(() => {});
             },
           }),
         );

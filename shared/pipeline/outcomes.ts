@@ -19,12 +19,7 @@ export interface RecordedOutcome extends Outcome {
 }
 
 export async function findOutcome(sql: Sql | Tx, requestId: string): Promise<RecordedOutcome | null> {
-  const [row] = await sql<
-    { status_code: number; body: Record<string, unknown>; effects: Effect[]; request_hash: string | null }[]
-  >`select status_code, body, effects, request_hash from command_outcomes where request_id = ${requestId}`;
-  return row
-    ? { statusCode: row.status_code, body: row.body, effects: row.effects, requestHash: row.request_hash }
-    : null;
+  return (await findOutcomes(sql, [requestId])).get(requestId) ?? null;
 }
 
 /** The recorded outcomes of these request ids (those that have one), in one round trip. */
@@ -104,7 +99,7 @@ function notificationPayload(requestId: string, outcome: Outcome): string {
 
 /** Also used on redelivery, for a waiter that may have missed the first notification. */
 export async function notifyOutcome(sql: Sql | Tx, requestId: string, outcome: Outcome): Promise<void> {
-  await sql`select pg_notify(${OUTCOME_CHANNEL}, ${notificationPayload(requestId, outcome)})`;
+  await notifyOutcomes(sql, new Map([[requestId, outcome]]));
 }
 
 /** notifyOutcome for several redelivered commands, in one round trip. */
