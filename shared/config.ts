@@ -56,6 +56,8 @@ export interface Config {
   rateLimitPerMinute: number;
   rateLimitBurst: number;
   rateLimitExempt: string[];
+  /** How often the outbox relay looks for rows besides its NOTIFY wake-ups. */
+  outboxPollMs: number;
 }
 
 export class ConfigError extends Error {
@@ -170,6 +172,7 @@ export function loadConfig(env: Env = process.env): Config {
       .split(',')
       .map((x) => x.trim())
       .filter(Boolean),
+    outboxPollMs: int('OUTBOX_POLL_MS', 1_000, 10, 60_000),
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;

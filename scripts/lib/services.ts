@@ -17,6 +17,8 @@ export const ENTRIES = {
   'notification-worker': 'services/workers/notifications/main.ts',
   /** Payment-processor webhook events: sales, subscription links and refunds from Stripe. */
   'processor-worker': 'services/workers/processor/main.ts',
+  /** The outbox relay: webhook events and mail, published after their transactions committed. */
+  'outbox-relay': 'services/workers/relay/main.ts',
 } as const;
 export const WORKERS = Object.keys(ENTRIES).filter((n) => n !== 'web') as Exclude<ServiceName, 'web'>[];
 export type ServiceName = keyof typeof ENTRIES;

@@ -6,6 +6,8 @@ export interface ApiDeps {
   sql: Sql;
   /** Lifetime of a dashboard session. */
   sessionTtlHours: number;
+  /** KAFKA_PREFIX: the outbox topics' names (shared/db/outbox.ts `outboxTopic`). */
+  kafkaPrefix: string;
 }
 
 /** Route modules that need a caller: each registers its routes on the authenticated scope. */

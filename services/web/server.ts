@@ -100,7 +100,7 @@ const app = await buildWebApp(cfg, log, {
       exempt: cfg.rateLimitExempt,
     }),
   },
-  api: { sql, sessionTtlHours: cfg.sessionTtlHours },
+  api: { sql, sessionTtlHours: cfg.sessionTtlHours, kafkaPrefix: cfg.kafkaPrefix },
   dashboard: await loadDashboard(),
 });
 const address = await app.listen({ host: cfg.httpHost, port: cfg.httpPort });

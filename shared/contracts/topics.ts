@@ -12,9 +12,17 @@ export const TOPICS = {
   /** Payment-processor webhook events, keyed by program and payment, invoice or subscription. */
   processorEvents: 'processor-events',
   deadLetter: 'dead-letter',
+  /** Outbound webhook events, relayed from the outbox (shared/db/outbox.ts). */
+  webhookEvents: 'webhook-events',
+  /** Mail to send, relayed from the outbox. */
+  mail: 'mail',
 } as const;
 export type TopicKey = keyof typeof TOPICS;
 
 export function topicName(prefix: string, key: TopicKey): string {
   return prefix + TOPICS[key];
 }
+
+/** The topics the outbox relay publishes to (shared/db/outbox.ts). */
+export const OUTBOX_TOPICS = ['webhookEvents', 'mail'] as const satisfies readonly TopicKey[];
+export type OutboxTopicKey = (typeof OUTBOX_TOPICS)[number];

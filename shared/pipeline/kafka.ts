@@ -74,6 +74,8 @@ export async function ensureTopics(
       notifications: cfg.commandPartitions,
       processorEvents: cfg.commandPartitions,
       deadLetter: 1,
+      webhookEvents: cfg.commandPartitions,
+      mail: cfg.commandPartitions,
     };
     const wanted: ITopicConfig[] = (Object.keys(TOPICS) as TopicKey[]).map((k) => ({
       topic: topicName(cfg.kafkaPrefix, k),

@@ -20,6 +20,8 @@ import { pipelineLag, registerPipelineMetrics } from './metrics.ts';
 import { waitForDependency } from './dependencies.ts';
 import { isConnectionError } from '../db/sql.ts';
 import { startHeartbeat } from './liveness.ts';
+import { startPeriodic } from './periodic.ts';
+import type { PeriodicTask, RunningTask } from './periodic.ts';
 
 export interface WorkerContext {
   cfg: Config;
@@ -27,10 +29,16 @@ export interface WorkerContext {
   sql: Sql;
   producer: BatchingProducer;
   topics: Record<TopicKey, string>;
+  /**
+   * Starts work on a schedule of its own (periodic.ts: the outbox relay, sweeps of rows whose time has
+   * come); the runtime stops it on shutdown, after the consumer and before Postgres closes.
+   */
+  periodic(task: PeriodicTask): RunningTask;
 }
 
 export interface WorkerParts {
-  handle(messages: ConsumedMessage[]): Promise<void>;
+  /** Applies a chunk of the topic's messages (required when the worker has a topic). */
+  handle?(messages: ConsumedMessage[]): Promise<void>;
   /** Figures for the status line, e.g. counts and latency percentiles since the last line; null when idle. */
   status?(): Record<string, unknown> | null;
   /** Releases what `build` opened (timers, files), after the consumer stopped and before Postgres closes. */
@@ -42,7 +50,8 @@ export interface WorkerDefinition {
   name: string;
   /** How the log lines name the worker (`<label> running`, `<label> status`); `name` by default. */
   label?: string;
-  topic: TopicKey;
+  /** The topic it consumes; none for a worker that only runs periodic tasks (the outbox relay). */
+  topic?: TopicKey;
   /**
    * How many chunks may be applied at once, each in its own transaction (default 1: the partitions'
    * chunks merge into one transaction, since the command workers' transactions would serialise on the
@@ -81,63 +90,81 @@ export async function runWorker(def: WorkerDefinition): Promise<void> {
     (Object.keys(TOPICS) as TopicKey[]).map((k) => [k, topicName(cfg.kafkaPrefix, k)]),
   ) as Record<TopicKey, string>;
   const label = def.label ?? def.name;
-  const parts = await def.build({ cfg, log, sql, producer, topics });
+  const tasks: RunningTask[] = [];
+  const parts = await def.build({
+    cfg,
+    log,
+    sql,
+    producer,
+    topics,
+    periodic: (task) => {
+      const running = startPeriodic(task, log);
+      tasks.push(running);
+      return running;
+    },
+  });
   const group = `${cfg.kafkaPrefix}${def.name}`;
   const registry = createRegistry(def.name);
   registerPipelineMetrics(registry);
-  const chunkSize = new Histogram({
-    name: 'svc_chunk_messages',
-    help: 'Messages per applied chunk (several partitions merged)',
-    buckets: [1, 5, 20, 50, 100, 200, 500, 1000],
-    registers: [registry],
-  });
-  const applySeconds = new Histogram({
-    name: 'svc_chunk_apply_seconds',
-    help: 'Time to apply a chunk, its transaction included',
-    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
-    registers: [registry],
-  });
-  const messages = new Counter({
-    name: 'svc_messages_total',
-    help: 'Messages applied',
-    registers: [registry],
-  });
-  const joined = new Gauge({
-    name: 'svc_consumer_joined',
-    help: '1 while the consumer is a member of its group',
-    registers: [registry],
-  });
-  const merged = coalesce(parts.handle, cfg.workerChunkSize, def.concurrentChunks?.(cfg) ?? 1);
-  const measured = async (chunk: ConsumedMessage[]) => {
-    const end = applySeconds.startTimer();
-    await merged(chunk);
-    end();
-    const committed = Date.now();
-    for (const m of chunk) pipelineLag.observe(Math.max(0, committed - Number(m.timestamp)) / 1000);
-    chunkSize.observe(chunk.length);
-    messages.inc(chunk.length);
-  };
   let isJoined = false;
-  // Which partitions this worker owns, for the ingress's fail-fast on commands nobody will apply.
-  const heartbeat = startHeartbeat(sql, log, { group, topic: topics[def.topic] });
-  const consumer = await runBatchConsumer({
-    onMembership: (partitions) => {
-      isJoined = partitions !== null;
-      joined.set(isJoined ? 1 : 0);
-      heartbeat.set(partitions);
-    },
-    kafka,
-    groupId: group,
-    topics: [topics[def.topic]],
-    chunkSize: cfg.workerChunkSize,
-    partitionsConcurrency: cfg.workerPartitionsConcurrency,
-    sessionTimeoutMs: cfg.kafkaSessionTimeoutMs,
-    ...(def.batchFetches ? { fetchMinBytes: 64 * 1024, fetchMaxWaitMs: 200 } : {}),
-    log,
-    // Partitions' chunks merged into one transaction (see coalesce.ts), or into `concurrentChunks`;
-    // chunkSize still bounds each.
-    handle: measured,
-  });
+  /** The consumer of the worker's topic: chunks through `handle`, offsets committed after it returned. */
+  async function consume(topic: TopicKey, handle: WorkerParts['handle']) {
+    if (!handle) throw new Error(`${def.name}: a worker with a topic needs handle()`);
+    const chunkSize = new Histogram({
+      name: 'svc_chunk_messages',
+      help: 'Messages per applied chunk (several partitions merged)',
+      buckets: [1, 5, 20, 50, 100, 200, 500, 1000],
+      registers: [registry],
+    });
+    const applySeconds = new Histogram({
+      name: 'svc_chunk_apply_seconds',
+      help: 'Time to apply a chunk, its transaction included',
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers: [registry],
+    });
+    const messages = new Counter({
+      name: 'svc_messages_total',
+      help: 'Messages applied',
+      registers: [registry],
+    });
+    const joined = new Gauge({
+      name: 'svc_consumer_joined',
+      help: '1 while the consumer is a member of its group',
+      registers: [registry],
+    });
+    const merged = coalesce(handle, cfg.workerChunkSize, def.concurrentChunks?.(cfg) ?? 1);
+    const measured = async (chunk: ConsumedMessage[]) => {
+      const end = applySeconds.startTimer();
+      await merged(chunk);
+      end();
+      const committed = Date.now();
+      for (const m of chunk) pipelineLag.observe(Math.max(0, committed - Number(m.timestamp)) / 1000);
+      chunkSize.observe(chunk.length);
+      messages.inc(chunk.length);
+    };
+    // Which partitions this worker owns, for the ingress's fail-fast on commands nobody will apply.
+    const heartbeat = startHeartbeat(sql, log, { group, topic: topics[topic] });
+    const consumer = await runBatchConsumer({
+      onMembership: (partitions) => {
+        isJoined = partitions !== null;
+        joined.set(isJoined ? 1 : 0);
+        heartbeat.set(partitions);
+      },
+      kafka,
+      groupId: group,
+      topics: [topics[topic]],
+      chunkSize: cfg.workerChunkSize,
+      partitionsConcurrency: cfg.workerPartitionsConcurrency,
+      sessionTimeoutMs: cfg.kafkaSessionTimeoutMs,
+      ...(def.batchFetches ? { fetchMinBytes: 64 * 1024, fetchMaxWaitMs: 200 } : {}),
+      log,
+      // Partitions' chunks merged into one transaction (see coalesce.ts), or into `concurrentChunks`;
+      // chunkSize still bounds each.
+      handle: measured,
+    });
+    return { consumer, heartbeat, topic: topics[topic] };
+  }
+  const consumed = def.topic === undefined ? null : await consume(def.topic, parts.handle);
   let closing = false;
   const ops: OpsServer | null =
     cfg.opsPort === null
@@ -150,11 +177,14 @@ export async function runWorker(def: WorkerDefinition): Promise<void> {
           accepting: () => !closing,
           checks: {
             postgres: async () => (await sql`select 1`, 'ok'),
-            kafka: kafkaCheck(kafka, topics[def.topic]),
-            consumer: async () => (isJoined ? 'ok' : 'not a member of its group yet'),
+            // A worker without a topic still produces (the relay): any topic's metadata tells.
+            kafka: kafkaCheck(kafka, consumed?.topic ?? topics.deadLetter),
+            ...(consumed
+              ? { consumer: async () => (isJoined ? 'ok' : 'not a member of its group yet') }
+              : {}),
           },
         });
-  log.info({ group, topic: topics[def.topic] }, `${label} running`);
+  log.info(consumed ? { group, topic: consumed.topic } : {}, `${label} running`);
 
   const status = setInterval(() => {
     const s = parts.status?.();
@@ -167,8 +197,9 @@ export async function runWorker(def: WorkerDefinition): Promise<void> {
   onShutdownSignal(log, async () => {
     closing = true;
     clearInterval(status);
-    await consumer.disconnect();
-    await heartbeat.stop();
+    await consumed?.consumer.disconnect();
+    await consumed?.heartbeat.stop();
+    await Promise.all(tasks.map((t) => t.stop()));
     await parts.close?.();
     await producer.close();
     await sql.end({ timeout: 5 });
