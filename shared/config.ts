@@ -58,6 +58,11 @@ export interface Config {
   rateLimitExempt: string[];
   /** How often the outbox relay looks for rows besides its NOTIFY wake-ups. */
   outboxPollMs: number;
+  /**
+   * The base URL users reach the service at (PUBLIC_URL, no trailing slash): links in mail and in answers
+   * (invite_url, magic links) are built from it. Default http://127.0.0.1:<PORT>.
+   */
+  publicUrl: string;
 }
 
 export class ConfigError extends Error {
@@ -173,7 +178,11 @@ export function loadConfig(env: Env = process.env): Config {
       .map((x) => x.trim())
       .filter(Boolean),
     outboxPollMs: int('OUTBOX_POLL_MS', 1_000, 10, 60_000),
+    publicUrl: '',
   };
+  const publicUrl = str('PUBLIC_URL', `http://127.0.0.1:${config.httpPort}`).replace(/\/+$/, '');
+  if (!/^https?:\/\/[^\s/]+/.test(publicUrl)) problems.push('PUBLIC_URL must be an http:// or https:// URL');
+  config.publicUrl = publicUrl;
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
 }

@@ -8,6 +8,8 @@ export interface ApiDeps {
   sessionTtlHours: number;
   /** KAFKA_PREFIX: the outbox topics' names (shared/db/outbox.ts `outboxTopic`). */
   kafkaPrefix: string;
+  /** PUBLIC_URL: the base of links in answers and mail (invite_url, magic links). */
+  publicUrl: string;
 }
 
 /** Route modules that need a caller: each registers its routes on the authenticated scope. */

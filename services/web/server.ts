@@ -100,7 +100,7 @@ const app = await buildWebApp(cfg, log, {
       exempt: cfg.rateLimitExempt,
     }),
   },
-  api: { sql, sessionTtlHours: cfg.sessionTtlHours, kafkaPrefix: cfg.kafkaPrefix },
+  api: { sql, sessionTtlHours: cfg.sessionTtlHours, kafkaPrefix: cfg.kafkaPrefix, publicUrl: cfg.publicUrl },
   dashboard: await loadDashboard(),
 });
 const address = await app.listen({ host: cfg.httpHost, port: cfg.httpPort });

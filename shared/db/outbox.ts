@@ -16,7 +16,7 @@ export interface OutboxItem {
   /** Kafka message key: locality only, consumers never depend on order. */
   key: string;
   /** The message, as JSON; it must carry the stable id its consumer dedupes on. */
-  payload: { id: string } & Record<string, unknown>;
+  payload: { id: string };
 }
 
 /** Writes the items in the caller's transaction, one statement whatever their number. */

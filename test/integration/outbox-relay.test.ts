@@ -15,7 +15,7 @@ t.test('the outbox relay publishes exactly the committed rows, and survives kill
   const item = (topic: 'mail' | 'webhookEvents', id: string): OutboxItem => ({
     topic: outboxTopic(svc.prefix, topic),
     key: id,
-    payload: { id, n: id.length },
+    payload: { id },
   });
   const ids = (list: { value: string }[]) => list.map((m) => (JSON.parse(m.value) as { id: string }).id);
   const mine = [outboxTopic(svc.prefix, 'mail'), outboxTopic(svc.prefix, 'webhookEvents')];

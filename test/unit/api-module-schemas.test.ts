@@ -34,7 +34,7 @@ async function build() {
       programScope: null,
     };
   });
-  const deps = { sql: fakeSql, sessionTtlHours: 1, kafkaPrefix: 'svc.' };
+  const deps = { sql: fakeSql, sessionTtlHours: 1, kafkaPrefix: 'svc.', publicUrl: 'http://127.0.0.1:8080' };
   for (const register of [
     registerProgramRoutes,
     registerPartnerRoutes,
@@ -316,7 +316,7 @@ t.test('the OpenAPI document keeps every path and shows the constraints the sche
   const { buildWebApp } = await import('../../services/web/app.ts');
   const { createLogger } = await import('../../shared/logger.ts');
   const app = await buildWebApp({ trustProxy: false, bodyLimit: 1 << 20 }, createLogger('test', 'error'), {
-    api: { sql: fakeSql, sessionTtlHours: 1, kafkaPrefix: 'svc.' },
+    api: { sql: fakeSql, sessionTtlHours: 1, kafkaPrefix: 'svc.', publicUrl: 'http://127.0.0.1:8080' },
   });
   t.teardown(() => app.close());
   const doc = (await app.inject({ method: 'GET', url: '/api/v1/openapi.json' })).json();
@@ -420,7 +420,12 @@ t.test('members, API keys, auth and dashboard: the exact 400 strings and their p
   app.addHook('onRequest', async (req) => {
     if (!req.url.startsWith('/api/auth/')) req.principal = { kind: 'session', userId: 1, sessionId: 1 };
   });
-  const deps = { sql: sessionSql, sessionTtlHours: 1, kafkaPrefix: 'svc.' };
+  const deps = {
+    sql: sessionSql,
+    sessionTtlHours: 1,
+    kafkaPrefix: 'svc.',
+    publicUrl: 'http://127.0.0.1:8080',
+  };
   for (const register of [
     registerMemberRoutes,
     registerApiKeyRoutes,
