@@ -3,7 +3,7 @@
 import { createHash } from 'node:crypto';
 import { HttpError } from '../../shared/http/server.ts';
 import { truncate } from '../../shared/json.ts';
-import { formatClickId, parseClickId } from '../../shared/domain/ids.ts';
+import { EVENT_DERIVED_BIT, formatClickId, parseClickId } from '../../shared/domain/ids.ts';
 import { CLICK_TEXT_FIELDS, TEXT_LIMITS, UUID_RE } from '../../shared/contracts/clicks.ts';
 import type { ClickMessage } from '../../shared/contracts/clicks.ts';
 import { Type } from '@sinclair/typebox';
@@ -155,12 +155,12 @@ export function clickInput(body: ClickBody, userAgentHeader: string | undefined)
 /**
  * The id a click with an event_id gets, derived from (program, event_id) instead of minted: every ingress
  * process answers a retry with the same click_id at once, even while the first attempt is still in Kafka,
- * with no lookup. 63 bits of SHA-256, like a snowflake's range, never 0.
+ * with no lookup. 62 bits of SHA-256 with EVENT_DERIVED_BIT set (a 63-bit number, like a snowflake), so a
+ * sale naming it knows it carries no time and waits for its click by the sale's own time instead.
  */
 export function eventClickNumber(programId: number, eventId: string): bigint {
   const digest = createHash('sha256').update(`click:${programId}:${eventId}`).digest();
-  const n = digest.readBigUInt64BE(0) & 0x7fff_ffff_ffff_ffffn;
-  return n === 0n ? 1n : n;
+  return (digest.readBigUInt64BE(0) & (EVENT_DERIVED_BIT - 1n)) | EVENT_DERIVED_BIT;
 }
 
 /** Reuse the click id only for the same partner-program (same program and partner); else last touch wins. */

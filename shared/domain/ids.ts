@@ -49,6 +49,19 @@ export class Snowflake {
   }
 }
 
+/**
+ * Click numbers derived from a client's event_id (services/ingress/click-message.ts eventClickNumber) carry
+ * this bit, so that a sale naming one can tell it apart from a minted snowflake: it has no time in it.
+ * Snowflakes stay below it until their 41 bits of time pass 2^40 ms after the epoch (2059); from then on a
+ * snowflake would read as derived, which only changes how long a sale waits for its click (see
+ * isRecentClick in the sale applier).
+ */
+export const EVENT_DERIVED_BIT = 1n << 62n;
+
+export function isEventDerived(n: bigint): boolean {
+  return n >= EVENT_DERIVED_BIT;
+}
+
 export function snowflakeTime(id: bigint): number {
   return Number(id >> (NODE_BITS + SEQ_BITS)) + EPOCH_MS;
 }

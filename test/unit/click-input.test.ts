@@ -8,7 +8,7 @@ import {
   extractAff,
 } from '../../services/ingress/click-message.ts';
 import { bodyCheck } from '../../shared/http/validation.ts';
-import { parseClickId } from '../../shared/domain/ids.ts';
+import { Snowflake, isEventDerived, parseClickId } from '../../shared/domain/ids.ts';
 import { errorOf } from '../helpers/errors.ts';
 import { CLICK_TEXT_FIELDS, parseClickMessage } from '../../shared/contracts/clicks.ts';
 
@@ -268,6 +268,8 @@ t.test('eventClickNumber: one click id per (program, event_id), in the click id 
   const n = eventClickNumber(7, e);
   t.ok(n > 0n && n < 2n ** 63n);
   t.ok(parseClickId(clickIdFor(null, 12, n)), 'a valid cust_<pp>_<n> click id');
+  t.ok(isEventDerived(n), 'told apart from a minted snowflake (a sale cannot read a time from it)');
+  t.notOk(isEventDerived(new Snowflake(5).next().id), 'a minted snowflake is not derived');
 });
 
 t.test('parseClickMessage: client_event_id is optional, a UUID when present', async (t) => {

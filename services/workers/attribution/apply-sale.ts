@@ -7,7 +7,7 @@ import type { Applied, ApplyContext, CommandApplier } from '../../../shared/pipe
 import { CarefulPassNeeded } from '../../../shared/pipeline/command-handler.ts';
 import { attribute } from './attribute.ts';
 import type { Attribution, CustomerRow, Via } from './attribute.ts';
-import { parseClickId, snowflakeTime } from '../../../shared/domain/ids.ts';
+import { isEventDerived, parseClickId, snowflakeTime } from '../../../shared/domain/ids.ts';
 import { currencyMismatch } from '../../../shared/domain/money.ts';
 
 export const DUPLICATE_SALE = 'Duplicate transaction_id. This sale has already been recorded.';
@@ -206,14 +206,17 @@ const CUSTOMER_COLUMNS = `id, program_id, partner_id, partner_program_id, custom
   first_purchase_date, first_commission_at, customer_key, click_id`;
 
 /**
- * Whether a click id that matched no customer was minted moments ago, so its click may still be in the
- * pipeline and is worth waiting for. Not when it is not one of ours, and not when it claims a time in the
- * future (beyond a second of clock skew): a forged id must not hold the partition up.
+ * Whether a click id that matched no customer may still be in the pipeline and is worth waiting for: a
+ * snowflake minted moments ago (not one claiming a time in the future beyond a second of clock skew: a
+ * forged id must not hold the partition up), or an id derived from a client's event_id, which carries no
+ * time: that one is waited for until `waitMs` after the sale itself reached the ingress (`saleTs`), the
+ * same bound a forged recent snowflake gets.
  */
-function isRecentClick(clickId: string, waitMs: number): boolean {
+function isRecentClick(clickId: string, waitMs: number, saleTs: number): boolean {
   const parsed = parseClickId(clickId);
   if (!parsed) return false;
-  const age = Date.now() - snowflakeTime(BigInt(parsed.id));
+  const n = BigInt(parsed.id);
+  const age = Date.now() - (isEventDerived(n) ? saleTs : snowflakeTime(n));
   return age > -1000 && age < waitMs;
 }
 
@@ -225,7 +228,9 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * other chunk waits behind it. The bound is the click's age, so it never exceeds `waitMs` after minting.
  */
 export async function awaitRecentClicks(sql: Sql, cmds: SaleCommand[], waitMs: number): Promise<void> {
-  let waiting = cmds.filter((c) => !c.is_test && c.click_id !== null && isRecentClick(c.click_id, waitMs));
+  let waiting = cmds.filter(
+    (c) => !c.is_test && c.click_id !== null && isRecentClick(c.click_id, waitMs, c.ts),
+  );
   while (waiting.length > 0) {
     const keyed = waiting.filter((c) => c.customer_key !== null);
     const found = await sql<{ click_id: string | null; program_id: string; customer_key: string | null }[]>`
@@ -240,7 +245,7 @@ export async function awaitRecentClicks(sql: Sql, cmds: SaleCommand[], waitMs: n
       (c) =>
         !clicks.has(c.click_id) &&
         !keys.has(`${c.program_id}|${c.customer_key}`) &&
-        isRecentClick(c.click_id!, waitMs),
+        isRecentClick(c.click_id!, waitMs, c.ts),
     );
     if (waiting.length > 0) await sleep(50);
   }
