@@ -2,15 +2,18 @@
 // Deno, Bun and Node 19+; Node 18 has it only as node:crypto's `webcrypto`, loaded here when the global is
 // missing (through a variable specifier, so bundlers for edge runtimes do not try to resolve node:crypto).
 
-let loaded: Promise<Crypto> | null = null;
+/** The global `crypto` object's type (from the DOM library, or from @types/node in the project's tests). */
+type WebCrypto = typeof globalThis.crypto;
 
-export function webCrypto(): Promise<Crypto> {
+let loaded: Promise<WebCrypto> | null = null;
+
+export function webCrypto(): Promise<WebCrypto> {
   if (loaded === null) {
-    const global = (globalThis as { crypto?: Crypto }).crypto;
+    const global = (globalThis as { crypto?: WebCrypto }).crypto;
     if (global?.subtle) loaded = Promise.resolve(global);
     else {
       const specifier = 'node:crypto';
-      loaded = (import(specifier) as Promise<{ webcrypto: Crypto }>).then((m) => m.webcrypto);
+      loaded = (import(specifier) as Promise<{ webcrypto: WebCrypto }>).then((m) => m.webcrypto);
     }
   }
   return loaded;
