@@ -288,7 +288,7 @@ class Webhooks(unittest.TestCase):
         self.assertEqual(verify_webhook(BODY.encode(), skipped, SECRET, now=AT), EVENT)
 
     def test_fresh_signatures_from_the_reference_library(self) -> None:
-        """Vectors the project's test suite signs with npm standardwebhooks just before running this."""
+        # Vectors the project's test suite signs with npm standardwebhooks just before running this.
         path = os.environ.get("SVC_WEBHOOK_VECTORS")
         if not path:
             self.skipTest("SVC_WEBHOOK_VECTORS not set (the project's npm test sets it)")
