@@ -3,12 +3,11 @@
 // retries that matter: a sale answered 503 by a proxy, and a sale and a click whose connection was dropped
 // after the service had recorded them. Each is recorded once, and every attempt carried the same key.
 import t from 'tap';
-import { randomBytes } from 'node:crypto';
 import { Svc, SvcError } from '../../sdk/typescript/src/index.ts';
 import type { Test } from 'tap';
 import type { SaleResult } from '../../sdk/typescript/src/index.ts';
 import { IPHONE_UA, startServices, testSql, waitFor } from '../helpers/stack.ts';
-import { signup } from '../helpers/accounts.ts';
+import { sdkProgram } from '../helpers/sdk-program.ts';
 import { flakyProxy } from '../helpers/flaky-proxy.ts';
 import { buildOpenApiDocument } from '../../scripts/lib/openapi.ts';
 
@@ -21,26 +20,10 @@ const svc = await startServices(t, [
   'ledger-worker',
   'notification-worker',
 ]);
-const run = randomBytes(4).toString('hex');
-
-// The advertiser: a session (dashboard reads, key creation), then everything else with a management key.
-const owner = await signup(svc);
-const session = new Svc({ baseUrl: svc.baseUrl, token: owner.session });
-const created = await session.programs.create({
-  name: `SDK shop ${run}`,
-  commission: { type: 'percentage', percent: 30 },
-});
-const programId = created.data.id;
-const trackingToken = created.data.api_token;
-await session.programs.goLive(programId);
-const key = await session.request<{ data: { key: string } }>('POST', '/api/advertiser/api-keys', {
-  body: { name: 'sdk test' },
-});
-const admin = new Svc({ baseUrl: svc.baseUrl, token: key.data.key });
-const partner = await admin.partners.create(programId, { name: 'Ada', email: `ada-${run}@example.com` });
-const partnerId = partner.data.partner.id;
-const link = await admin.links.create(programId, partnerId, { short_link: `sdk-${run}` });
-const affiliateUrl = `https://shop.example/pricing?aff=${link.data.short_link}`;
+const fx = await sdkProgram(svc, 'sdk');
+const { run, programId, partnerId, trackingToken, affiliateUrl } = fx;
+const session = new Svc({ baseUrl: svc.baseUrl, token: fx.session });
+const admin = new Svc({ baseUrl: svc.baseUrl, token: fx.apiKey });
 const tracking = new Svc({ baseUrl: svc.baseUrl, token: trackingToken });
 
 async function rejection(p: Promise<unknown>): Promise<SvcError> {

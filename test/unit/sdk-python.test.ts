@@ -4,35 +4,15 @@
 // then `pip install ./sdk/python` into a throwaway virtual environment, and the same tests against the
 // installed package.
 import t from 'tap';
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { cp, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { Webhook } from 'standardwebhooks';
+import { PY_DIR, runPython as run } from '../helpers/python.ts';
 
-const PY_DIR = resolve(import.meta.dirname, '../../sdk/python');
 const tmp = await mkdtemp(join(tmpdir(), 'svc-sdk-python-'));
 t.teardown(() => rm(tmp, { recursive: true, force: true }));
-
-export function run(
-  cmd: string,
-  args: string[],
-  opts: { cwd?: string; env?: Record<string, string> } = {},
-): Promise<{ code: number | null; out: string }> {
-  return new Promise((res, rej) => {
-    const child = spawn(cmd, args, {
-      cwd: opts.cwd ?? PY_DIR,
-      env: { ...process.env, PYTHONDONTWRITEBYTECODE: '1', ...opts.env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (out += d.toString()));
-    child.once('error', rej);
-    child.once('exit', (code) => res({ code, out }));
-  });
-}
 
 /** Fresh vectors for tests/test_unit.py: signed now by the reference library, valid or not. */
 async function vectors(): Promise<string> {

@@ -23,12 +23,12 @@ ENV = os.environ
 @unittest.skipUnless(ENV.get("SVC_BASE_URL"), "SVC_BASE_URL not set: no service to test against")
 class Live(unittest.TestCase):
     base_url: str
-    run: str
+    run_id: str
 
     @classmethod
     def setUpClass(cls) -> None:
         cls.base_url = ENV["SVC_BASE_URL"]
-        cls.run = ENV["SVC_RUN"]
+        cls.run_id = ENV["SVC_RUN"]
         cls.program_id = int(ENV["SVC_PROGRAM_ID"])
         cls.partner_id = int(ENV["SVC_PARTNER_ID"])
         cls.affiliate_url = ENV["SVC_AFFILIATE_URL"]
@@ -40,7 +40,7 @@ class Live(unittest.TestCase):
         """A click on the partner's link and a lead naming it: a customer the sale finds by customer_key."""
         click = self.svc.track.click(self.affiliate_url, page_url="https://shop.example/pricing")
         self.assertTrue(click["success"], click)
-        key = f"py-{self.run}-{name}"
+        key = f"py-{self.run_id}-{name}"
         lead = self.svc.track.lead(click_id=click["click_id"], customer_key=key, email=f"{key}@example.com")
         self.assertEqual(lead, {"success": True, "message": "Lead recorded"})
         return key
@@ -50,12 +50,12 @@ class Live(unittest.TestCase):
         self.assertTrue(click["success"])
         self.assertRegex(click["click_id"], r"^cust_\d+_\d+$")
         self.assertEqual(click["cookie_window_days"], 60)
-        key = f"py-{self.run}-main"
+        key = f"py-{self.run_id}-main"
         self.assertEqual(
             self.svc.track.lead(click_id=click["click_id"], customer_key=key, email="ada@example.com"),
             {"success": True, "message": "Lead recorded"},
         )
-        txn = f"py-order-{self.run}-1"
+        txn = f"py-order-{self.run_id}-1"
         sale = self.svc.track.sale(transaction_id=txn, amount_cents=4900, customer_key=key)
         self.assertEqual(sale["success"], True)
         self.assertIsInstance(sale["sale_id"], int)
@@ -91,7 +91,7 @@ class Live(unittest.TestCase):
 
     def test_one_idempotency_key_two_calls_get_one_answer(self) -> None:
         key = self.customer("replay")
-        txn = f"py-order-{self.run}-replay"
+        txn = f"py-order-{self.run_id}-replay"
         first = self.svc.track.sale(transaction_id=txn, amount_cents=1000, customer_key=key, idempotency_key=f"k-{txn}")
         second = self.svc.track.sale(transaction_id=txn, amount_cents=1000, customer_key=key, idempotency_key=f"k-{txn}")
         self.assertEqual(second, first)
@@ -105,13 +105,13 @@ class Live(unittest.TestCase):
 
     def test_errors_raise_svc_error_with_the_spec_strings(self) -> None:
         with self.assertRaises(SvcError) as bad:
-            self.svc.track.sale(transaction_id=f"py-order-{self.run}-bad", amount_cents=0)
+            self.svc.track.sale(transaction_id=f"py-order-{self.run_id}-bad", amount_cents=0)
         self.assertEqual(
             (bad.exception.status, bad.exception.body),
             (400, {"error": "amount_cents is required and must be a positive integer"}),
         )
         with self.assertRaises(SvcError) as unknown:
-            self.svc.track.refund(transaction_id=f"py-order-{self.run}-none")
+            self.svc.track.refund(transaction_id=f"py-order-{self.run_id}-none")
         self.assertEqual((unknown.exception.status, unknown.exception.error), (404, "Sale not found for transaction_id"))
         with self.assertRaises(SvcError) as wrong:
             Svc(self.base_url, token="aff_not_a_token").track.refund(transaction_id="x")
@@ -126,12 +126,12 @@ class Live(unittest.TestCase):
         self.assertTrue(any(p["id"] == self.program_id for p in self.admin.programs.list()["data"]))
         partners = self.admin.partners.list(self.program_id)["data"]
         self.assertTrue(any(p["id"] == self.partner_id and p["status"] == "approved" for p in partners))
-        link = self.admin.links.create(self.program_id, self.partner_id, short_link=f"py-{self.run}-2")["data"]
-        self.assertEqual((link["short_link"], link["status"], link["clicks"]), (f"py-{self.run}-2", "active", 0))
+        link = self.admin.links.create(self.program_id, self.partner_id, short_link=f"py-{self.run_id}-2")["data"]
+        self.assertEqual((link["short_link"], link["status"], link["clicks"]), (f"py-{self.run_id}-2", "active", 0))
         updated = self.admin.links.update(self.program_id, self.partner_id, link["id"], status="inactive")
         self.assertEqual(updated["data"]["status"], "inactive")
         self.assertEqual(
-            self.svc.track.click(f"https://shop.example/?aff=py-{self.run}-2"),
+            self.svc.track.click(f"https://shop.example/?aff=py-{self.run_id}-2"),
             {"success": False, "error": "Referral link is inactive"},
         )
         status: Dict[str, Any] = self.session.dashboard.status(self.program_id)["data"]
