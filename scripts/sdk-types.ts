@@ -8,7 +8,7 @@ import { cli } from './lib/cli.ts';
 import { ROOT } from './lib/stack.ts';
 import { buildOpenApiDocument } from './lib/openapi.ts';
 
-const USAGE = `Usage: npm run sdk:types [-- --check]
+const USAGE = `Usage: npm run sdk:types [-- --check] [-- --file <path>]
 
 Builds the service's OpenAPI document from the route schemas (no servers needed) and writes the types the
 TypeScript SDK is written against, with openapi-typescript, to sdk/typescript/src/openapi.ts.
@@ -16,6 +16,7 @@ TypeScript SDK is written against, with openapi-typescript, to sdk/typescript/sr
 Options:
   --check       write nothing; exit 1 if sdk/typescript/src/openapi.ts differs from what would be written
                 (routes were added or changed since the SDK's types were generated)
+  --file <path> compare or write that file instead (tests)
   -h, --help    this text`;
 
 export const TYPES_FILE = join(ROOT, 'sdk', 'typescript', 'src', 'openapi.ts');
@@ -35,10 +36,11 @@ export async function generateSdkTypes(): Promise<string> {
 }
 
 if (import.meta.main) {
-  const { values } = cli(USAGE, { check: { type: 'boolean' } });
+  const { values } = cli(USAGE, { check: { type: 'boolean' }, file: { type: 'string' } });
+  const file = values.file ?? TYPES_FILE;
   const text = await generateSdkTypes();
-  const current = await readFile(TYPES_FILE, 'utf8').catch(() => null);
-  const rel = TYPES_FILE.slice(ROOT.length + 1);
+  const current = await readFile(file, 'utf8').catch(() => null);
+  const rel = file.startsWith(`${ROOT}/`) ? file.slice(ROOT.length + 1) : file;
   if (values.check) {
     if (current === text) {
       process.stdout.write(`${rel} matches the routes' OpenAPI\n`);
@@ -52,7 +54,7 @@ if (import.meta.main) {
   }
   if (current === text) process.stdout.write(`${rel} is up to date\n`);
   else {
-    await writeFile(TYPES_FILE, text);
+    await writeFile(file, text);
     process.stdout.write(`wrote ${rel}\n`);
   }
 }
