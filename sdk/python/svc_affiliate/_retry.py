@@ -71,5 +71,5 @@ def retry_delay(
         if retry_after > MAX_RETRY_AFTER:
             return None
         return retry_after + rand() * min(1.0, retry_after * 0.1)
-    step = min(BACKOFF_CAP, BACKOFF_BASE * (2**retry))
+    step = min(BACKOFF_CAP, BACKOFF_BASE * (2.0**retry))
     return step / 2 + rand() * step / 2

@@ -134,14 +134,14 @@ class Transport:
             return answer.body
         raise error_of(answer, options.get("retry_key") or options.get("idempotency_key"))
 
-    def _attempt(
-        self, url: str, method: str, headers: Dict[str, str], payload: Optional[bytes]
-    ) -> Answer:
+    def _attempt(self, url: str, method: str, headers: Dict[str, str], payload: Optional[bytes]) -> Answer:
         request = urllib.request.Request(url, data=payload, headers=headers, method=method)
         try:
             with self._opener.open(request, timeout=self.timeout) as res:
                 raw = res.read()
-                return Answer(res.status, _lower(res.headers), _parse(raw, res.headers.get("content-type", "")))
+                return Answer(
+                    res.status, _lower(res.headers), _parse(raw, res.headers.get("content-type", ""))
+                )
         except urllib.error.HTTPError as err:
             try:
                 raw = err.read()

@@ -5,7 +5,7 @@ shows it, and raises SvcError on any other status."""
 from __future__ import annotations
 
 import uuid
-from typing import Any, Dict, Optional
+from typing import Any, Dict, Optional, cast
 from urllib.parse import quote
 
 from ._retry import IDEMPOTENT, ONCE
@@ -48,9 +48,10 @@ class Tracking:
         """
         eid = event_id or str(uuid.uuid4())
         body = {**fields, "affiliate_url": affiliate_url, "event_id": eid}
-        return self._http.call(
+        answer = self._http.call(
             "POST", "/api/v1/track/click", body=body, auth=False, retry=IDEMPOTENT, retry_key=eid
         )
+        return cast(JSON, answer)
 
     def lead(
         self,
@@ -90,9 +91,11 @@ class Tracking:
             **_body({"customer_key": customer_key, "click_id": click_id, "currency": currency}),
         }
         key = idempotency_key or str(uuid.uuid4())
-        answer = self._http.send("POST", "/api/v1/track/sale", body=body, idempotency_key=key, retry=IDEMPOTENT)
+        answer = self._http.send(
+            "POST", "/api/v1/track/sale", body=body, idempotency_key=key, retry=IDEMPOTENT
+        )
         if 200 <= answer.status < 300:
-            return answer.body  # type: ignore[no-any-return]
+            return cast(JSON, answer.body)
         error = answer.body.get("error") if isinstance(answer.body, dict) else None
         if answer.status == 409 and isinstance(error, str) and error.startswith(_DUPLICATE_SALE):
             return {"duplicate": True, **answer.body}
@@ -115,9 +118,9 @@ class Tracking:
         }
         return self._command("/api/v1/track/refund", body, idempotency_key)
 
-    def _command(self, path: str, body: JSON, idempotency_key: Optional[str]) -> Any:
+    def _command(self, path: str, body: JSON, idempotency_key: Optional[str]) -> JSON:
         key = idempotency_key or str(uuid.uuid4())
-        return self._http.call("POST", path, body=body, idempotency_key=key, retry=IDEMPOTENT)
+        return cast(JSON, self._http.call("POST", path, body=body, idempotency_key=key, retry=IDEMPOTENT))
 
 
 class _Resource:
@@ -126,14 +129,17 @@ class _Resource:
     def __init__(self, http: Transport) -> None:
         self._http = http
 
-    def _get(self, path: str, query: Optional[JSON] = None) -> Any:
-        return self._http.call("GET", path, query=query, retry=IDEMPOTENT)
+    def _get(self, path: str, query: Optional[JSON] = None) -> JSON:
+        return cast(JSON, self._http.call("GET", path, query=query, retry=IDEMPOTENT))
 
-    def _post(self, path: str, body: Optional[JSON] = None) -> Any:
-        return self._http.call("POST", path, body=body, retry=ONCE)
+    def _get_text(self, path: str, query: Optional[JSON] = None) -> str:
+        return cast(str, self._http.call("GET", path, query=query, retry=IDEMPOTENT))
 
-    def _put(self, path: str, body: JSON) -> Any:
-        return self._http.call("PUT", path, body=body, retry=IDEMPOTENT)
+    def _post(self, path: str, body: Optional[JSON] = None) -> JSON:
+        return cast(JSON, self._http.call("POST", path, body=body, retry=ONCE))
+
+    def _put(self, path: str, body: JSON) -> JSON:
+        return cast(JSON, self._http.call("PUT", path, body=body, retry=IDEMPOTENT))
 
     def _delete(self, path: str) -> Any:
         return self._http.call("DELETE", path, retry=IDEMPOTENT)
@@ -157,7 +163,7 @@ class Programs(_Resource):
     def update(self, program_id: Any, **fields: Any) -> JSON:
         return self._put(_p(_PROGRAMS + "/{}", program_id), fields)
 
-    def delete(self, program_id: Any) -> JSON:
+    def delete(self, program_id: Any) -> Any:
         """Soft delete: the program's tracking token is refused from then on."""
         return self._delete(_p(_PROGRAMS + "/{}", program_id))
 
@@ -243,7 +249,7 @@ class Payouts(_Resource):
     def export(self, program_id: Any, *, format: str = "csv", status: Optional[str] = None) -> str:
         """The payouts as CSV text: ``format`` is ``paypal``, ``wise`` or ``csv``."""
         query = _body({"format": format, "status": status})
-        return self._get(_p(_PROGRAMS + "/{}/payouts/export", program_id), query)
+        return self._get_text(_p(_PROGRAMS + "/{}/payouts/export", program_id), query)
 
 
 _WEBHOOKS = "/api/advertiser/webhooks"

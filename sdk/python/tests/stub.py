@@ -7,7 +7,7 @@ import json
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Dict, List, Optional, Union
+from typing import Any, Dict, List, Union
 
 Reply = Union[Dict[str, Any], str]
 
@@ -75,6 +75,6 @@ class Stub:
         self.server.shutdown()
         self.server.server_close()
 
-    def json_body(self, i: int) -> Optional[Any]:
+    def json_body(self, i: int) -> Any:
         body = self.seen[i]["body"]
         return json.loads(body) if body else None

@@ -24,6 +24,12 @@ ENV = os.environ
 class Live(unittest.TestCase):
     base_url: str
     run_id: str
+    program_id: int
+    partner_id: int
+    affiliate_url: str
+    svc: Svc
+    admin: Svc
+    session: Svc
 
     @classmethod
     def setUpClass(cls) -> None:
@@ -76,7 +82,12 @@ class Live(unittest.TestCase):
         refund = self.svc.track.refund(transaction_id=txn, refund_reason="requested_by_customer")
         self.assertEqual(
             refund,
-            {"success": True, "status": "reversed", "deductionAmount": 14.7, "commission_id": sale["commission_id"]},
+            {
+                "success": True,
+                "status": "reversed",
+                "deductionAmount": 14.7,
+                "commission_id": sale["commission_id"],
+            },
         )
         again = self.svc.track.refund(transaction_id=txn)
         self.assertEqual((again["status"], again["commission_id"]), ("skipped", sale["commission_id"]))
@@ -92,12 +103,18 @@ class Live(unittest.TestCase):
     def test_one_idempotency_key_two_calls_get_one_answer(self) -> None:
         key = self.customer("replay")
         txn = f"py-order-{self.run_id}-replay"
-        first = self.svc.track.sale(transaction_id=txn, amount_cents=1000, customer_key=key, idempotency_key=f"k-{txn}")
-        second = self.svc.track.sale(transaction_id=txn, amount_cents=1000, customer_key=key, idempotency_key=f"k-{txn}")
+        first = self.svc.track.sale(
+            transaction_id=txn, amount_cents=1000, customer_key=key, idempotency_key=f"k-{txn}"
+        )
+        second = self.svc.track.sale(
+            transaction_id=txn, amount_cents=1000, customer_key=key, idempotency_key=f"k-{txn}"
+        )
         self.assertEqual(second, first)
         self.assertTrue(first["success"])
         with self.assertRaises(SvcError) as caught:
-            self.svc.track.sale(transaction_id=txn, amount_cents=1001, customer_key=key, idempotency_key=f"k-{txn}")
+            self.svc.track.sale(
+                transaction_id=txn, amount_cents=1001, customer_key=key, idempotency_key=f"k-{txn}"
+            )
         self.assertEqual(
             (caught.exception.status, caught.exception.error, caught.exception.idempotency_key),
             (409, "Idempotency-Key was used with a different request", f"k-{txn}"),
@@ -112,13 +129,17 @@ class Live(unittest.TestCase):
         )
         with self.assertRaises(SvcError) as unknown:
             self.svc.track.refund(transaction_id=f"py-order-{self.run_id}-none")
-        self.assertEqual((unknown.exception.status, unknown.exception.error), (404, "Sale not found for transaction_id"))
+        self.assertEqual(
+            (unknown.exception.status, unknown.exception.error), (404, "Sale not found for transaction_id")
+        )
         with self.assertRaises(SvcError) as wrong:
             Svc(self.base_url, token="aff_not_a_token").track.refund(transaction_id="x")
         self.assertEqual((wrong.exception.status, wrong.exception.error), (401, "Invalid tracking token"))
         with self.assertRaises(SvcError) as lead:
             self.svc.track.lead()
-        self.assertEqual((lead.exception.status, lead.exception.error), (400, "click_id or customer_key is required"))
+        self.assertEqual(
+            (lead.exception.status, lead.exception.error), (400, "click_id or customer_key is required")
+        )
 
     def test_management_and_dashboard_reads(self) -> None:
         program = self.admin.programs.get(self.program_id)["data"]
@@ -126,8 +147,12 @@ class Live(unittest.TestCase):
         self.assertTrue(any(p["id"] == self.program_id for p in self.admin.programs.list()["data"]))
         partners = self.admin.partners.list(self.program_id)["data"]
         self.assertTrue(any(p["id"] == self.partner_id and p["status"] == "approved" for p in partners))
-        link = self.admin.links.create(self.program_id, self.partner_id, short_link=f"py-{self.run_id}-2")["data"]
-        self.assertEqual((link["short_link"], link["status"], link["clicks"]), (f"py-{self.run_id}-2", "active", 0))
+        link = self.admin.links.create(self.program_id, self.partner_id, short_link=f"py-{self.run_id}-2")[
+            "data"
+        ]
+        self.assertEqual(
+            (link["short_link"], link["status"], link["clicks"]), (f"py-{self.run_id}-2", "active", 0)
+        )
         updated = self.admin.links.update(self.program_id, self.partner_id, link["id"], status="inactive")
         self.assertEqual(updated["data"]["status"], "inactive")
         self.assertEqual(

@@ -12,6 +12,7 @@ import re
 import time
 import unittest
 from email.utils import formatdate
+from typing import Any, Dict
 
 from svc_affiliate import (
     Svc,
@@ -27,7 +28,7 @@ from svc_affiliate._retry import BACKOFF_CAP, MAX_RETRY_AFTER
 from .stub import Stub
 
 UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$")
-SALE = {"transaction_id": "order-1", "amount_cents": 4900, "customer_key": "user-1"}
+SALE: Dict[str, Any] = {"transaction_id": "order-1", "amount_cents": 4900, "customer_key": "user-1"}
 OK = {"success": True, "sale_id": 7, "commission_id": 9, "message": "Sale recorded"}
 DUPLICATE = {
     "error": "Duplicate transaction_id. This sale has already been recorded.",
@@ -91,7 +92,10 @@ class Client(unittest.TestCase):
         return s
 
     def test_503_with_retry_after_is_sent_again_after_it_with_the_same_key_and_body(self) -> None:
-        s = self.stub({"status": 503, "headers": {"Retry-After": "1"}, "body": {"error": "busy"}}, {"status": 200, "body": OK})
+        s = self.stub(
+            {"status": 503, "headers": {"Retry-After": "1"}, "body": {"error": "busy"}},
+            {"status": 200, "body": OK},
+        )
         svc = Svc(s.base_url, "aff_test")
         self.assertEqual(svc.track.sale(**SALE), OK)
         a, b = s.seen
@@ -117,13 +121,18 @@ class Client(unittest.TestCase):
         self.assertNotEqual(s.seen[0]["headers"]["idempotency-key"], s.seen[1]["headers"]["idempotency-key"])
 
     def test_retries_stop_at_max_retries_and_the_last_answer_is_the_error(self) -> None:
-        s = self.stub({"status": 503, "headers": {"Retry-After": "0"}, "body": {"error": "Sale tracking failed"}})
+        s = self.stub(
+            {"status": 503, "headers": {"Retry-After": "0"}, "body": {"error": "Sale tracking failed"}}
+        )
         svc = Svc(s.base_url, "aff_test", max_retries=2)
         with self.assertRaises(SvcError) as caught:
             svc.track.sale(**SALE, idempotency_key="k-503")
         err = caught.exception
         self.assertEqual(len(s.seen), 3)
-        self.assertEqual((err.status, err.error, err.idempotency_key, err.retry_after), (503, "Sale tracking failed", "k-503", 0.0))
+        self.assertEqual(
+            (err.status, err.error, err.idempotency_key, err.retry_after),
+            (503, "Sale tracking failed", "k-503", 0.0),
+        )
         self.assertEqual(err.body, {"error": "Sale tracking failed"})
 
     def test_no_answer_at_all_is_status_0_after_the_retries(self) -> None:
@@ -142,7 +151,9 @@ class Client(unittest.TestCase):
         self.assertTrue(refused.exception.error.startswith("Network error: "), refused.exception.error)
 
     def test_a_retry_after_longer_than_a_minute_is_not_waited_for(self) -> None:
-        s = self.stub({"status": 429, "headers": {"Retry-After": "3600"}, "body": {"error": "Too many requests"}})
+        s = self.stub(
+            {"status": 429, "headers": {"Retry-After": "3600"}, "body": {"error": "Too many requests"}}
+        )
         with self.assertRaises(SvcError) as caught:
             Svc(s.base_url).track.lead(customer_key="u")
         self.assertEqual(len(s.seen), 1)
@@ -159,7 +170,10 @@ class Client(unittest.TestCase):
         self.assertEqual(svc.track.sale(**SALE), {"duplicate": True, **DUPLICATE})
         with self.assertRaises(SvcError) as reused:
             svc.track.sale(**SALE, idempotency_key="k")
-        self.assertEqual((reused.exception.status, reused.exception.error), (409, "Idempotency-Key was used with a different request"))
+        self.assertEqual(
+            (reused.exception.status, reused.exception.error),
+            (409, "Idempotency-Key was used with a different request"),
+        )
         with self.assertRaises(SvcError) as bad:
             svc.track.sale(**{**SALE, "amount_cents": 0})
         self.assertEqual(str(bad.exception), "400: amount_cents is required and must be a positive integer")
@@ -170,9 +184,14 @@ class Client(unittest.TestCase):
 
     def test_a_click_carries_one_event_id_on_every_attempt_and_no_authorization(self) -> None:
         answer = {"success": True, "click_id": "cust_1_2", "partner_code": "p", "cookie_window_days": 60}
-        s = self.stub({"status": 503, "headers": {"Retry-After": "0"}, "body": {"error": "x"}}, {"status": 200, "body": answer})
+        s = self.stub(
+            {"status": 503, "headers": {"Retry-After": "0"}, "body": {"error": "x"}},
+            {"status": 200, "body": answer},
+        )
         svc = Svc(s.base_url + "/", "aff_test")
-        self.assertEqual(svc.track.click("https://shop.example/?aff=p", page_url="https://shop.example/"), answer)
+        self.assertEqual(
+            svc.track.click("https://shop.example/?aff=p", page_url="https://shop.example/"), answer
+        )
         first, second = s.json_body(0), s.json_body(1)
         self.assertRegex(first["event_id"], UUID)
         self.assertEqual(second["event_id"], first["event_id"])
@@ -193,7 +212,9 @@ class Client(unittest.TestCase):
         with self.assertRaises(SvcError) as caught:
             svc.partners.create(5, name="Ada", email="ada@example.com")
         self.assertEqual((caught.exception.status, len(s.seen)), (503, 1))
-        self.assertEqual(svc.partners.create(5, name="Ada", email="ada@example.com"), {"data": {"partner": {"id": 1}}})
+        self.assertEqual(
+            svc.partners.create(5, name="Ada", email="ada@example.com"), {"data": {"partner": {"id": 1}}}
+        )
         self.assertEqual(len(s.seen), 3)
         self.assertNotIn("idempotency-key", s.seen[2]["headers"])
 
@@ -201,13 +222,24 @@ class Client(unittest.TestCase):
         s = self.stub("destroy", {"status": 200, "body": {"data": []}})
         svc = Svc(s.base_url, "affk_test")
         self.assertEqual(svc.commissions.list(3, status="paid", limit=5), {"data": []})
-        self.assertEqual(s.seen[1]["path"], "/api/advertiser/affiliate-programs/3/commissions?status=paid&limit=5")
+        self.assertEqual(
+            s.seen[1]["path"], "/api/advertiser/affiliate-programs/3/commissions?status=paid&limit=5"
+        )
         svc.links.update(3, "a/b", 7, status="inactive")
-        self.assertEqual((s.seen[2]["method"], s.seen[2]["path"]), ("PUT", "/api/advertiser/affiliate-programs/3/partners/a%2Fb/links/7"))
+        self.assertEqual(
+            (s.seen[2]["method"], s.seen[2]["path"]),
+            ("PUT", "/api/advertiser/affiliate-programs/3/partners/a%2Fb/links/7"),
+        )
         svc.dashboard.breakdown(3, "country", period="30d", dateFrom=None)
         self.assertEqual(s.seen[3]["path"], "/api/tracking/breakdown/3?period=30d&dimension=country")
-        svc.request("GET", "/api/advertiser/processor-events", query={"program_id": 3, "outcome": ["a", "b"], "x": True})
-        self.assertEqual(s.seen[4]["path"], "/api/advertiser/processor-events?program_id=3&outcome=a&outcome=b&x=true")
+        svc.request(
+            "GET",
+            "/api/advertiser/processor-events",
+            query={"program_id": 3, "outcome": ["a", "b"], "x": True},
+        )
+        self.assertEqual(
+            s.seen[4]["path"], "/api/advertiser/processor-events?program_id=3&outcome=a&outcome=b&x=true"
+        )
 
     def test_request_any_route_json_or_text_and_empty_answers(self) -> None:
         s = self.stub(
@@ -251,14 +283,25 @@ class Webhooks(unittest.TestCase):
         self.assertEqual(verify_webhook(BODY, HEADERS, SECRET, now=AT), EVENT, "str body")
         mixed = {"Webhook-Id": "msg_2Kx7", "WEBHOOK-TIMESTAMP": [str(AT)], "webhook-Signature": SIGNATURE}
         self.assertEqual(verify_webhook(BODY.encode(), mixed, SECRET, now=AT), EVENT, "names in any case")
-        self.assertEqual(verify_webhook(BODY.encode(), HEADERS, SECRET[len("whsec_"):], now=AT), EVENT, "no prefix")
+        self.assertEqual(
+            verify_webhook(BODY.encode(), HEADERS, SECRET[len("whsec_") :], now=AT), EVENT, "no prefix"
+        )
 
     def test_tampering_and_another_secret_are_refused(self) -> None:
         body = BODY.encode()
-        self.assertEqual(self.refused(body.replace(b"4900", b"4901"), HEADERS, SECRET, now=AT), "No matching signature found")
+        self.assertEqual(
+            self.refused(body.replace(b"4900", b"4901"), HEADERS, SECRET, now=AT),
+            "No matching signature found",
+        )
         self.assertEqual(self.refused(body + b" ", HEADERS, SECRET, now=AT), "No matching signature found")
-        self.assertEqual(self.refused(body, {**HEADERS, "webhook-id": "msg_other"}, SECRET, now=AT), "No matching signature found")
-        self.assertEqual(self.refused(body, {**HEADERS, "webhook-timestamp": str(AT + 1)}, SECRET, now=AT), "No matching signature found")
+        self.assertEqual(
+            self.refused(body, {**HEADERS, "webhook-id": "msg_other"}, SECRET, now=AT),
+            "No matching signature found",
+        )
+        self.assertEqual(
+            self.refused(body, {**HEADERS, "webhook-timestamp": str(AT + 1)}, SECRET, now=AT),
+            "No matching signature found",
+        )
         other = "whsec_" + base64.b64encode(b"another secret of 24 byte").decode()
         self.assertEqual(self.refused(body, HEADERS, other, now=AT), "No matching signature found")
         self.assertIn("not a whsec_ secret", self.refused(body, HEADERS, "whsec_***", now=AT))
@@ -271,7 +314,10 @@ class Webhooks(unittest.TestCase):
         self.assertEqual(verify_webhook(body, HEADERS, SECRET, now=AT - 290), EVENT)
         self.assertEqual(verify_webhook(body, HEADERS, SECRET, now=AT + 3600, tolerance=7200), EVENT)
         self.assertEqual(self.refused(body, HEADERS, SECRET), "Message timestamp too old", "the real clock")
-        self.assertEqual(self.refused(body, {**HEADERS, "webhook-timestamp": "yesterday"}, SECRET), "Invalid webhook-timestamp")
+        self.assertEqual(
+            self.refused(body, {**HEADERS, "webhook-timestamp": "yesterday"}, SECRET),
+            "Invalid webhook-timestamp",
+        )
 
     def test_both_signatures_of_a_rotation_verify(self) -> None:
         headers = {**HEADERS, "webhook-signature": f"{PREVIOUS_SIGNATURE} {SIGNATURE}"}
@@ -298,7 +344,9 @@ class Webhooks(unittest.TestCase):
         for v in vectors:
             with self.subTest(v["name"]):
                 if v["valid"]:
-                    self.assertEqual(verify_webhook(v["body"].encode(), v["headers"], v["secret"]), json.loads(v["body"]))
+                    self.assertEqual(
+                        verify_webhook(v["body"].encode(), v["headers"], v["secret"]), json.loads(v["body"])
+                    )
                 else:
                     self.assertEqual(self.refused(v["body"].encode(), v["headers"], v["secret"]), v["error"])
 
