@@ -110,7 +110,8 @@ svc.lead({ customer_key: 'user-123', email: 'ada@example.com' });`;
 const svc = new Svc({ baseUrl: '${origin}', token: process.env.SVC_TRACKING_TOKEN });
 await svc.track.sale({ transaction_id: 'order-1001', amount_cents: 4900, currency: '${currency}', customer_key: 'user-123' });
 await svc.track.refund({ transaction_id: 'order-1001', refund_reason: 'requested_by_customer' });`;
-  const sdkPython = `from svc_affiliate import Svc
+  const sdkPython = `import os
+from svc_affiliate import Svc
 
 svc = Svc("${origin}", token=os.environ["SVC_TRACKING_TOKEN"])
 svc.track.sale(transaction_id="order-1001", amount_cents=4900, currency="${currency}", customer_key="user-123")
