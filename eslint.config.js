@@ -10,6 +10,8 @@ export default tseslint.config(
       '.tap/**',
       'services/ingress/public/**',
       'services/dashboard/dist/**',
+      'sdk/typescript/dist/**',
+      'sdk/typescript/src/openapi.ts',
     ],
   },
   js.configs.recommended,

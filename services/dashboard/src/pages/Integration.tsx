@@ -103,6 +103,19 @@ svc.lead({ customer_key: 'user-123', email: 'ada@example.com' });`;
   -H "Authorization: Bearer $SVC_TRACKING_TOKEN" \\
   -H "Content-Type: application/json" \\
   -d '{"transaction_id":"order-1001","refund_reason":"requested_by_customer"}'`;
+  // The same two calls with the client SDKs (sdk/typescript, sdk/python): they send the Idempotency-Key and
+  // retry with it themselves.
+  const sdkNode = `import { Svc } from 'svc-affiliate-sdk';
+
+const svc = new Svc({ baseUrl: '${origin}', token: process.env.SVC_TRACKING_TOKEN });
+await svc.track.sale({ transaction_id: 'order-1001', amount_cents: 4900, currency: '${currency}', customer_key: 'user-123' });
+await svc.track.refund({ transaction_id: 'order-1001', refund_reason: 'requested_by_customer' });`;
+  const sdkPython = `import os
+from svc_affiliate import Svc
+
+svc = Svc("${origin}", token=os.environ["SVC_TRACKING_TOKEN"])
+svc.track.sale(transaction_id="order-1001", amount_cents=4900, currency="${currency}", customer_key="user-123")
+svc.track.refund(transaction_id="order-1001", refund_reason="requested_by_customer")`;
 
   const s = status.data?.data;
   const testButton = (kind: TestKind, label: string) => (
@@ -205,6 +218,13 @@ svc.lead({ customer_key: 'user-123', email: 'ada@example.com' });`;
         </p>
         <CodeBlock label="Sale" code={sale} />
         <CodeBlock label="Refund" code={refund} />
+        <p>
+          Or with a client SDK, which sends the <code>Idempotency-Key</code> and retries with it when the
+          service is busy or the connection drops (<code>sdk/typescript</code>, <code>sdk/python</code> in the
+          svc repository):
+        </p>
+        <CodeBlock label="Node.js" code={sdkNode} />
+        <CodeBlock label="Python" code={sdkPython} />
         <p>
           Every field and answer: <a href="/docs">API reference</a>.
         </p>

@@ -1,0 +1,44 @@
+// The service's OpenAPI document built offline: the same Fastify app the web process serves
+// (services/web/app.ts), with dependencies that are never called, so that no Postgres, Kafka or port is
+// needed. Route registration only reads the schemas; a dependency used while registering throws and names
+// itself, so a route that starts needing one at registration is caught here rather than silently skipped.
+import { buildWebApp } from '../../services/web/app.ts';
+import type { IngressDeps } from '../../services/ingress/deps.ts';
+import { createLogger } from '../../shared/logger.ts';
+
+/** A stand-in whose every property is another stand-in and which throws when called. */
+function inert(name: string): never {
+  const target = function () {};
+  return new Proxy(target, {
+    get: (_t, key) => (key === 'then' ? undefined : inert(`${name}.${String(key)}`)),
+    apply: () => {
+      throw new Error(`${name}() was called while building the OpenAPI document`);
+    },
+  }) as never;
+}
+
+/** `GET /api/v1/openapi.json` as the web process answers it, built without servers. */
+export async function buildOpenApiDocument(): Promise<Record<string, unknown>> {
+  const ingress: IngressDeps = {
+    sql: inert('sql'),
+    cache: inert('cache'),
+    producer: inert('producer'),
+    snowflake: inert('snowflake'),
+    waiter: inert('waiter'),
+    liveness: inert('liveness'),
+    rateLimiter: inert('rateLimiter'),
+    topics: { clicks: 'clicks', sales: 'sales', refunds: 'refunds', processorEvents: 'processor-events' },
+    commandDeadlineMs: 5000,
+  };
+  const app = await buildWebApp({ trustProxy: false, bodyLimit: 1 << 20 }, createLogger('openapi', 'error'), {
+    ingress,
+    api: { sql: inert('sql'), sessionTtlHours: 1 },
+  });
+  try {
+    await app.ready();
+    // As JSON, the way it is served: the schemas also hold the validators' check functions.
+    return JSON.parse(JSON.stringify(app.swagger())) as Record<string, unknown>;
+  } finally {
+    await app.close();
+  }
+}
