@@ -32,7 +32,7 @@ export async function buildOpenApiDocument(): Promise<Record<string, unknown>> {
   };
   const app = await buildWebApp({ trustProxy: false, bodyLimit: 1 << 20 }, createLogger('openapi', 'error'), {
     ingress,
-    api: { sql: inert('sql'), sessionTtlHours: 1 },
+    api: { sql: inert('sql'), sessionTtlHours: 1, kafkaPrefix: 'svc.', publicUrl: 'http://127.0.0.1:8080' },
   });
   try {
     await app.ready();
