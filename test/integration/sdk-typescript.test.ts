@@ -42,7 +42,6 @@ function recorded(sale: SaleResult) {
   return sale;
 }
 
-
 const salesOf = async (transactionId: string) =>
   sql<{ id: string; amount_cents: string }[]>`
     select id, amount_cents from sales where transaction_id = ${transactionId}`;
