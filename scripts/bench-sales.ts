@@ -68,7 +68,7 @@ await runBench('sales', values.fast, async (run) => {
 
   // (a) Baseline: the worker's own transaction, called directly.
   status(`(a) baseline: ${SALES} sales by direct SQL transactions, concurrency ${CONCURRENCY}`);
-  const applier = createSaleApplier();
+  const applier = createSaleApplier({ recentClickWaitMs: 10_000, kafkaPrefix: env.KAFKA_PREFIX ?? 'svc.' });
   const baselineLat: number[] = [];
   const a0 = performance.now();
   await Promise.all(

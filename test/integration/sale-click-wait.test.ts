@@ -75,7 +75,7 @@ t.test('waiting for a recent click holds no lock and no transaction', async (t) 
       topics: { deadLetter: 'dlq', ledger: 'ledger', notifications: 'notifications' },
     },
     // Long enough that only the click's arrival ends the wait.
-    createSaleApplier({ recentClickWaitMs: 120_000 }),
+    createSaleApplier({ recentClickWaitMs: 120_000, kafkaPrefix: 'test.' }),
   );
   const handled = handler.handle(cmds.map(message));
 
