@@ -121,10 +121,6 @@ t.test('registration: every refused address class, by name and by literal', asyn
     400,
     'url host localhost is refused: webhooks are never sent to this machine or a metadata service',
   ]);
-  t.match(await error({ url: 'https://no-such-host.invalid/' }), [
-    400,
-    /^url host no-such-host.invalid does not resolve/,
-  ]);
   const ok = await create({
     url: 'https://public.test/hook',
     program_ids: [program.id],
