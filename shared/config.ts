@@ -84,6 +84,8 @@ export interface WebhookConfig {
   /** Attempts in flight per worker (WEBHOOK_CONCURRENCY) and per endpoint (WEBHOOK_ENDPOINT_CONCURRENCY). */
   concurrency: number;
   endpointConcurrency: number;
+  /** How long ended deliveries stay in the delivery log (WEBHOOK_RETENTION_DAYS, default 30). */
+  retentionDays: number;
 }
 
 export class ConfigError extends Error {
@@ -269,5 +271,6 @@ function webhookConfig(
     pollMs: int('WEBHOOK_POLL_MS', 1_000, 10, 60_000),
     concurrency: int('WEBHOOK_CONCURRENCY', 200, 1, 10_000),
     endpointConcurrency: int('WEBHOOK_ENDPOINT_CONCURRENCY', 20, 1, 1_000),
+    retentionDays: int('WEBHOOK_RETENTION_DAYS', 30, 1, 3_650),
   };
 }

@@ -9,6 +9,7 @@ import { bearer, getJson, send, signup } from '../helpers/accounts.ts';
 import { HOOKS_HOST, startReceiver, verify } from '../helpers/webhook-receiver.ts';
 import type { Received } from '../helpers/webhook-receiver.ts';
 import { Webhook } from 'standardwebhooks';
+import { writeFileSync } from 'node:fs';
 
 const sql = testSql(t);
 const receiver = await startReceiver(t);
@@ -163,6 +164,11 @@ t.test('a lifecycle: every event once, 2xx, verified by the standardwebhooks lib
   });
   for (const b of onPath('/all').map((r) => verify(all.secret, r))) {
     t.ok(!Number.isNaN(Date.parse(b.timestamp)), `${b.type}: timestamp`);
+  }
+  // docs/webhooks.md's example payloads are these: WEBHOOK_EXAMPLES=<file> writes them out.
+  if (process.env.WEBHOOK_EXAMPLES) {
+    const examples = onPath('/all').map((r) => ({ headers: r.headers, body: verify(all.secret, r) }));
+    writeFileSync(process.env.WEBHOOK_EXAMPLES, JSON.stringify(examples, null, 2));
   }
   const first = onPath('/all')[0]!;
   t.match(first.headers['content-type'], /^application\/json/);

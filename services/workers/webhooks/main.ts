@@ -12,6 +12,7 @@ import type { WebhookEvent } from '../../../shared/contracts/webhook-events.ts';
 import { createFanOutStep, parseWebhookEvent } from './fan-out.ts';
 import { createDeliverer } from './deliver.ts';
 import { createSender } from './send.ts';
+import { pruneDeliveryLog } from './prune.ts';
 
 await runWorker({
   name: 'webhook-worker',
@@ -31,6 +32,15 @@ await runWorker({
     const deliverer = createDeliverer({ sql, log, cfg, sender });
     const task = periodic({ name: 'webhook delivery', intervalMs: w.pollMs, run: deliverer.claim });
     deliverer.onSlotFree(() => task.wake());
+    // A retry asked for through the API, an endpoint enabled: due at once rather than at the next poll.
+    await sql
+      .listen('svc_webhook_due', () => task.wake())
+      .catch((err: unknown) => log.warn({ err }, 'webhook LISTEN failed; polling only'));
+    periodic({
+      name: 'webhook log pruning',
+      intervalMs: 3_600_000,
+      run: () => pruneDeliveryLog(sql, w.retentionDays),
+    });
     let fanned = { events: 0, duplicates: 0, deliveries: 0, deadLetters: 0 };
 
     async function handle(messages: ConsumedMessage[]): Promise<void> {
