@@ -16,9 +16,8 @@ import {
   dateTime,
   useLoad,
   useSubmit,
-  useWorkspacePrograms,
 } from '../../ui.tsx';
-import type { Program } from '../../ui.tsx';
+import type { Program, useWorkspacePrograms } from '../../ui.tsx';
 import { CONNECTION_STATUSES, PROCESSOR_OUTCOMES } from '../../../../../shared/contracts/management.ts';
 import { Check } from './Check.tsx';
 
