@@ -180,7 +180,8 @@ await runBench('webhooks-out', values.fast, async (run) => {
   const missing = receivers.reduce((s, r) => s + Math.max(0, expected - r.acks.size), 0);
   const twice = receivers.reduce((s, r) => s + [...r.acks.values()].filter((n) => n > 1).length, 0);
   const [attempts] = await sql<{ n: number; retried: number }[]>`
-    select count(*)::int as n, count(*) filter (where attempts > 1)::int as retried from webhook_deliveries`;
+    select count(*)::int as n, count(*) filter (where attempts > 1)::int as retried from webhook_deliveries
+    where workspace_id = ${workspaceId}`;
 
   const aRate = a.accepted / a.seconds;
   const bRate = b.accepted / b.seconds;
