@@ -27,23 +27,41 @@ export const newEventId = (): string => `evt_${randomUUID().replaceAll('-', '')}
 /**
  * Writes the events to the outbox of `kafkaPrefix`'s deployment, in `tx`, but only those of workspaces with
  * an enabled endpoint (an endpoint created or enabled later does not receive what happened before it).
- * Returns the ids of the events written.
+ * Returns the ids of the events written. `memo` (a command chunk's) keeps the answer about each workspace for
+ * the rest of the chunk: the per-command appliers (leads, refunds) then ask once per chunk, not per command.
  */
 export async function recordWebhookEvents(
   tx: Tx | Sql,
   kafkaPrefix: string,
   events: readonly WebhookEventInput[],
+  memo?: Map<string, unknown>,
 ): Promise<string[]> {
   if (events.length === 0) return [];
-  const workspaces = [...new Set(events.map((e) => e.workspace_id))];
-  const listening = new Set(
-    (
-      await tx<{ workspace_id: string }[]>`
-        select distinct workspace_id from webhook_endpoints
-        where workspace_id = any(${workspaces}::bigint[]) and status = 'enabled'`
-    ).map((r) => Number(r.workspace_id)),
+  const key = (ws: number) => `webhooks-listening:${ws}`;
+  const listening = new Map<number, boolean>();
+  for (const e of events) {
+    const known = memo?.get(key(e.workspace_id));
+    if (typeof known === 'boolean') listening.set(e.workspace_id, known);
+  }
+  const unknown = [...new Set(events.map((e) => e.workspace_id))].filter((ws) => !listening.has(ws));
+  if (unknown.length > 0) {
+    const rows = await tx<{ workspace_id: string }[]>`
+      select distinct workspace_id from webhook_endpoints
+      where workspace_id = any(${unknown}::bigint[]) and status = 'enabled'`;
+    const enabled = new Set(rows.map((r) => Number(r.workspace_id)));
+    for (const ws of unknown) {
+      listening.set(ws, enabled.has(ws));
+      memo?.set(key(ws), enabled.has(ws));
+    }
+  }
+  return write(
+    tx,
+    kafkaPrefix,
+    events.filter((e) => listening.get(e.workspace_id) === true),
   );
-  const wanted = events.filter((e) => listening.has(e.workspace_id));
+}
+
+async function write(tx: Tx | Sql, kafkaPrefix: string, wanted: WebhookEventInput[]): Promise<string[]> {
   if (wanted.length === 0) return [];
   const now = new Date().toISOString();
   const written = wanted.map((e): WebhookEvent => ({ id: newEventId(), created_at: now, ...e }));

@@ -498,6 +498,6 @@ async function applySales(
     ctx.rollups.add(cmd.program_id, cmd.ts, { commission_cents: a.amount });
     return commissionAnswer(cmd, a, saleId, commissionId);
   });
-  await recordWebhookEvents(tx, kafkaPrefix, events);
+  await recordWebhookEvents(tx, kafkaPrefix, events, ctx.memo);
   return answers;
 }

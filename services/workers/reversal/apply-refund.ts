@@ -21,11 +21,16 @@ export function createRefundApplier(opts: RefundApplierOptions): CommandApplier<
   return {
     kind: 'refund',
     parse: (bytes) => parseCommand<RefundCommand>(bytes, 'refund'),
-    apply: (tx, cmd) => applyRefund(tx, cmd, opts.kafkaPrefix),
+    apply: (tx, cmd, ctx) => applyRefund(tx, cmd, opts.kafkaPrefix, ctx.memo),
   };
 }
 
-async function applyRefund(tx: Tx, cmd: RefundCommand, kafkaPrefix: string): Promise<Applied> {
+async function applyRefund(
+  tx: Tx,
+  cmd: RefundCommand,
+  kafkaPrefix: string,
+  memo: Map<string, unknown>,
+): Promise<Applied> {
   const programId = cmd.program_id;
   const [sale] = await tx<(SaleFields & { id: string; amount_cents: string; workspace_id: string | null })[]>`
     select s.id, s.program_id, s.transaction_id, s.amount_cents, s.currency, s.sale_type, s.is_recurring,
@@ -63,7 +68,7 @@ async function applyRefund(tx: Tx, cmd: RefundCommand, kafkaPrefix: string): Pro
       },
     ];
     if (commission) events.push({ ...base, type: 'commission.updated', data: commission });
-    await recordWebhookEvents(tx, kafkaPrefix, events);
+    await recordWebhookEvents(tx, kafkaPrefix, events, memo);
   };
   const requested = cmd.refund_amount_cents;
   if (!c) {

@@ -66,9 +66,12 @@ async function insertLeadEvent(
       is_test: cmd.is_test,
       lead_timestamp: new Date(cmd.ts),
     });
-    await recordWebhookEvents(tx, kafkaPrefix, [
-      { type: 'lead.created', workspace_id: workspace, program_id: programId, data },
-    ]);
+    await recordWebhookEvents(
+      tx,
+      kafkaPrefix,
+      [{ type: 'lead.created', workspace_id: workspace, program_id: programId, data }],
+      ctx.memo,
+    );
   }
   return row!.id;
 }
