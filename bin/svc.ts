@@ -40,6 +40,13 @@ Workspace
   processor connect --status <s> [--account <id>] [--charges] [--payouts] [--details]
   processor roll-secret
   processor events <programId> [--outcome o] [--page n] [--page-size n]
+Webhooks (outbound events, docs/webhooks.md)
+  webhooks list
+  webhooks add <url> [--events a,b] [--programs 1,2] [--description d]   (the secret is shown once)
+  webhooks test <endpointId>             send a webhook.test event to the endpoint
+  webhooks deliveries <endpointId> [--status pending|delivered|failed] [--page n] [--page-size n]
+  webhooks retry <deliveryId>            attempt a delivery again now
+  webhooks rotate|enable|disable|delete <endpointId>
 Dashboard
   status <programId>
   events <programId> [--type click|lead|conversion] [--page n] [--page-size n] [--from ISO] [--to ISO]
@@ -95,6 +102,8 @@ const { values: o, positionals } = parseArgs({
     'customer-key': { type: 'string' },
     'amount-cents': { type: 'string' },
     outcome: { type: 'string' },
+    events: { type: 'string' },
+    description: { type: 'string' },
   },
 });
 
@@ -170,6 +179,8 @@ const list = (v: string | undefined) =>
 const programPath = (suffix = '') => `/api/advertiser/affiliate-programs/${arg(2, 'program id')}${suffix}`;
 const linksPath = (suffix = '') => programPath(`/partners/${arg(3, 'partner id')}/links${suffix}`);
 const LINK_COLS = ['id', 'short_link', 'status', 'clicks', 'last_clicked'];
+const webhookPath = () => `/api/advertiser/webhooks/${arg(2, 'endpoint id')}`;
+const WEBHOOK_COLS = ['id', 'url', 'events', 'program_ids', 'status', 'disabled_reason', 'description'];
 
 /** A tracking call in test mode for the program of the third argument: no token, nothing real touched. */
 async function testEvent(kind: 'click' | 'lead' | 'sale', fields: Record<string, unknown>): Promise<void> {
@@ -403,6 +414,57 @@ async function run(): Promise<void> {
           'commission_id',
         ],
       );
+    case 'webhooks list':
+      return show(await api('GET', `/api/advertiser/webhooks${ws()}`), WEBHOOK_COLS);
+    case 'webhooks add':
+      return show(
+        await api('POST', `/api/advertiser/webhooks${ws()}`, {
+          url: arg(2, 'endpoint url'),
+          events: list(o.events),
+          program_ids: list(o.programs)?.map((p) => int(p, '--programs')),
+          description: o.description,
+        }),
+        [...WEBHOOK_COLS, 'secret'],
+      );
+    case 'webhooks test':
+      return show(await api('POST', `${webhookPath()}/test`), ['event_id', 'type']);
+    case 'webhooks deliveries':
+      return show(
+        await api(
+          'GET',
+          `${webhookPath()}/deliveries${q({ status: o.status, page: o.page, pageSize: o['page-size'] })}`,
+        ),
+        [
+          'id',
+          'type',
+          'status',
+          'attempts',
+          'last_status_code',
+          'last_error',
+          'next_attempt_at',
+          'webhook_id',
+        ],
+      );
+    case 'webhooks retry':
+      return show(await api('POST', `/api/advertiser/webhook-deliveries/${arg(2, 'delivery id')}/retry`), [
+        'id',
+        'type',
+        'status',
+        'attempts',
+        'next_attempt_at',
+      ]);
+    case 'webhooks rotate':
+      return show(await api('POST', `${webhookPath()}/rotate-secret`), [
+        'secret',
+        'previous_secret_expires_at',
+      ]);
+    case 'webhooks enable':
+      return show(await api('POST', `${webhookPath()}/enable`), WEBHOOK_COLS);
+    case 'webhooks disable':
+      return show(await api('PUT', webhookPath(), { status: 'disabled' }), WEBHOOK_COLS);
+    case 'webhooks delete':
+      await api('DELETE', webhookPath());
+      return show({ data: { deleted: int(arg(2, 'endpoint id'), 'endpoint id') } }, ['deleted']);
     case 'status':
       return show(await api('GET', `/api/tracking/status/${arg(1, 'program id')}`));
     case 'events':

@@ -31,11 +31,15 @@ Options:
   --rate <n>         offered rate in (c), sales/s (default 500)
   --seconds <n>      duration of (c) (default 20)
   --fast             fsync off in Postgres (default: durable settings, as in production)
+  --webhooks         the workspace has an enabled webhook endpoint, so every sale also writes its
+                     sale.created and commission.created events to the outbox (compare with a run without:
+                     docs/webhooks.md); nothing delivers them here
   -h, --help`;
 
 const { values, int: intArg } = cli(USAGE, {
   sales: { type: 'string' },
   concurrency: { type: 'string' },
+  webhooks: { type: 'boolean' },
   ...LOAD_OPTIONS,
 });
 const SALES = intArg('sales', 6000, 1_000_000);
@@ -52,10 +56,15 @@ await runBench('sales', values.fast, async (run) => {
 
   // One program (30%, lifetime recurring), 2,000 click-stage customers to attribute sales to.
   status('seeding a program and 2,000 customers');
-  const { programId, token, clickIds } = await seedBenchProgram(sql, {
+  const { programId, workspaceId, token, clickIds } = await seedBenchProgram(sql, {
     customers: 2000,
     customerKeys: false,
   });
+  if (values.webhooks) {
+    await sql`
+      insert into webhook_endpoints (workspace_id, url, secret)
+      values (${workspaceId}, 'https://hooks.example/bench', 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw')`;
+  }
   let seq = 0;
   const saleBody = (prefix: string) => {
     const n = ++seq;
@@ -68,7 +77,7 @@ await runBench('sales', values.fast, async (run) => {
 
   // (a) Baseline: the worker's own transaction, called directly.
   status(`(a) baseline: ${SALES} sales by direct SQL transactions, concurrency ${CONCURRENCY}`);
-  const applier = createSaleApplier();
+  const applier = createSaleApplier({ recentClickWaitMs: 10_000, kafkaPrefix: env.KAFKA_PREFIX ?? 'svc.' });
   const baselineLat: number[] = [];
   const a0 = performance.now();
   await Promise.all(
@@ -209,7 +218,7 @@ await runBench('sales', values.fast, async (run) => {
   process.stdout.write(
     [
       '',
-      `bench:sales: ${SALES} sales per phase, concurrency ${CONCURRENCY}; Postgres ${values.fast ? 'fsync off' : 'durable'}; all on one ${(await import('node:os')).cpus().length}-core machine`,
+      `bench:sales: ${SALES} sales per phase, concurrency ${CONCURRENCY}; webhook events ${values.webhooks ? 'written' : 'not written (no endpoint)'}; Postgres ${values.fast ? 'fsync off' : 'durable'}; all on one ${(await import('node:os')).cpus().length}-core machine`,
       '',
       line(['', 'sales/s', 'p50 ms', 'p99 ms']),
       line([

@@ -86,6 +86,8 @@ const env: Record<string, string> = {
   DATABASE_URL: stack.databaseUrl,
   KAFKA_BROKERS: stack.kafkaBrokers,
   PORT: String(port),
+  // Local use: webhooks may go to http:// and this machine's own receivers (docs/webhooks.md "SSRF").
+  WEBHOOK_ALLOW_PRIVATE: process.env.WEBHOOK_ALLOW_PRIVATE ?? 'true',
 };
 const cfg = loadConfig({ ...process.env, ...env });
 await migrate(cfg.databaseUrl, log);

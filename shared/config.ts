@@ -1,5 +1,6 @@
 // Configuration, read from the environment once at boot and validated as a whole.
 // Modules receive the slice they need (Pick<Config, ...>) and never read process.env themselves.
+import { isIP } from 'node:net';
 export interface Config {
   /** postgres://... of the system of record. */
   databaseUrl: string;
@@ -63,6 +64,28 @@ export interface Config {
    * (invite_url, magic links) are built from it. Default http://127.0.0.1:<PORT>.
    */
   publicUrl: string;
+  /** Outbound webhooks (docs/webhooks.md): the retry schedule, the failure window, SSRF rules. */
+  webhooks: WebhookConfig;
+}
+
+export interface WebhookConfig {
+  /** Delays before each retry, ms (WEBHOOK_RETRY_SCHEDULE, default 5s,5m,30m,2h,5h,10h,10h); then failed. */
+  retryScheduleMs: number[];
+  /** An endpoint whose every attempt failed for this long is disabled (WEBHOOK_DISABLE_AFTER, default 5d). */
+  disableAfterMs: number;
+  /** One attempt's bound: connect, TLS, request, answer (WEBHOOK_TIMEOUT_MS, default 10 s). */
+  timeoutMs: number;
+  /** WEBHOOK_ALLOW_PRIVATE=true: http:// and private, loopback, link-local addresses allowed (local use). */
+  allowPrivate: boolean;
+  /** WEBHOOK_RESOLVE=host=address,…: names answered before DNS, as curl's --resolve (tests, local use). */
+  resolve: Record<string, string>;
+  /** How often the worker looks for due deliveries besides its own wake-ups (WEBHOOK_POLL_MS). */
+  pollMs: number;
+  /** Attempts in flight per worker (WEBHOOK_CONCURRENCY) and per endpoint (WEBHOOK_ENDPOINT_CONCURRENCY). */
+  concurrency: number;
+  endpointConcurrency: number;
+  /** How long ended deliveries stay in the delivery log (WEBHOOK_RETENTION_DAYS, default 30). */
+  retentionDays: number;
 }
 
 export class ConfigError extends Error {
@@ -179,10 +202,75 @@ export function loadConfig(env: Env = process.env): Config {
       .filter(Boolean),
     outboxPollMs: int('OUTBOX_POLL_MS', 1_000, 10, 60_000),
     publicUrl: '',
+    webhooks: null as unknown as WebhookConfig,
   };
   const publicUrl = str('PUBLIC_URL', `http://127.0.0.1:${config.httpPort}`).replace(/\/+$/, '');
   if (!/^https?:\/\/[^\s/]+/.test(publicUrl)) problems.push('PUBLIC_URL must be an http:// or https:// URL');
   config.publicUrl = publicUrl;
+  config.webhooks = webhookConfig(env, int, problems);
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
+}
+
+const DURATION_UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/** `500ms`, `5s`, `5m`, `2h`, `5d` (or bare milliseconds) in ms; null when not a duration. */
+export function parseDuration(text: string): number | null {
+  const m = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$/.exec(text);
+  if (!m) return null;
+  const ms = Math.round(Number(m[1]) * DURATION_UNITS[m[2] ?? 'ms']!);
+  return Number.isSafeInteger(ms) ? ms : null;
+}
+
+function webhookConfig(
+  env: Env,
+  int: (name: string, dflt: number, min: number, max?: number) => number,
+  problems: string[],
+): WebhookConfig {
+  const duration = (name: string, dflt: string, min: number): number => {
+    const raw = env[name] === undefined || env[name] === '' ? dflt : env[name]!;
+    const ms = parseDuration(raw);
+    if (ms === null || ms < min) {
+      problems.push(
+        `${name} must be a duration such as 30s, 5m, 2h or 5d, at least ${min} ms (got "${raw}")`,
+      );
+      return parseDuration(dflt)!;
+    }
+    return ms;
+  };
+  const scheduleRaw = env.WEBHOOK_RETRY_SCHEDULE || '5s,5m,30m,2h,5h,10h,10h';
+  const schedule = scheduleRaw.split(',').map((s) => parseDuration(s));
+  if (schedule.some((s) => s === null || s < 1) || schedule.length > 20) {
+    problems.push(
+      `WEBHOOK_RETRY_SCHEDULE must list 1 to 20 durations such as 5s,5m,30m,2h (got "${scheduleRaw}")`,
+    );
+  }
+  const allow = env.WEBHOOK_ALLOW_PRIVATE ?? '';
+  if (!['', 'true', 'false', '1', '0'].includes(allow))
+    problems.push(`WEBHOOK_ALLOW_PRIVATE must be true or false (got "${allow}")`);
+  const resolve: Record<string, string> = {};
+  for (const pair of (env.WEBHOOK_RESOLVE ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)) {
+    const i = pair.indexOf('=');
+    const host = pair.slice(0, i).trim().toLowerCase();
+    const address = pair.slice(i + 1).trim();
+    if (i <= 0 || address === '' || isIP(address) === 0)
+      problems.push(`WEBHOOK_RESOLVE entries must be host=address (got "${pair}")`);
+    else resolve[host] = address;
+  }
+  return {
+    retryScheduleMs: schedule.every((s) => s !== null && s >= 1)
+      ? (schedule as number[])
+      : [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000],
+    disableAfterMs: duration('WEBHOOK_DISABLE_AFTER', '5d', 1),
+    timeoutMs: int('WEBHOOK_TIMEOUT_MS', 10_000, 100, 120_000),
+    allowPrivate: allow === 'true' || allow === '1',
+    resolve,
+    pollMs: int('WEBHOOK_POLL_MS', 1_000, 10, 60_000),
+    concurrency: int('WEBHOOK_CONCURRENCY', 200, 1, 10_000),
+    endpointConcurrency: int('WEBHOOK_ENDPOINT_CONCURRENCY', 20, 1, 1_000),
+    retentionDays: int('WEBHOOK_RETENTION_DAYS', 30, 1, 3_650),
+  };
 }

@@ -1,6 +1,7 @@
 // What the API's route modules receive from the process that hosts them.
 import type { FastifyInstance } from 'fastify';
 import type { Sql } from '../../shared/db/sql.ts';
+import type { AddressPolicy } from '../../shared/webhooks/address.ts';
 
 export interface ApiDeps {
   sql: Sql;
@@ -10,6 +11,8 @@ export interface ApiDeps {
   kafkaPrefix: string;
   /** PUBLIC_URL: the base of links in answers and mail (invite_url, magic links). */
   publicUrl: string;
+  /** WEBHOOK_ALLOW_PRIVATE and WEBHOOK_RESOLVE: the SSRF rules a webhook URL is registered under. */
+  webhookPolicy?: AddressPolicy;
 }
 
 /** Route modules that need a caller: each registers its routes on the authenticated scope. */

@@ -60,6 +60,11 @@ export async function buildWebApp(
           name: 'management',
           description: 'Programs, partners, links, commissions, keys (session or affk_ key)',
         },
+        {
+          name: 'webhooks',
+          description:
+            'Outbound webhooks: endpoints, Standard Webhooks signatures, the delivery log (docs/webhooks.md)',
+        },
       ],
       components: {
         securitySchemes: {

@@ -100,7 +100,13 @@ const app = await buildWebApp(cfg, log, {
       exempt: cfg.rateLimitExempt,
     }),
   },
-  api: { sql, sessionTtlHours: cfg.sessionTtlHours, kafkaPrefix: cfg.kafkaPrefix, publicUrl: cfg.publicUrl },
+  api: {
+    sql,
+    sessionTtlHours: cfg.sessionTtlHours,
+    kafkaPrefix: cfg.kafkaPrefix,
+    publicUrl: cfg.publicUrl,
+    webhookPolicy: cfg.webhooks,
+  },
   dashboard: await loadDashboard(),
 });
 const address = await app.listen({ host: cfg.httpHost, port: cfg.httpPort });

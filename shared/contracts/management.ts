@@ -12,6 +12,8 @@ export const SCOPES = [
   'program:go_live',
   'program:regenerate-token',
   'dashboard:view',
+  'webhooks:read',
+  'webhooks:write',
 ] as const;
 export type Scope = (typeof SCOPES)[number];
 

@@ -31,4 +31,13 @@ export interface WebhookEvent {
    * `updated_at`; test-mode events carry `is_test: true`.
    */
   data: Record<string, unknown>;
+  /** Only this endpoint receives it, whatever its filters (a `webhook.test` event); absent: every match. */
+  endpoint_id?: number;
+}
+
+/** The body every endpoint receives (Standard Webhooks): `timestamp` is the time of the change. */
+export interface WebhookBody {
+  type: WebhookEventType;
+  timestamp: string;
+  data: Record<string, unknown>;
 }

@@ -77,7 +77,7 @@ t.test('the applier answers the racing customer_key 400 on the careful pass', as
   const clickId = await clickCustomer(program.id);
   const key = `k-${randomBytes(4).toString('hex')}`;
   const ctx: ApplyContext = { rollups: new RollupBuffer(), careful: true, memo: new Map() };
-  const applier = createLeadApplier();
+  const applier = createLeadApplier({ kafkaPrefix: 'test.' });
   const answer = await race(program.id, key, () =>
     sql.begin((tx) => tx.savepoint((sp) => applier.apply(sp, lead(program.id, clickId, key), ctx))),
   );
@@ -101,7 +101,7 @@ t.test('the command handler records the 400 and dead-letters nothing', async (t)
       producer,
       topics: { deadLetter: 'dlq', ledger: 'ledger', notifications: 'notifications' },
     },
-    createLeadApplier(),
+    createLeadApplier({ kafkaPrefix: 'test.' }),
   );
   const cmd = lead(program.id, clickId, key);
   const message: ConsumedMessage = {

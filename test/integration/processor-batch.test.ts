@@ -166,7 +166,7 @@ async function runChunk(cmds: ProcessorEventCommand[], mode: Mode) {
 
 /** The sale applier, counting the commands its set-based form was given. */
 function countingSaleApplier(): { applier: CommandApplier<SaleCommand>; batched: number[] } {
-  const inner = createSaleApplier({ recentClickWaitMs: 0 });
+  const inner = createSaleApplier({ recentClickWaitMs: 0, kafkaPrefix: 'test.' });
   const batched: number[] = [];
   return {
     batched,
@@ -186,10 +186,13 @@ for (const [name, cmds, setBased] of [
 ] as const) {
   t.test(`${name}: applyBatch answers and writes what apply on each event does`, async (t) => {
     const counting = countingSaleApplier();
-    const batchForm = createProcessorEventApplier(counting.applier, createRefundApplier());
+    const batchForm = createProcessorEventApplier(
+      counting.applier,
+      createRefundApplier({ kafkaPrefix: 'test.' }),
+    );
     const eventForm = createProcessorEventApplier(
-      createSaleApplier({ recentClickWaitMs: 0 }),
-      createRefundApplier(),
+      createSaleApplier({ recentClickWaitMs: 0, kafkaPrefix: 'test.' }),
+      createRefundApplier({ kafkaPrefix: 'test.' }),
     );
     const batch = await runChunk(cmds, (tx, c, ctx) => batchForm.applyBatch!(tx, c, ctx));
     const each = await runChunk(cmds, async (tx, c, ctx) => {

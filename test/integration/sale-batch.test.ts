@@ -326,7 +326,7 @@ async function runChunk(
 }
 
 t.test('applyBatch answers and writes exactly what apply on each command in order does', async (t) => {
-  const applier = createSaleApplier({ recentClickWaitMs: 0 });
+  const applier = createSaleApplier({ recentClickWaitMs: 0, kafkaPrefix: 'test.' });
   if (typeof applier.applyBatch !== 'function')
     return void t.fail('createSaleApplier().applyBatch is missing');
   const batch: Mode = (tx, cmds, ctx) => applier.applyBatch!(tx, cmds, ctx);
@@ -416,7 +416,7 @@ t.test('applyBatch waits for the customer of a click id minted moments ago, as a
   // The wait is the applier's prepare, run before the transaction; apply and applyBatch then find the click.
   const program = await createProgram(sql, { cookieWindowDays: 30 });
   const link = await createLink(sql, program.id);
-  const applier = createSaleApplier({ recentClickWaitMs: 2000 });
+  const applier = createSaleApplier({ recentClickWaitMs: 2000, kafkaPrefix: 'test.' });
   if (typeof applier.applyBatch !== 'function')
     return void t.fail('createSaleApplier().applyBatch is missing');
   const flake = new Snowflake(7);
@@ -495,7 +495,7 @@ t.test('a click id claiming a future time is not waited for (it would hold the p
       click_id: formatClickId(link.partnerProgramId, future),
     }),
   ];
-  const applier = createSaleApplier({ recentClickWaitMs: 600_000 });
+  const applier = createSaleApplier({ recentClickWaitMs: 600_000, kafkaPrefix: 'test.' });
   for (const [who, run] of [
     ['apply', sequential(applier)],
     ['applyBatch', applier.applyBatch!],
@@ -527,7 +527,7 @@ t.test(
     await sql`
     insert into customers (program_id, partner_id, partner_program_id, link_id, customer_status, customer_key)
     values (${program.id}, ${link.partnerId}, ${link.partnerProgramId}, ${link.id}, 'lead', ${key})`;
-    const applier = createSaleApplier({ recentClickWaitMs: 0 });
+    const applier = createSaleApplier({ recentClickWaitMs: 0, kafkaPrefix: 'test.' });
     const other = testSql(t);
     for (const careful of [true, false]) {
       const txn = `${run}-concurrent-${careful}`;

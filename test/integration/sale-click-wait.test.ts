@@ -76,7 +76,7 @@ t.test('waiting for a recent click holds no lock and no transaction', async (t) 
       topics: { deadLetter: 'dlq', ledger: 'ledger', notifications: 'notifications' },
     },
     // Long enough that only the click's arrival ends the wait.
-    createSaleApplier({ recentClickWaitMs: 120_000 }),
+    createSaleApplier({ recentClickWaitMs: 120_000, kafkaPrefix: 'test.' }),
   );
   const handled = handler.handle(cmds.map(message));
 
@@ -141,7 +141,7 @@ t.test('a sale waits for a recent click whose id was derived from an event_id', 
       producer: { send: async () => {} } as unknown as BatchingProducer,
       topics: { deadLetter: 'dlq', ledger: 'ledger', notifications: 'notifications' },
     },
-    createSaleApplier({ recentClickWaitMs: 120_000 }),
+    createSaleApplier({ recentClickWaitMs: 120_000, kafkaPrefix: 'test.' }),
   );
   // The late sale's click never comes: it is answered at once, without waiting for anything.
   await handler.handle([message(stale, 0)]);

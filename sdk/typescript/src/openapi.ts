@@ -3880,7 +3880,7 @@ export interface paths {
                                 name?: string;
                                 /** @description The first 9 characters of the key: `affk_` and 4 more */
                                 prefix?: string;
-                                scopes?: ("*" | "program:list" | "program:read" | "program:create" | "program:update" | "program:delete" | "program:go_live" | "program:regenerate-token" | "dashboard:view")[];
+                                scopes?: ("*" | "program:list" | "program:read" | "program:create" | "program:update" | "program:delete" | "program:go_live" | "program:regenerate-token" | "dashboard:view" | "webhooks:read" | "webhooks:write")[];
                                 /** @description Program ids the key is limited to; null: every program of the workspace */
                                 program_scope?: string[] | null;
                                 /** @enum {string} */
@@ -3976,7 +3976,7 @@ export interface paths {
                         /** @description 1 to 200 characters once trimmed */
                         name: string;
                         /** @description Default ["*"] */
-                        scopes?: ("*" | "program:list" | "program:read" | "program:create" | "program:update" | "program:delete" | "program:go_live" | "program:regenerate-token" | "dashboard:view")[];
+                        scopes?: ("*" | "program:list" | "program:read" | "program:create" | "program:update" | "program:delete" | "program:go_live" | "program:regenerate-token" | "dashboard:view" | "webhooks:read" | "webhooks:write")[];
                         /**
                          * Format: date-time
                          * @description ISO 8601 with a time zone, in the future; null (default): no expiry
@@ -4000,7 +4000,7 @@ export interface paths {
                                 name?: string;
                                 /** @description The first 9 characters of the key: `affk_` and 4 more */
                                 prefix?: string;
-                                scopes?: ("*" | "program:list" | "program:read" | "program:create" | "program:update" | "program:delete" | "program:go_live" | "program:regenerate-token" | "dashboard:view")[];
+                                scopes?: ("*" | "program:list" | "program:read" | "program:create" | "program:update" | "program:delete" | "program:go_live" | "program:regenerate-token" | "dashboard:view" | "webhooks:read" | "webhooks:write")[];
                                 /** @description Program ids the key is limited to; null: every program of the workspace */
                                 program_scope?: string[] | null;
                                 /** @enum {string} */
@@ -4114,7 +4114,7 @@ export interface paths {
                         /** @description 1 to 200 characters once trimmed */
                         name?: string;
                         /** @description Default ["*"] */
-                        scopes?: ("*" | "program:list" | "program:read" | "program:create" | "program:update" | "program:delete" | "program:go_live" | "program:regenerate-token" | "dashboard:view")[];
+                        scopes?: ("*" | "program:list" | "program:read" | "program:create" | "program:update" | "program:delete" | "program:go_live" | "program:regenerate-token" | "dashboard:view" | "webhooks:read" | "webhooks:write")[];
                         /** @description Program ids (strings or integers) of this workspace; null (default): all programs */
                         program_scope?: (string | number)[] | null;
                     };
@@ -4133,7 +4133,7 @@ export interface paths {
                                 name?: string;
                                 /** @description The first 9 characters of the key: `affk_` and 4 more */
                                 prefix?: string;
-                                scopes?: ("*" | "program:list" | "program:read" | "program:create" | "program:update" | "program:delete" | "program:go_live" | "program:regenerate-token" | "dashboard:view")[];
+                                scopes?: ("*" | "program:list" | "program:read" | "program:create" | "program:update" | "program:delete" | "program:go_live" | "program:regenerate-token" | "dashboard:view" | "webhooks:read" | "webhooks:write")[];
                                 /** @description Program ids the key is limited to; null: every program of the workspace */
                                 program_scope?: string[] | null;
                                 /** @enum {string} */
@@ -4240,7 +4240,7 @@ export interface paths {
                                 name?: string;
                                 /** @description The first 9 characters of the key: `affk_` and 4 more */
                                 prefix?: string;
-                                scopes?: ("*" | "program:list" | "program:read" | "program:create" | "program:update" | "program:delete" | "program:go_live" | "program:regenerate-token" | "dashboard:view")[];
+                                scopes?: ("*" | "program:list" | "program:read" | "program:create" | "program:update" | "program:delete" | "program:go_live" | "program:regenerate-token" | "dashboard:view" | "webhooks:read" | "webhooks:write")[];
                                 /** @description Program ids the key is limited to; null: every program of the workspace */
                                 program_scope?: string[] | null;
                                 /** @enum {string} */
@@ -4724,6 +4724,1085 @@ export interface paths {
         };
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/advertiser/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The workspace's webhook endpoints (without their secrets)
+         * @description Scope webhooks:read (reads) or webhooks:write (changes): owner and admin sessions and `*` keys; member and viewer roles have neither. Query `workspace_id` picks the workspace.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Workspace to act on; default: the first workspace where the caller is owner, then admin. */
+                    workspace_id?: number;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                id: number;
+                                workspace_id: number;
+                                url: string;
+                                description: string | null;
+                                /** @description Event types it receives; ["*"] is every type */
+                                events: string[];
+                                /** @description Programs whose events it receives; null: every program */
+                                program_ids: number[] | null;
+                                /** @enum {string} */
+                                status: "enabled" | "disabled";
+                                disabled_reason: ("manual" | "failing" | "gone") | null;
+                                disabled_at: string | null;
+                                /** @description The first failed attempt since the last successful one; null while it answers */
+                                failing_since: string | null;
+                                /** @description After a rotation: until when the previous secret signs too */
+                                previous_secret_expires_at: string | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** Format: date-time */
+                                updated_at: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Register a webhook endpoint; the signing secret is returned this once
+         * @description Scope webhooks:read (reads) or webhooks:write (changes): owner and admin sessions and `*` keys; member and viewer roles have neither. The URL must be https:// and must not resolve to a loopback, private (RFC 1918, fc00::/7), link-local (169.254/16, fe80::/10), carrier-grade NAT (100.64/10), unspecified, multicast, reserved or cloud metadata address (the name is resolved now, and again at every delivery); with WEBHOOK_ALLOW_PRIVATE=true (local use) http:// and those addresses are allowed. Deliveries follow Standard Webhooks (docs/webhooks.md): headers webhook-id, webhook-timestamp and webhook-signature (HMAC-SHA256 with the secret). Errors: 400 `url must be an https:// URL`, `url host <host> resolves to a <class> address (<ip>): webhooks are only sent to public addresses`, `url host <host> does not resolve (…)`, `Unknown event type: <type>. Allowed: …`, `program_ids has a program not in this workspace: <ids>`, `description must be …`; 403; 404 `Workspace not found`.
+         */
+        post: {
+            parameters: {
+                query?: {
+                    /** @description Workspace to act on; default: the first workspace where the caller is owner, then admin. */
+                    workspace_id?: number;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Workspace to act on; default: the first workspace where the caller is owner, then admin. */
+                        workspace_id?: number | string | null;
+                        /** @description https:// URL */
+                        url: string;
+                        /** @description Event types to receive; default ["*"] (every type) */
+                        events?: ("*" | "lead.created" | "sale.created" | "sale.refunded" | "commission.created" | "commission.updated" | "partner.created" | "partner.applied" | "partner.approved" | "payout.created" | "payout.paid" | "webhook.test")[];
+                        /** @description Programs of the workspace whose events it receives; null (default): every program */
+                        program_ids?: number[] | null;
+                        description?: string | null;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                id: number;
+                                workspace_id: number;
+                                url: string;
+                                description: string | null;
+                                /** @description Event types it receives; ["*"] is every type */
+                                events: string[];
+                                /** @description Programs whose events it receives; null: every program */
+                                program_ids: number[] | null;
+                                /** @enum {string} */
+                                status: "enabled" | "disabled";
+                                disabled_reason: ("manual" | "failing" | "gone") | null;
+                                disabled_at: string | null;
+                                /** @description The first failed attempt since the last successful one; null while it answers */
+                                failing_since: string | null;
+                                /** @description After a rotation: until when the previous secret signs too */
+                                previous_secret_expires_at: string | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** Format: date-time */
+                                updated_at: string;
+                                /** @description The signing secret, `whsec_` and the base64 of 24 random bytes, for the Standard Webhooks verifier libraries. Shown only in this response. */
+                                secret: string;
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/advertiser/webhooks/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One webhook endpoint (without its secret)
+         * @description Scope webhooks:read (reads) or webhooks:write (changes): owner and admin sessions and `*` keys; member and viewer roles have neither. Errors: 404 `Webhook endpoint not found`.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                id: number;
+                                workspace_id: number;
+                                url: string;
+                                description: string | null;
+                                /** @description Event types it receives; ["*"] is every type */
+                                events: string[];
+                                /** @description Programs whose events it receives; null: every program */
+                                program_ids: number[] | null;
+                                /** @enum {string} */
+                                status: "enabled" | "disabled";
+                                disabled_reason: ("manual" | "failing" | "gone") | null;
+                                disabled_at: string | null;
+                                /** @description The first failed attempt since the last successful one; null while it answers */
+                                failing_since: string | null;
+                                /** @description After a rotation: until when the previous secret signs too */
+                                previous_secret_expires_at: string | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** Format: date-time */
+                                updated_at: string;
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        /**
+         * Change a webhook endpoint: url, events, program_ids, description, status
+         * @description Scope webhooks:read (reads) or webhooks:write (changes): owner and admin sessions and `*` keys; member and viewer roles have neither. The URL must be https:// and must not resolve to a loopback, private (RFC 1918, fc00::/7), link-local (169.254/16, fe80::/10), carrier-grade NAT (100.64/10), unspecified, multicast, reserved or cloud metadata address (the name is resolved now, and again at every delivery); with WEBHOOK_ALLOW_PRIVATE=true (local use) http:// and those addresses are allowed. Omitted fields keep their values. `status: "disabled"` stops deliveries to it (pending ones wait); `"enabled"` is the same as POST …/enable. Errors as for POST, and 400 `status must be enabled or disabled`; 404 `Webhook endpoint not found`.
+         */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description https:// URL */
+                        url?: string;
+                        /** @description Event types to receive; default ["*"] (every type) */
+                        events?: ("*" | "lead.created" | "sale.created" | "sale.refunded" | "commission.created" | "commission.updated" | "partner.created" | "partner.applied" | "partner.approved" | "payout.created" | "payout.paid" | "webhook.test")[];
+                        /** @description Programs of the workspace whose events it receives; null (default): every program */
+                        program_ids?: number[] | null;
+                        description?: string | null;
+                        /** @enum {string} */
+                        status?: "enabled" | "disabled";
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                id: number;
+                                workspace_id: number;
+                                url: string;
+                                description: string | null;
+                                /** @description Event types it receives; ["*"] is every type */
+                                events: string[];
+                                /** @description Programs whose events it receives; null: every program */
+                                program_ids: number[] | null;
+                                /** @enum {string} */
+                                status: "enabled" | "disabled";
+                                disabled_reason: ("manual" | "failing" | "gone") | null;
+                                disabled_at: string | null;
+                                /** @description The first failed attempt since the last successful one; null while it answers */
+                                failing_since: string | null;
+                                /** @description After a rotation: until when the previous secret signs too */
+                                previous_secret_expires_at: string | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** Format: date-time */
+                                updated_at: string;
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        post?: never;
+        /**
+         * Delete a webhook endpoint and its delivery log
+         * @description Scope webhooks:read (reads) or webhooks:write (changes): owner and admin sessions and `*` keys; member and viewer roles have neither. Pending deliveries are dropped. Errors: 404 `Webhook endpoint not found`.
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/advertiser/webhooks/{id}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate the signing secret; the new one is returned this once
+         * @description Scope webhooks:read (reads) or webhooks:write (changes): owner and admin sessions and `*` keys; member and viewer roles have neither. For 24 hours both secrets sign every delivery (two space-separated signatures in webhook-signature, the new one first), so the receiver can switch without missing one; after that only the new one. Rotating again within that time drops the oldest secret. Errors: 404 `Webhook endpoint not found`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                /** @description The signing secret, `whsec_` and the base64 of 24 random bytes, for the Standard Webhooks verifier libraries. Shown only in this response. */
+                                secret: string;
+                                /** Format: date-time */
+                                previous_secret_expires_at: string;
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/advertiser/webhooks/{id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a webhook.test event to this endpoint
+         * @description Scope webhooks:read (reads) or webhooks:write (changes): owner and admin sessions and `*` keys; member and viewer roles have neither. A `webhook.test` event (data: endpoint_id, message, is_test: true) is recorded and delivered to this endpoint only, like any event: signed, retried, in the delivery log. Errors: 404 `Webhook endpoint not found`; 409 `Webhook endpoint is disabled; enable it first`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                event_id: string;
+                                /** @enum {string} */
+                                type: "webhook.test";
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/advertiser/webhooks/{id}/enable": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Enable a disabled webhook endpoint
+         * @description Scope webhooks:read (reads) or webhooks:write (changes): owner and admin sessions and `*` keys; member and viewer roles have neither. An endpoint is disabled by its owner, after failing every attempt for 5 days (WEBHOOK_DISABLE_AFTER), or when it answers 410 Gone. Enabling it makes its pending deliveries due at once; failed ones can be retried one by one. Events that happened while it was disabled are not sent. Errors: 404 `Webhook endpoint not found`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                id: number;
+                                workspace_id: number;
+                                url: string;
+                                description: string | null;
+                                /** @description Event types it receives; ["*"] is every type */
+                                events: string[];
+                                /** @description Programs whose events it receives; null: every program */
+                                program_ids: number[] | null;
+                                /** @enum {string} */
+                                status: "enabled" | "disabled";
+                                disabled_reason: ("manual" | "failing" | "gone") | null;
+                                disabled_at: string | null;
+                                /** @description The first failed attempt since the last successful one; null while it answers */
+                                failing_since: string | null;
+                                /** @description After a rotation: until when the previous secret signs too */
+                                previous_secret_expires_at: string | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** Format: date-time */
+                                updated_at: string;
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/advertiser/webhooks/{id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The endpoint's delivery log, newest first
+         * @description Scope webhooks:read (reads) or webhooks:write (changes): owner and admin sessions and `*` keys; member and viewer roles have neither. One row per event sent to this endpoint: its webhook-id (the same at every attempt), status (pending, delivered, failed), attempts, the last answer (status code, error, first 4 KB of the body), when the next attempt is due, and the payload. `status` filters; `page` (default 1) and `pageSize` (1..100, default 20) page; `meta.has_more` says whether a next page exists. Errors: 400 `status must be one of pending, delivered, failed`, `page must be a positive integer`, `pageSize must be an integer from 1 to 100`; 404 `Webhook endpoint not found`.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    status?: "pending" | "delivered" | "failed";
+                    page?: number;
+                    pageSize?: number;
+                };
+                header?: never;
+                path: {
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                id: number;
+                                endpoint_id: number;
+                                event_id: string;
+                                /** @description The `webhook-id` header: the same at every attempt */
+                                webhook_id: string;
+                                type: string;
+                                /** @enum {string} */
+                                status: "pending" | "delivered" | "failed";
+                                attempts: number;
+                                last_status_code: number | null;
+                                last_error: string | null;
+                                /** @description The last answer's body, its first 4 KB */
+                                last_response: string | null;
+                                next_attempt_at: string | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                delivered_at: string | null;
+                                /** @description The body sent: { type, timestamp, data } */
+                                payload: {
+                                    [key: string]: unknown;
+                                };
+                            }[];
+                            meta: {
+                                page: number;
+                                pageSize: number;
+                                has_more: boolean;
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/advertiser/webhook-deliveries/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One delivery with every attempt
+         * @description Scope webhooks:read (reads) or webhooks:write (changes): owner and admin sessions and `*` keys; member and viewer roles have neither. The delivery as in the log, plus `attempt_log`: each attempt's time, duration and answer. Errors: 404 `Webhook delivery not found`.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                id: number;
+                                endpoint_id: number;
+                                event_id: string;
+                                /** @description The `webhook-id` header: the same at every attempt */
+                                webhook_id: string;
+                                type: string;
+                                /** @enum {string} */
+                                status: "pending" | "delivered" | "failed";
+                                attempts: number;
+                                last_status_code: number | null;
+                                last_error: string | null;
+                                /** @description The last answer's body, its first 4 KB */
+                                last_response: string | null;
+                                next_attempt_at: string | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                delivered_at: string | null;
+                                /** @description The body sent: { type, timestamp, data } */
+                                payload: {
+                                    [key: string]: unknown;
+                                };
+                                attempt_log: {
+                                    /** Format: date-time */
+                                    attempted_at: string;
+                                    duration_ms: number;
+                                    status_code: number | null;
+                                    error: string | null;
+                                    response: string | null;
+                                }[];
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/advertiser/webhook-deliveries/{id}/retry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Attempt a delivery again now
+         * @description Scope webhooks:read (reads) or webhooks:write (changes): owner and admin sessions and `*` keys; member and viewer roles have neither. A pending delivery is attempted now, its schedule going on after; a delivered or failed one gets one more attempt with the same webhook-id (and ends delivered or failed again). An attempt already in flight is left to finish. Errors: 404 `Webhook delivery not found`; 409 `Webhook endpoint is disabled; enable it first`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                id: number;
+                                endpoint_id: number;
+                                event_id: string;
+                                /** @description The `webhook-id` header: the same at every attempt */
+                                webhook_id: string;
+                                type: string;
+                                /** @enum {string} */
+                                status: "pending" | "delivered" | "failed";
+                                attempts: number;
+                                last_status_code: number | null;
+                                last_error: string | null;
+                                /** @description The last answer's body, its first 4 KB */
+                                last_response: string | null;
+                                next_attempt_at: string | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                delivered_at: string | null;
+                                /** @description The body sent: { type, timestamp, data } */
+                                payload: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
         delete?: never;
         options?: never;
         head?: never;

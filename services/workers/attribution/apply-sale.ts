@@ -9,6 +9,9 @@ import { attribute } from './attribute.ts';
 import type { Attribution, CustomerRow, Via } from './attribute.ts';
 import { isEventDerived, parseClickId, snowflakeTime } from '../../../shared/domain/ids.ts';
 import { currencyMismatch } from '../../../shared/domain/money.ts';
+import { recordWebhookEvents } from '../../../shared/db/webhook-events.ts';
+import type { WebhookEventInput } from '../../../shared/db/webhook-events.ts';
+import { commissionData, saleData } from '../../../shared/webhooks/event-data.ts';
 
 export const DUPLICATE_SALE = 'Duplicate transaction_id. This sale has already been recorded.';
 
@@ -18,6 +21,7 @@ interface ProgramRow {
   cookie_window_days: number;
   currency: string;
   deleted: boolean;
+  workspace_id: string | null;
 }
 
 const duplicate = (programId: number): Applied => ({
@@ -30,19 +34,19 @@ const bad = (programId: number, error: string): Applied => ({ programId, statusC
 export interface SaleApplierOptions {
   /** How long a sale waits for a click minted moments ago that the click pipeline has not stored yet. */
   recentClickWaitMs: number;
+  /** KAFKA_PREFIX: the outbox topic of the `sale.created` and `commission.created` webhook events. */
+  kafkaPrefix: string;
 }
 
-export function createSaleApplier(
-  opts: SaleApplierOptions = { recentClickWaitMs: 10_000 },
-): CommandApplier<SaleCommand> {
+export function createSaleApplier(opts: SaleApplierOptions): CommandApplier<SaleCommand> {
   return {
     kind: 'sale',
     parse: (bytes) => parseCommand<SaleCommand>(bytes, 'sale'),
     // Before the transaction, holding no lock: sales sent right after their click's 200 may overtake it.
     prepare: (sql, cmds) => awaitRecentClicks(sql, cmds, opts.recentClickWaitMs),
     // The careful pass's per-command form is the set-based form applied to one command.
-    apply: async (tx, cmd, ctx) => (await applySales(tx, [cmd], ctx))[0]!,
-    applyBatch: (tx, cmds, ctx) => applySales(tx, cmds, ctx),
+    apply: async (tx, cmd, ctx) => (await applySales(tx, [cmd], ctx, opts.kafkaPrefix))[0]!,
+    applyBatch: (tx, cmds, ctx) => applySales(tx, cmds, ctx, opts.kafkaPrefix),
   };
 }
 
@@ -255,14 +259,20 @@ async function loadPrograms(tx: Tx, ids: number[], memo: Map<string, unknown>): 
   const missing = [...new Set(ids)].filter((id) => !memo.has(`program:${id}`));
   if (missing.length === 0) return;
   const rows = await tx<ProgramRow[]>`
-    select id, commission, cookie_window_days, trim(currency) as currency, deleted_at is not null as deleted
+    select id, commission, cookie_window_days, trim(currency) as currency, deleted_at is not null as deleted,
+           workspace_id
     from programs where id = any(${missing}::bigint[])`;
   for (const p of rows) memo.set(`program:${p.id}`, p);
 }
 
 // ---- a chunk (or one command) ----
 
-async function applySales(tx: Tx, given: SaleCommand[], ctx: ApplyContext): Promise<Applied[]> {
+async function applySales(
+  tx: Tx,
+  given: SaleCommand[],
+  ctx: ApplyContext,
+  kafkaPrefix: string,
+): Promise<Applied[]> {
   await loadPrograms(
     tx,
     given.map((c) => c.program_id),
@@ -432,21 +442,67 @@ async function applySales(tx: Tx, given: SaleCommand[], ctx: ApplyContext): Prom
     await updateCustomers(tx, [...customers.values()]);
   }
 
-  return pending.map((p) => {
+  // The webhook events of what was written, in this transaction (one outbox statement for the chunk).
+  const events: WebhookEventInput[] = [];
+  const now = new Date().toISOString();
+  const recordEvents = (
+    cmd: SaleCommand,
+    saleId: number,
+    a: Attribution | null,
+    commissionId: number | null,
+  ) => {
+    const program = programOf(cmd)!;
+    if (program.workspace_id === null) return;
+    const base = { workspace_id: Number(program.workspace_id), program_id: cmd.program_id };
+    const row = saleRow(cmd, {
+      customerId: a?.customer.id ?? null,
+      partnerId: a?.customer.partner_id ?? null,
+      ppId: null,
+    });
+    events.push({
+      ...base,
+      type: 'sale.created',
+      data: saleData({ ...row, id: saleId, currency: program.currency, created_at: now }, commissionId),
+    });
+    if (commissionId === null || a === null) return;
+    events.push({
+      ...base,
+      type: 'commission.created',
+      data: commissionData({
+        id: commissionId,
+        status: 'pending',
+        amount_cents: a.amount,
+        currency: program.currency,
+        sale_id: saleId,
+        program_id: cmd.program_id,
+        partner_id: a.partnerId,
+        customer_id: a.customer.id,
+        created_at: now,
+        updated_at: now,
+      }),
+    });
+  };
+  const answers = pending.map((p) => {
     if ('answer' in p) return p.answer;
     const saleId = saleIds.get(p.cmd.transaction_id)!;
-    if ('test' in p) return testAnswer(p.cmd, saleId);
+    if ('test' in p) {
+      recordEvents(p.cmd, saleId, null, null);
+      return testAnswer(p.cmd, saleId);
+    }
     const { cmd, attribution: a } = p;
     ctx.rollups.add(cmd.program_id, cmd.ts, {
       sales: 1,
       revenue_cents: cmd.amount_cents,
       conversions: p.firstPurchase ? 1 : 0,
     });
+    const commissionId = a.noCommission ? undefined : commissionIds.get(saleId);
+    recordEvents(cmd, saleId, a, commissionId ?? null);
     if (a.noCommission) return noCommissionAnswer(cmd, saleId, a.noCommission);
-    const commissionId = commissionIds.get(saleId);
     if (commissionId === undefined)
       return { programId: cmd.program_id, statusCode: 500, body: { error: 'Failed to create commission' } };
     ctx.rollups.add(cmd.program_id, cmd.ts, { commission_cents: a.amount });
     return commissionAnswer(cmd, a, saleId, commissionId);
   });
+  await recordWebhookEvents(tx, kafkaPrefix, events, ctx.memo);
+  return answers;
 }

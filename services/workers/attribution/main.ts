@@ -12,7 +12,7 @@ await runWorker({
     const recentClickWaitMs = Math.min(10_000, Math.floor(cfg.kafkaSessionTimeoutMs / 2));
     const handler = createCommandHandler(
       { sql, log, producer, topics },
-      createSaleApplier({ recentClickWaitMs }),
+      createSaleApplier({ recentClickWaitMs, kafkaPrefix: cfg.kafkaPrefix }),
     );
     return { handle: handler.handle, status: () => commandStatus(handler.stats) };
   },

@@ -50,7 +50,10 @@ await runWorker({
     });
 
     const pipeline = createClickPipeline({
-      leads: createCommandHandler({ sql, log, producer, topics }, createLeadApplier()),
+      leads: createCommandHandler(
+        { sql, log, producer, topics },
+        createLeadApplier({ kafkaPrefix: cfg.kafkaPrefix }),
+      ),
       sql,
       log,
       producer,

@@ -11,10 +11,13 @@ await runWorker({
   topic: 'processorEvents',
   // Stripe has its 200 once the event is in Kafka: nothing waits for the worker.
   batchFetches: true,
-  build: async ({ sql, log, producer, topics }) => {
+  build: async ({ cfg, sql, log, producer, topics }) => {
     const handler = createCommandHandler(
       { sql, log, producer, topics },
-      createProcessorEventApplier(createSaleApplier(), createRefundApplier()),
+      createProcessorEventApplier(
+        createSaleApplier({ recentClickWaitMs: 10_000, kafkaPrefix: cfg.kafkaPrefix }),
+        createRefundApplier({ kafkaPrefix: cfg.kafkaPrefix }),
+      ),
     );
     return { handle: handler.handle, status: () => commandStatus(handler.stats) };
   },

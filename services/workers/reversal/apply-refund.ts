@@ -7,19 +7,36 @@ import type { Effect, RefundCommand } from '../../../shared/contracts/commands.t
 import { commissionEntryKey, parseCommand } from '../../../shared/contracts/commands.ts';
 import { refundDeduction } from '../../../shared/domain/refund.ts';
 import type { Applied, CommandApplier } from '../../../shared/pipeline/command-handler.ts';
+import { recordWebhookEvents } from '../../../shared/db/webhook-events.ts';
+import type { WebhookEventInput } from '../../../shared/db/webhook-events.ts';
+import { commissionData, saleData } from '../../../shared/webhooks/event-data.ts';
+import type { SaleFields } from '../../../shared/webhooks/event-data.ts';
 
-export function createRefundApplier(): CommandApplier<RefundCommand> {
+export interface RefundApplierOptions {
+  /** KAFKA_PREFIX: the outbox topic of the `sale.refunded` and `commission.updated` webhook events. */
+  kafkaPrefix: string;
+}
+
+export function createRefundApplier(opts: RefundApplierOptions): CommandApplier<RefundCommand> {
   return {
     kind: 'refund',
     parse: (bytes) => parseCommand<RefundCommand>(bytes, 'refund'),
-    apply: applyRefund,
+    apply: (tx, cmd, ctx) => applyRefund(tx, cmd, opts.kafkaPrefix, ctx.memo),
   };
 }
 
-async function applyRefund(tx: Tx, cmd: RefundCommand): Promise<Applied> {
+async function applyRefund(
+  tx: Tx,
+  cmd: RefundCommand,
+  kafkaPrefix: string,
+  memo: Map<string, unknown>,
+): Promise<Applied> {
   const programId = cmd.program_id;
-  const [sale] = await tx<{ id: string; amount_cents: string; workspace_id: string | null }[]>`
-    select s.id, s.amount_cents, p.workspace_id from sales s join programs p on p.id = s.program_id
+  const [sale] = await tx<(SaleFields & { id: string; amount_cents: string; workspace_id: string | null })[]>`
+    select s.id, s.program_id, s.transaction_id, s.amount_cents, s.currency, s.sale_type, s.is_recurring,
+           s.subscription_id, s.product_id, s.customer_id, s.customer_key, s.partner_id, s.is_test, s.sale_date,
+           s.created_at, p.workspace_id
+    from sales s join programs p on p.id = s.program_id
     where s.transaction_id = ${cmd.transaction_id} and s.program_id = ${programId} and not s.is_test`;
   if (!sale) return { programId, statusCode: 404, body: { error: 'Sale not found for transaction_id' } };
   const [c] = await tx<
@@ -30,10 +47,40 @@ async function applyRefund(tx: Tx, cmd: RefundCommand): Promise<Applied> {
       partner_id: string;
       partner_program_id: string;
       currency: string;
+      customer_id: string | null;
+      paid_at: Date | null;
+      created_at: Date;
     }[]
-  >`select id, status, amount_cents, partner_id, partner_program_id, currency
+  >`select id, status, amount_cents, partner_id, partner_program_id, currency, customer_id, paid_at, created_at
     from commissions where sale_id = ${sale.id} for no key update`;
+  // The webhook events of an applied refund, in this transaction: the sale's, and its commission's new state.
+  const refundEvents = async (
+    refund: Record<string, unknown>,
+    commission: Record<string, unknown> | null,
+  ) => {
+    if (sale.workspace_id === null) return;
+    const base = { workspace_id: Number(sale.workspace_id), program_id: programId };
+    const events: WebhookEventInput[] = [
+      {
+        ...base,
+        type: 'sale.refunded',
+        data: saleData(sale, c ? Number(c.id) : null, { ...refund, updated_at: new Date().toISOString() }),
+      },
+    ];
+    if (commission) events.push({ ...base, type: 'commission.updated', data: commission });
+    await recordWebhookEvents(tx, kafkaPrefix, events, memo);
+  };
+  const requested = cmd.refund_amount_cents;
   if (!c) {
+    await refundEvents(
+      {
+        refund_amount_cents: Math.min(requested ?? Number(sale.amount_cents), Number(sale.amount_cents)),
+        refund_reason: cmd.refund_reason,
+        commission_status: null,
+        deduction_cents: 0,
+      },
+      null,
+    );
     return {
       programId,
       statusCode: 200,
@@ -58,10 +105,28 @@ async function applyRefund(tx: Tx, cmd: RefundCommand): Promise<Applied> {
   const { deduction, full } = refundDeduction(commission, saleAmount, cmd.refund_amount_cents);
   const status = full ? 'reversed' : 'refunded';
   const wasPaid = c.status === 'paid';
-  await tx`
+  const [updated] = await tx<{ updated_at: Date }[]>`
     update commissions set status = ${status}, deducted_cents = ${deduction}, refund_reason = ${cmd.refund_reason},
                            updated_at = now()
-    where id = ${c.id}`;
+    where id = ${c.id}
+    returning updated_at`;
+  await refundEvents(
+    {
+      refund_amount_cents: Math.min(requested ?? saleAmount, saleAmount),
+      refund_reason: cmd.refund_reason,
+      commission_status: status,
+      deduction_cents: deduction,
+    },
+    commissionData({
+      ...c,
+      status,
+      deducted_cents: deduction,
+      sale_id: sale.id,
+      program_id: programId,
+      refund_reason: cmd.refund_reason,
+      updated_at: updated!.updated_at,
+    }),
+  );
 
   const partnerId = Number(c.partner_id);
   const dollars = (deduction / 100).toFixed(2);

@@ -6,8 +6,11 @@ import { createRefundApplier } from './apply-refund.ts';
 await runWorker({
   name: 'reversal-worker',
   topic: 'refunds',
-  build: async ({ sql, log, producer, topics }) => {
-    const handler = createCommandHandler({ sql, log, producer, topics }, createRefundApplier());
+  build: async ({ cfg, sql, log, producer, topics }) => {
+    const handler = createCommandHandler(
+      { sql, log, producer, topics },
+      createRefundApplier({ kafkaPrefix: cfg.kafkaPrefix }),
+    );
     return { handle: handler.handle, status: () => commandStatus(handler.stats) };
   },
 });

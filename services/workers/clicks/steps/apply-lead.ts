@@ -4,6 +4,8 @@ import type { Tx } from '../../../../shared/db/sql.ts';
 import type { LeadCommand } from '../../../../shared/contracts/commands.ts';
 import { parseCommand } from '../../../../shared/contracts/commands.ts';
 import type { Applied, ApplyContext, CommandApplier } from '../../../../shared/pipeline/command-handler.ts';
+import { programWorkspaces, recordWebhookEvents } from '../../../../shared/db/webhook-events.ts';
+import { leadData } from '../../../../shared/webhooks/event-data.ts';
 
 const NOT_FOUND = 'Customer not found. Provide a valid click_id or customer_key.';
 const KEY_TAKEN = 'customer_key already belongs to another customer of this program';
@@ -16,41 +18,73 @@ const isKeyTaken = (err: unknown): boolean => {
 interface CustomerRow {
   id: string;
   program_id: string;
+  partner_id: string | null;
   customer_status: string;
   customer_key: string | null;
 }
 
-export function createLeadApplier(): CommandApplier<LeadCommand> {
+export interface LeadApplierOptions {
+  /** KAFKA_PREFIX: the outbox topic of the `lead.created` webhook event. */
+  kafkaPrefix: string;
+}
+
+export function createLeadApplier(opts: LeadApplierOptions): CommandApplier<LeadCommand> {
   return {
     kind: 'lead',
     parse: (bytes) => parseCommand<LeadCommand>(bytes, 'lead'),
-    apply: applyLead,
+    apply: (tx, cmd, ctx) => applyLead(tx, cmd, ctx, opts.kafkaPrefix),
   };
 }
 
+/** Inserts the lead event and records its `lead.created` webhook event in the same transaction. */
 async function insertLeadEvent(
   tx: Tx,
   cmd: LeadCommand,
   programId: number,
-  customerId: string | null,
+  customer: { id: string | null; partner_id: string | null; customer_key: string | null },
+  ctx: ApplyContext,
+  kafkaPrefix: string,
 ): Promise<string> {
+  const customerId = customer.id;
   const [row] = await tx<{ id: string }[]>`
     insert into lead_events (request_id, program_id, customer_id, click_id, customer_key, email, event_name,
                              session_id, page_url, is_test, lead_timestamp)
     values (${cmd.request_id}, ${programId}, ${customerId}, ${cmd.click_id}, ${cmd.customer_key}, ${cmd.email},
             ${cmd.event_name}, ${cmd.session_id}, ${cmd.page_url}, ${cmd.is_test}, ${new Date(cmd.ts)})
     returning id`;
+  const workspace = (await programWorkspaces(tx, [programId], ctx.memo)).get(programId);
+  if (workspace !== undefined) {
+    const data = leadData({
+      id: row!.id,
+      program_id: programId,
+      customer_id: customerId,
+      partner_id: customer.partner_id,
+      click_id: cmd.click_id,
+      customer_key: cmd.customer_key ?? customer.customer_key,
+      email: cmd.email,
+      event_name: cmd.event_name,
+      is_test: cmd.is_test,
+      lead_timestamp: new Date(cmd.ts),
+    });
+    await recordWebhookEvents(
+      tx,
+      kafkaPrefix,
+      [{ type: 'lead.created', workspace_id: workspace, program_id: programId, data }],
+      ctx.memo,
+    );
+  }
   return row!.id;
 }
 
-async function applyLead(tx: Tx, cmd: LeadCommand, ctx: ApplyContext): Promise<Applied> {
+async function applyLead(tx: Tx, cmd: LeadCommand, ctx: ApplyContext, kafkaPrefix: string): Promise<Applied> {
   const programOf = cmd.token_program_id ?? cmd.program_id_hint;
   const bad = (error: string): Applied => ({ programId: programOf, statusCode: 400, body: { error } });
 
   if (cmd.is_test) {
     // Test mode: an is_test lead event; no customer is created or changed.
     if (programOf === null) return bad('additional_data.program_id is required for a test lead');
-    const eventId = await insertLeadEvent(tx, cmd, programOf, null);
+    const none = { id: null, partner_id: null, customer_key: null };
+    const eventId = await insertLeadEvent(tx, cmd, programOf, none, ctx, kafkaPrefix);
     return {
       programId: programOf,
       statusCode: 200,
@@ -65,12 +99,13 @@ async function applyLead(tx: Tx, cmd: LeadCommand, ctx: ApplyContext): Promise<A
   let customer: CustomerRow | undefined;
   if (cmd.click_id !== null) {
     [customer] = await tx<CustomerRow[]>`
-      select id, program_id, customer_status, customer_key from customers where click_id = ${cmd.click_id} for no key update`;
+      select id, program_id, partner_id, customer_status, customer_key from customers
+      where click_id = ${cmd.click_id} for no key update`;
     // A click_id that matches no customer is always a 400 (CONTRACT).
     if (!customer) return bad(NOT_FOUND);
   } else if (cmd.customer_key !== null && programOf !== null) {
     [customer] = await tx<CustomerRow[]>`
-      select id, program_id, customer_status, customer_key from customers
+      select id, program_id, partner_id, customer_status, customer_key from customers
       where program_id = ${programOf} and customer_key = ${cmd.customer_key} for no key update`;
     if (!customer) {
       // Spec rule 6: a lead without a click is recorded, unattributed, in the token's (or given) program.
@@ -80,7 +115,8 @@ async function applyLead(tx: Tx, cmd: LeadCommand, ctx: ApplyContext): Promise<A
         on conflict (program_id, customer_key) do nothing
         returning id`;
       if (!created) return bad('Customer status cannot be updated to lead. Current status: lead');
-      await insertLeadEvent(tx, cmd, programOf, created.id);
+      const unattributed = { id: created.id, partner_id: null, customer_key: cmd.customer_key };
+      await insertLeadEvent(tx, cmd, programOf, unattributed, ctx, kafkaPrefix);
       ctx.rollups.add(programOf, cmd.ts, { leads: 1 });
       return {
         programId: programOf,
@@ -121,7 +157,7 @@ async function applyLead(tx: Tx, cmd: LeadCommand, ctx: ApplyContext): Promise<A
   } else {
     await update(tx);
   }
-  await insertLeadEvent(tx, cmd, programId, customer.id);
+  await insertLeadEvent(tx, cmd, programId, customer, ctx, kafkaPrefix);
   ctx.rollups.add(programId, cmd.ts, { leads: 1 });
   return { programId, statusCode: 200, body: { success: true, message: 'Lead recorded' } };
 }
