@@ -56,6 +56,11 @@ export interface Config {
   rateLimitPerMinute: number;
   rateLimitBurst: number;
   rateLimitExempt: string[];
+  /**
+   * The click worker writes program_daily_breakdown (default on). `off` is for bench:clicks only, to
+   * measure what those writes cost: the breakdown then misses the clicks stored meanwhile.
+   */
+  rollupBreakdown: boolean;
 }
 
 export class ConfigError extends Error {
@@ -126,6 +131,10 @@ export function loadConfig(env: Env = process.env): Config {
     problems.push(`LOG_LEVEL "${logLevel}" is not a pino level`);
   }
 
+  const rollupBreakdown = str('ROLLUP_BREAKDOWN', 'on');
+  if (rollupBreakdown !== 'on' && rollupBreakdown !== 'off')
+    problems.push('ROLLUP_BREAKDOWN must be on or off');
+
   const geoIpv4 = optionalPath('GEOIP_IPV4_PATH');
   const geoIpv6 = optionalPath('GEOIP_IPV6_PATH');
 
@@ -170,6 +179,7 @@ export function loadConfig(env: Env = process.env): Config {
       .split(',')
       .map((x) => x.trim())
       .filter(Boolean),
+    rollupBreakdown: rollupBreakdown === 'on',
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
