@@ -7,11 +7,11 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildMmdb } from '../helpers/mmdb-writer.ts';
-import { bearer, getJson, signup } from '../helpers/accounts.ts';
+import { bearer, getJson, memberOf, signup } from '../helpers/accounts.ts';
 import { createLink, createProgram, startServices, testSql, waitFor } from '../helpers/stack.ts';
 import { geoNetworks, sendMix } from '../helpers/traffic-mix.ts';
 import type { Mix } from '../helpers/traffic-mix.ts';
-import { checkProgram, describe } from '../../scripts/lib/rollups.ts';
+import { DIMENSIONS, checkProgram, describe, rawBreakdown } from '../../scripts/lib/rollups.ts';
 
 const sql = testSql(t);
 const dir = mkdtempSync(join(tmpdir(), 'rollups-test-'));
@@ -182,4 +182,138 @@ t.test('performance filtered by partner or link counts only theirs', async (t) =
   }
   t.same((await perf('&linkId=x')).body, { error: 'linkId must be a positive integer' });
   t.same((await perf('&partnerId=1&partnerId=2')).body, { error: 'partnerId must be given once' });
+});
+
+t.test('breakdown: each dimension, sorted, labelled, equal to the raw events', async (t) => {
+  const raw = await rawBreakdown(sql, program.id, { first: null, last: null }, 'clicks');
+  const names = new Map(
+    (await sql<{ id: string; name: string }[]>`select id::text, name from partners`).map((r) => [
+      r.id,
+      r.name,
+    ]),
+  );
+  for (const dimension of DIMENSIONS) {
+    const r = await getJson(
+      `${svc.baseUrl}/api/tracking/breakdown/${program.id}?dimension=${dimension}&limit=100`,
+      bearer(owner.session),
+    );
+    t.equal(r.status, 200, dimension);
+    const body = r.body as { data: Record<string, unknown>[]; meta: Record<string, unknown> };
+    const want = new Map<
+      string,
+      { clicks: number; leads: number; conversions: number; revenue: number; commission: number }
+    >();
+    for (const row of raw.filter((x) => x.dimension === dimension)) {
+      const w = want.get(row.key) ?? { clicks: 0, leads: 0, conversions: 0, revenue: 0, commission: 0 };
+      w.clicks += row.clicks;
+      w.leads += row.leads;
+      w.conversions += row.conversions;
+      w.revenue += row.revenue_cents;
+      w.commission += row.commission_cents;
+      want.set(row.key, w);
+    }
+    const expected = [...want.entries()]
+      .sort(([ka, a], [kb, b]) => b.clicks - a.clicks || (ka < kb ? -1 : ka > kb ? 1 : 0))
+      .map(([key, w]) => ({ key, ...w, revenue: w.revenue / 100, commission: w.commission / 100 }));
+    t.same(
+      body.data.map(({ label: _, ...rest }) => rest),
+      expected,
+      `${dimension}: every key, sorted by clicks then key, equal to the raw events`,
+    );
+    t.same(body.meta, {
+      dimension,
+      period: '7d',
+      dateFrom: body.meta.dateFrom,
+      dateTo: body.meta.dateTo,
+      keys: expected.length,
+    });
+    for (const row of body.data) {
+      const key = row.key as string;
+      const label =
+        dimension === 'partner' && key !== 'unknown'
+          ? names.get(key)
+          : dimension === 'link' && key !== 'unknown'
+            ? [a1, a2, b1, c1].find((l) => String(l.id) === key)!.shortLink
+            : undefined;
+      if (label !== undefined) t.equal(row.label, label, `${dimension} ${key} is labelled ${label}`);
+    }
+  }
+  const country = await getJson(
+    `${svc.baseUrl}/api/tracking/breakdown/${program.id}?dimension=country&limit=100`,
+    bearer(owner.session),
+  );
+  const labels = Object.fromEntries(
+    (country.body.data as { key: string; label: string }[]).map((r) => [r.key, r.label]),
+  );
+  t.match(labels, { DE: 'Germany', FR: 'France', US: 'United States', unknown: 'Unknown' });
+  const referrer = await getJson(
+    `${svc.baseUrl}/api/tracking/breakdown/${program.id}?dimension=referrer`,
+    bearer(owner.session),
+  );
+  t.ok((referrer.body.data as { key: string; label: string }[]).some((r) => r.label === 'Direct or unknown'));
+});
+
+t.test('breakdown: limit, periods, ranges', async (t) => {
+  const get = (q: string) =>
+    getJson(`${svc.baseUrl}/api/tracking/breakdown/${program.id}?${q}`, bearer(owner.session));
+  const top = await get('dimension=device&limit=1');
+  t.equal((top.body.data as unknown[]).length, 1, 'limit 1: one row');
+  t.ok((top.body.meta as { keys: number }).keys > 1, 'meta.keys counts every key');
+  const def = await get('dimension=landing_page');
+  t.ok((def.body.data as unknown[]).length <= 10, 'default limit 10');
+  const today = new Date().toISOString().slice(0, 10);
+  const all = await get('dimension=partner&period=all');
+  const custom = await get(`dimension=partner&dateFrom=${today}&dateTo=${today}`);
+  t.same(custom.body.data, all.body.data, 'today alone holds the whole test traffic');
+  t.equal((custom.body.meta as { period: string }).period, 'custom');
+  const past = await get('dimension=partner&dateFrom=2020-01-01&dateTo=2020-01-31');
+  t.same(past.body, {
+    data: [],
+    meta: {
+      dimension: 'partner',
+      period: 'custom',
+      dateFrom: '2020-01-01T00:00:00.000Z',
+      dateTo: '2020-01-31T23:59:59.999Z',
+      keys: 0,
+    },
+  });
+});
+
+t.test('breakdown: bad input is a clear 400; access as performance', async (t) => {
+  const get = (q: string, headers: Record<string, string> = bearer(owner.session), id = program.id) =>
+    getJson(`${svc.baseUrl}/api/tracking/breakdown/${id}?${q}`, headers);
+  const dims = 'dimension must be one of partner, link, country, device, browser, os, referrer, landing_page';
+  const limit = 'limit must be an integer between 1 and 100';
+  const cases: [string, string][] = [
+    ['', dims],
+    ['dimension=city', dims],
+    ['dimension=', dims],
+    ['dimension=country&limit=0', limit],
+    ['dimension=country&limit=101', limit],
+    ['dimension=country&limit=abc', limit],
+    ['dimension=country&limit=1.5', limit],
+    ['dimension=country&period=1y', 'period must be one of 7d, 30d, 90d, all'],
+    ['dimension=country&dateFrom=2025-01-01', 'dateFrom and dateTo must be given together'],
+    ['dimension=country&dateFrom=2025-02-01&dateTo=2025-01-01', 'dateFrom must not be after dateTo'],
+    [
+      'dimension=country&dateFrom=yesterday&dateTo=2025-01-01',
+      'dateFrom must be an ISO 8601 date or date-time (e.g. 2025-01-31 or 2025-01-31T12:00:00Z)',
+    ],
+    ['dimension=country&dimension=os', 'dimension must be given once'],
+  ];
+  for (const [q, error] of cases) {
+    const r = await get(q);
+    t.equal(r.status, 400, q);
+    t.same(r.body, { error }, q);
+  }
+  t.equal((await get('dimension=country', {})).status, 401, 'no session: 401');
+  t.equal((await get('dimension=country', bearer(program.token))).status, 401, 'a tracking token: 401');
+  const foreign = await get('dimension=country', bearer(owner.session), other.id);
+  t.equal(foreign.status, 404, "another workspace's program: 404");
+  t.same(foreign.body, { error: 'Program not found' });
+  t.equal((await get('dimension=city', bearer(owner.session), other.id)).status, 404, '404 before any 400');
+  const viewer = await memberOf(svc, sql, owner.workspaceId, 'viewer');
+  t.equal((await get('dimension=country', bearer(viewer.session))).status, 200, 'a viewer reads it');
+  await sql`update memberships set status = 'inactive' where user_id = ${viewer.userId}`;
+  t.equal((await get('dimension=country', bearer(viewer.session))).status, 403, 'an inactive member: 403');
 });
