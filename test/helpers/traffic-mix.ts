@@ -106,8 +106,11 @@ export interface MixOptions {
   clicks: number;
   /** Requests in flight at once (default 4). */
   concurrency?: number;
-  /** Called after each batch of clicks, with the clicks accepted so far (e.g. to kill a worker). */
-  onProgress?: (accepted: number) => Promise<void> | void;
+  /**
+   * Called after each batch of clicks and after each lead and sale, with how many of that kind were
+   * answered so far (e.g. to kill a worker: not awaited, the mix goes on and retries its 503s).
+   */
+  onProgress?: (phase: 'clicks' | 'leads' | 'sales', answered: number) => void;
 }
 
 const ok = (r: { status: number; body: Record<string, unknown> }, what: string) => {
@@ -128,7 +131,7 @@ export async function sendMix(o: MixOptions): Promise<Mix> {
   const post = async (path: string, body: unknown, headers: Record<string, string>, what: string) => {
     for (let attempt = 0; ; attempt++) {
       const r = await postJson(url(path), body, headers);
-      if (r.status !== 503 || attempt > 200) return ok(r, what);
+      if (r.status !== 503 || attempt > 1200) return ok(r, what);
       await new Promise((res) => setTimeout(res, 250));
     }
   };
@@ -169,7 +172,7 @@ export async function sendMix(o: MixOptions): Promise<Mix> {
     );
     if (pending.length >= concurrency) {
       await Promise.all(pending.splice(0));
-      await o.onProgress?.(mix.clicks.length);
+      o.onProgress?.('clicks', mix.clicks.length);
     }
     // Now and then a test click: stored, counted nowhere.
     if (rnd.next() < 0.05) {
@@ -197,6 +200,7 @@ export async function sendMix(o: MixOptions): Promise<Mix> {
         'lead',
       );
       mix.leads.push(clickId);
+      o.onProgress?.('leads', mix.leads.length);
     }
   }
   for (let i = 0; i < 3; i++) {
@@ -231,6 +235,7 @@ export async function sendMix(o: MixOptions): Promise<Mix> {
         amount,
         commissionId: (b.commission_id as number | null) ?? null,
       });
+      o.onProgress?.('sales', mix.sales.length);
     }
   }
   await post(

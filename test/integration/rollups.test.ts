@@ -15,7 +15,8 @@ import { DIMENSIONS, checkProgram, describe, rawBreakdown } from '../../scripts/
 
 const sql = testSql(t);
 const dir = mkdtempSync(join(tmpdir(), 'rollups-test-'));
-t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+// Removed at exit, not at the root test's teardown: a worker restarted later still opens the file.
+process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
 const geoFile = join(dir, 'geo.mmdb');
 writeFileSync(geoFile, buildMmdb(geoNetworks));
 
