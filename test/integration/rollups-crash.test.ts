@@ -1,7 +1,9 @@
 // Exactly-once holds for the rollups as for the events: the click worker killed with -9 twice while clicks
 // and leads arrive, the attribution worker once while sales do (their chunks redelivered, the callers'
 // 503s retried with the same event id or Idempotency-Key), and still every dimension of the breakdown and
-// program_daily_stats equal a plain SQL aggregate over the raw events, and the clicks sent.
+// program_daily_stats equal a plain SQL aggregate over the raw events, and the clicks sent. Then both
+// consumer groups are rewound to the start of their topics: every click, lead and sale is delivered
+// again, and nothing changes.
 import t from 'tap';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -11,6 +13,9 @@ import { createLink, createProgram, startServices, testSql, waitFor } from '../h
 import type { Services } from '../helpers/stack.ts';
 import { geoNetworks, sendMix } from '../helpers/traffic-mix.ts';
 import { checkProgram, describe } from '../../scripts/lib/rollups.ts';
+import { createKafka } from '../../shared/pipeline/kafka.ts';
+import { topicName } from '../../shared/contracts/topics.ts';
+import { createLogger } from '../../shared/logger.ts';
 
 const sql = testSql(t);
 const dir = mkdtempSync(join(tmpdir(), 'rollups-crash-'));
@@ -88,6 +93,59 @@ t.test(
       sales!.revenue,
       mix.sales.reduce((s, x) => s + x.amount, 0),
       'and its revenue',
+    );
+
+    // Every message again: both groups rewound to the start of their topics.
+    const snapshot = () => sql`
+      select dimension, day::text, key, clicks::int, leads::int, conversions::int, sales::int,
+             revenue_cents::int, commission_cents::int
+      from program_daily_breakdown where program_id = ${program.id} order by 1, 2, 3`;
+    const before = await snapshot();
+    const kafka = createKafka(
+      { kafkaBrokers: svc.env.KAFKA_BROKERS!.split(','), kafkaClientId: 'rollups-crash-test' },
+      createLogger('test-kafka', 'silent'),
+    );
+    const admin = kafka.admin();
+    await admin.connect();
+    t.teardown(() => admin.disconnect());
+    const groups = [
+      { name: 'click-worker' as const, topic: topicName(svc.prefix, 'clicks') },
+      { name: 'attribution-worker' as const, topic: topicName(svc.prefix, 'sales') },
+    ];
+    for (const g of groups) {
+      await svc.stop(g.name);
+      // The group must be empty; a stopped member's leave may take the broker a moment.
+      await waitFor(
+        `${g.name}'s group rewound`,
+        () =>
+          admin
+            .resetOffsets({ groupId: `${svc.prefix}${g.name}`, topic: g.topic, earliest: true })
+            .then(() => true),
+        60_000,
+        500,
+      );
+      await svc.start(g.name);
+    }
+    for (const g of groups) {
+      await waitFor(
+        `${g.name} delivered everything again`,
+        async () => {
+          const [high, committed] = await Promise.all([
+            admin.fetchTopicOffsets(g.topic),
+            admin.fetchOffsets({ groupId: `${svc.prefix}${g.name}`, topics: [g.topic] }),
+          ]);
+          const done = new Map(committed[0]!.partitions.map((p) => [p.partition, Number(p.offset)]));
+          return high.every((p) => (done.get(p.partition) ?? -1) >= Number(p.high));
+        },
+        180_000,
+        500,
+      );
+    }
+    t.same(await snapshot(), before, 'every message delivered again: the breakdown did not move');
+    t.same(
+      (await checkProgram(sql, program.id, { first: null, last: null })).map(describe),
+      [],
+      'still equal',
     );
   },
 );
