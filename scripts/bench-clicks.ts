@@ -40,7 +40,12 @@ Benchmarks the click path on this machine, everything on 127.0.0.1, in one run:
   (c) a fixed offered rate for a fixed time with the worker running: accepted/s, persisted clicks/s,
       pipeline lag p50/p99 (accepted -> row committed)
 and then checks that no click answered 200 "success": true is missing from click_events, and that every
-link's click counter equals its rows.
+link's click counter equals its rows. With --breakdown-cost, then:
+  (d) what the dimensional rollup costs the click worker (issue 20): four rounds, off, on, on, off (so a
+      drift over time weighs on both sides alike): the ingress accepts --cost-clicks clicks while no
+      worker runs (50 pages, 10 referrer hosts and none, 5 user agents), then a click worker drains them
+      with ROLLUP_BREAKDOWN=off (no program_daily_breakdown writes) or on: rows/s of each drain, and the
+      ratio on/off (the target: at least 0.9, at most 10% fewer clicks persisted per second).
 
 A fresh embedded PostgreSQL and Kafka broker are started in .stack/bench/ (deleted afterwards unless
 --keep); DATABASE_URL / KAFKA_BROKERS point it at external servers instead. Takes about 3-4 minutes.
@@ -52,6 +57,8 @@ Options:
   --load-seconds <n>   measured duration of (a) and (b) in seconds, after a warm-up (default 10)
   --connections <n>    HTTP connections (default 50; pipelining 1)
   --fast               Postgres with fsync/synchronous_commit/full_page_writes off (default: durable)
+  --breakdown-cost     also measure (d), the breakdown rollup's cost (ROLLUP_BREAKDOWN off against on)
+  --cost-clicks <n>    clicks per (d) round (default 60000)
   --keep               keep .stack/bench/ afterwards
   -h, --help           this text
 
@@ -64,6 +71,8 @@ const { values, int: intArg } = cli(USAGE, {
   'load-seconds': { type: 'string' },
   connections: { type: 'string' },
   keep: { type: 'boolean' },
+  'breakdown-cost': { type: 'boolean' },
+  'cost-clicks': { type: 'string' },
 });
 
 const RATE = intArg('rate', 6000, 1_000_000);
@@ -71,6 +80,8 @@ const SECONDS = intArg('seconds', 60, 3600);
 const LOAD_SECONDS = intArg('load-seconds', 10, 600);
 const CONNECTIONS = intArg('connections', 50, 1000);
 const FAST = values.fast ?? false;
+const BREAKDOWN_COST = (values['breakdown-cost'] as boolean | undefined) ?? false;
+const COST_CLICKS = intArg('cost-clicks', 60_000, 10_000_000);
 const WARMUP_SECONDS = 3;
 const KAFKA_WARMUP_SECONDS = 10;
 const PARTNERS = 5;
@@ -149,9 +160,11 @@ function unlessAborted<T>(p: Promise<T>): Promise<T> {
   return Promise.race([p, aborted]);
 }
 
+/** Services this bench stops on purpose (the (d) rounds' workers): their exit is no failure. */
+const stopping = new Set<ServiceProcess>();
 function guard(svc: ServiceProcess): void {
   void svc.exited.then((code) => {
-    if (!cleaning && !abort.signal.aborted) {
+    if (!cleaning && !abort.signal.aborted && !stopping.has(svc)) {
       abort.abort(new Error(`the ${svc.name} process exited unexpectedly (code ${code})`));
     }
   });
@@ -317,6 +330,29 @@ function clickRequests(seed: Seed, tag: 'b' | 'c'): BenchRequest[] {
       user_agent: USER_AGENTS[i % USER_AGENTS.length],
     }),
   }));
+}
+
+/**
+ * The clicks of a (d) round: every link with 50 landing pages, 10 referrer hosts and none, 5 user agents,
+ * so that a chunk writes breakdown rows for several keys of each dimension, as real traffic does.
+ */
+function costRequests(seed: Seed, tag: string): BenchRequest[] {
+  const out: BenchRequest[] = [];
+  for (const [i, l] of seed.links.entries()) {
+    for (let v = 0; v < 11; v++) {
+      const n = i * 11 + v;
+      out.push({
+        link: l.shortLink,
+        body: JSON.stringify({
+          affiliate_url: `https://shop.example/?aff=${l.shortLink}`,
+          page_url: `https://shop.example/bench/${tag}/products/${n % 50}?utm_source=bench`,
+          ...(v < 10 ? { referrer_url: `https://site${v}.example/post/${n}` } : {}),
+          user_agent: USER_AGENTS[n % USER_AGENTS.length],
+        }),
+      });
+    }
+  }
+  return out;
 }
 
 /**
@@ -763,6 +799,60 @@ async function main(): Promise<number> {
   if (Number(agg!.dead) > 0) problems.push(`${agg!.dead} dead letters`);
   const lost = Math.max(missing, acceptedTotal - dbRows, 0);
 
+  // (d) the breakdown rollup's cost ------------------------------------------------------------------
+  const cost: { mode: 'off' | 'on'; rows: number; seconds: number; rate: number }[] = [];
+  if (BREAKDOWN_COST) {
+    stopping.add(worker);
+    await worker.stop();
+    for (const [i, mode] of (['off', 'on', 'on', 'off'] as const).entries()) {
+      const tag = `d${i}`;
+      const counters = new LoadCounters();
+      setPhase(`(d) round ${i + 1}/4: accepting ${int(COST_CLICKS)} clicks`, counters);
+      await runLoad({
+        url: `http://127.0.0.1:${webPort}/api/v1/track/click`,
+        requests: costRequests(seed, tag),
+        connections: CONNECTIONS,
+        amount: COST_CLICKS,
+        maxMs: COST_CLICKS * 20 + 60_000,
+        counters,
+        signal: abort.signal,
+      });
+      abort.signal.throwIfAborted();
+      setPhase(`(d) round ${i + 1}/4: draining with ROLLUP_BREAKDOWN=${mode}`, null);
+      const w = spawnService('click-worker', {
+        env: { ...env, LOG_LEVEL: 'info', ROLLUP_BREAKDOWN: mode },
+        onLine: onWorkerLine,
+      });
+      cleanups.push({ name: `click worker (d${i})`, fn: () => w.stop() });
+      guard(w);
+      pids.worker = w.child.pid;
+      const backlog = await kafkaBacklog();
+      const drained = await waitDrained(60_000 + Math.min(1_800_000, backlog * 2));
+      if (drained.timedOut) problems.push(`(d) round ${i + 1}: the worker did not drain in time`);
+      const [r] = await sql<{ n: string; first: Date | null }[]>`
+        select count(*)::text as n, min(created_at) as first from click_events
+        where link_id = any(${linkIds}::bigint[]) and page_url like ${`https://shop.example/bench/${tag}/%`}`;
+      const rows = Number(r!.n);
+      if (rows < counters.accepted)
+        problems.push(`(d) round ${i + 1}: ${counters.accepted} accepted, ${rows} rows`);
+      const seconds = Math.max(0.001, (drained.at - (r!.first?.getTime() ?? drained.at)) / 1000);
+      cost.push({ mode, rows, seconds, rate: rows / seconds });
+      stopping.add(w);
+      await w.stop();
+    }
+  }
+  const meanRate = (mode: 'off' | 'on') => {
+    const runs = cost.filter((c) => c.mode === mode);
+    return (
+      runs.reduce((s, c) => s + c.rows, 0) /
+      Math.max(
+        0.001,
+        runs.reduce((s, c) => s + c.seconds, 0),
+      )
+    );
+  };
+  const costRatio = cost.length ? meanRate('on') / meanRate('off') : 0;
+
   // Report ------------------------------------------------------------------------------------------
   const ratio = a.rate > 0 ? b.rate / a.rate : 0;
   const drainRate = rowsB / drainSeconds;
@@ -837,6 +927,16 @@ async function main(): Promise<number> {
         `${int(Number(agg!.pp))}, daily stats ${int(Number(agg!.daily))}, customers ${int(Number(agg!.customers))}, ` +
         `dead letters ${agg!.dead}`,
     ),
+    ...(cost.length
+      ? [
+          ['(d) breakdown rollup: on/off', costRatio.toFixed(3), '>= 0.9', verdict(costRatio >= 0.9)],
+          note(
+            `drained rows/s, ROLLUP_BREAKDOWN=off ${int(meanRate('off'))}, on ${int(meanRate('on'))}; rounds: ` +
+              cost.map((c) => `${c.mode} ${int(c.rate)}`).join(', ') +
+              ` (${int(COST_CLICKS)} clicks each)`,
+          ),
+        ]
+      : []),
   ];
 
   const cpuNames = ['bench', 'baseline', 'web', 'worker', 'postgres', 'kafka', 'other'];

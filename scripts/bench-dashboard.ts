@@ -13,6 +13,9 @@ import { createLogger } from '../shared/logger.ts';
 import { createSql } from '../shared/db/sql.ts';
 import type { Sql } from '../shared/db/sql.ts';
 import { percentile } from '../shared/stats.ts';
+import { DIMENSIONS } from '../shared/pipeline/breakdown.ts';
+import type { Dimension } from '../shared/pipeline/breakdown.ts';
+import { fillCustomerKeys, programDays, rawBreakdown, rebuildDay } from './lib/rollups.ts';
 
 const USAGE = `Usage: npm run bench:dashboard [-- options]
 
@@ -21,17 +24,23 @@ Benchmarks the dashboard reads at scale, everything on 127.0.0.1:
      unless --keep) and migrates;
   2. seeds --events click events spread evenly over --days days (today included) and --programs programs,
      with customers (1 per 5 clicks), lead events (5% of clicks), paid sales (1%), their commissions,
-     20 partners per program, a few test events, and program_daily_stats computed from those rows; then
+     20 partners per program (one link each), a few test events, program_daily_stats computed from those
+     rows, and the breakdown by partner, link, country, device, browser, OS, referrer and landing page
+     rebuilt from them per program and day (scripts/lib/rollups.ts, as npm run rollups -- --rebuild); then
      VACUUM ANALYZE;
   3. starts the web service, signs a user up and makes it a member of the programs' workspace;
   4. for the first program, after a warm-up, times --requests sequential requests of each read
-     (performance 7d, 90d, all; events page 1, page 1000 of 10 and of 100, eventType=conversion, a date
-     range with partial days; status) and --baseline-requests runs of the plain SQL computing the same answer (performance:
-     one aggregate over click_events, customers, sales, commissions and partner_programs; events: the
-     UNION ALL of the three tables sorted and offset whole, plus count(*)), and checks the answers match.
+     (performance 7d, 90d, all; performance 90d of one partner, the partner portal's read; events page 1,
+     page 1000 of 10 and of 100, eventType=conversion, a date range with partial days; status; the
+     breakdown of each of the eight dimensions over the --days days) and --baseline-requests runs of the
+     plain SQL computing the same answer (performance: one aggregate over click_events, customers, sales,
+     commissions and partner_programs, for the partner only those rows of it; events: the UNION ALL of the
+     three tables sorted and offset whole, plus count(*); breakdown: every dimension aggregated from the raw
+     events, at most 3 runs), and checks the answers match.
 
-Prints p50/p95 per read, the baseline's, their ratio, and whether each read meets p95 < 50 ms. Exit
-status 0, or 1 when an answer differs from the baseline (or the run failed); slow reads do not fail it.
+Prints p50/p95 per read, the baseline's, their ratio, and whether each read meets its target: p95 < 50 ms,
+and < 10 ms for the breakdowns (issue 20). Exit status 0, or 1 when an answer differs from the baseline
+(or the run failed); slow reads do not fail it.
 Seeding 10,000,000 events takes several minutes; try --events 1000000 first.
 
 Options:
@@ -63,6 +72,7 @@ const PARTNERS_PER_PROGRAM = 20;
 const WARMUP = 20;
 const SEED_CONNECTIONS = 2;
 const TARGET_P95_MS = 50;
+const BREAKDOWN_TARGET_P95_MS = 10;
 const DAY_MS = 86_400_000;
 
 // ---------------------------------------------------------------------------------------------------
@@ -160,10 +170,15 @@ async function seed(sql: Sql): Promise<Seeded> {
              + interval '1 hour'
     from p join bench_programs bp on bp.idx = substr(split_part(p.email, '.', 1), 2)::int`;
   await sql`
+    insert into referral_links (short_link, program_id, partner_id, partner_program_id, created_at)
+    select 'bench-' || pp.id, pp.program_id, pp.partner_id, pp.id, pp.created_at
+    from partner_programs pp join bench_programs bp on bp.program_id = pp.program_id`;
+  await sql`
     create unlogged table bench_pps as
     select bp.idx, split_part(split_part(pa.email, '@', 1), '.', 2)::int as k, pp.id as pp_id, pa.id as partner_id,
-           bp.program_id
-    from partner_programs pp join partners pa on pa.id = pp.partner_id join bench_programs bp on bp.program_id = pp.program_id`;
+           bp.program_id, l.id as link_id
+    from partner_programs pp join partners pa on pa.id = pp.partner_id join bench_programs bp on bp.program_id = pp.program_id
+    join referral_links l on l.partner_program_id = pp.id`;
   await sql`create index on bench_pps (idx, k)`;
   await sql`analyze bench_programs`;
   await sql`analyze bench_pps`;
@@ -185,9 +200,10 @@ async function seed(sql: Sql): Promise<Seeded> {
       // Customers, and from the rows just inserted: lead events, sales and their commissions.
       await tx`
         with cu as (
-          insert into customers (program_id, partner_id, partner_program_id, click_id, customer_status, customer_key,
-                                 first_click_at, last_click_at, signup_date, first_purchase_date, created_at, updated_at)
-          select pp.program_id, pp.partner_id, pp.pp_id, 'cust_' || pp.program_id || '_' || (${d}::bigint * 100000000 + c),
+          insert into customers (program_id, partner_id, partner_program_id, link_id, click_id, customer_status,
+                                 customer_key, first_click_at, last_click_at, signup_date, first_purchase_date,
+                                 created_at, updated_at)
+          select pp.program_id, pp.partner_id, pp.pp_id, pp.link_id, 'cust_' || pp.program_id || '_' || (${d}::bigint * 100000000 + c),
                  case when c < ${sales} then 'conversion' when c < ${leads} then 'lead' else 'click' end,
                  case when c < ${leads} then 'user_' || ${d} || '_' || c end,
                  t0 + ((2 * c + 1)::bigint * ${HALF} / ${clicks}) * interval '1 microsecond',
@@ -228,10 +244,10 @@ async function seed(sql: Sql): Promise<Seeded> {
                                   click_id, is_test, session_id, page_url, page_title, referrer_url, user_agent,
                                   geo_country, geo_region, geo_city, device_type, device_os, browser_name,
                                   screen_resolution, viewport_size, language, timezone, created_at)
-        select ((extract(epoch from ts) * 1000)::bigint << 22) | (g % 4194304), ts, pp.program_id, null,
+        select ((extract(epoch from ts) * 1000)::bigint << 22) | (g % 4194304), ts, pp.program_id, pp.link_id,
                pp.partner_id, pp.pp_id, 'cust_' || pp.program_id || '_' || (${d}::bigint * 100000000 + c), false,
-               'sess_' || ${d} || '_' || g, 'https://shop.example/products/' || (g % 500) || '?utm_source=aff',
-               'Product ' || (g % 500), case when g % 3 = 0 then 'https://blog.example/review/' || (g % 97) end,
+               'sess_' || ${d} || '_' || g, 'https://shop.example/products/' || (g % 200) || '?utm_source=aff',
+               'Product ' || (g % 200), case when g % 3 = 0 then 'https://blog' || (g % 97) || '.example/review/' || (g % 7) end,
                'Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Mobile/15E148 Safari/604.1',
                (array['US', 'DE', 'FR', 'GB', 'BR'])[1 + g % 5], 'Region ' || (g % 40), 'City ' || (g % 200),
                (array['mobile', 'desktop', 'tablet'])[1 + g % 3], (array['iOS', 'Android', 'Windows', 'macOS'])[1 + g % 4],
@@ -296,12 +312,52 @@ async function seed(sql: Sql): Promise<Seeded> {
       from commissions c join sales s on s.id = c.sale_id group by 1, 2
     ) x
     group by program_id, day`;
+  await buildBreakdown(sql);
   say('VACUUM ANALYZE');
   await sql`vacuum analyze`;
   const programIds = (
     await sql<{ program_id: string }[]>`select program_id from bench_programs order by idx`
   ).map((r) => Number(r.program_id));
   return { workspaceId, programIds, counts };
+}
+
+/**
+ * The dimensional rollup from the raw rows, the way `npm run rollups -- --rebuild` writes it: each
+ * program's customers get their attributing click's keys, then each (program, day) is rebuilt. Two
+ * programs at a time.
+ */
+async function buildBreakdown(sql: Sql): Promise<void> {
+  const programs = (
+    await sql<{ program_id: string }[]>`select program_id from bench_programs order by idx`
+  ).map((r) => Number(r.program_id));
+  const started = Date.now();
+  let lastLine = 0;
+  let days = 0;
+  let done = 0;
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: SEED_CONNECTIONS }, async () => {
+      while (next < programs.length && !interrupted) {
+        const programId = programs[next++]!;
+        await fillCustomerKeys(sql, programId);
+        for (const day of await programDays(sql, programId, { first: null, last: null })) {
+          if (interrupted) return;
+          await rebuildDay(sql, programId, day);
+          days++;
+          if (Date.now() - lastLine > 2000) {
+            lastLine = Date.now();
+            say(
+              `breakdown: ${done}/${programs.length} programs done, ${days} program-days ` +
+                `(${(days / Math.max(0.001, (Date.now() - started) / 1000)).toFixed(1)}/s)`,
+            );
+          }
+        }
+        done++;
+      }
+    }),
+  );
+  if (interrupted) throw new Error('interrupted');
+  say(`breakdown: ${days} program-days rebuilt in ${((Date.now() - started) / 1000).toFixed(0)} s`);
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -323,35 +379,40 @@ async function baselinePerformance(
   programId: number,
   first: number,
   last: number,
+  partnerId: number | null = null,
 ): Promise<DayRow[]> {
   const lo = new Date((first - (last - first + 1)) * DAY_MS).toISOString();
   const hi = new Date((last + 1) * DAY_MS).toISOString();
+  // One partner's rows only (the partner portal's read), or the program's.
+  const mine = partnerId === null ? sql`` : sql`and partner_id = ${partnerId}`;
   const rows = await sql<{ day: string; c: string; l: string; v: string; r: string; p: string; m: string }[]>`
     select day::text, sum(c)::text as c, sum(l)::text as l, sum(v)::text as v, sum(r)::text as r, sum(p)::text as p,
            sum(m)::text as m
     from (
       select (click_timestamp at time zone 'UTC')::date as day, count(*) as c, 0 as l, 0 as v, 0 as r, 0 as p, 0 as m
-      from click_events where program_id = ${programId} and not is_test
+      from click_events where program_id = ${programId} and not is_test ${mine}
         and click_timestamp >= ${lo}::text::timestamptz and click_timestamp < ${hi}::text::timestamptz group by 1
       union all
       select (signup_date at time zone 'UTC')::date, 0, count(*), 0, 0, 0, 0 from customers
-      where program_id = ${programId} and customer_status in ('lead', 'conversion')
+      where program_id = ${programId} and customer_status in ('lead', 'conversion') ${mine}
         and signup_date >= ${lo}::text::timestamptz and signup_date < ${hi}::text::timestamptz group by 1
       union all
       select (first_purchase_date at time zone 'UTC')::date, 0, 0, count(*), 0, 0, 0 from customers
-      where program_id = ${programId} and customer_status = 'conversion'
+      where program_id = ${programId} and customer_status = 'conversion' ${mine}
         and first_purchase_date >= ${lo}::text::timestamptz and first_purchase_date < ${hi}::text::timestamptz group by 1
       union all
       select (sale_date at time zone 'UTC')::date, 0, 0, 0, sum(amount_cents), 0, 0 from sales
-      where program_id = ${programId} and not is_test and payment_status = 'paid'
+      where program_id = ${programId} and not is_test and payment_status = 'paid' ${mine}
         and sale_date >= ${lo}::text::timestamptz and sale_date < ${hi}::text::timestamptz group by 1
       union all
       select (created_at at time zone 'UTC')::date, 0, 0, 0, 0, count(*), 0 from partner_programs
-      where program_id = ${programId} and created_at >= ${lo}::text::timestamptz and created_at < ${hi}::text::timestamptz
+      where program_id = ${programId} ${mine}
+        and created_at >= ${lo}::text::timestamptz and created_at < ${hi}::text::timestamptz
       group by 1
       union all
       select (created_at at time zone 'UTC')::date, 0, 0, 0, 0, 0, sum(amount_cents) from commissions
-      where program_id = ${programId} and created_at >= ${lo}::text::timestamptz and created_at < ${hi}::text::timestamptz
+      where program_id = ${programId} ${mine}
+        and created_at >= ${lo}::text::timestamptz and created_at < ${hi}::text::timestamptz
       group by 1
     ) x
     group by day order by day`;
@@ -498,11 +559,17 @@ async function main(): Promise<number> {
     path: string;
     baseline: () => Promise<unknown>;
     check: (answer: Record<string, unknown>, baseline: unknown) => string | null;
+    /** p95 target in ms (default TARGET_P95_MS). */
+    target?: number;
+    /** Timed runs of the baseline (default BASELINE_REQUESTS). */
+    baselineRuns?: number;
   }
-  const perf = (period: string, first: number): Read => ({
-    name: `performance ${period}`,
-    path: `/api/tracking/performance/${programId}?period=${period}`,
-    baseline: () => baselinePerformance(sql, programId, first, today),
+  const perf = (period: string, first: number, partnerId: number | null = null): Read => ({
+    name: partnerId === null ? `performance ${period}` : `performance ${period} of a partner`,
+    path:
+      `/api/tracking/performance/${programId}?period=${period}` +
+      (partnerId === null ? '' : `&partnerId=${partnerId}`),
+    baseline: () => baselinePerformance(sql, programId, first, today, partnerId),
     check: (answer, expected) => {
       const got = (answer.data as (DayRow & { period: string; sales: number })[]).map(
         ({ date, clicks, leads, conversions, revenue, partners, commission }) => ({
@@ -541,10 +608,58 @@ async function main(): Promise<number> {
       },
     };
   };
+  // The breakdowns over the seeded days, against every dimension aggregated from the raw events (computed
+  // once per run of the baseline: one query gives all eight).
+  const [partnerRow] = await sql<
+    { partner_id: string }[]
+  >`select partner_id from bench_pps where idx = 0 and k = 0`;
+  const partnerId = Number(partnerRow!.partner_id);
+  const range = { first: dayIso(firstDay), last: dayIso(today) };
+  let rawMemo: Promise<Awaited<ReturnType<typeof rawBreakdown>>> | null = null;
+  const rawAll = () => (rawMemo ??= rawBreakdown(sql, programId, range, 'clicks'));
+  const topOf = (raw: Awaited<ReturnType<typeof rawBreakdown>>, d: Dimension) => {
+    const byKey = new Map<
+      string,
+      { clicks: number; leads: number; conversions: number; revenue: number; commission: number }
+    >();
+    for (const r of raw) {
+      if (r.dimension !== d) continue;
+      const k = byKey.get(r.key) ?? { clicks: 0, leads: 0, conversions: 0, revenue: 0, commission: 0 };
+      k.clicks += r.clicks;
+      k.leads += r.leads;
+      k.conversions += r.conversions;
+      k.revenue += r.revenue_cents;
+      k.commission += r.commission_cents;
+      byKey.set(r.key, k);
+    }
+    const top = [...byKey.entries()]
+      .sort(([ka, a], [kb, b]) => b.clicks - a.clicks || (ka < kb ? -1 : ka > kb ? 1 : 0))
+      .slice(0, 10)
+      .map(([key, k]) => ({ key, ...k, revenue: k.revenue / 100, commission: k.commission / 100 }));
+    return { top, keys: byKey.size };
+  };
+  const breakdown = (d: Dimension): Read => ({
+    name: `breakdown ${d}`,
+    path: `/api/tracking/breakdown/${programId}?dimension=${d}&dateFrom=${range.first}&dateTo=${range.last}`,
+    target: BREAKDOWN_TARGET_P95_MS,
+    baselineRuns: Math.min(3, BASELINE_REQUESTS),
+    baseline: async () => {
+      rawMemo = null;
+      return topOf(await rawAll(), d);
+    },
+    check: (answer, expected) => {
+      const e = expected as ReturnType<typeof topOf>;
+      const got = (answer.data as Record<string, unknown>[]).map(({ label: _, ...rest }) => rest);
+      const keys = (answer.meta as { keys: number }).keys;
+      if (keys !== e.keys) return `meta.keys ${keys} != ${e.keys} keys in the raw events`;
+      return JSON.stringify(got) === JSON.stringify(e.top) ? null : 'top keys differ from the raw aggregate';
+    },
+  });
   const reads: Read[] = [
     perf('7d', today - 6),
     perf('90d', today - 89),
     perf('all', firstDay),
+    perf('90d', today - 89, partnerId),
     ev('events page 1', { page: 1, pageSize: 10 }),
     ev('events page 1000', { page: 1000, pageSize: 10 }),
     ev('events page 1000 x100', { page: 1000, pageSize: 100 }),
@@ -559,19 +674,11 @@ async function main(): Promise<number> {
         return d.statistics.pageview.testEventCount === 10 ? null : 'testEventCount is not 10';
       },
     },
+    ...DIMENSIONS.map(breakdown),
   ];
 
   const rows: string[][] = [
-    [
-      'read',
-      'p50 ms',
-      'p95 ms',
-      `p95<${TARGET_P95_MS}`,
-      'baseline p50',
-      'baseline p95',
-      'p50 ratio',
-      'same answer',
-    ],
+    ['read', 'p50 ms', 'p95 ms', 'p95 target', 'baseline p50', 'baseline p95', 'p50 ratio', 'same answer'],
     ['-'],
   ];
   for (const r of reads) {
@@ -584,7 +691,7 @@ async function main(): Promise<number> {
     let expected: unknown = null;
     if (r.name !== 'status') {
       expected = await r.baseline();
-      b = await time(BASELINE_REQUESTS, 3, async () => {
+      b = await time(r.baselineRuns ?? BASELINE_REQUESTS, r.baselineRuns === undefined ? 3 : 0, async () => {
         await r.baseline();
       });
     }
@@ -594,7 +701,7 @@ async function main(): Promise<number> {
       r.name,
       fmt(t.p50),
       fmt(t.p95),
-      t.p95 < TARGET_P95_MS ? 'PASS' : 'MISS',
+      `<${r.target ?? TARGET_P95_MS} ${t.p95 < (r.target ?? TARGET_P95_MS) ? 'PASS' : 'MISS'}`,
       b ? fmt(b.p50) : '-',
       b ? fmt(b.p95) : '-',
       b ? `${(b.p50 / t.p50).toFixed(1)}x` : '-',
@@ -602,6 +709,10 @@ async function main(): Promise<number> {
     ]);
   }
 
+  const [bd] = await sql<{ n: string; other: string }[]>`
+    select count(*)::text as n, count(*) filter (where key = 'other')::text as other from program_daily_breakdown`;
+  const breakdownRows = Number(bd!.n);
+  const otherRows = Number(bd!.other);
   const c = seeded.counts;
   process.stdout.write(
     [
@@ -612,7 +723,9 @@ async function main(): Promise<number> {
       `Program ${programId}: ${int(Number(sizes!.program))} click events. ${REQUESTS} sequential requests per read ` +
         `after ${WARMUP} warm-up, client-side over HTTP (session auth included); baseline: ${BASELINE_REQUESTS} runs ` +
         'of the plain SQL from a direct connection (no HTTP).',
-      `events date range: ${dateFrom} .. ${dateTo}, page 3 of 10.`,
+      `events date range: ${dateFrom} .. ${dateTo}, page 3 of 10. Partner: ${partnerId}. Breakdowns: ` +
+        `${range.first} .. ${range.last}, limit 10; program_daily_breakdown ${int(breakdownRows)} rows, ` +
+        `${int(otherRows)} of them \`other\` (keys past the daily cap).`,
       '',
       table(rows),
       '',

@@ -66,6 +66,11 @@ export interface Config {
   publicUrl: string;
   /** Outbound webhooks (docs/webhooks.md): the retry schedule, the failure window, SSRF rules. */
   webhooks: WebhookConfig;
+  /**
+   * The click worker writes program_daily_breakdown (default on). `off` is for bench:clicks only, to
+   * measure what those writes cost: the breakdown then misses the clicks stored meanwhile.
+   */
+  rollupBreakdown: boolean;
 }
 
 export interface WebhookConfig {
@@ -156,6 +161,10 @@ export function loadConfig(env: Env = process.env): Config {
     problems.push(`LOG_LEVEL "${logLevel}" is not a pino level`);
   }
 
+  const rollupBreakdown = str('ROLLUP_BREAKDOWN', 'on');
+  if (rollupBreakdown !== 'on' && rollupBreakdown !== 'off')
+    problems.push('ROLLUP_BREAKDOWN must be on or off');
+
   const geoIpv4 = optionalPath('GEOIP_IPV4_PATH');
   const geoIpv6 = optionalPath('GEOIP_IPV6_PATH');
 
@@ -203,6 +212,7 @@ export function loadConfig(env: Env = process.env): Config {
     outboxPollMs: int('OUTBOX_POLL_MS', 1_000, 10, 60_000),
     publicUrl: '',
     webhooks: null as unknown as WebhookConfig,
+    rollupBreakdown: rollupBreakdown === 'on',
   };
   const publicUrl = str('PUBLIC_URL', `http://127.0.0.1:${config.httpPort}`).replace(/\/+$/, '');
   if (!/^https?:\/\/[^\s/]+/.test(publicUrl)) problems.push('PUBLIC_URL must be an http:// or https:// URL');

@@ -262,12 +262,17 @@ export async function startKafka(opts: KafkaOptions): Promise<KafkaServer> {
   child.stderr!.on('data', lines);
   let exited = false;
   const exitedP = new Promise<void>((res) => child.once('exit', () => ((exited = true), res())));
+  // Three minutes: with every core busy (several test runs at once) a broker took more than one to listen.
+  // A broker that never listened is killed, not left running without its caller.
   await Promise.race([
-    waitForPort(opts.port, 60_000),
+    waitForPort(opts.port, 180_000),
     exitedP.then(() => {
       throw new Error('the Kafka broker exited during start-up; run with LOG_LEVEL=debug to see its output');
     }),
-  ]);
+  ]).catch((err: unknown) => {
+    if (!exited) child.kill('SIGKILL');
+    throw err;
+  });
   opts.log.info({ port: opts.port, dir: opts.dir }, 'kafka broker started');
   return {
     brokers: `127.0.0.1:${opts.port}`,

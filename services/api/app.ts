@@ -15,6 +15,7 @@ import { registerCommissionRoutes } from './modules/commissions/routes.ts';
 import { registerProcessorRoutes } from './modules/processor/routes.ts';
 import { registerDashboardRoutes } from './modules/dashboard/routes.ts';
 import { registerWebhookRoutes } from './modules/webhooks/routes.ts';
+import { registerAnalyticsRoutes } from './modules/analytics/routes.ts';
 
 /** Route modules whose TypeBox schemas validate (docs/api-modules.md). */
 const validatedRoutes: AuthedRoutes[] = [
@@ -27,6 +28,7 @@ const validatedRoutes: AuthedRoutes[] = [
   registerApiKeyRoutes,
   registerDashboardRoutes,
   registerWebhookRoutes,
+  registerAnalyticsRoutes,
 ];
 
 export async function apiPlugin(app: FastifyInstance, deps: ApiDeps): Promise<void> {

@@ -2,7 +2,7 @@
 // (docs/dashboard.md "Serving"). The files of services/dashboard/dist are read once at boot, gzipped once,
 // and answered from memory: hashed /assets/* are immutable for a year, index.html is revalidated every
 // time. `GET /` and any GET of an unknown path outside the API, tracking and operations prefixes that
-// accepts text/html answer index.html, so the SPA's history routes (/programs/1/overview, /settings, ...)
+// accepts HTML (text/html, text/* or */*: wantsHtml) answer index.html, so the SPA's history routes (/programs/1/overview, /settings, ...)
 // load on a refresh or a pasted link. Unknown /api/* paths keep their JSON 404. When dist is missing the
 // process still starts; those pages answer 503 "dashboard not built".
 import { readFile, readdir, stat } from 'node:fs/promises';
@@ -123,8 +123,12 @@ function send(req: FastifyRequest, reply: FastifyReply, file: StaticFile): Fasti
   return reply.send(file.body);
 }
 
-function wantsHtml(req: FastifyRequest): boolean {
-  return /\btext\/html\b/.test(String(req.headers.accept ?? ''));
+// Whether the request takes an HTML page: its Accept names text/html, text/* or */* (curl and most HTTP
+// clients send "*/*", and SPA servers answer those with the page). A client that lists other types alone
+// (application/json), or sends no Accept, gets the JSON 404.
+export function wantsHtml(req: Pick<FastifyRequest, 'headers'>): boolean {
+  const accept = req.headers.accept ?? '';
+  return /(^|,)\s*(text\/html|text\/\*|\*\/\*)\s*(;|,|$)/i.test(accept);
 }
 
 function notFound(req: FastifyRequest, reply: FastifyReply): FastifyReply {

@@ -150,7 +150,8 @@ t.test('sign up with a cookie; log out revokes and clears it', async (t) => {
   const cleared = out.res.headers.get('set-cookie') ?? '';
   t.match(cleared, /^svc_session=;/);
   t.match(cleared, /Max-Age=0/);
-  t.equal((await getJson(url('/api/auth/session'), cookie)).status, 401, 'the session is revoked');
+  const gone = await getJson(url('/api/auth/session'), cookie);
+  t.same([gone.status, gone.body], [200, { data: null }], 'the session is revoked: no session');
   t.equal((await getJson(url('/api/advertiser/affiliate-programs'), cookie)).status, 401);
 });
 
@@ -159,11 +160,9 @@ t.test("another user's revoked session in the cookie is 401; GET with an API key
   const s = await logIn(victim.email);
   await sql`update sessions set revoked_at = now() where token_hash = sha256(${s.token}::bytea)`;
   const attacker = await signup(svc);
-  for (const path of ['/api/auth/session', '/api/advertiser/affiliate-programs']) {
-    const r = await getJson(url(path), { cookie: s.pair });
-    t.equal(r.status, 401, path);
-    t.same(r.body, { error: 'Invalid or expired session' });
-  }
+  const read = await getJson(url('/api/advertiser/affiliate-programs'), { cookie: s.pair });
+  t.equal(read.status, 401);
+  t.same(read.body, { error: 'Invalid or expired session' });
   const r = await send(
     'POST',
     '/api/advertiser/affiliate-programs',
@@ -177,6 +176,31 @@ t.test("another user's revoked session in the cookie is 401; GET with an API key
   t.equal((await getJson(url('/api/auth/session'), bearer(victim.session))).status, 200, 'Bearer GET works');
   t.equal((await getJson(url('/api/auth/session'), bearer('affk_nothing'))).status, 401);
 });
+
+t.test(
+  'GET /api/auth/session: no session is an answer (200 null), a wrong Bearer credential an error',
+  async (t) => {
+    const u = await signup(svc);
+    const s = await logIn(u.email);
+    const none = await getJson(url('/api/auth/session'));
+    t.same([none.status, none.body], [200, { data: null }], 'no cookie, no header: no session');
+    await sql`update sessions set revoked_at = now() where token_hash = sha256(${s.token}::bytea)`;
+    const res = await fetch(url('/api/auth/session'), { headers: { cookie: s.pair } });
+    t.same([res.status, await res.json()], [200, { data: null }], 'a dead cookie: no session');
+    t.match(res.headers.get('set-cookie') ?? '', /^svc_session=;.*Max-Age=0/, 'and the cookie is cleared');
+    const junk = await getJson(url('/api/auth/session'), { cookie: 'svc_session=nope' });
+    t.same([junk.status, junk.body], [200, { data: null }], 'a cookie that is no session: no session');
+    for (const [header, error] of [
+      [bearer(s.token), 'Invalid or expired session'],
+      [bearer('sess_nothing'), 'Invalid or expired session'],
+      [bearer(u.session.replace('sess_', 'affk_')), 'This needs a dashboard session'],
+      [{ authorization: 'Basic x' }, 'Authorization must be "Bearer <credential>"'],
+    ] as const) {
+      const r = await getJson(url('/api/auth/session'), header);
+      t.same([r.status, r.body], [401, { error }], header.authorization);
+    }
+  },
+);
 
 t.test('Secure over HTTPS behind a trusted proxy only', async (t) => {
   const u = await signup(svc);

@@ -252,7 +252,7 @@ t.test(
 
 t.test('a viewer is offered no write action', async (t) => {
   const owner = await getJson(url('/api/auth/session'));
-  t.equal(owner.status, 401, 'no ambient session outside the browser');
+  t.same(owner.body, { data: null }, 'no ambient session outside the browser');
   const [ws] = await sql<
     { workspace_id: string }[]
   >`select workspace_id from programs where id = ${programId}`;

@@ -99,6 +99,17 @@ t.test('history routes answer index.html; the API, tracking and missing assets d
   t.equal(asset.statusCode, 404, 'a replaced asset is a 404, not HTML');
   const json = await a.inject({ method: 'GET', url: '/programs', headers: { accept: 'application/json' } });
   t.equal(json.statusCode, 404, 'not an HTML request: the JSON 404');
+  // curl and most HTTP clients send */*; SPA servers answer them the page (issue 20: GET /docs).
+  for (const accept of ['*/*', 'application/json, */*;q=0.1', 'text/*', 'TEXT/HTML']) {
+    const r = await a.inject({ method: 'GET', url: '/docs', headers: { accept } });
+    t.equal(r.statusCode, 200, `Accept: ${accept} gets the page`);
+    t.equal(r.body, INDEX);
+  }
+  t.equal((await a.inject({ method: 'GET', url: '/docs' })).statusCode, 404, 'no Accept: the JSON 404');
+  for (const accept of ['application/json', 'image/png, application/xml', 'text/htmlx']) {
+    const r = await a.inject({ method: 'GET', url: '/docs', headers: { accept } });
+    t.equal(r.statusCode, 404, `Accept: ${accept} is not HTML`);
+  }
   t.equal((await a.inject({ method: 'POST', url: '/programs', headers: html })).statusCode, 404, 'POST');
   t.equal(
     (await a.inject({ method: 'GET', url: '/%E0%A4%A', headers: html })).statusCode,

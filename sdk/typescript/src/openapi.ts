@@ -1406,7 +1406,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The current session (cookie or Bearer): user, workspaces, CSRF token, expiry */
+        /**
+         * The current session (cookie or Bearer): user, workspaces, CSRF token, expiry
+         * @description With an Authorization header: that `sess_` session, or 401 (a credential that is not a live dashboard session is an error, as on every route). Without one, the `svc_session` cookie's session; no cookie, or one whose session expired or was revoked, is 200 `{ "data": null }`: "no session" is an answer, not an error (the dashboard asks on every first load), and a dead cookie is cleared.
+         */
         get: {
             parameters: {
                 query?: never;
@@ -1439,7 +1442,7 @@ export interface paths {
                                 csrf_token?: string;
                                 /** Format: date-time */
                                 expires_at?: string;
-                            };
+                            } | null;
                         };
                     };
                 };
@@ -4574,7 +4577,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Daily performance and totals with trends versus the previous period of equal length */
+        /**
+         * Daily performance and totals with trends versus the previous period of equal length
+         * @description With `partnerId` and/or `linkId`, the same answer counted only for that partner or link (from the partner and link keys of the daily breakdown rollup); `partners` is then that partner joining the program. A partner or link that is not the program's, or a link that is not the partner's, is 404 `Partner not found` / `Link not found`.
+         */
         get: {
             parameters: {
                 query?: {
@@ -4583,6 +4589,10 @@ export interface paths {
                     dateFrom?: string;
                     /** @description With dateFrom: a custom range of whole UTC days */
                     dateTo?: string;
+                    /** @description Only this partner's clicks, its customers' leads and conversions, its sales and commission */
+                    partnerId?: number;
+                    /** @description Only this link's clicks and what its customers did (with partnerId: a link of that partner) */
+                    linkId?: number;
                 };
                 header?: never;
                 path: {
@@ -5803,6 +5813,124 @@ export interface paths {
                 };
             };
         };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/tracking/breakdown/{programId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Clicks, leads, conversions, revenue and commission by partner, link, country, device, referrer or page
+         * @description One row per key of the dimension over the days (the period rules of performance), sorted by clicks (descending) then key, at most `limit`. `partner` and `link`: every metric is theirs (key: the id, label: the partner name or short link). The other dimensions count clicks by the click, and leads, conversions, revenue and commission by the customer's attributing click (its first): `country` (ISO code, label the English name), `device` (mobile, desktop, tablet, bot, ...), `browser`, `os`, `referrer` (host of referrer_url, lower case), `landing_page` (page_url without query or fragment). A missing value is key `unknown`. A visit dimension keeps at most 250 distinct keys per program and UTC day (the first seen that day); the rest of that day counts under `other`. Test events are excluded; a refund changes nothing (the rollups count what was earned that day, like performance). `meta.keys`: the number of distinct keys in the range. Reads O(days x keys) from the daily rollup.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    dimension?: "partner" | "link" | "country" | "device" | "browser" | "os" | "referrer" | "landing_page";
+                    period?: "7d" | "30d" | "90d" | "all";
+                    /** @description With the other date: a custom range of whole UTC days (ISO 8601 date or date-time, inclusive) */
+                    dateFrom?: string;
+                    /** @description With the other date: a custom range of whole UTC days (ISO 8601 date or date-time, inclusive) */
+                    dateTo?: string;
+                    limit?: number;
+                };
+                header?: never;
+                path: {
+                    /** @description Program id */
+                    programId: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data?: {
+                                key?: string;
+                                label?: string;
+                                clicks?: number;
+                                leads?: number;
+                                conversions?: number;
+                                /** @description Dollars (the program currency), 2 decimals */
+                                revenue?: number;
+                                /** @description Dollars (the program currency), 2 decimals */
+                                commission?: number;
+                            }[];
+                            meta?: {
+                                /** @enum {string} */
+                                dimension?: "partner" | "link" | "country" | "device" | "browser" | "os" | "referrer" | "landing_page";
+                                /** @enum {string} */
+                                period?: "7d" | "30d" | "90d" | "all" | "custom";
+                                /** Format: date-time */
+                                dateFrom?: string;
+                                /** Format: date-time */
+                                dateTo?: string;
+                                /** @description Distinct keys in the range (before limit) */
+                                keys?: number;
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;

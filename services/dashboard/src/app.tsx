@@ -6,6 +6,7 @@ import { Link, match, navigate, useLocation } from './router.tsx';
 import { SessionContext, loadSession, logOut, storeWorkspace, storedWorkspace } from './session.tsx';
 import type { Role, SessionInfo, SessionState } from './session.tsx';
 import { ErrorBox, Loading, messageOf } from './ui.tsx';
+import type { ProgramPageProps } from './ui.tsx';
 import { Login, Signup } from './pages/Auth.tsx';
 import { Programs } from './pages/Programs.tsx';
 import { Settings } from './pages/Settings.tsx';
@@ -15,10 +16,6 @@ import { Partners } from './pages/Partners.tsx';
 import { Commissions } from './pages/Commissions.tsx';
 import { Integration } from './pages/Integration.tsx';
 import { Docs } from './pages/Docs.tsx';
-
-export interface ProgramPageProps {
-  programId: number;
-}
 
 const PROGRAM_PAGES: {
   slug: string;

@@ -142,9 +142,14 @@ export function useProgram(programId: number): Loaded<Program> {
   );
 }
 
+/** What a program page gets from the route table (app.tsx): the program's id from the path. */
+export interface ProgramPageProps {
+  programId: number;
+}
+
 /** A page of one program: its heading, then `Body` once the program is loaded (or the error). */
 export function programPage(title: string, Body: (props: { program: Program }) => ComponentChildren) {
-  return function ProgramPage({ programId }: { programId: number }) {
+  return function ProgramPage({ programId }: ProgramPageProps) {
     const program = useProgram(programId);
     return (
       <>

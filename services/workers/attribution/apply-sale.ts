@@ -12,6 +12,7 @@ import { currencyMismatch } from '../../../shared/domain/money.ts';
 import { recordWebhookEvents } from '../../../shared/db/webhook-events.ts';
 import type { WebhookEventInput } from '../../../shared/db/webhook-events.ts';
 import { commissionData, saleData } from '../../../shared/webhooks/event-data.ts';
+import { CUSTOMER_KEY_COLUMNS, customerKeys } from '../../../shared/pipeline/breakdown.ts';
 
 export const DUPLICATE_SALE = 'Duplicate transaction_id. This sale has already been recorded.';
 
@@ -206,8 +207,8 @@ async function updateCustomers(
     where c.id = v.id`;
 }
 
-const CUSTOMER_COLUMNS = `id, program_id, partner_id, partner_program_id, customer_status, last_click_at,
-  first_purchase_date, first_commission_at, customer_key, click_id`;
+const CUSTOMER_COLUMNS = `id, program_id, partner_program_id, customer_status, last_click_at,
+  first_purchase_date, first_commission_at, customer_key, click_id, ${CUSTOMER_KEY_COLUMNS}`;
 
 /**
  * Whether a click id that matched no customer may still be in the pipeline and is worth waiting for: a
@@ -490,17 +491,20 @@ async function applySales(
       return testAnswer(p.cmd, saleId);
     }
     const { cmd, attribution: a } = p;
-    ctx.rollups.add(cmd.program_id, cmd.ts, {
-      sales: 1,
-      revenue_cents: cmd.amount_cents,
-      conversions: p.firstPurchase ? 1 : 0,
-    });
+    // The customer's keys (its partner, link and attributing click's visit keys): its sales count there.
+    const keys = customerKeys(a.customer);
+    ctx.rollups.add(
+      cmd.program_id,
+      cmd.ts,
+      { sales: 1, revenue_cents: cmd.amount_cents, conversions: p.firstPurchase ? 1 : 0 },
+      keys,
+    );
     const commissionId = a.noCommission ? undefined : commissionIds.get(saleId);
     recordEvents(cmd, saleId, a, commissionId ?? null);
     if (a.noCommission) return noCommissionAnswer(cmd, saleId, a.noCommission);
     if (commissionId === undefined)
       return { programId: cmd.program_id, statusCode: 500, body: { error: 'Failed to create commission' } };
-    ctx.rollups.add(cmd.program_id, cmd.ts, { commission_cents: a.amount });
+    ctx.rollups.add(cmd.program_id, cmd.ts, { commission_cents: a.amount }, keys);
     return commissionAnswer(cmd, a, saleId, commissionId);
   });
   await recordWebhookEvents(tx, kafkaPrefix, events, ctx.memo);

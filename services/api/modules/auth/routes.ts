@@ -19,7 +19,7 @@ import {
 } from '../../common.ts';
 import type { ApiDeps } from '../../deps.ts';
 import { authenticate, credentialOf } from './access.ts';
-import { clearedSessionCookie, csrfTokenFor, sessionCookie } from './cookie.ts';
+import { SESSION_COOKIE, clearedSessionCookie, csrfTokenFor, readCookie, sessionCookie } from './cookie.ts';
 import { createAuthDal } from './dal.ts';
 import { ROLES, optionalNameError, parseSignup, passwordError, signupEmailError } from './service.ts';
 
@@ -102,8 +102,13 @@ const sessionSignupSchema = {
 const sessionGetSchema = {
   tags: ['auth'],
   summary: 'The current session (cookie or Bearer): user, workspaces, CSRF token, expiry',
+  description:
+    'With an Authorization header: that `sess_` session, or 401 (a credential that is not a live ' +
+    "dashboard session is an error, as on every route). Without one, the `svc_session` cookie's session; " +
+    'no cookie, or one whose session expired or was revoked, is 200 `{ "data": null }`: "no session" is an ' +
+    'answer, not an error (the dashboard asks on every first load), and a dead cookie is cleared.',
   security: sessionSecurity,
-  response: { 200: dataOf(sessionInfo), 401: ERROR_SCHEMA },
+  response: { 200: Obj({ data: Nullable(sessionInfo) }), 401: ERROR_SCHEMA },
 };
 
 const sessionDeleteSchema = {
@@ -204,11 +209,20 @@ export function registerAuthRoutes(fastify: FastifyInstance, deps: ApiDeps): voi
     },
   );
 
-  app.get('/api/auth/session', { schema: sessionGetSchema }, async (req) => {
+  app.get('/api/auth/session', { schema: sessionGetSchema }, async (req, reply) => {
+    const viaHeader = req.headers.authorization !== undefined;
+    if (!viaHeader && readCookie(req.headers.cookie, SESSION_COOKIE) === undefined) return { data: null };
     const { token } = credentialOf(req);
-    if (!token.startsWith('sess_')) throw new HttpError(401, 'This needs a dashboard session');
-    const row = await dal.sessionByHash(hashSecret(token));
-    if (!row) throw new HttpError(401, 'Invalid or expired session');
+    const row = token.startsWith('sess_') ? await dal.sessionByHash(hashSecret(token)) : undefined;
+    if (!row) {
+      if (viaHeader) {
+        if (!token.startsWith('sess_')) throw new HttpError(401, 'This needs a dashboard session');
+        throw new HttpError(401, 'Invalid or expired session');
+      }
+      // The browser's cookie outlived its session: no session, and the cookie goes.
+      reply.header('set-cookie', clearedSessionCookie(req.protocol === 'https'));
+      return { data: null };
+    }
     return sessionAnswer(Number(row.user_id), token, row.expires_at);
   });
 

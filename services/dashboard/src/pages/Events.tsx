@@ -2,7 +2,6 @@
 // filter, a date range and pages. Times are shown in the viewer's timezone; the range is in UTC days.
 import { useState } from 'preact/hooks';
 import { api } from '../api.ts';
-import type { ProgramPageProps } from '../app.tsx';
 import {
   ErrorBox,
   GeoCredit,
@@ -15,6 +14,7 @@ import {
   useLoad,
   useProgram,
 } from '../ui.tsx';
+import type { ProgramPageProps } from '../ui.tsx';
 
 interface EventRow {
   id: string;
@@ -148,6 +148,7 @@ function EventLine(props: { ev: EventRow; currency: string }) {
       <>
         {ev.page_url ? <span class="url">{ev.page_url}</span> : 'No page URL'}
         {ev.referrer_url && <span class="subtle"> from {ev.referrer_url}</span>}
+        <ClickId id={ev.click_id} />
         {ev.converted && (
           <>
             {' '}
@@ -163,6 +164,7 @@ function EventLine(props: { ev: EventRow; currency: string }) {
     details = (
       <>
         Customer <code>{ev.customer_key ?? '—'}</code>
+        <ClickId id={ev.click_id} />
         {ev.converted && (
           <>
             {' '}
@@ -198,6 +200,17 @@ function EventLine(props: { ev: EventRow; currency: string }) {
       <td data-label="Details">{details}</td>
       <td data-label="Device and place">{place}</td>
     </tr>
+  );
+}
+
+/** The click id an integrator passes from the browser to its lead and sale calls (attribution). */
+function ClickId(props: { id: string | null | undefined }) {
+  if (!props.id) return null;
+  return (
+    <span class="subtle click-id">
+      {' '}
+      · click_id <code>{props.id}</code>
+    </span>
   );
 }
 

@@ -3,7 +3,7 @@
 // events the way `svc test click|lead|sale` does (the tracking routes, no token, additional_data.test_mode).
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api } from '../api.ts';
-import type { ProgramPageProps } from '../app.tsx';
+import type { ProgramPageProps } from '../ui.tsx';
 import { Link } from '../router.tsx';
 import { useSession } from '../session.tsx';
 import { CodeBlock, ErrorBox, Loading, PageTitle, dateTime, messageOf, useLoad, useProgram } from '../ui.tsx';

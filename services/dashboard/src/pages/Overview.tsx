@@ -1,11 +1,15 @@
-// A program's home: totals with their trend against the previous period of equal length, and the daily
-// charts (uPlot) with a table alternative. Days are whole UTC days (GET /api/tracking/performance).
+// A program's home: totals with their trend against the previous period of equal length, the daily charts
+// (uPlot) with a table alternative, and who and where the traffic came from (OverviewPanels.tsx). Days are
+// whole UTC days (GET /api/tracking/performance). Picking a partner or link in a panel narrows the totals
+// and charts to it (the performance filters), with a chip to go back to the whole program.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 import { api } from '../api.ts';
-import type { ProgramPageProps } from '../app.tsx';
+import type { ProgramPageProps } from '../ui.tsx';
 import { ErrorBox, Loading, PageTitle, Table, money, num, useLoad, useProgram } from '../ui.tsx';
+import { OverviewPanels } from './OverviewPanels.tsx';
+import type { OverviewFilter } from './OverviewPanels.tsx';
 
 interface Trend {
   trend: number;
@@ -68,22 +72,29 @@ const utcDay = (iso: string) => iso.slice(0, 10);
 export function Overview(props: ProgramPageProps) {
   const program = useProgram(props.programId);
   const [query, setQuery] = useState<Query>({ period: '30d' });
+  const [filter, setFilter] = useState<OverviewFilter | null>(null);
   const perf = useLoad(async () => {
     const path = `/api/tracking/performance/${props.programId}`;
-    const cur = await api.get<Performance>(path, query);
+    const only = filter && { [filter.kind === 'partner' ? 'partnerId' : 'linkId']: filter.id };
+    const cur = await api.get<Performance>(path, { ...query, ...only });
     // The rates' trends: the same totals for the previous period (the API gives trends for counts only).
     const prevRange = cur.meta.previousPeriod;
     const prev = await api
-      .get<Performance>(path, { dateFrom: utcDay(prevRange.dateFrom), dateTo: utcDay(prevRange.dateTo) })
+      .get<Performance>(path, {
+        dateFrom: utcDay(prevRange.dateFrom),
+        dateTo: utcDay(prevRange.dateTo),
+        ...only,
+      })
       .catch(() => null);
     return { cur, prev };
-  }, [props.programId, JSON.stringify(query)]);
+  }, [props.programId, JSON.stringify(query), filter?.kind, filter?.id]);
   const currency = program.data?.currency ?? 'USD';
 
   return (
     <>
       <PageTitle title="Overview" program={program.data} />
       <PeriodPicker query={query} onChange={setQuery} />
+      {filter && <FilterChip filter={filter} onClear={() => setFilter(null)} />}
       {program.error || perf.error ? (
         <ErrorBox error={program.error ?? perf.error} />
       ) : !perf.data || !program.data ? (
@@ -91,7 +102,33 @@ export function Overview(props: ProgramPageProps) {
       ) : (
         <OverviewBody cur={perf.data.cur} prev={perf.data.prev} currency={currency} stale={perf.loading} />
       )}
+      {program.data && (
+        <OverviewPanels
+          programId={props.programId}
+          query={query}
+          currency={currency}
+          filter={filter}
+          onFilter={setFilter}
+        />
+      )}
     </>
+  );
+}
+
+/** What the totals and charts are narrowed to, and the way back to the whole program. */
+function FilterChip(props: { filter: OverviewFilter; onClear(): void }) {
+  const { kind, label } = props.filter;
+  return (
+    <p class="chip" role="status" data-testid="filter-chip">
+      Totals and charts for {kind} <strong>{label}</strong> only{' '}
+      <button
+        type="button"
+        onClick={props.onClear}
+        aria-label={`Clear the ${kind} filter: show the whole program`}
+      >
+        ✕ Clear
+      </button>
+    </p>
   );
 }
 

@@ -1,5 +1,6 @@
-// Partners: the program's partners with their balances, adding one, and per partner its referral links
-// (create, copy the full URL, activate / deactivate, clicks and last click).
+// Partners: the program's partners with what each brought in a period (clicks, conversions, revenue and
+// commission, from GET /api/tracking/breakdown by partner) and their balances, adding one, and per partner
+// its referral links (create, copy the full URL, activate / deactivate, clicks and last click).
 import { useState } from 'preact/hooks';
 import { api } from '../api.ts';
 import { useSession } from '../session.tsx';
@@ -41,6 +42,22 @@ interface Link {
 
 const base = (programId: number) => `/api/advertiser/affiliate-programs/${programId}`;
 
+interface PartnerFigures {
+  clicks: number;
+  conversions: number;
+  revenue: number;
+  commission: number;
+}
+type Period = '7d' | '30d' | '90d' | 'all';
+const PERIODS: { value: Period; label: string }[] = [
+  { value: '7d', label: '7 days' },
+  { value: '30d', label: '30 days' },
+  { value: '90d', label: '90 days' },
+  { value: 'all', label: 'All time' },
+];
+/** The breakdown answers at most 100 keys: the partners with the most clicks. */
+const FIGURES_LIMIT = 100;
+
 export const Partners = programPage('Partners', PartnersOf);
 
 function PartnersOf({ program }: { program: Program }) {
@@ -51,11 +68,25 @@ function PartnersOf({ program }: { program: Program }) {
   );
   const [landing, setLanding] = useState(defaultLanding(program.allowed_origins));
   const [open, setOpen] = useState<number | null>(null);
+  const [period, setPeriod] = useState<Period>('30d');
+  const figures = useLoad(async () => {
+    const b = await api.get<{ data: ({ key: string } & PartnerFigures)[]; meta: { keys: number } }>(
+      `/api/tracking/breakdown/${program.id}`,
+      { dimension: 'partner', period, limit: FIGURES_LIMIT },
+    );
+    return { byId: new Map(b.data.map((r) => [r.key, r])), complete: b.meta.keys <= b.data.length };
+  }, [program.id, period]);
+  const zero: PartnerFigures = { clicks: 0, conversions: 0, revenue: 0, commission: 0 };
+  /** A partner's figures; null while loading, or when it is not among the FIGURES_LIMIT shown. */
+  const figuresOf = (id: number): PartnerFigures | null =>
+    figures.data?.byId.get(String(id)) ?? (figures.data?.complete ? zero : null);
+  const cents = (units: number) => money(Math.round(units * 100), program.currency);
 
   return (
     <>
       <p class="lede">
-        {program.name} · balances in {program.currency}
+        {program.name} · clicks, conversions, revenue and commission for the period chosen below; balances in{' '}
+        {program.currency}
       </p>
       {canWrite ? (
         <AddPartner programId={program.id} onAdded={partners.reload} />
@@ -77,6 +108,14 @@ function PartnersOf({ program }: { program: Program }) {
           origin to suggest one.
         </p>
       )}
+      <div class="toolbar" role="group" aria-label="Period of the partners' figures">
+        {PERIODS.map((p) => (
+          <button type="button" aria-pressed={period === p.value} onClick={() => setPeriod(p.value)}>
+            {p.label}
+          </button>
+        ))}
+      </div>
+      <ErrorBox error={figures.error} />
       <Show loaded={partners}>
         {(list) =>
           list.length === 0 ? (
@@ -89,6 +128,9 @@ function PartnersOf({ program }: { program: Program }) {
                 'Partner',
                 'Status',
                 'Clicks',
+                'Conversions',
+                'Revenue',
+                'Commission',
                 'Balance in this program',
                 'Balance, all programs',
                 'Joined',
@@ -103,7 +145,7 @@ function PartnersOf({ program }: { program: Program }) {
                     <span class="muted">{p.email}</span>
                   </td>
                   <td>{p.status}</td>
-                  <td>{p.clicks}</td>
+                  <PartnerCells figures={figuresOf(p.id)} money={cents} />
                   <td class={p.program_balance_cents < 0 ? 'negative' : undefined}>
                     {money(p.program_balance_cents, program.currency)}
                   </td>
@@ -125,7 +167,7 @@ function PartnersOf({ program }: { program: Program }) {
                 </tr>,
                 open === p.id && (
                   <tr key={`links-${p.id}`} id={`links-${p.id}`}>
-                    <td colSpan={7}>
+                    <td colSpan={10}>
                       <PartnerLinks programId={program.id} partner={p} landing={landing} />
                     </td>
                   </tr>
@@ -135,6 +177,19 @@ function PartnersOf({ program }: { program: Program }) {
           )
         }
       </Show>
+    </>
+  );
+}
+
+/** Clicks, conversions, revenue and commission of the period ("—": not loaded, or past the top 100). */
+function PartnerCells(props: { figures: PartnerFigures | null; money(units: number): string }) {
+  const f = props.figures;
+  return (
+    <>
+      <td data-testid="partner-clicks">{f ? f.clicks : '—'}</td>
+      <td>{f ? f.conversions : '—'}</td>
+      <td>{f ? props.money(f.revenue) : '—'}</td>
+      <td>{f ? props.money(f.commission) : '—'}</td>
     </>
   );
 }

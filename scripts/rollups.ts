@@ -1,0 +1,220 @@
+// npm run rollups: rebuilds the dimensional rollup (program_daily_breakdown) from the raw events, resumably,
+// and checks the rollups against the raw events. USAGE says how; the SQL is in lib/rollups.ts.
+import { cli } from './lib/cli.ts';
+import { checkProgram, describe, fillCustomerKeys, programDays, rebuildDay } from './lib/rollups.ts';
+import type { DayRange, Difference } from './lib/rollups.ts';
+import { loadConfig } from '../shared/config.ts';
+import { createSql } from '../shared/db/sql.ts';
+import type { Sql } from '../shared/db/sql.ts';
+import { migrate } from '../shared/db/migrate.ts';
+import { createLogger } from '../shared/logger.ts';
+
+const USAGE = `Usage: npm run rollups -- (--rebuild | --check | --rebuild --check) [options]
+
+The dimensional daily rollup (program_daily_breakdown: clicks, leads, conversions, sales, revenue and
+commission per partner, link, country, device, browser, OS, referrer host and landing page) is kept by the
+workers as events arrive. This rebuilds it from the raw events, for data that existed before it (or to
+repair it), and checks it.
+
+  --rebuild           First fills the attributing-click keys of customers that have none (created before
+                      migration 0014), then rewrites each program's days one (program, day) at a time, each
+                      in its own transaction, in program then day order, printing its progress. Safe while
+                      the workers run: a day's rewrite holds that day's program_daily_stats row, as every
+                      worker does before it writes the day. Resumable: the last day done is recorded in the
+                      same transaction (table rollup_rebuilds), and a --rebuild of the same scope after an
+                      interruption (Ctrl-C, a crash) resumes after it.
+  --check             Compares program_daily_stats and program_daily_breakdown with a plain SQL aggregate
+                      over the raw events (click_events, lead_events, customers, sales, commissions), in
+                      one snapshot per program: every key equal, \`other\` equal to the keys past the daily
+                      cap, no more than the cap. Prints each difference; exit status 1 if there is any.
+                      With --rebuild it runs after the rebuild.
+
+Options:
+  --program <ids>     only these programs (comma-separated ids; default: every program)
+  --from <date>       only days from this UTC day (YYYY-MM-DD; default: the first)
+  --to <date>         only days up to this UTC day (YYYY-MM-DD, inclusive; default: the last)
+  --restart           with --rebuild: start over instead of resuming an unfinished run of the same scope
+  --max-days <n>      with --rebuild: stop after n days (the next --rebuild resumes): a long rebuild in slices
+  -h, --help          this text
+
+Environment: DATABASE_URL (default: the Postgres of \`npm start\`). Migrations are applied first.
+Exit status: 0, 1 when --check found a difference, 2 for a usage error.`;
+
+const { values, int } = cli(USAGE, {
+  rebuild: { type: 'boolean' },
+  check: { type: 'boolean' },
+  program: { type: 'string' },
+  from: { type: 'string' },
+  to: { type: 'string' },
+  restart: { type: 'boolean' },
+  'max-days': { type: 'string' },
+});
+
+function usageError(message: string): never {
+  process.stderr.write(`${message}\n\n${USAGE}\n`);
+  process.exit(2);
+}
+const DAY_RE = /^\d{4}-\d{2}-\d{2}$/;
+const dayArg = (name: 'from' | 'to'): string | null => {
+  const v = values[name] as string | undefined;
+  if (v === undefined) return null;
+  if (!DAY_RE.test(v) || Number.isNaN(Date.parse(`${v}T00:00:00Z`)))
+    usageError(`--${name} must be a date YYYY-MM-DD (got "${v}")`);
+  return v;
+};
+if (!values.rebuild && !values.check) usageError('say --rebuild, --check or both');
+const range: DayRange = { first: dayArg('from'), last: dayArg('to') };
+if (range.first !== null && range.last !== null && range.first > range.last)
+  usageError('--from must not be after --to');
+let only: number[] | null = null;
+if (values.program !== undefined) {
+  only = (values.program as string).split(',').map((s) => Number(s.trim()));
+  if (only.some((n) => !Number.isSafeInteger(n) || n <= 0))
+    usageError(`--program must be program ids separated by commas (got "${values.program as string}")`);
+  only.sort((a, b) => a - b);
+}
+
+const maxDays = int('max-days', Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER);
+
+const cfg = loadConfig();
+await migrate(cfg.databaseUrl, createLogger('rollups', 'warn'));
+const sql = createSql(cfg.databaseUrl, 2, 'svc-rollups');
+let interrupted = false;
+process.on('SIGINT', () => {
+  if (interrupted) process.exit(130);
+  interrupted = true;
+  process.stdout.write('\ninterrupted: stopping after this day (run the same command again to resume)\n');
+});
+
+const say = (s: string) => process.stdout.write(`${s}\n`);
+
+async function programs(): Promise<number[]> {
+  const rows = await sql<{ id: string }[]>`
+    select id::text from programs ${only === null ? sql`` : sql`where id = any(${only}::bigint[])`} order by id`;
+  const ids = rows.map((r) => Number(r.id));
+  if (only !== null) {
+    const missing = only.filter((id) => !ids.includes(id));
+    if (missing.length > 0) usageError(`no program ${missing.join(', ')}`);
+  }
+  return ids;
+}
+
+interface Run {
+  id: number;
+  doneProgram: number | null;
+  doneDay: string | null;
+  chunks: number;
+}
+
+/** The unfinished run of this scope (to resume), or a new one. */
+async function startRun(): Promise<Run> {
+  const scope = sql`program_ids is not distinct from ${only}::bigint[]
+    and first_day is not distinct from ${range.first}::date and last_day is not distinct from ${range.last}::date`;
+  if (values.restart)
+    await sql`update rollup_rebuilds set finished_at = now() where finished_at is null and ${scope}`;
+  const [open] = await sql<
+    { id: string; done_program_id: string | null; done_day: string | null; chunks: string }[]
+  >`
+    select id::text, done_program_id::text, done_day::text, chunks::text from rollup_rebuilds
+    where finished_at is null and ${scope} order by id desc limit 1`;
+  if (open) {
+    const run = {
+      id: Number(open.id),
+      doneProgram: open.done_program_id === null ? null : Number(open.done_program_id),
+      doneDay: open.done_day,
+      chunks: Number(open.chunks),
+    };
+    say(
+      run.doneProgram === null
+        ? `resuming rebuild #${run.id} (nothing done yet)`
+        : `resuming rebuild #${run.id} after program ${run.doneProgram}, day ${run.doneDay} (${run.chunks} days done)`,
+    );
+    return run;
+  }
+  const [row] = await sql<{ id: string }[]>`
+    insert into rollup_rebuilds (program_ids, first_day, last_day)
+    values (${only}::bigint[], ${range.first}::date, ${range.last}::date) returning id::text`;
+  say(`rebuild #${row!.id} started`);
+  return { id: Number(row!.id), doneProgram: null, doneDay: null, chunks: 0 };
+}
+
+async function rebuild(): Promise<boolean> {
+  const ids = await programs();
+  const run = await startRun();
+  const started = Date.now();
+  let done = 0;
+  let lastLine = 0;
+  for (const [i, programId] of ids.entries()) {
+    if (run.doneProgram !== null && programId < run.doneProgram) continue;
+    const filled = await fillCustomerKeys(sql, programId);
+    const days = (await programDays(sql, programId, range)).filter(
+      (d) => run.doneProgram !== programId || run.doneDay === null || d > run.doneDay,
+    );
+    say(
+      `program ${programId} (${i + 1} of ${ids.length}): ${days.length} days to rebuild` +
+        (filled > 0 ? `, attributing-click keys filled on ${filled} customers` : ''),
+    );
+    for (const [j, day] of days.entries()) {
+      if (interrupted) return false;
+      if (done >= maxDays) {
+        say(`stopped after ${done} days (--max-days); run it again to resume rebuild #${run.id}`);
+        return true;
+      }
+      await rebuildDay(
+        sql,
+        programId,
+        day,
+        (tx) =>
+          tx`update rollup_rebuilds set done_program_id = ${programId}, done_day = ${day}::date, chunks = chunks + 1
+             where id = ${run.id}`,
+      );
+      done++;
+      if (Date.now() - lastLine > 2000 || j === days.length - 1) {
+        lastLine = Date.now();
+        const rate = done / Math.max(0.001, (Date.now() - started) / 1000);
+        say(
+          `  program ${programId}: day ${day} (${j + 1} of ${days.length}); ${run.chunks + done} days done, ` +
+            `${rate.toFixed(1)} days/s`,
+        );
+      }
+    }
+  }
+  await sql`update rollup_rebuilds set finished_at = now() where id = ${run.id}`;
+  say(
+    `rebuild #${run.id} finished: ${run.chunks + done} days in ${((Date.now() - started) / 1000).toFixed(1)} s`,
+  );
+  return true;
+}
+
+/** Each program's rollups against the raw events, in one snapshot (the workers may be writing). */
+async function check(db: Sql): Promise<number> {
+  let found = 0;
+  for (const programId of await programs()) {
+    const diffs = await db.begin('isolation level repeatable read read only', (tx) =>
+      checkProgram(tx, programId, range),
+    );
+    report(programId, diffs);
+    found += diffs.length;
+  }
+  say(found === 0 ? 'check: the rollups equal the raw events' : `check: ${found} differences`);
+  return found;
+}
+
+function report(programId: number, diffs: Difference[]): void {
+  if (diffs.length === 0) {
+    say(`program ${programId}: equal`);
+    return;
+  }
+  say(`program ${programId}: ${diffs.length} differences`);
+  for (const d of diffs.slice(0, 20)) say(`  ${describe(d)}`);
+  if (diffs.length > 20) say(`  ... and ${diffs.length - 20} more`);
+}
+
+let status = 0;
+try {
+  if (values.rebuild && !(await rebuild())) status = 130;
+  if (status === 0 && values.check && (await check(sql)) > 0) status = 1;
+} finally {
+  await sql.end({ timeout: 5 });
+}
+process.exit(status);
