@@ -229,3 +229,21 @@ t.test('mail rows of another deployment (KAFKA_PREFIX) in the same database are 
   await sink.waitForMail((m) => mailId(m) === mine);
   t.match(await logRow(id), { status: 'queued', attempts: 0 }, 'not claimed');
 });
+
+t.test('without SMTP_URL: mail is recorded as skipped, and nothing waits for it', async (t) => {
+  const bare = await startServices(t, ['outbox-relay', 'mail-worker']);
+  t.notOk('SMTP_URL' in bare.env, 'no SMTP configured');
+  const id = `test:${uniq()}`;
+  await sql.begin((tx) => queueMail(tx, bare.prefix, [invite(id, `fay-${uniq()}@example.com`)]));
+  const row = await waitFor('recorded', async () => logRow(id));
+  t.match(row, { status: 'skipped', attempts: 0, last_error: null });
+  t.notOk(
+    sink.messages.some((m) => mailId(m) === id),
+    'not sent anywhere',
+  );
+  const list = await getJson(`${svc.baseUrl}/api/advertiser/mail?status=skipped`, bearer(owner.session));
+  t.ok(
+    (list.body.data as { id: string }[]).some((m) => m.id === id),
+    'the advertiser sees it skipped',
+  );
+});
