@@ -73,6 +73,17 @@ t.test('a committed mail arrives once, also when published twice; a rolled-back 
   t.match(await logRow(twice!), { status: 'sent', attempts: 1, last_error: null });
   t.notOk(await logRow(rolledBack!), 'nor recorded');
 
+  // Published once more after it was sent (a relay that died long after its produce): still one mail.
+  await writeOutbox(sql, [row]);
+  const sentinel2 = `test:${uniq()}:s2`;
+  await queue([invite(sentinel2, to)]);
+  await sink.waitForMail((m) => mailId(m) === sentinel2);
+  t.equal(
+    sink.messages.filter((m) => mailId(m) === twice).length,
+    1,
+    'a copy published after the mail was sent is not sent again',
+  );
+
   const mail = sink.messages.find((m) => mailId(m) === committed)!;
   const url = `${svc.baseUrl}/partner/invite/pinv_${committed}`;
   t.equal(mail.subject, `You're invited to the Shoes <b>&</b> "Socks" affiliate program`);
