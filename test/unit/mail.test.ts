@@ -12,6 +12,7 @@ import { loadConfig, ConfigError } from '../../shared/config.ts';
 import { parseDuration } from '../../shared/config-mail.ts';
 import { createLogger } from '../../shared/logger.ts';
 import { Counter } from 'prom-client';
+import { parseEffect } from '../../shared/contracts/commands.ts';
 
 const base = { workspace_id: 7, created_at: '2026-01-01T00:00:00.000Z' };
 const invite: MailMessage = {
@@ -244,4 +245,23 @@ t.test('send step: sent, retried, failed for good; a result is recorded by its o
     'an attempt past the last is not made',
   );
   t.same(sent, ['a'], 'd was not sent');
+});
+
+t.test('notification effects say whether they are mailed', async (t) => {
+  const effect = {
+    topic: 'notifications',
+    notification_key: 'k',
+    recipient_type: 'partner',
+    partner_id: 1,
+    workspace_id: null,
+    program_id: 1,
+    kind: 'commission_reversed',
+    title: 't',
+    body: 'b',
+    data: {},
+  };
+  const parse = (e: object) => parseEffect(Buffer.from(JSON.stringify(e)));
+  t.match(parse(effect), { notification_key: 'k' }, 'mail is optional');
+  t.match(parse({ ...effect, mail: true }), { mail: true });
+  t.equal(parse({ ...effect, mail: 'yes' }), 'bad mail');
 });
