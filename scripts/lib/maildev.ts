@@ -3,10 +3,10 @@
 // child process: its programmatic API installs SIGINT/SIGTERM handlers that end the process hosting it.
 // Its output goes to the debug log; its mail is kept in a folder of the stack, so it survives a restart.
 import { spawn } from 'node:child_process';
-import { createRequire } from 'node:module';
 import { mkdir, readFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { Logger } from '../../shared/logger.ts';
 import { waitForPort } from './stack.ts';
 
@@ -29,10 +29,18 @@ function portFree(port: number): Promise<boolean> {
   });
 }
 
+/** MailDev's command-line entry, from its package.json (the package exports no require entry or bin path). */
 async function maildevBin(): Promise<string> {
-  const pkgPath = createRequire(import.meta.url).resolve('maildev/package.json');
-  const pkg = JSON.parse(await readFile(pkgPath, 'utf8')) as { bin: Record<string, string> };
-  return join(dirname(pkgPath), pkg.bin.maildev!);
+  let dir = dirname(fileURLToPath(import.meta.resolve('maildev')));
+  for (;;) {
+    const pkg = JSON.parse(await readFile(join(dir, 'package.json'), 'utf8').catch(() => '{}')) as {
+      name?: string;
+      bin?: Record<string, string>;
+    };
+    if (pkg.name === 'maildev' && pkg.bin?.maildev) return join(dir, pkg.bin.maildev);
+    if (dirname(dir) === dir) throw new Error('maildev/package.json not found');
+    dir = dirname(dir);
+  }
 }
 
 /**
