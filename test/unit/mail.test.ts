@@ -8,7 +8,8 @@ import { createSendStep, failureNotice, retryDelay } from '../../services/worker
 import type { ClaimedMail, MailLog } from '../../services/workers/mail/log.ts';
 import { addressOf, messageIdOf, smtpError } from '../../services/workers/mail/smtp.ts';
 import type { MailMessage } from '../../shared/contracts/mail.ts';
-import { loadConfig, ConfigError } from '../../shared/config.ts';
+import { loadConfig } from '../../shared/config.ts';
+import type { ConfigError } from '../../shared/config.ts';
 import { parseDuration } from '../../shared/config-mail.ts';
 import { createLogger } from '../../shared/logger.ts';
 import { Counter } from 'prom-client';
