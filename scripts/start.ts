@@ -101,7 +101,7 @@ async function shutdown(): Promise<void> {
   const stopped = await Promise.allSettled([...running.values()].map((s) => s.stop()));
   for (const r of stopped)
     if (r.status === 'rejected') log.warn({ err: r.reason }, 'a service did not stop cleanly');
-  log.info('services stopped; stopping Kafka and Postgres');
+  log.info('services stopped; stopping Kafka, Postgres and MailDev');
   await Promise.allSettled([stack.stop(), maildev?.stop()]);
   log.info('stopped');
   process.exit(0);
