@@ -9,6 +9,7 @@ import { queueMail } from '../../shared/db/mail.ts';
 import type { MailInput } from '../../shared/db/mail.ts';
 import { lineWatcher, spawnService } from '../../scripts/lib/services.ts';
 import { startServices, testSql, waitFor } from '../helpers/stack.ts';
+import { freePort } from '../../scripts/lib/stack.ts';
 import { startSmtpSink } from '../helpers/smtp.ts';
 
 const CONCURRENCY = 5;
@@ -51,11 +52,11 @@ const sent = async (ids: string[]) =>
     >`select count(*)::int as n from mail_log where id = any(${ids}) and status = 'sent'`
   )[0]!.n;
 
-/** A second mail worker (startServices keeps one process per name). */
-async function secondWorker() {
+/** A second mail worker (startServices keeps one process per name), with its /metrics on `opsPort`. */
+async function secondWorker(opsPort: number) {
   const watch = lineWatcher();
   const p = spawnService('mail-worker', {
-    env: { ...svc.env, LOG_LEVEL: 'info' },
+    env: { ...svc.env, LOG_LEVEL: 'info', OPS_PORT: String(opsPort) },
     onLine: (line) => watch.onLine(line),
   });
   t.teardown(() => p.stop());
@@ -67,8 +68,17 @@ t.test('two workers share a backlog: every mail sent once', async (t) => {
   const ids = mailIds(200, 'shared');
   await queue(ids);
   await svc.start('mail-worker');
-  const b = await secondWorker();
+  const opsPort = await freePort();
+  const b = await secondWorker(opsPort);
   await waitFor('all recorded sent', async () => (await sent(ids)) === ids.length, 180_000, 200);
+  const metrics = await (await fetch(`http://127.0.0.1:${opsPort}/metrics`)).text();
+  const value = (name: string) =>
+    Number(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\d+)$`, 'm').exec(metrics)?.[1] ?? NaN);
+  t.ok(
+    value('svc_mail_sent_total') > 0,
+    `the second worker counts what it sent (${value('svc_mail_sent_total')})`,
+  );
+  t.equal(value('svc_mail_failed_total'), 0, 'and no failure');
   const attempts = await sql`
     select attempts, last_error, count(*)::int as n from mail_log where id = any(${ids})
     group by attempts, last_error`;
@@ -83,7 +93,7 @@ t.test('kill -9 mid-backlog, twice: nothing lost, a duplicate only where SMTP ha
   const ids = mailIds(600, 'crash');
   await queue(ids);
   await svc.start('mail-worker');
-  const b = await secondWorker();
+  const b = await secondWorker(await freePort());
   // Each kill at a random moment while mail flows (not right after a delivery, which would aim at the
   // window between the server's acceptance and the UPDATE that records it).
   const randomMoment = () => sleep(200 + Math.random() * 800);

@@ -72,6 +72,9 @@ t.test('a committed mail arrives once, also when published twice; a rolled-back 
   t.notOk(ids.includes(rolledBack), 'the rolled-back mail never');
   t.match(await logRow(twice!), { status: 'sent', attempts: 1, last_error: null });
   t.notOk(await logRow(rolledBack!), 'nor recorded');
+  const [kept] = await sql`select message->'data' as data from mail_log where id = ${twice!}`;
+  t.notOk('url' in kept!.data, 'a sent mail keeps no link (its token) in the log');
+  t.equal(kept!.data.program_name, 'Shoes', 'the rest of it stays');
 
   // Published once more after it was sent (a relay that died long after its produce): still one mail.
   await writeOutbox(sql, [row]);

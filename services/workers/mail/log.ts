@@ -2,7 +2,9 @@
 // queued (due at next_attempt_at) → sending (an attempt under way, leased until next_attempt_at) → sent, or
 // back to queued with a later next_attempt_at, or failed (the dead end); skipped when no SMTP is configured.
 // A result is recorded only by the attempt that claimed the row (its `attempts` value is the claim's token),
-// so a worker whose lease ran out cannot overwrite what a later attempt recorded.
+// so a worker whose lease ran out cannot overwrite what a later attempt recorded. The link of a mail (an
+// invite or sign-in token) is kept only while the mail may still be sent: a sent, failed or skipped row
+// loses `message.data.url`.
 import type { Sql } from '../../../shared/db/sql.ts';
 import type { MailMessage } from '../../../shared/contracts/mail.ts';
 import { notify } from '../../../shared/db/notifications.ts';
@@ -45,8 +47,9 @@ export function createMailLog(deps: { sql: Sql; topic: string; notify: NotifyCon
       const rows = await sql`
         insert into mail_log (id, topic, workspace_id, recipient, template, subject, message, status,
                               next_attempt_at)
-        select id, ${topic}, workspace_id, recipient, template, subject, message::jsonb, ${status},
-               case when ${status} = 'queued' then now() end
+        select id, ${topic}, workspace_id, recipient, template, subject,
+               case when ${status} = 'queued' then message::jsonb else message::jsonb #- '{data,url}' end,
+               ${status}, case when ${status} = 'queued' then now() end
         from unnest(
           ${mails.map((m) => m.message.id)}::text[],
           ${mails.map((m) => m.message.workspace_id)}::bigint[],
@@ -80,7 +83,8 @@ export function createMailLog(deps: { sql: Sql; topic: string; notify: NotifyCon
     async markSent(id, attempt) {
       const rows = await sql`
         update mail_log
-        set status = 'sent', sent_at = now(), next_attempt_at = null, last_error = null, updated_at = now()
+        set status = 'sent', sent_at = now(), next_attempt_at = null, last_error = null, updated_at = now(),
+            message = message #- '{data,url}'
         where id = ${id} and status = 'sending' and attempts = ${attempt}
         returning id`;
       return rows.length === 1;
@@ -100,11 +104,14 @@ export function createMailLog(deps: { sql: Sql; topic: string; notify: NotifyCon
       return sql.begin(async (tx) => {
         const rows = await tx`
           update mail_log
-          set status = 'failed', next_attempt_at = null, last_error = ${error}, updated_at = now()
+          set status = 'failed', next_attempt_at = null, last_error = ${error}, updated_at = now(),
+              message = message #- '{data,url}'
           where id = ${id} and status = 'sending' and attempts = ${attempt}
           returning id`;
         if (rows.length === 0) return false;
-        if (notice) await notify(tx, deps.notify, [notice]);
+        // A workspace that does not exist (a message from elsewhere) has nobody to tell.
+        const [ws] = notice ? await tx`select 1 from workspaces where id = ${notice.workspace_id}` : [];
+        if (notice && ws) await notify(tx, deps.notify, [notice]);
         return true;
       });
     },

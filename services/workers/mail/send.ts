@@ -74,16 +74,23 @@ export function createSendStep(deps: SendStepDeps) {
   const { log, transport, logger, retryDelaysMs, concurrency, leaseMs, counters } = deps;
   const random = deps.random ?? Math.random;
 
+  /** null when the server accepted the mail; otherwise what went wrong (a template's failure included). */
+  async function sendOne(mail: ClaimedMail): Promise<string | null> {
+    try {
+      await transport.send({ id: mail.id, to: mail.message.to, ...renderMail(mail.message) });
+      return null;
+    } catch (err) {
+      return smtpError(err);
+    }
+  }
+
   async function attempt(mail: ClaimedMail, round: SendRound): Promise<void> {
     // Only SMTP's own failures count as a failed attempt; a Postgres error below fails the round instead.
     // An attempt past the last (a worker died mid-send on the last one, and the lease ran out) is not made.
     const error =
       mail.attempt > retryDelaysMs.length + 1
         ? 'the worker sending it stopped, and no attempts are left'
-        : await transport.send({ id: mail.id, to: mail.message.to, ...renderMail(mail.message) }).then(
-            () => null,
-            (err: unknown) => smtpError(err),
-          );
+        : await sendOne(mail);
     if (error === null) {
       if (await log.markSent(mail.id, mail.attempt)) {
         round.sent++;
