@@ -21,6 +21,8 @@ export const ENTRIES = {
   'outbox-relay': 'services/workers/relay/main.ts',
   /** Outbound webhooks: events fanned out to endpoints, delivered with retries held in Postgres. */
   'webhook-worker': 'services/workers/webhooks/main.ts',
+  /** Mail: the mail log, SMTP with retries held in Postgres (docs/mail.md). */
+  'mail-worker': 'services/workers/mail/main.ts',
 } as const;
 export const WORKERS = Object.keys(ENTRIES).filter((n) => n !== 'web') as Exclude<ServiceName, 'web'>[];
 export type ServiceName = keyof typeof ENTRIES;

@@ -16,6 +16,7 @@ import { registerProcessorRoutes } from './modules/processor/routes.ts';
 import { registerDashboardRoutes } from './modules/dashboard/routes.ts';
 import { registerWebhookRoutes } from './modules/webhooks/routes.ts';
 import { registerAnalyticsRoutes } from './modules/analytics/routes.ts';
+import { registerMailRoutes } from './modules/mail/routes.ts';
 
 /** Route modules whose TypeBox schemas validate (docs/api-modules.md). */
 const validatedRoutes: AuthedRoutes[] = [
@@ -29,6 +30,7 @@ const validatedRoutes: AuthedRoutes[] = [
   registerDashboardRoutes,
   registerWebhookRoutes,
   registerAnalyticsRoutes,
+  registerMailRoutes,
 ];
 
 export async function apiPlugin(app: FastifyInstance, deps: ApiDeps): Promise<void> {

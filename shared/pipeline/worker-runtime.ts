@@ -44,7 +44,7 @@ export interface WorkerParts {
   status?(): Record<string, unknown> | null;
   /** Releases what `build` opened (timers, files), after the consumer stopped and before Postgres closes. */
   close?(): Promise<void> | void;
-  /** The worker's own metrics, added to the process's registry (served on /metrics). */
+  /** The worker's own metrics (created with `registers: []`), served on its /metrics with the pipeline's. */
   metrics?: Metric[];
 }
 

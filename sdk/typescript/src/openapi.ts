@@ -5937,6 +5937,129 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/advertiser/mail": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The workspace's mail log: what was sent, what is retried, what failed
+         * @description Permission program:read (every role; an API key with scope program:read and no program_scope). Newest first. `status`: queued (waiting for its next attempt, `next_attempt_at`), sending, sent, failed (every attempt failed: the workspace also got a `mail_failed` notification), skipped (no SMTP server configured). The recipient and subject are shown, the body never. `page` (default 1) and `pageSize` (1..100, default 50). Errors: 400 `workspace_id must be a positive integer`, `status must be one of queued, sending, sent, failed, skipped`, `page must be a positive integer`, `pageSize must be an integer from 1 to 100`; 403 for a key limited to some programs; 404 `Workspace not found`.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Workspace to act on; default: the first workspace where the caller is owner, then admin. */
+                    workspace_id?: number;
+                    status?: "queued" | "sending" | "sent" | "failed" | "skipped";
+                    page?: number;
+                    pageSize?: number;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data?: {
+                                /** @description Stable per mail: `invite:<id>`, `magic:<id>`, `notification:<id>…` */
+                                id?: string;
+                                to?: string;
+                                /** @enum {string} */
+                                template?: "partner_invite" | "magic_link" | "notification";
+                                subject?: string;
+                                /** @enum {string} */
+                                status?: "queued" | "sending" | "sent" | "failed" | "skipped";
+                                /** @description SMTP attempts made so far */
+                                attempts?: number;
+                                /** @description The mail server's last answer or the connection error */
+                                last_error?: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When a queued mail is tried next
+                                 */
+                                next_attempt_at?: string | null;
+                                /** Format: date-time */
+                                sent_at?: string | null;
+                                /** Format: date-time */
+                                created_at?: string;
+                                /** Format: date-time */
+                                updated_at?: string;
+                            }[];
+                            meta?: {
+                                pagination?: {
+                                    page?: number;
+                                    pageSize?: number;
+                                    pageCount?: number;
+                                    total?: number;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {

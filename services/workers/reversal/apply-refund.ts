@@ -159,6 +159,8 @@ async function applyRefund(
         deduction_cents: deduction,
         refund_reason: cmd.refund_reason,
       },
+      // CONTRACT "Mail": the refund notification is mailed to the partner too.
+      mail: true,
     },
   ];
   if (wasPaid) {
