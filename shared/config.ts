@@ -63,6 +63,11 @@ export interface Config {
    * (invite_url, magic links) are built from it. Default http://127.0.0.1:<PORT>.
    */
   publicUrl: string;
+  /**
+   * The click worker writes program_daily_breakdown (default on). `off` is for bench:clicks only, to
+   * measure what those writes cost: the breakdown then misses the clicks stored meanwhile.
+   */
+  rollupBreakdown: boolean;
 }
 
 export class ConfigError extends Error {
@@ -133,6 +138,10 @@ export function loadConfig(env: Env = process.env): Config {
     problems.push(`LOG_LEVEL "${logLevel}" is not a pino level`);
   }
 
+  const rollupBreakdown = str('ROLLUP_BREAKDOWN', 'on');
+  if (rollupBreakdown !== 'on' && rollupBreakdown !== 'off')
+    problems.push('ROLLUP_BREAKDOWN must be on or off');
+
   const geoIpv4 = optionalPath('GEOIP_IPV4_PATH');
   const geoIpv6 = optionalPath('GEOIP_IPV6_PATH');
 
@@ -179,6 +188,7 @@ export function loadConfig(env: Env = process.env): Config {
       .filter(Boolean),
     outboxPollMs: int('OUTBOX_POLL_MS', 1_000, 10, 60_000),
     publicUrl: '',
+    rollupBreakdown: rollupBreakdown === 'on',
   };
   const publicUrl = str('PUBLIC_URL', `http://127.0.0.1:${config.httpPort}`).replace(/\/+$/, '');
   if (!/^https?:\/\/[^\s/]+/.test(publicUrl)) problems.push('PUBLIC_URL must be an http:// or https:// URL');

@@ -1,6 +1,8 @@
 // The dashboard's SQL. How the reads stay fast at tens of millions of events:
 // - performance reads program_daily_stats (one row per program and UTC day, kept by the workers in the
 //   transaction of the events it counts) and partner_programs grouped by day: O(days), not O(events).
+//   Filtered by partner or link, it reads that key's rows of program_daily_breakdown (the same counters,
+//   kept the same way) through its partial index (program_id, dimension, key, day): O(days) too.
 // - events: counts come from the same rollup for whole days and from countRange for partial days (bounded
 //   by one day of events each); the page (service.ts planPage) is read with a UNION ALL of the three event
 //   tables, each branch in index order (program_id, time desc, id desc) and limited to offset + pageSize
@@ -84,6 +86,12 @@ export interface EventRow extends Row {
   product_id: string | null;
 }
 
+/** Only one partner's or one link's events (the performance filters); both: that link, if it is the partner's. */
+export interface MemberFilter {
+  partnerId?: number | null;
+  linkId?: number | null;
+}
+
 export type DashboardDal = ReturnType<typeof createDashboardDal>;
 
 export function createDashboardDal(sql: Sql) {
@@ -122,23 +130,66 @@ export function createDashboardDal(sql: Sql) {
       return pr!.created_at;
     },
 
-    /** Rollup rows of days first..last. */
-    dailyStats(programId: number, first: number, last: number) {
+    /**
+     * Rollup rows of days first..last: the program's (program_daily_stats), or with a filter only one
+     * partner's or one link's (their keys of program_daily_breakdown, the same counters). A link that is
+     * not the given partner's has no rows.
+     */
+    dailyStats(programId: number, first: number, last: number, filter: MemberFilter = {}) {
+      const { partnerId = null, linkId = null } = filter;
+      if (linkId === null && partnerId === null) {
+        return sql<DailyStatsRow[]>`
+          select day::text, clicks::text, leads::text, conversions::text, sales::text, revenue_cents::text,
+                 commission_cents::text
+          from program_daily_stats
+          where program_id = ${programId} and day between ${day(first)} and ${day(last)}`;
+      }
+      const [dimension, key] = linkId !== null ? ['link', linkId] : ['partner', partnerId!];
       return sql<DailyStatsRow[]>`
         select day::text, clicks::text, leads::text, conversions::text, sales::text, revenue_cents::text,
                commission_cents::text
-        from program_daily_stats
-        where program_id = ${programId} and day between ${day(first)} and ${day(last)}`;
+        from program_daily_breakdown
+        where program_id = ${programId} and dimension = ${dimension} and key = ${String(key)}
+          and day between ${day(first)} and ${day(last)}
+          ${
+            linkId !== null && partnerId !== null
+              ? sql`and exists (select 1 from referral_links where id = ${linkId} and partner_id = ${partnerId})`
+              : sql``
+          }`;
     },
 
-    /** Partners who joined the program on each UTC day of first..last. */
-    partnersByDay(programId: number, first: number, last: number) {
+    /**
+     * Partners who joined the program on each UTC day of first..last; with a filter, only that partner (a
+     * link's: the link's partner).
+     */
+    partnersByDay(programId: number, first: number, last: number, filter: MemberFilter = {}) {
+      const { partnerId = null, linkId = null } = filter;
       return sql<{ day: string; n: string }[]>`
         select (created_at at time zone 'UTC')::date::text as day, count(*)::text as n
         from partner_programs
         where program_id = ${programId}
           and created_at >= ${dayStartIso(first)}::text::timestamptz and created_at < ${dayStartIso(last + 1)}::text::timestamptz
+          ${partnerId === null ? sql`` : sql`and partner_id = ${partnerId}`}
+          ${linkId === null ? sql`` : sql`and id = (select partner_program_id from referral_links where id = ${linkId})`}
         group by 1`;
+    },
+
+    /** The partner (when given) and link (when given) are the program's, and the link is the partner's. */
+    async memberExists(
+      programId: number,
+      filter: MemberFilter,
+    ): Promise<{ partner: boolean; link: boolean }> {
+      const { partnerId = null, linkId = null } = filter;
+      const [row] = await sql<{ partner: boolean; link: boolean }[]>`
+        select
+          ${partnerId === null ? sql`true` : sql`exists (select 1 from partner_programs where program_id = ${programId} and partner_id = ${partnerId})`} as partner,
+          ${
+            linkId === null
+              ? sql`true`
+              : sql`exists (select 1 from referral_links where id = ${linkId} and program_id = ${programId}
+                     ${partnerId === null ? sql`` : sql`and partner_id = ${partnerId}`})`
+          } as link`;
+      return row!;
     },
 
     /** Non-test click, lead and sale counts of each rollup day in first..last (null = unbounded), newest first. */
