@@ -41,8 +41,6 @@ create table partner_claims (
   primary key (account_id, partner_id)
 );
 create index partner_claims_partner on partner_claims (partner_id);
--- A magic link claims every partner record with its email, whatever its case.
-create index partners_email_lower on partners (lower(email));
 
 -- An invite to claim one partner record (mailed to its email; invite_url shown once to the advertiser).
 -- A new invite of the same partner revokes the older ones.
