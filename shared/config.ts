@@ -74,6 +74,15 @@ export interface Config extends MailConfig {
    * measure what those writes cost: the breakdown then misses the clicks stored meanwhile.
    */
   rollupBreakdown: boolean;
+  /**
+   * Partner sign-ins and magic-link requests (docs/partners.md "Rate limits"): requests per minute per
+   * email and per IP (each also the burst; 0 = off), held in Postgres across web processes. IPs of
+   * RATE_LIMIT_EXEMPT skip the per-IP bucket only.
+   */
+  authRateLimitPerMinute: number;
+  authRateLimitIpPerMinute: number;
+  /** Applications from a program's public page, per IP and minute (also the burst; 0 = off). */
+  applyRateLimitPerMinute: number;
 }
 
 export interface WebhookConfig {
@@ -217,6 +226,9 @@ export function loadConfig(env: Env = process.env): Config {
     webhooks: null as unknown as WebhookConfig,
     rollupBreakdown: rollupBreakdown === 'on',
     ...loadMailConfig(env, problems),
+    authRateLimitPerMinute: int('AUTH_RATE_LIMIT_PER_MINUTE', 10, 0, 1_000_000),
+    authRateLimitIpPerMinute: int('AUTH_RATE_LIMIT_IP_PER_MINUTE', 30, 0, 1_000_000),
+    applyRateLimitPerMinute: int('APPLY_RATE_LIMIT_PER_MINUTE', 10, 0, 1_000_000),
   };
   const publicUrl = str('PUBLIC_URL', `http://127.0.0.1:${config.httpPort}`).replace(/\/+$/, '');
   if (!/^https?:\/\/[^\s/]+/.test(publicUrl)) problems.push('PUBLIC_URL must be an http:// or https:// URL');

@@ -13,6 +13,16 @@ export interface ApiDeps {
   publicUrl: string;
   /** WEBHOOK_ALLOW_PRIVATE and WEBHOOK_RESOLVE: the SSRF rules a webhook URL is registered under. */
   webhookPolicy?: AddressPolicy;
+  /**
+   * Partner sign-in, magic-link and application rate limits (per minute; 0 = off) and the IPs exempt from
+   * the per-IP buckets (docs/partners.md "Rate limits"); omitted: the defaults of shared/config.ts.
+   */
+  partnerLimits?: {
+    authPerMinute: number;
+    authIpPerMinute: number;
+    applyPerMinute: number;
+    exempt: string[];
+  };
 }
 
 /** Route modules that need a caller: each registers its routes on the authenticated scope. */

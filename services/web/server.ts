@@ -106,6 +106,12 @@ const app = await buildWebApp(cfg, log, {
     kafkaPrefix: cfg.kafkaPrefix,
     publicUrl: cfg.publicUrl,
     webhookPolicy: cfg.webhooks,
+    partnerLimits: {
+      authPerMinute: cfg.authRateLimitPerMinute,
+      authIpPerMinute: cfg.authRateLimitIpPerMinute,
+      applyPerMinute: cfg.applyRateLimitPerMinute,
+      exempt: cfg.rateLimitExempt,
+    },
   },
   dashboard: await loadDashboard(),
 });

@@ -1710,6 +1710,10 @@ export interface paths {
                                 api_token_masked: string | null;
                                 /** Format: date-time */
                                 created_at: string;
+                                public_page: boolean;
+                                auto_approve: boolean;
+                                description: string | null;
+                                partner_links: boolean;
                             }[];
                         };
                     };
@@ -1741,7 +1745,7 @@ export interface paths {
         put?: never;
         /**
          * Create a program (status draft); the tracking token is returned in full this once
-         * @description Scope program:create. `workspace_id` picks the workspace (default: the key’s workspace, or the session user’s own). The slug is generated from the name when omitted (with a random suffix when taken). Errors: 400 `name is required and must be 1 to 200 characters`, `slug must be 1 to 63 lowercase letters, digits or dashes, starting with a letter or digit`, `cookie_window_days must be an integer from 1 to 3650`, `currency must be an ISO 4217 currency code`, commission policy messages, `allowed_origins…`, `workspace_id must be a positive integer`; 404 `Workspace not found`; 409 `slug is already taken`.
+         * @description Scope program:create. `workspace_id` picks the workspace (default: the key’s workspace, or the session user’s own). The slug is generated from the name when omitted (with a random suffix when taken). Errors: 400 `name is required and must be 1 to 200 characters`, `slug must be 1 to 63 lowercase letters, digits or dashes, starting with a letter or digit`, `cookie_window_days must be an integer from 1 to 3650`, `currency must be an ISO 4217 currency code`, commission policy messages, `allowed_origins…`, `workspace_id must be a positive integer`; 404 `Workspace not found`; 409 `slug is already taken`. Applications (docs/partners.md): `public_page` and `auto_approve` (default false), `partner_links` (default true), `description` (at most 2,000 characters): 400 `public_page must be true or false`, `auto_approve must be true or false`, `partner_links must be true or false`, `description must be a string of at most 2000 characters`.
          */
         post: {
             parameters: {
@@ -1785,6 +1789,10 @@ export interface paths {
                             }[] | null;
                         } | null;
                         allowed_origins?: string[] | null;
+                        public_page?: boolean | null;
+                        auto_approve?: boolean | null;
+                        description?: string | null;
+                        partner_links?: boolean | null;
                     };
                 };
             };
@@ -1813,6 +1821,10 @@ export interface paths {
                                 api_token_masked: string | null;
                                 /** Format: date-time */
                                 created_at: string;
+                                public_page: boolean;
+                                auto_approve: boolean;
+                                description: string | null;
+                                partner_links: boolean;
                                 /** @description aff_… shown only here */
                                 api_token: string;
                             };
@@ -1929,6 +1941,10 @@ export interface paths {
                                 api_token_masked: string | null;
                                 /** Format: date-time */
                                 created_at: string;
+                                public_page: boolean;
+                                auto_approve: boolean;
+                                description: string | null;
+                                partner_links: boolean;
                             };
                         };
                     };
@@ -1970,7 +1986,7 @@ export interface paths {
         };
         /**
          * Update a program (only the fields given change)
-         * @description Scope program:update. Changeable: name, slug, cookie_window_days, currency, commission, allowed_origins (same rules and messages as create; none may be null: `<field> cannot be null`). `status` is changed only by go-live: a different value is 400 `status is changed with POST /api/advertiser/affiliate-programs/:id/go-live`. 409 `slug is already taken`; 409 `currency cannot be changed once the program has partners or sales` (amounts of two currencies are never added).
+         * @description Scope program:update. Changeable: name, slug, cookie_window_days, currency, commission, allowed_origins, public_page, auto_approve, partner_links, description (same rules and messages as create; none may be null, `<field> cannot be null`, but description, which null clears). `status` is changed only by go-live: a different value is 400 `status is changed with POST /api/advertiser/affiliate-programs/:id/go-live`. 409 `slug is already taken`; 409 `currency cannot be changed once the program has partners or sales` (amounts of two currencies are never added).
          */
         put: {
             parameters: {
@@ -2020,6 +2036,22 @@ export interface paths {
                         /** @description Origins a browser may send click and lead from; stored as URL.origin */
                         allowed_origins?: string[];
                         /**
+                         * @description Show the program at /p/<slug> and GET /api/public/programs/:slug, and take applications
+                         * @default false
+                         */
+                        public_page?: boolean;
+                        /**
+                         * @description Applications are approved at once (with one link)
+                         * @default false
+                         */
+                        auto_approve?: boolean;
+                        description?: string | null;
+                        /**
+                         * @description Approved partners may create their own links
+                         * @default true
+                         */
+                        partner_links?: boolean;
+                        /**
                          * @description Only the current status
                          * @enum {string}
                          */
@@ -2052,6 +2084,10 @@ export interface paths {
                                 api_token_masked: string | null;
                                 /** Format: date-time */
                                 created_at: string;
+                                public_page: boolean;
+                                auto_approve: boolean;
+                                description: string | null;
+                                partner_links: boolean;
                             };
                         };
                     };
@@ -2226,6 +2262,10 @@ export interface paths {
                                 api_token_masked: string | null;
                                 /** Format: date-time */
                                 created_at: string;
+                                public_page: boolean;
+                                auto_approve: boolean;
+                                description: string | null;
+                                partner_links: boolean;
                             };
                         };
                     };
@@ -2360,7 +2400,7 @@ export interface paths {
         };
         /**
          * The program's partners with their balances
-         * @description Scope program:read. `id` is the partner id; `balance_cents` is the partner balance over all programs, `program_balance_cents` the partner-program balance; `joined_at` is the partner-program's creation time. Each balance is the sum of its ledger entries (it may be negative after a refund of a paid commission).
+         * @description Scope program:read. `id` is the partner id; `balance_cents` is the partner balance over all programs, `program_balance_cents` the partner-program balance; `joined_at` is the partner-program's creation time. Each balance is the sum of its ledger entries (it may be negative after a refund of a paid commission). `status` is pending, approved or rejected (`rejection_reason`); `source` says whether the advertiser added the partner or it applied (`application`: its website and message); `claimed` whether a partner account has claimed the record.
          */
         get: {
             parameters: {
@@ -2387,7 +2427,16 @@ export interface paths {
                                 email: string;
                                 partner_program_id: number;
                                 /** @enum {string} */
-                                status: "approved" | "pending";
+                                status: "approved" | "pending" | "rejected";
+                                rejection_reason: string | null;
+                                /** @enum {string} */
+                                source: "advertiser" | "application";
+                                application: {
+                                    website: string | null;
+                                    message: string | null;
+                                } | null;
+                                /** @description A partner account has claimed this partner record */
+                                claimed: boolean;
                                 clicks: number;
                                 balance_cents: number;
                                 program_balance_cents: number;
@@ -2435,7 +2484,7 @@ export interface paths {
         put?: never;
         /**
          * Add a partner to the program
-         * @description Scope program:update. A partner of the same workspace with this email (case-insensitive) is reused; its name is kept. Errors: 400 `name is required and must be 1 to 200 characters`, `email must be a valid email address`, `status must be 'approved' or 'pending'`; 404 `Program not found`; 409 `Partner is already in this program`, `Partner earns in <currency> in its other programs; a partner's programs share one currency (its balance is one amount)`.
+         * @description Scope program:update. A partner of the same workspace with this email (case-insensitive) is reused; its name is kept. `invite_url` (`{PUBLIC_URL}/partner/invite/<token>`, 14 days, shown only here) lets the partner sign in to the portal; it is also mailed to the partner. It is null when a partner account has already claimed the record: the partner then sees the program at once and is notified. Records `partner.created`. Errors: 400 `name is required and must be 1 to 200 characters`, `email must be a valid email address`, `status must be 'approved' or 'pending'`; 404 `Program not found`; 409 `Partner is already in this program`, `Partner earns in <currency> in its other programs; a partner's programs share one currency (its balance is one amount)`.
          */
         post: {
             parameters: {
@@ -2473,10 +2522,13 @@ export interface paths {
                                 partner_program: {
                                     id: number;
                                     /** @enum {string} */
-                                    status: "approved" | "pending";
+                                    status: "approved" | "pending" | "rejected";
                                     /** Format: date-time */
                                     created_at: string;
                                 };
+                                /** @description Shown once; null when an account already claimed the partner */
+                                invite_url: string | null;
+                                invite_expires_at: string | null;
                             };
                         };
                     };
@@ -2527,6 +2579,306 @@ export interface paths {
                 };
                 /** @description Default Response */
                 409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/advertiser/affiliate-programs/{id}/partners/{partnerId}/approve": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Approve a partner in the program (creates a link if it has none)
+         * @description Scope partners:write. From pending or rejected: status approved, the partner notified (and mailed), `partner.approved` recorded; its links count clicks again. Approving an approved partner changes nothing but creates a link when it has none. 404 `Partner not found in this program` when the partner is not in the program.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Program id */
+                    id: number;
+                    /** @description Partner id */
+                    partnerId: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                id: number;
+                                name: string;
+                                email: string;
+                                partner_program_id: number;
+                                /** @enum {string} */
+                                status: "approved" | "pending" | "rejected";
+                                rejection_reason: string | null;
+                                /** @enum {string} */
+                                source: "advertiser" | "application";
+                                application: {
+                                    website: string | null;
+                                    message: string | null;
+                                } | null;
+                                /** @description A partner account has claimed this partner record */
+                                claimed: boolean;
+                                clicks: number;
+                                balance_cents: number;
+                                program_balance_cents: number;
+                                /** Format: date-time */
+                                joined_at: string;
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/advertiser/affiliate-programs/{id}/partners/{partnerId}/reject": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Reject a partner in the program (its links stop counting clicks)
+         * @description Scope partners:write. `{ reason? }` (at most 500 characters; shown to the partner). Status rejected; a click on its links answers like an inactive link. A change notifies the partner (mailed). 400 `reason must be a string of at most 500 characters`. 404 `Partner not found in this program` when the partner is not in the program.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Program id */
+                    id: number;
+                    /** @description Partner id */
+                    partnerId: number;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        reason?: string | null;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                id: number;
+                                name: string;
+                                email: string;
+                                partner_program_id: number;
+                                /** @enum {string} */
+                                status: "approved" | "pending" | "rejected";
+                                rejection_reason: string | null;
+                                /** @enum {string} */
+                                source: "advertiser" | "application";
+                                application: {
+                                    website: string | null;
+                                    message: string | null;
+                                } | null;
+                                /** @description A partner account has claimed this partner record */
+                                claimed: boolean;
+                                clicks: number;
+                                balance_cents: number;
+                                program_balance_cents: number;
+                                /** Format: date-time */
+                                joined_at: string;
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/advertiser/affiliate-programs/{id}/partners/{partnerId}/invite": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Issue a new invite for the partner (the older one stops working)
+         * @description Scope partners:write. Answers the new `invite_url` (shown only here, valid 14 days) and mails it to the partner. 404 `Partner not found in this program` when the partner is not in the program.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Program id */
+                    id: number;
+                    /** @description Partner id */
+                    partnerId: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                invite_url: string;
+                                /** Format: date-time */
+                                expires_at: string;
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -3883,7 +4235,7 @@ export interface paths {
                                 name?: string;
                                 /** @description The first 9 characters of the key: `affk_` and 4 more */
                                 prefix?: string;
-                                scopes?: ("*" | "program:list" | "program:read" | "program:create" | "program:update" | "program:delete" | "program:go_live" | "program:regenerate-token" | "dashboard:view" | "webhooks:read" | "webhooks:write")[];
+                                scopes?: ("*" | "program:list" | "program:read" | "program:create" | "program:update" | "program:delete" | "program:go_live" | "program:regenerate-token" | "dashboard:view" | "partners:read" | "partners:write" | "payouts:read" | "payouts:write" | "webhooks:read" | "webhooks:write")[];
                                 /** @description Program ids the key is limited to; null: every program of the workspace */
                                 program_scope?: string[] | null;
                                 /** @enum {string} */
@@ -3979,7 +4331,7 @@ export interface paths {
                         /** @description 1 to 200 characters once trimmed */
                         name: string;
                         /** @description Default ["*"] */
-                        scopes?: ("*" | "program:list" | "program:read" | "program:create" | "program:update" | "program:delete" | "program:go_live" | "program:regenerate-token" | "dashboard:view" | "webhooks:read" | "webhooks:write")[];
+                        scopes?: ("*" | "program:list" | "program:read" | "program:create" | "program:update" | "program:delete" | "program:go_live" | "program:regenerate-token" | "dashboard:view" | "partners:read" | "partners:write" | "payouts:read" | "payouts:write" | "webhooks:read" | "webhooks:write")[];
                         /**
                          * Format: date-time
                          * @description ISO 8601 with a time zone, in the future; null (default): no expiry
@@ -4003,7 +4355,7 @@ export interface paths {
                                 name?: string;
                                 /** @description The first 9 characters of the key: `affk_` and 4 more */
                                 prefix?: string;
-                                scopes?: ("*" | "program:list" | "program:read" | "program:create" | "program:update" | "program:delete" | "program:go_live" | "program:regenerate-token" | "dashboard:view" | "webhooks:read" | "webhooks:write")[];
+                                scopes?: ("*" | "program:list" | "program:read" | "program:create" | "program:update" | "program:delete" | "program:go_live" | "program:regenerate-token" | "dashboard:view" | "partners:read" | "partners:write" | "payouts:read" | "payouts:write" | "webhooks:read" | "webhooks:write")[];
                                 /** @description Program ids the key is limited to; null: every program of the workspace */
                                 program_scope?: string[] | null;
                                 /** @enum {string} */
@@ -4117,7 +4469,7 @@ export interface paths {
                         /** @description 1 to 200 characters once trimmed */
                         name?: string;
                         /** @description Default ["*"] */
-                        scopes?: ("*" | "program:list" | "program:read" | "program:create" | "program:update" | "program:delete" | "program:go_live" | "program:regenerate-token" | "dashboard:view" | "webhooks:read" | "webhooks:write")[];
+                        scopes?: ("*" | "program:list" | "program:read" | "program:create" | "program:update" | "program:delete" | "program:go_live" | "program:regenerate-token" | "dashboard:view" | "partners:read" | "partners:write" | "payouts:read" | "payouts:write" | "webhooks:read" | "webhooks:write")[];
                         /** @description Program ids (strings or integers) of this workspace; null (default): all programs */
                         program_scope?: (string | number)[] | null;
                     };
@@ -4136,7 +4488,7 @@ export interface paths {
                                 name?: string;
                                 /** @description The first 9 characters of the key: `affk_` and 4 more */
                                 prefix?: string;
-                                scopes?: ("*" | "program:list" | "program:read" | "program:create" | "program:update" | "program:delete" | "program:go_live" | "program:regenerate-token" | "dashboard:view" | "webhooks:read" | "webhooks:write")[];
+                                scopes?: ("*" | "program:list" | "program:read" | "program:create" | "program:update" | "program:delete" | "program:go_live" | "program:regenerate-token" | "dashboard:view" | "partners:read" | "partners:write" | "payouts:read" | "payouts:write" | "webhooks:read" | "webhooks:write")[];
                                 /** @description Program ids the key is limited to; null: every program of the workspace */
                                 program_scope?: string[] | null;
                                 /** @enum {string} */
@@ -4243,7 +4595,7 @@ export interface paths {
                                 name?: string;
                                 /** @description The first 9 characters of the key: `affk_` and 4 more */
                                 prefix?: string;
-                                scopes?: ("*" | "program:list" | "program:read" | "program:create" | "program:update" | "program:delete" | "program:go_live" | "program:regenerate-token" | "dashboard:view" | "webhooks:read" | "webhooks:write")[];
+                                scopes?: ("*" | "program:list" | "program:read" | "program:create" | "program:update" | "program:delete" | "program:go_live" | "program:regenerate-token" | "dashboard:view" | "partners:read" | "partners:write" | "payouts:read" | "payouts:write" | "webhooks:read" | "webhooks:write")[];
                                 /** @description Program ids the key is limited to; null: every program of the workspace */
                                 program_scope?: string[] | null;
                                 /** @enum {string} */
@@ -6054,6 +6406,2574 @@ export interface paths {
         };
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/advertiser/notifications": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The workspace's notifications, newest first, with the unread count
+         * @description `unread=true` lists the unread ones, `false` the read ones; `page` (default 1), `pageSize` (1..100, default 20); newest first. `meta.unread` is the unread count (the badge).
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Workspace to act on; default: the first workspace where the caller is owner, then admin. */
+                    workspace_id?: number;
+                    unread?: "true" | "false";
+                    page?: number;
+                    pageSize?: number;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data?: {
+                                id?: number;
+                                /** @description docs/api.md "Notifications" lists the kinds */
+                                kind?: string;
+                                title?: string;
+                                body?: string;
+                                data?: {
+                                    [key: string]: unknown;
+                                };
+                                program_id?: number | null;
+                                /** Format: date-time */
+                                read_at?: string | null;
+                                /** Format: date-time */
+                                created_at?: string;
+                                workspace_id?: number | null;
+                            }[];
+                            meta?: {
+                                /** @description The recipient's unread notifications, whatever the filter */
+                                unread?: number;
+                                pagination?: {
+                                    page?: number;
+                                    pageSize?: number;
+                                    pageCount?: number;
+                                    total?: number;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/advertiser/notifications/{id}/read": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Mark a notification read
+         * @description 404 `Notification not found` for one that is not addressed to the caller. Read stays read.
+         */
+        post: {
+            parameters: {
+                query?: {
+                    /** @description Workspace to act on; default: the first workspace where the caller is owner, then admin. */
+                    workspace_id?: number;
+                };
+                header?: never;
+                path: {
+                    /** @description Notification id */
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data?: {
+                                id?: number;
+                                /** @description docs/api.md "Notifications" lists the kinds */
+                                kind?: string;
+                                title?: string;
+                                body?: string;
+                                data?: {
+                                    [key: string]: unknown;
+                                };
+                                program_id?: number | null;
+                                /** Format: date-time */
+                                read_at?: string | null;
+                                /** Format: date-time */
+                                created_at?: string;
+                                workspace_id?: number | null;
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/advertiser/notifications/read-all": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Mark every unread notification read */
+        post: {
+            parameters: {
+                query?: {
+                    /** @description Workspace to act on; default: the first workspace where the caller is owner, then admin. */
+                    workspace_id?: number;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data?: {
+                                updated?: number;
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/partner/auth/login": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Partner sign-in with email and password; returns a psess_ session token
+         * @description Rate-limited per IP and per email (429 `Too many attempts; retry later` with Retry-After). 401 `Invalid email or password` for an unknown email, a wrong password, or an account that signs in with magic links only.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        email: string;
+                        password: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data?: {
+                                /** @description `psess_…`: send as `Authorization: Bearer` */
+                                session_token?: string;
+                                /** Format: date-time */
+                                expires_at?: string;
+                                account?: {
+                                    id?: number;
+                                    email?: string;
+                                    name?: string | null;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/partner/auth/session": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The current partner session (cookie or Bearer): account, CSRF token, expiry */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data?: {
+                                account?: {
+                                    id?: number;
+                                    email?: string;
+                                    name?: string | null;
+                                    /** @description False for accounts that sign in with magic links only */
+                                    has_password?: boolean;
+                                    /** @description A magic link mailed to the address was followed */
+                                    email_verified?: boolean;
+                                    /** Format: date-time */
+                                    created_at?: string;
+                                };
+                                /** @description Send as `X-CSRF-Token` on every cookie-authenticated request but GET/HEAD/OPTIONS */
+                                csrf_token?: string;
+                                /** Format: date-time */
+                                expires_at?: string;
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Partner portal sign-in: the session as an HttpOnly cookie
+         * @description Sets the HttpOnly, SameSite=Lax `svc_partner_session` cookie (Path=/, Secure over HTTPS); the partner routes accept it when no Authorization header is sent. Rate-limited per IP and per email (429 `Too many attempts; retry later` with Retry-After). 401 `Invalid email or password` for an unknown email, a wrong password, or an account that signs in with magic links only.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        email: string;
+                        password: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data?: {
+                                account?: {
+                                    id?: number;
+                                    email?: string;
+                                    name?: string | null;
+                                    /** @description False for accounts that sign in with magic links only */
+                                    has_password?: boolean;
+                                    /** @description A magic link mailed to the address was followed */
+                                    email_verified?: boolean;
+                                    /** Format: date-time */
+                                    created_at?: string;
+                                };
+                                /** @description Send as `X-CSRF-Token` on every cookie-authenticated request but GET/HEAD/OPTIONS */
+                                csrf_token?: string;
+                                /** Format: date-time */
+                                expires_at?: string;
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        /** Portal sign-out: revokes the session and clears the cookie (needs X-CSRF-Token with it) */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/partner/auth/magic-link": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Mail a sign-in link (202 whether or not the email is known)
+         * @description Answers 202 `{ data: { sent: true } }` for any valid email, so the answer never tells whether an account or partner record exists; the link (`{PUBLIC_URL}/partner/magic/<token>`, 15 minutes, one use) is mailed only to an address that has a partner account or partner record. Rate-limited per IP and per email (429 `Too many attempts; retry later` with Retry-After).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** Format: email */
+                        email: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data?: {
+                                sent?: boolean;
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/partner/auth/magic-link/verify": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Follow a sign-in link: returns a session
+         * @description The link is one use and lasts 15 minutes. The account of its email is created if missing and claims every partner record with that email it has not claimed. The first magic link of an account whose password was set before its email was proven (accepting an invite, applying with a password) clears that password and ends its other sessions: set one again with PUT /api/partner/me. Unknown, used or expired: 400 `Invalid or expired sign-in link`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        token: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data?: {
+                                /** @description `psess_…`: send as `Authorization: Bearer` */
+                                session_token?: string;
+                                /** Format: date-time */
+                                expires_at?: string;
+                                account?: {
+                                    id?: number;
+                                    email?: string;
+                                    name?: string | null;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/partner/auth/session/magic-link": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Follow a sign-in link: the session as an HttpOnly cookie (the portal)
+         * @description Sets the HttpOnly, SameSite=Lax `svc_partner_session` cookie (Path=/, Secure over HTTPS); the partner routes accept it when no Authorization header is sent. The link is one use and lasts 15 minutes. The account of its email is created if missing and claims every partner record with that email it has not claimed. The first magic link of an account whose password was set before its email was proven (accepting an invite, applying with a password) clears that password and ends its other sessions: set one again with PUT /api/partner/me. Unknown, used or expired: 400 `Invalid or expired sign-in link`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        token: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data?: {
+                                account?: {
+                                    id?: number;
+                                    email?: string;
+                                    name?: string | null;
+                                    /** @description False for accounts that sign in with magic links only */
+                                    has_password?: boolean;
+                                    /** @description A magic link mailed to the address was followed */
+                                    email_verified?: boolean;
+                                    /** Format: date-time */
+                                    created_at?: string;
+                                };
+                                /** @description Send as `X-CSRF-Token` on every cookie-authenticated request but GET/HEAD/OPTIONS */
+                                csrf_token?: string;
+                                /** Format: date-time */
+                                expires_at?: string;
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/partner/auth/accept-invite": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Accept an invite: claims its partner record and returns a session
+         * @description `password` (10+ characters) is required when no account has the invited email yet: the account is created with it. An existing account is reached only with its own password (401 `Invalid email or password`, rate-limited like sign-in); one without a password is 409 `A partner account with this email exists without a password: request a sign-in link to see this program` (a magic link claims the record anyway). The invite is used once; an unknown, used, revoked (a newer invite was issued) or expired (14 days) token is 400 `Invalid or expired invite`. The account claims the invite's partner record.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        token: string;
+                        password?: string | null;
+                        name?: string | null;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data?: {
+                                /** @description `psess_…`: send as `Authorization: Bearer` */
+                                session_token?: string;
+                                /** Format: date-time */
+                                expires_at?: string;
+                                account?: {
+                                    id?: number;
+                                    email?: string;
+                                    name?: string | null;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/partner/auth/session/accept-invite": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Accept an invite: the session as an HttpOnly cookie (the portal)
+         * @description Sets the HttpOnly, SameSite=Lax `svc_partner_session` cookie (Path=/, Secure over HTTPS); the partner routes accept it when no Authorization header is sent. `password` (10+ characters) is required when no account has the invited email yet: the account is created with it. An existing account is reached only with its own password (401 `Invalid email or password`, rate-limited like sign-in); one without a password is 409 `A partner account with this email exists without a password: request a sign-in link to see this program` (a magic link claims the record anyway). The invite is used once; an unknown, used, revoked (a newer invite was issued) or expired (14 days) token is 400 `Invalid or expired invite`. The account claims the invite's partner record.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        token: string;
+                        password?: string | null;
+                        name?: string | null;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data?: {
+                                account?: {
+                                    id?: number;
+                                    email?: string;
+                                    name?: string | null;
+                                    /** @description False for accounts that sign in with magic links only */
+                                    has_password?: boolean;
+                                    /** @description A magic link mailed to the address was followed */
+                                    email_verified?: boolean;
+                                    /** Format: date-time */
+                                    created_at?: string;
+                                };
+                                /** @description Send as `X-CSRF-Token` on every cookie-authenticated request but GET/HEAD/OPTIONS */
+                                csrf_token?: string;
+                                /** Format: date-time */
+                                expires_at?: string;
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/partner/auth/logout": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * End the partner session (dead at once)
+         * @description With the cookie, needs X-CSRF-Token (403 otherwise).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/partner/me": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The signed-in account and the partner records it has claimed */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data?: {
+                                account?: {
+                                    id?: number;
+                                    email?: string;
+                                    name?: string | null;
+                                    /** @description False for accounts that sign in with magic links only */
+                                    has_password?: boolean;
+                                    /** @description A magic link mailed to the address was followed */
+                                    email_verified?: boolean;
+                                    /** Format: date-time */
+                                    created_at?: string;
+                                };
+                                partners?: {
+                                    /** @description Partner record id */
+                                    id?: number;
+                                    name?: string;
+                                    email?: string;
+                                    workspace_id?: number | null;
+                                    workspace_name?: string | null;
+                                    /** @enum {string} */
+                                    claimed_via?: "invite" | "application" | "magic_link" | "seed";
+                                    /** Format: date-time */
+                                    claimed_at?: string;
+                                }[];
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        /**
+         * Change the account's name or password
+         * @description Changing the password of an account that has one needs `current_password` (400 `current_password is incorrect`; rate-limited like sign-in); an account without one (magic links only) sets it directly. A password change ends every other session of the account. 400 `Nothing to update: give name or password` for an empty body.
+         */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        name?: string | null;
+                        password?: string;
+                        current_password?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data?: {
+                                account?: {
+                                    id?: number;
+                                    email?: string;
+                                    name?: string | null;
+                                    /** @description False for accounts that sign in with magic links only */
+                                    has_password?: boolean;
+                                    /** @description A magic link mailed to the address was followed */
+                                    email_verified?: boolean;
+                                    /** Format: date-time */
+                                    created_at?: string;
+                                };
+                                partners?: {
+                                    /** @description Partner record id */
+                                    id?: number;
+                                    name?: string;
+                                    email?: string;
+                                    workspace_id?: number | null;
+                                    workspace_name?: string | null;
+                                    /** @enum {string} */
+                                    claimed_via?: "invite" | "application" | "magic_link" | "seed";
+                                    /** Format: date-time */
+                                    claimed_at?: string;
+                                }[];
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/partner/programs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The programs of the partner records this account has claimed
+         * @description Every program of every claimed record, with the record’s status in it (`pending`, `approved`, `rejected` with `rejection_reason`) and its partner-program balance. Deleted programs are left out.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data?: {
+                                program?: {
+                                    id?: number;
+                                    name?: string;
+                                    slug?: string;
+                                    description?: string | null;
+                                    currency?: string;
+                                    cookie_window_days?: number;
+                                    /** @description The commission policy */
+                                    commission?: {
+                                        [key: string]: unknown;
+                                    };
+                                    hold_days?: number;
+                                    min_payout_cents?: number;
+                                    /** @description Whether the partner may create its own links */
+                                    partner_links?: boolean;
+                                };
+                                /** @description The claimed partner record in this program */
+                                partner_id?: number;
+                                /** @enum {string} */
+                                status?: "pending" | "approved" | "rejected";
+                                rejection_reason?: string | null;
+                                /** @description The partner-program balance (sum of its ledger entries) */
+                                balance_cents?: number;
+                                /** Format: date-time */
+                                created_at?: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/partner/programs/{programId}/links": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The partner's referral links in the program
+         * @description A link only counts clicks while the partner is approved in the program.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Program id */
+                    programId: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data?: {
+                                id?: number;
+                                /** @description The `aff` value of the referral URL */
+                                short_link?: string;
+                                /** @enum {string} */
+                                status?: "active" | "inactive";
+                                clicks?: number;
+                                /** Format: date-time */
+                                last_clicked?: string | null;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Create a referral link of the partner in the program
+         * @description 403 `This program does not let partners create links` (the program's `partner_links` is off), 403 `Only approved partners can create links in this program`; 400 `short_link must be 1 to 64 characters: letters, digits, _ or -`; 409 `short_link is already taken` (short links are unique across all programs), 409 `A partner may have at most 25 links in a program`. `short_link` omitted: 8 random URL-safe characters.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Program id */
+                    programId: number;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        short_link?: string | null;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data?: {
+                                id?: number;
+                                /** @description The `aff` value of the referral URL */
+                                short_link?: string;
+                                /** @enum {string} */
+                                status?: "active" | "inactive";
+                                clicks?: number;
+                                /** Format: date-time */
+                                last_clicked?: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/partner/programs/{programId}/performance": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The partner's daily performance in the program, with totals and trends
+         * @description The query and answer of GET /api/tracking/performance/:programId, counting only this partner: its clicks, its customers' leads and conversions, its sales' revenue and its commission; `partners` is 0. `linkId` narrows it to one of the partner's links (404 `Link not found` for any other). Reads the per-partner daily rollup: O(days).
+         */
+        get: {
+            parameters: {
+                query?: {
+                    period?: "7d" | "30d" | "90d" | "all";
+                    /** @description With dateTo: a custom range of whole UTC days */
+                    dateFrom?: string;
+                    /** @description With dateFrom: a custom range of whole UTC days */
+                    dateTo?: string;
+                    /** @description Only this link's clicks and what its customers did (with partnerId: a link of that partner) */
+                    linkId?: number;
+                };
+                header?: never;
+                path: {
+                    /** @description Program id */
+                    programId: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data?: {
+                                /** Format: date */
+                                date?: string;
+                                /** Format: date */
+                                period?: string;
+                                clicks?: number;
+                                leads?: number;
+                                conversions?: number;
+                                revenue?: number;
+                                partners?: number;
+                                sales?: number;
+                                commission?: number;
+                            }[];
+                            metrics?: {
+                                totalClicks?: number;
+                                totalLeads?: number;
+                                totalConversions?: number;
+                                totalRevenue?: number;
+                                conversionRate?: number;
+                                averageOrderValue?: number;
+                                totalPartners?: number;
+                                totalSales?: number;
+                                totalPartnersCommission?: number;
+                                clicksTrend?: {
+                                    trend?: number;
+                                    /** @enum {string} */
+                                    trendDirection?: "up" | "down" | "stable";
+                                };
+                                leadsTrend?: {
+                                    trend?: number;
+                                    /** @enum {string} */
+                                    trendDirection?: "up" | "down" | "stable";
+                                };
+                                conversionsTrend?: {
+                                    trend?: number;
+                                    /** @enum {string} */
+                                    trendDirection?: "up" | "down" | "stable";
+                                };
+                                revenueTrend?: {
+                                    trend?: number;
+                                    /** @enum {string} */
+                                    trendDirection?: "up" | "down" | "stable";
+                                };
+                                partnersTrend?: {
+                                    trend?: number;
+                                    /** @enum {string} */
+                                    trendDirection?: "up" | "down" | "stable";
+                                };
+                                salesTrend?: {
+                                    trend?: number;
+                                    /** @enum {string} */
+                                    trendDirection?: "up" | "down" | "stable";
+                                };
+                                commissionTrend?: {
+                                    trend?: number;
+                                    /** @enum {string} */
+                                    trendDirection?: "up" | "down" | "stable";
+                                };
+                            };
+                            meta?: {
+                                /** @enum {string} */
+                                period?: "7d" | "30d" | "90d" | "all" | "custom";
+                                /** Format: date-time */
+                                dateFrom?: string;
+                                /** Format: date-time */
+                                dateTo?: string;
+                                previousPeriod?: {
+                                    /** Format: date-time */
+                                    dateFrom?: string;
+                                    /** Format: date-time */
+                                    dateTo?: string;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/partner/programs/{programId}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The partner's click, lead and sale (conversion) events, newest first, paginated
+         * @description The query and answer of GET /api/tracking/events/:programId for this partner: its clicks and the leads and sales of its customers. Never a customer's key or email.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    page?: number;
+                    pageSize?: number;
+                    eventType?: "all" | "click" | "lead" | "conversion";
+                    /** @description ISO 8601 date (YYYY-MM-DD, a whole UTC day) or date-time (no offset = UTC); inclusive. */
+                    dateFrom?: string;
+                    /** @description ISO 8601 date (YYYY-MM-DD, a whole UTC day) or date-time (no offset = UTC); inclusive. */
+                    dateTo?: string;
+                };
+                header?: never;
+                path: {
+                    /** @description Program id */
+                    programId: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data?: ({
+                                id?: string;
+                                /** @enum {string} */
+                                event_type?: "click" | "lead" | "conversion";
+                                /** Format: date-time */
+                                timestamp?: string;
+                                /** Format: date-time */
+                                createdAt?: string;
+                            } & {
+                                [key: string]: unknown;
+                            })[];
+                            meta?: {
+                                pagination?: {
+                                    page?: number;
+                                    pageSize?: number;
+                                    pageCount?: number;
+                                    total?: number;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/partner/commissions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The commissions of the account's partner records, newest first
+         * @description `program_id` narrows to one program (404 `Program not found` when the account has no record in it); `status` to one status; `page` (default 1) and `pageSize` (1..100, default 20) page through them. `payable_at` and `payout_id` are null until the commission is held and paid out.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    program_id?: number;
+                    status?: "pending" | "approved" | "paid" | "reversed" | "refunded";
+                    page?: number;
+                    pageSize?: number;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data?: {
+                                id?: number;
+                                program_id?: number;
+                                /** @enum {string} */
+                                status?: "pending" | "approved" | "paid" | "reversed" | "refunded";
+                                amount_cents?: number;
+                                /** @description Taken back by refunds */
+                                deducted_cents?: number;
+                                currency?: string;
+                                sale_amount_cents?: number;
+                                /** Format: date-time */
+                                created_at?: string;
+                                /** Format: date-time */
+                                payable_at?: string | null;
+                                payout_id?: number | null;
+                            }[];
+                            meta?: {
+                                pagination?: {
+                                    page?: number;
+                                    pageSize?: number;
+                                    pageCount?: number;
+                                    total?: number;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/partner/payouts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The payouts of the account's partner records, newest first
+         * @description Empty until the advertiser pays out (docs/partners.md).
+         */
+        get: {
+            parameters: {
+                query?: {
+                    page?: number;
+                    pageSize?: number;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data?: {
+                                [key: string]: unknown;
+                            }[];
+                            meta?: {
+                                pagination?: {
+                                    page?: number;
+                                    pageSize?: number;
+                                    pageCount?: number;
+                                    total?: number;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/partner/payout-method": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** How the account wants to be paid (null until set) */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data?: {
+                                /** @enum {string} */
+                                type?: "paypal" | "wise" | "bank_transfer";
+                                email?: string | null;
+                                details?: string | null;
+                                /** Format: date-time */
+                                updated_at?: string;
+                            } | null;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        /**
+         * Set how the account wants to be paid
+         * @description `{ type: paypal|wise|bank_transfer, email?, details? }`: paypal and wise need `email`, bank_transfer needs `details` (account holder, IBAN or account number, bank; free text). It applies to every claimed partner record; the advertiser's payout exports read it. Errors: 400 `type must be 'paypal', 'wise' or 'bank_transfer'`, `email must be a valid email address (required for paypal and wise)`, `details must be a string of 1 to 2000 characters (required for bank_transfer)`.
+         */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        type: "paypal" | "wise" | "bank_transfer";
+                        /** Format: email */
+                        email?: string | null;
+                        details?: string | null;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data?: {
+                                /** @enum {string} */
+                                type?: "paypal" | "wise" | "bank_transfer";
+                                email?: string | null;
+                                details?: string | null;
+                                /** Format: date-time */
+                                updated_at?: string;
+                            } | null;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/partner/notifications": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The partner's notifications, newest first, with the unread count
+         * @description `unread=true` lists the unread ones, `false` the read ones; `page` (default 1), `pageSize` (1..100, default 20); newest first. `meta.unread` is the unread count (the badge).
+         */
+        get: {
+            parameters: {
+                query?: {
+                    unread?: "true" | "false";
+                    page?: number;
+                    pageSize?: number;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data?: {
+                                id?: number;
+                                /** @description docs/api.md "Notifications" lists the kinds */
+                                kind?: string;
+                                title?: string;
+                                body?: string;
+                                data?: {
+                                    [key: string]: unknown;
+                                };
+                                program_id?: number | null;
+                                /** Format: date-time */
+                                read_at?: string | null;
+                                /** Format: date-time */
+                                created_at?: string;
+                            }[];
+                            meta?: {
+                                /** @description The recipient's unread notifications, whatever the filter */
+                                unread?: number;
+                                pagination?: {
+                                    page?: number;
+                                    pageSize?: number;
+                                    pageCount?: number;
+                                    total?: number;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/partner/notifications/{id}/read": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Mark a notification read
+         * @description 404 `Notification not found` for one that is not addressed to the caller. Read stays read.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Notification id */
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data?: {
+                                id?: number;
+                                /** @description docs/api.md "Notifications" lists the kinds */
+                                kind?: string;
+                                title?: string;
+                                body?: string;
+                                data?: {
+                                    [key: string]: unknown;
+                                };
+                                program_id?: number | null;
+                                /** Format: date-time */
+                                read_at?: string | null;
+                                /** Format: date-time */
+                                created_at?: string;
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/partner/notifications/read-all": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Mark every unread notification read */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data?: {
+                                updated?: number;
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/public/programs/{slug}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A public program's page: terms and description
+         * @description No credential. 404 `Program not found` unless the program has public_page on and is live.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description The program slug */
+                    slug: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data?: {
+                                name?: string;
+                                slug?: string;
+                                description?: string | null;
+                                currency?: string;
+                                cookie_window_days?: number;
+                                commission?: {
+                                    [key: string]: unknown;
+                                };
+                                hold_days?: number;
+                                min_payout_cents?: number;
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/public/programs/{slug}/apply": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Apply to be a partner of a public program
+         * @description No credential. One partner record per email per workspace: a first application answers 201 `{ data: { status } }` (`pending`, or `approved` when the program auto-approves, which also creates one link); applying again to the same program answers 200 with the current status and changes nothing. With `password` and no partner account for the email, the account is created (password sign-in works at once) and claims the record; with a partner session of that email (Bearer or the portal cookie with its X-CSRF-Token) the record is claimed at once; otherwise a sign-in link is mailed, which claims it. The applicant gets a confirmation and the program's owners and admins a notification (both mailed); `partner.applied` (and `partner.approved`) are recorded. Errors: 400 `name is required and must be 1 to 200 characters`, `email must be a valid email address`, `password must be at least 10 characters`, `website must be an http(s) URL of at most 500 characters`, `message must be a string of at most 2000 characters`; 404 `Program not found`; 409 (a partner's programs share one currency); 429 per IP with Retry-After.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description The program slug */
+                    slug: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        name: string;
+                        email: string;
+                        password?: string | null;
+                        /** Format: uri */
+                        website?: string | null;
+                        message?: string | null;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data?: {
+                                /** @enum {string} */
+                                status?: "pending" | "approved" | "rejected";
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data?: {
+                                /** @enum {string} */
+                                status?: "pending" | "approved";
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
         delete?: never;
         options?: never;
         head?: never;

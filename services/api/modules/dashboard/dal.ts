@@ -98,6 +98,15 @@ export function createDashboardDal(sql: Sql) {
   // As text: a timestamptz parameter would go through a JS Date and lose the microseconds.
   const ts = (us: number) => sql`${isoMicros(us)}::text::timestamptz`;
   const day = (d: number) => sql`${dayString(d)}::text::date`;
+  // One partner's events (the partner portal): its clicks, and the leads and sales of its customers, the
+  // same events its key of program_daily_breakdown counts. `e` is the event table's alias.
+  const partnerFilter = (partnerId: number | null) =>
+    partnerId === null
+      ? { click: sql``, customer: sql`` }
+      : {
+          click: sql`and e.partner_id = ${partnerId}`,
+          customer: sql`and exists (select 1 from customers cu where cu.id = e.customer_id and cu.partner_id = ${partnerId})`,
+        };
 
   return {
     /** Test-event counts (up to 10) and latest test events, the processor connection, partners. */
@@ -192,11 +201,23 @@ export function createDashboardDal(sql: Sql) {
       return row!;
     },
 
-    /** Non-test click, lead and sale counts of each rollup day in first..last (null = unbounded), newest first. */
-    async dayCounts(programId: number, first: number | null, last: number | null) {
+    /**
+     * Non-test click, lead and sale counts of each rollup day in first..last (null = unbounded), newest first;
+     * with `partnerId`, that partner's (its key of program_daily_breakdown: its clicks, its customers' leads
+     * and sales).
+     */
+    async dayCounts(
+      programId: number,
+      first: number | null,
+      last: number | null,
+      partnerId: number | null = null,
+    ) {
+      const from =
+        partnerId === null
+          ? sql`program_daily_stats where program_id = ${programId}`
+          : sql`program_daily_breakdown where program_id = ${programId} and dimension = 'partner' and key = ${String(partnerId)}`;
       const rows = await sql<{ day: string; clicks: string; leads: string; sales: string }[]>`
-        select day::text, clicks::text, leads::text, sales::text from program_daily_stats
-        where program_id = ${programId}
+        select day::text, clicks::text, leads::text, sales::text from ${from}
           ${first === null ? sql`` : sql`and day >= ${day(first)}`}
           ${last === null ? sql`` : sql`and day <= ${day(last)}`}
         order by day desc`;
@@ -208,40 +229,54 @@ export function createDashboardDal(sql: Sql) {
       }));
     },
 
-    /** Non-test events of each wanted kind in [lo, hi), counted in SQL (used for partial days only). */
-    async countRange(programId: number, kinds: readonly Kind[], lo: number, hi: number): Promise<Counts> {
+    /**
+     * Non-test events of each wanted kind in [lo, hi), counted in SQL (used for partial days only); with
+     * `partnerId`, only that partner's.
+     */
+    async countRange(
+      programId: number,
+      kinds: readonly Kind[],
+      lo: number,
+      hi: number,
+      partnerId: number | null = null,
+    ): Promise<Counts> {
+      const f = partnerFilter(partnerId);
       const c = kinds.includes('click')
-        ? sql`(select count(*) from click_events where program_id = ${programId} and not is_test
-                 and click_timestamp >= ${ts(lo)} and click_timestamp < ${ts(hi)})`
+        ? sql`(select count(*) from click_events e where program_id = ${programId} and not is_test
+                 and click_timestamp >= ${ts(lo)} and click_timestamp < ${ts(hi)} ${f.click})`
         : sql`0`;
       const l = kinds.includes('lead')
-        ? sql`(select count(*) from lead_events where program_id = ${programId} and not is_test
-                 and lead_timestamp >= ${ts(lo)} and lead_timestamp < ${ts(hi)})`
+        ? sql`(select count(*) from lead_events e where program_id = ${programId} and not is_test
+                 and lead_timestamp >= ${ts(lo)} and lead_timestamp < ${ts(hi)} ${f.customer})`
         : sql`0`;
       const s = kinds.includes('conversion')
-        ? sql`(select count(*) from sales where program_id = ${programId} and not is_test
-                 and sale_date >= ${ts(lo)} and sale_date < ${ts(hi)})`
+        ? sql`(select count(*) from sales e where program_id = ${programId} and not is_test
+                 and sale_date >= ${ts(lo)} and sale_date < ${ts(hi)} ${f.customer})`
         : sql`0`;
       const [row] = await sql<{ c: string; l: string; s: string }[]>`
         select ${c}::int8::text as c, ${l}::int8::text as l, ${s}::int8::text as s`;
       return { click: Number(row!.c), lead: Number(row!.l), conversion: Number(row!.s) };
     },
 
-    /** The page's rows: the window's events merged newest first, cut to `size`, joined to their details. */
-    eventRows(programId: number, w: PageWindow, size: number) {
+    /**
+     * The page's rows: the window's events merged newest first, cut to `size`, joined to their details; with
+     * `partnerId`, only that partner's.
+     */
+    eventRows(programId: number, w: PageWindow, size: number, partnerId: number | null = null) {
       const { lo, hi, limit: n } = w;
+      const f = partnerFilter(partnerId);
       const branches: PendingQuery<Row[]>[] = [];
       if (w.counts.click > 0)
-        branches.push(sql`(select 'click'::text as kind, click_timestamp as ts, event_id as id from click_events
-          where program_id = ${programId} and not is_test and click_timestamp >= ${ts(lo)} and click_timestamp < ${ts(hi)}
+        branches.push(sql`(select 'click'::text as kind, click_timestamp as ts, event_id as id from click_events e
+          where program_id = ${programId} and not is_test and click_timestamp >= ${ts(lo)} and click_timestamp < ${ts(hi)} ${f.click}
           order by click_timestamp desc, event_id desc limit ${n})`);
       if (w.counts.lead > 0)
-        branches.push(sql`(select 'lead'::text as kind, lead_timestamp as ts, id from lead_events
-          where program_id = ${programId} and not is_test and lead_timestamp >= ${ts(lo)} and lead_timestamp < ${ts(hi)}
+        branches.push(sql`(select 'lead'::text as kind, lead_timestamp as ts, id from lead_events e
+          where program_id = ${programId} and not is_test and lead_timestamp >= ${ts(lo)} and lead_timestamp < ${ts(hi)} ${f.customer}
           order by lead_timestamp desc, id desc limit ${n})`);
       if (w.counts.conversion > 0)
-        branches.push(sql`(select 'conversion'::text as kind, sale_date as ts, id from sales
-          where program_id = ${programId} and not is_test and sale_date >= ${ts(lo)} and sale_date < ${ts(hi)}
+        branches.push(sql`(select 'conversion'::text as kind, sale_date as ts, id from sales e
+          where program_id = ${programId} and not is_test and sale_date >= ${ts(lo)} and sale_date < ${ts(hi)} ${f.customer}
           order by sale_date desc, id desc limit ${n})`);
       const union = branches.reduce((a, b) => sql`${a} union all ${b}`);
 

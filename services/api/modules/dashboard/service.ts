@@ -200,19 +200,27 @@ export function planPage(
   };
 }
 
-/** One page of events, newest first, with the total of the range. */
-export async function readEventsPage(dal: DashboardDal, programId: number, q: EventsQuery) {
+/**
+ * One page of events, newest first, with the total of the range; with `partnerId`, only that partner's (its
+ * clicks and its customers' leads and sales: the partner portal's events).
+ */
+export async function readEventsPage(
+  dal: DashboardDal,
+  programId: number,
+  q: EventsQuery,
+  partnerId: number | null = null,
+) {
   const split = splitRange(q.range);
   const [days, ...partialCounts] = await Promise.all([
-    split.whole === null ? [] : dal.dayCounts(programId, split.whole.first, split.whole.last),
-    ...split.partial.map((r) => dal.countRange(programId, q.kinds, r.lo, r.hi)),
+    split.whole === null ? [] : dal.dayCounts(programId, split.whole.first, split.whole.last, partnerId),
+    ...split.partial.map((r) => dal.countRange(programId, q.kinds, r.lo, r.hi, partnerId)),
   ]);
   const segs = orderSegments([
     ...split.partial.map((r, i) => ({ ...r, counts: partialCounts[i]! })),
     ...days.map((d) => daySegment(d.day, d, q.kinds)),
   ]);
   const { total, window } = planPage(segs, q.page, q.size);
-  const rows = window === null ? [] : await dal.eventRows(programId, window, q.size);
+  const rows = window === null ? [] : await dal.eventRows(programId, window, q.size, partnerId);
   return { total, rows };
 }
 

@@ -97,6 +97,27 @@ const Currency = Checked<string>(
 const Name = Trimmed(200, { errorMessage: ERR.name });
 const Slug = Type.String({ pattern: SLUG_RE.source, errorMessage: ERR.slug });
 const CookieWindow = Type.Integer({ minimum: 1, maximum: 3650, default: 60, errorMessage: ERR.cookieWindow });
+// Applications (docs/partners.md): the public page at /p/<slug>, auto-approval, its text, own links.
+const PublicPage = Type.Boolean({
+  default: false,
+  description: 'Show the program at /p/<slug> and GET /api/public/programs/:slug, and take applications',
+  errorMessage: ERR.publicPage,
+});
+const AutoApprove = Type.Boolean({
+  default: false,
+  description: 'Applications are approved at once (with one link)',
+  errorMessage: ERR.autoApprove,
+});
+const Description = Type.String({
+  maxLength: 2000,
+  description: 'Shown on the public page',
+  errorMessage: ERR.description,
+});
+const PartnerLinks = Type.Boolean({
+  default: true,
+  description: 'Approved partners may create their own links',
+  errorMessage: ERR.partnerLinks,
+});
 
 // Property order is the order of the checks (see shared/http/validation.ts). On create, null is "omitted".
 const opt = <T extends TSchema>(s: T) => Type.Optional(Nullable(s, s.errorMessage as string | undefined));
@@ -108,6 +129,10 @@ const CreateBody = Type.Object({
   currency: opt(Currency),
   commission: opt(Policy),
   allowed_origins: opt(Origins),
+  public_page: opt(PublicPage),
+  auto_approve: opt(AutoApprove),
+  description: opt(Description),
+  partner_links: opt(PartnerLinks),
 });
 // On update, only the fields given change; null is refused (rejectNulls) before these checks.
 const UpdateBody = Type.Object({
@@ -117,6 +142,10 @@ const UpdateBody = Type.Object({
   currency: Type.Optional(Currency),
   commission: Type.Optional(Policy),
   allowed_origins: Type.Optional(Origins),
+  public_page: Type.Optional(PublicPage),
+  auto_approve: Type.Optional(AutoApprove),
+  description: Type.Optional(Nullable(Description, ERR.description)),
+  partner_links: Type.Optional(PartnerLinks),
   status: Type.Optional(
     StringEnum(['draft', 'live'] as const, ERR.status, { description: 'Only the current status' }),
   ),
@@ -141,6 +170,10 @@ const programProperties = {
   allowed_origins: Type.Array(Type.String()),
   api_token_masked: Type.Union([Type.String(), Type.Null()]),
   created_at: Type.String({ format: 'date-time' }),
+  public_page: Type.Boolean(),
+  auto_approve: Type.Boolean(),
+  description: Type.Union([Type.String(), Type.Null()]),
+  partner_links: Type.Boolean(),
 };
 const ProgramOut = Type.Object(programProperties);
 
@@ -196,7 +229,10 @@ export function registerProgramRoutes(fastify: FastifyInstance, deps: ApiDeps): 
           'lowercase letters, digits or dashes, starting with a letter or digit`, `cookie_window_days must be ' +
           'an integer from 1 to 3650`, `currency must be an ISO 4217 currency code`, commission policy ' +
           'messages, `allowed_origins…`, `workspace_id must be a positive integer`; 404 `Workspace not ' +
-          'found`; 409 `slug is already taken`.',
+          'found`; 409 `slug is already taken`. Applications (docs/partners.md): `public_page` and ' +
+          '`auto_approve` (default false), `partner_links` (default true), `description` (at most 2,000 ' +
+          'characters): 400 `public_page must be true or false`, `auto_approve must be true or false`, ' +
+          '`partner_links must be true or false`, `description must be a string of at most 2000 characters`.',
         security: managementSecurity,
         querystring: WorkspaceIdQuery,
         body: CreateBody,
@@ -255,7 +291,8 @@ export function registerProgramRoutes(fastify: FastifyInstance, deps: ApiDeps): 
         summary: 'Update a program (only the fields given change)',
         description:
           'Scope program:update. Changeable: name, slug, cookie_window_days, currency, commission, ' +
-          'allowed_origins (same rules and messages as create; none may be null: `<field> cannot be null`). ' +
+          'allowed_origins, public_page, auto_approve, partner_links, description (same rules and messages as ' +
+          'create; none may be null, `<field> cannot be null`, but description, which null clears). ' +
           '`status` is changed only by go-live: a different value is 400 `status is changed with POST ' +
           '/api/advertiser/affiliate-programs/:id/go-live`. 409 `slug is already taken`; 409 `' +
           ERR.currencyLocked +
