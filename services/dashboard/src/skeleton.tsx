@@ -2,7 +2,7 @@
 // (the portal's pages and the dashboard's notifications use them; docs/portal.md).
 import type { ComponentChildren } from 'preact';
 import { ErrorBox } from './ui.tsx';
-import './skeleton.css';
+import './parts.css';
 import type { Loaded } from './ui.tsx';
 
 export function Skeleton(props: { lines?: number; label?: string }) {

@@ -18,13 +18,15 @@ import {
 } from '../ui.tsx';
 import { defaultLanding, referralUrl } from '../referral.ts';
 import type { Program } from '../ui.tsx';
+import { InviteOnce, ReviewActions, StatusBadge } from './PartnerReview.tsx';
+import type { Invite, PartnerStatus } from './PartnerReview.tsx';
 
 interface Partner {
   id: number;
   name: string;
   email: string;
   partner_program_id: number;
-  status: 'approved' | 'pending';
+  status: PartnerStatus;
   clicks: number;
   balance_cents: number;
   program_balance_cents: number;
@@ -51,6 +53,7 @@ function PartnersOf({ program }: { program: Program }) {
   );
   const [landing, setLanding] = useState(defaultLanding(program.allowed_origins));
   const [open, setOpen] = useState<number | null>(null);
+  const [invite, setInvite] = useState<Invite | null>(null);
 
   return (
     <>
@@ -58,10 +61,11 @@ function PartnersOf({ program }: { program: Program }) {
         {program.name} · balances in {program.currency}
       </p>
       {canWrite ? (
-        <AddPartner programId={program.id} onAdded={partners.reload} />
+        <AddPartner programId={program.id} onAdded={partners.reload} onInvite={setInvite} />
       ) : (
         <ReadOnlyNote>Your role can view partners; owners and admins add them and their links.</ReadOnlyNote>
       )}
+      {invite && <InviteOnce invite={invite} onDone={() => setInvite(null)} />}
       <label>
         Landing page for referral URLs{' '}
         <input
@@ -102,7 +106,17 @@ function PartnersOf({ program }: { program: Program }) {
                     <br />
                     <span class="muted">{p.email}</span>
                   </td>
-                  <td>{p.status}</td>
+                  <td>
+                    <StatusBadge status={p.status} />
+                    {canWrite && (
+                      <ReviewActions
+                        programId={program.id}
+                        partner={p}
+                        onChanged={partners.reload}
+                        onInvite={setInvite}
+                      />
+                    )}
+                  </td>
                   <td>{p.clicks}</td>
                   <td class={p.program_balance_cents < 0 ? 'negative' : undefined}>
                     {money(p.program_balance_cents, program.currency)}
@@ -139,7 +153,7 @@ function PartnersOf({ program }: { program: Program }) {
   );
 }
 
-function AddPartner(props: { programId: number; onAdded: () => void }) {
+function AddPartner(props: { programId: number; onAdded: () => void; onInvite(i: Invite): void }) {
   const [name, setName] = useState('');
   const [email, setEmail] = useState('');
   const [status, setStatus] = useState<'approved' | 'pending'>('approved');
@@ -154,7 +168,13 @@ function AddPartner(props: { programId: number; onAdded: () => void }) {
         setAdded(null);
         void submit
           .run(async () => {
-            await api.post(`${base(props.programId)}/partners`, { name, email, status });
+            const r = await api.post<{ data: { invite_url?: string } }>(`${base(props.programId)}/partners`, {
+              name,
+              email,
+              status,
+            });
+            if (r.data.invite_url)
+              props.onInvite({ name: name.trim(), email: email.trim(), url: r.data.invite_url });
           })
           .then((ok) => {
             if (!ok) return;
