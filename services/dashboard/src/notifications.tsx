@@ -1,6 +1,6 @@
 // Notifications, for both sides: the partner portal's list (/api/partner/notifications) and the advertiser
 // dashboard's (/api/advertiser/notifications, the bell). Same answer shape and read routes on both APIs:
-// `{ data: [{ id, kind, title, body, data, program_id, read_at, created_at }], meta: { unread } }`,
+// `{ data: [{ id, kind, title, body, data, program_id, read_at, created_at }], meta: { unread, pagination } }`,
 // `POST …/:id/read`, `POST …/read-all`.
 import { useEffect, useState } from 'preact/hooks';
 import { api } from './api.ts';
@@ -20,10 +20,18 @@ export interface AppNotification {
 
 interface Page {
   data: AppNotification[];
-  meta: { unread: number; page?: number; pageSize?: number; total?: number; totalPages?: number };
+  meta: { unread: number; pagination: Pagination };
 }
 
 type Query = Record<string, string | number | undefined>;
+
+/** The pages of a list answer (`meta.pagination`). */
+export interface Pagination {
+  page: number;
+  pageSize: number;
+  pageCount: number;
+  total: number;
+}
 
 /** Kinds that ask the reader to act (the spec's manual-review warning): shown as warnings. */
 const WARNINGS = new Set(['paid_commission_refunded', 'mail_failed']);
@@ -98,10 +106,6 @@ export function NotificationList(props: {
       <ErrorBox error={act.error} />
       <View loaded={list} lines={5} label="Loading notifications">
         {(r) => {
-          const pageSize = r.meta.pageSize;
-          const pageCount =
-            r.meta.totalPages ??
-            (r.meta.total !== undefined && pageSize ? Math.ceil(r.meta.total / pageSize) : undefined);
           return (
             <>
               <p class="toolbar">
@@ -153,8 +157,8 @@ export function NotificationList(props: {
               )}
               <Pager
                 page={page}
-                pageCount={pageCount}
-                hasNext={pageCount === undefined && pageSize !== undefined && r.data.length === pageSize}
+                pageCount={r.meta.pagination.pageCount}
+                note={`${r.meta.pagination.total} notifications`}
                 label="Notification pages"
                 onPage={props.onPage}
               />

@@ -43,27 +43,18 @@ export async function signIn(email: string, password: string): Promise<PartnerSe
   return accept((await api.post<{ data: PartnerSessionInfo }>(PATH, { email, password })).data)!;
 }
 
-/**
- * Accepting an invite and following a magic link set the same cookie as signing in (their answer also
- * carries the bearer token, for API clients); the session's description comes from the session route.
- */
-async function sessionAfter(write: Promise<unknown>): Promise<PartnerSessionInfo> {
-  await write;
-  const info = await loadPartnerSession();
-  if (!info) throw new Error('Signed in, but the browser kept no session: are cookies blocked?');
-  return info;
-}
-
-export function acceptInvite(body: {
+/** Accepting an invite, in its cookie variant: the account is signed in at once. */
+export async function acceptInvite(body: {
   token: string;
   password?: string;
   name?: string;
 }): Promise<PartnerSessionInfo> {
-  return sessionAfter(api.post('/api/partner/auth/accept-invite', body));
+  return accept((await api.post<{ data: PartnerSessionInfo }>(`${PATH}/accept-invite`, body)).data)!;
 }
 
-export function verifyMagicLink(token: string): Promise<PartnerSessionInfo> {
-  return sessionAfter(api.post('/api/partner/auth/magic-link/verify', { token }));
+/** Following a sign-in link, in its cookie variant. */
+export async function verifyMagicLink(token: string): Promise<PartnerSessionInfo> {
+  return accept((await api.post<{ data: PartnerSessionInfo }>(`${PATH}/magic-link`, { token })).data)!;
 }
 
 export async function requestMagicLink(email: string): Promise<void> {

@@ -43,6 +43,8 @@ export interface PartnerProgram {
   };
   partner_id: number;
   status: PartnerStatus;
+  /** The advertiser's reason, when rejected (may be null). */
+  rejection_reason?: string | null;
   balance_cents: number;
   created_at: string;
 }
@@ -64,6 +66,8 @@ export interface PartnerCommission {
   program_id: number;
   status: CommissionStatus;
   amount_cents: number;
+  /** What refunds took back of it. */
+  deducted_cents?: number;
   currency: string;
   sale_amount_cents: number;
   created_at: string;

@@ -4,6 +4,7 @@ import { api } from '../../api.ts';
 import { navigate, useLocation } from '../../router.tsx';
 import { Pager, Table, dateTime, money, useLoad } from '../../ui.tsx';
 import type { CommissionStatus, PartnerCommission } from '../types.ts';
+import type { Pagination } from '../../notifications.tsx';
 import { Title, View } from '../parts.tsx';
 import { usePartnerPrograms } from './Programs.tsx';
 
@@ -19,7 +20,7 @@ const STATUS_NOTE: Record<CommissionStatus, string> = {
 
 interface Page {
   data: PartnerCommission[];
-  meta?: { page?: number; pageSize?: number; total?: number; totalPages?: number };
+  meta: { pagination: Pagination };
 }
 
 export function Commissions() {
@@ -98,6 +99,9 @@ export function Commissions() {
                     <td>{money(c.sale_amount_cents, c.currency)}</td>
                     <td>
                       <strong>{money(c.amount_cents, c.currency)}</strong>
+                      {!!c.deducted_cents && (
+                        <span class="negative"> −{money(c.deducted_cents, c.currency)} refunded</span>
+                      )}
                     </td>
                     <td>
                       <span class={`badge ${c.status}`} title={STATUS_NOTE[c.status]}>
@@ -111,8 +115,8 @@ export function Commissions() {
               </Table>
               <Pager
                 page={page}
-                pageCount={r.meta?.totalPages}
-                hasNext={r.data.length === PAGE_SIZE}
+                pageCount={r.meta.pagination.pageCount}
+                note={`${r.meta.pagination.total} commissions`}
                 label="Commission pages"
                 onPage={(p) => set({ page: p })}
               />

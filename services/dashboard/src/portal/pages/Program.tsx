@@ -44,6 +44,7 @@ export function ProgramPage(props: { programId: number }) {
       {p.status === 'rejected' && (
         <p class="note" role="status">
           The advertiser did not approve you for this program, so you have no working links in it.
+          {p.rejection_reason && <> Their reason: “{p.rejection_reason}”.</>}
         </p>
       )}
       {p.status === 'approved' && <Links partner={p} />}
