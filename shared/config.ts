@@ -1,6 +1,9 @@
 // Configuration, read from the environment once at boot and validated as a whole.
 // Modules receive the slice they need (Pick<Config, ...>) and never read process.env themselves.
-export interface Config {
+import { loadMailConfig } from './config-mail.ts';
+import type { MailConfig } from './config-mail.ts';
+
+export interface Config extends MailConfig {
   /** postgres://... of the system of record. */
   databaseUrl: string;
   databasePoolSize: number;
@@ -179,6 +182,7 @@ export function loadConfig(env: Env = process.env): Config {
       .filter(Boolean),
     outboxPollMs: int('OUTBOX_POLL_MS', 1_000, 10, 60_000),
     publicUrl: '',
+    ...loadMailConfig(env, problems),
   };
   const publicUrl = str('PUBLIC_URL', `http://127.0.0.1:${config.httpPort}`).replace(/\/+$/, '');
   if (!/^https?:\/\/[^\s/]+/.test(publicUrl)) problems.push('PUBLIC_URL must be an http:// or https:// URL');

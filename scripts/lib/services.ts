@@ -19,6 +19,8 @@ export const ENTRIES = {
   'processor-worker': 'services/workers/processor/main.ts',
   /** The outbox relay: webhook events and mail, published after their transactions committed. */
   'outbox-relay': 'services/workers/relay/main.ts',
+  /** Mail: the mail log, SMTP with retries held in Postgres (docs/mail.md). */
+  'mail-worker': 'services/workers/mail/main.ts',
 } as const;
 export const WORKERS = Object.keys(ENTRIES).filter((n) => n !== 'web') as Exclude<ServiceName, 'web'>[];
 export type ServiceName = keyof typeof ENTRIES;

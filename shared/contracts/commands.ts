@@ -136,6 +136,8 @@ export interface NotificationEffect {
   title: string;
   body: string;
   data: Record<string, unknown>;
+  /** Also mail it (shared/db/notifications.ts `notify`): the partner's refund notification. */
+  mail?: boolean;
 }
 
 export type Effect = LedgerEffect | NotificationEffect;
@@ -266,6 +268,7 @@ export function parseEffect(bytes: Buffer | null): Effect | string {
     if (!str(m.notification_key) || !str(m.kind) || !str(m.title) || !str(m.body)) return 'bad notification';
     if (m.recipient_type !== 'partner' && m.recipient_type !== 'advertiser') return 'bad recipient_type';
     if (!isId(m.program_id)) return 'bad program_id';
+    if (m.mail !== undefined && typeof m.mail !== 'boolean') return 'bad mail';
     return m as unknown as NotificationEffect;
   }
   return `unknown effect topic ${String(m.topic)}`;

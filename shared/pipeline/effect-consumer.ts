@@ -11,11 +11,12 @@ export function effectConsumer<K extends Effect['topic'], R extends object>(
   topic: K,
   createStep: (deps: {
     sql: WorkerContext['sql'];
+    cfg: WorkerContext['cfg'];
   }) => (effects: Extract<Effect, { topic: K }>[]) => Promise<R>,
 ) {
   return async function build(ctx: WorkerContext): Promise<WorkerParts> {
     const { sql, log, producer, topics } = ctx;
-    const apply = createStep({ sql });
+    const apply = createStep({ sql, cfg: ctx.cfg });
     let counts: Record<string, number> = {};
     const add = (r: Record<string, number>) => {
       for (const [k, v] of Object.entries(r)) counts[k] = (counts[k] ?? 0) + v;

@@ -13,6 +13,7 @@ import type { ConsumedMessage } from './kafka.ts';
 import type { TopicKey } from '../contracts/topics.ts';
 import { coalesce } from './coalesce.ts';
 import { Counter, Gauge, Histogram } from 'prom-client';
+import type { Metric } from 'prom-client';
 import { createRegistry, onShutdownSignal, startOpsServer } from '../http/ops.ts';
 import type { OpsServer } from '../http/ops.ts';
 import { kafkaCheck } from './kafka.ts';
@@ -43,6 +44,8 @@ export interface WorkerParts {
   status?(): Record<string, unknown> | null;
   /** Releases what `build` opened (timers, files), after the consumer stopped and before Postgres closes. */
   close?(): Promise<void> | void;
+  /** The worker's own metrics (created with `registers: []`), served on its /metrics with the pipeline's. */
+  metrics?: Metric[];
 }
 
 export interface WorkerDefinition {
@@ -106,6 +109,7 @@ export async function runWorker(def: WorkerDefinition): Promise<void> {
   const group = `${cfg.kafkaPrefix}${def.name}`;
   const registry = createRegistry(def.name);
   registerPipelineMetrics(registry);
+  for (const m of parts.metrics ?? []) registry.registerMetric(m);
   let isJoined = false;
   /** The consumer of the worker's topic: chunks through `handle`, offsets committed after it returned. */
   async function consume(topic: TopicKey, handle: WorkerParts['handle']) {

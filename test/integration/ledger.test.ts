@@ -402,7 +402,10 @@ t.test('concurrent transactions over the same partners: no deadlock, each key on
 });
 
 t.test('the notification step stores each notification_key once', async (t) => {
-  const insert = createInsertNotificationsStep({ sql });
+  const insert = createInsertNotificationsStep({
+    sql,
+    cfg: { kafkaPrefix: 'ledger-test.', publicUrl: 'http://127.0.0.1:1' },
+  });
   const program = await createProgram(sql);
   const f = await fixture(program.id);
   const n = (key: string): NotificationEffect => ({
@@ -419,8 +422,8 @@ t.test('the notification step stores each notification_key once', async (t) => {
   });
   const k1 = newKey('n');
   const k2 = newKey('n');
-  t.same(await insert([n(k1), n(k1), n(k2)]), { inserted: 2, duplicates: 1 });
-  t.same(await insert([n(k1)]), { inserted: 0, duplicates: 1 });
+  t.same(await insert([n(k1), n(k1), n(k2)]), { inserted: 2, duplicates: 1, mailed: 0 });
+  t.same(await insert([n(k1)]), { inserted: 0, duplicates: 1, mailed: 0 });
   const rows =
     await sql`select notification_key, data from notifications where notification_key = any(${[k1, k2]}) order by id`;
   t.equal(rows.length, 2);

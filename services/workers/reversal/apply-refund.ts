@@ -94,6 +94,8 @@ async function applyRefund(tx: Tx, cmd: RefundCommand): Promise<Applied> {
         deduction_cents: deduction,
         refund_reason: cmd.refund_reason,
       },
+      // CONTRACT "Mail": the refund notification is mailed to the partner too.
+      mail: true,
     },
   ];
   if (wasPaid) {
