@@ -131,7 +131,7 @@ export function NotificationList(props: {
                       <h2>
                         {!n.read_at && <span class="sr-only">Unread: </span>}
                         {WARNINGS.has(n.kind) && (
-                          <span class="warning-mark" aria-label="Needs your attention">
+                          <span class="warning-mark" role="img" aria-label="Needs your attention">
                             ⚠{' '}
                           </span>
                         )}
