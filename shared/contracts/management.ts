@@ -12,6 +12,13 @@ export const SCOPES = [
   'program:go_live',
   'program:regenerate-token',
   'dashboard:view',
+  // Part two (CONTRACT "Credentials, extended"): partner review and invites, payouts, outbound webhooks.
+  'partners:read',
+  'partners:write',
+  'payouts:read',
+  'payouts:write',
+  'webhooks:read',
+  'webhooks:write',
 ] as const;
 export type Scope = (typeof SCOPES)[number];
 

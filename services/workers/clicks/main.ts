@@ -56,7 +56,7 @@ await runWorker({
       producer,
       deadLetterTopic: topics.deadLetter,
       enrich: createEnrichClickStep({ parseUserAgent: createUserAgentParser(), geo }),
-      persist: createPersistClicksStep({ sql }),
+      persist: createPersistClicksStep({ sql, breakdown: cfg.rollupBreakdown }),
     });
 
     return {

@@ -19,7 +19,16 @@ const ALL: Permission[] = [
   'tracking:read',
   'tracking:list',
 ];
-const READ: Permission[] = ['tracking:read', 'dashboard:view', 'program:list', 'program:read'];
+// Member and viewer also get partners:read and payouts:read, not webhooks:read (CONTRACT "Credentials,
+// extended": webhook endpoints are integration settings of owners and admins).
+const READ: Permission[] = [
+  'tracking:read',
+  'dashboard:view',
+  'program:list',
+  'program:read',
+  'partners:read',
+  'payouts:read',
+];
 export const ROLE_PERMISSIONS: Record<Role, ReadonlySet<Permission>> = {
   owner: new Set(ALL),
   admin: new Set(ALL),

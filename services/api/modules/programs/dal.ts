@@ -12,6 +12,11 @@ export interface ProgramFields {
   currency?: string;
   commission?: CommissionPolicy;
   allowed_origins?: string[];
+  // Applications (docs/partners.md): description null clears it.
+  public_page?: boolean;
+  auto_approve?: boolean;
+  description?: string | null;
+  partner_links?: boolean;
 }
 
 export interface ProgramRow {
@@ -26,11 +31,15 @@ export interface ProgramRow {
   allowed_origins: string[];
   api_token_masked: string | null;
   created_at: Date;
+  public_page: boolean;
+  auto_approve: boolean;
+  description: string | null;
+  partner_links: boolean;
 }
 
 const COLUMNS = (sql: Sql | Tx) =>
   sql`id, workspace_id, name, slug, status, cookie_window_days, currency, commission, allowed_origins,
-      api_token_masked, created_at`;
+      api_token_masked, created_at, public_page, auto_approve, description, partner_links`;
 
 export async function findProgram(sql: Sql, id: number): Promise<ProgramRow | undefined> {
   const [row] = await sql<ProgramRow[]>`
@@ -70,14 +79,20 @@ export async function insertProgram(
     allowed_origins: string[];
     tokenHash: Buffer;
     tokenMasked: string;
+    public_page: boolean;
+    auto_approve: boolean;
+    description: string | null;
+    partner_links: boolean;
   },
 ): Promise<ProgramRow | undefined> {
   const [row] = await sql<ProgramRow[]>`
     insert into programs (workspace_id, name, slug, cookie_window_days, currency, commission,
-                          allowed_origins, api_token_hash, api_token_masked)
+                          allowed_origins, api_token_hash, api_token_masked,
+                          public_page, auto_approve, description, partner_links)
     values (${p.workspaceId}, ${p.name}, ${p.slug}, ${p.cookie_window_days}, ${p.currency},
             ${sql.json(p.commission as never)}, ${p.allowed_origins}::text[],
-            ${p.tokenHash}, ${p.tokenMasked})
+            ${p.tokenHash}, ${p.tokenMasked},
+            ${p.public_page}, ${p.auto_approve}, ${p.description}, ${p.partner_links})
     on conflict (slug) do nothing
     returning ${COLUMNS(sql)}`;
   return row;
@@ -118,6 +133,10 @@ async function updateProgramRow(sql: Tx, id: number, f: ProgramFields): Promise<
       currency = coalesce(${f.currency ?? null}::char(3), currency),
       commission = coalesce(${f.commission === undefined ? null : sql.json(f.commission as never)}::jsonb, commission),
       allowed_origins = coalesce(${f.allowed_origins ?? null}::text[], allowed_origins),
+      public_page = coalesce(${f.public_page ?? null}::boolean, public_page),
+      auto_approve = coalesce(${f.auto_approve ?? null}::boolean, auto_approve),
+      description = case when ${f.description !== undefined} then ${f.description ?? null}::text else description end,
+      partner_links = coalesce(${f.partner_links ?? null}::boolean, partner_links),
       updated_at = now()
     where id = ${id} and deleted_at is null
     returning ${COLUMNS(sql)}`;

@@ -97,6 +97,27 @@ const Currency = Checked<string>(
 const Name = Trimmed(200, { errorMessage: ERR.name });
 const Slug = Type.String({ pattern: SLUG_RE.source, errorMessage: ERR.slug });
 const CookieWindow = Type.Integer({ minimum: 1, maximum: 3650, default: 60, errorMessage: ERR.cookieWindow });
+// Applications (docs/partners.md): the public page at /p/<slug>, auto-approval, its text, own links.
+const PublicPage = Type.Boolean({
+  default: false,
+  description: 'Show the program at /p/<slug> and GET /api/public/programs/:slug, and take applications',
+  errorMessage: ERR.publicPage,
+});
+const AutoApprove = Type.Boolean({
+  default: false,
+  description: 'Applications are approved at once (with one link)',
+  errorMessage: ERR.autoApprove,
+});
+const Description = Type.String({
+  maxLength: 2000,
+  description: 'Shown on the public page',
+  errorMessage: ERR.description,
+});
+const PartnerLinks = Type.Boolean({
+  default: true,
+  description: 'Approved partners may create their own links',
+  errorMessage: ERR.partnerLinks,
+});
 
 // Property order is the order of the checks (see shared/http/validation.ts). On create, null is "omitted".
 const opt = <T extends TSchema>(s: T) => Type.Optional(Nullable(s, s.errorMessage as string | undefined));
@@ -108,6 +129,10 @@ const CreateBody = Type.Object({
   currency: opt(Currency),
   commission: opt(Policy),
   allowed_origins: opt(Origins),
+  public_page: opt(PublicPage),
+  auto_approve: opt(AutoApprove),
+  description: opt(Description),
+  partner_links: opt(PartnerLinks),
 });
 // On update, only the fields given change; null is refused (rejectNulls) before these checks.
 const UpdateBody = Type.Object({
@@ -117,6 +142,10 @@ const UpdateBody = Type.Object({
   currency: Type.Optional(Currency),
   commission: Type.Optional(Policy),
   allowed_origins: Type.Optional(Origins),
+  public_page: Type.Optional(PublicPage),
+  auto_approve: Type.Optional(AutoApprove),
+  description: Type.Optional(Nullable(Description, ERR.description)),
+  partner_links: Type.Optional(PartnerLinks),
   status: Type.Optional(
     StringEnum(['draft', 'live'] as const, ERR.status, { description: 'Only the current status' }),
   ),
@@ -141,6 +170,10 @@ const programProperties = {
   allowed_origins: Type.Array(Type.String()),
   api_token_masked: Type.Union([Type.String(), Type.Null()]),
   created_at: Type.String({ format: 'date-time' }),
+  public_page: Type.Boolean(),
+  auto_approve: Type.Boolean(),
+  description: Type.Union([Type.String(), Type.Null()]),
+  partner_links: Type.Boolean(),
 };
 const ProgramOut = Type.Object(programProperties);
 

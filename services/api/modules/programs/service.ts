@@ -26,6 +26,10 @@ export const ERR = {
   slugTaken: 'slug is already taken',
   currencyLocked: 'currency cannot be changed once the program has partners or sales',
   noFreeSlug: 'Could not generate a free slug; give one explicitly',
+  publicPage: 'public_page must be true or false',
+  autoApprove: 'auto_approve must be true or false',
+  description: 'description must be a string of at most 2000 characters',
+  partnerLinks: 'partner_links must be true or false',
 } as const;
 
 /** Fields an update may not set to null, in the order they are checked. */
@@ -36,6 +40,9 @@ export const NOT_NULLABLE = [
   'commission',
   'allowed_origins',
   'name',
+  'public_page',
+  'auto_approve',
+  'partner_links',
 ] as const;
 
 /** A program as the API shows it: the row with numeric ids and an ISO creation time. */
@@ -61,6 +68,10 @@ export function toProgram(r: ProgramRow): Program {
     allowed_origins: r.allowed_origins,
     api_token_masked: r.api_token_masked,
     created_at: iso(r.created_at)!,
+    public_page: r.public_page,
+    auto_approve: r.auto_approve,
+    description: r.description,
+    partner_links: r.partner_links,
   };
 }
 
@@ -138,6 +149,10 @@ export interface ProgramBody {
   currency?: string | null;
   commission?: unknown;
   allowed_origins?: unknown;
+  public_page?: boolean | null;
+  auto_approve?: boolean | null;
+  description?: string | null;
+  partner_links?: boolean | null;
 }
 
 /** The normalised fields present in a validated body; throws the field's 400 if it was not validated. */
@@ -158,6 +173,11 @@ export function programFields(b: ProgramBody): ProgramFields {
     if (typeof origins === 'string') throw new HttpError(400, origins);
     f.allowed_origins = origins;
   }
+  if (given(b.public_page)) f.public_page = b.public_page;
+  if (given(b.auto_approve)) f.auto_approve = b.auto_approve;
+  if (given(b.partner_links)) f.partner_links = b.partner_links;
+  // An empty description is none; null (on update) clears it.
+  if (b.description !== undefined) f.description = b.description?.trim() || null;
   return f;
 }
 
@@ -170,6 +190,10 @@ export function newProgram(b: ProgramBody & { name: string }) {
     currency: f.currency ?? 'USD',
     commission: f.commission ?? DEFAULT_POLICY,
     allowed_origins: f.allowed_origins ?? [],
+    public_page: f.public_page ?? false,
+    auto_approve: f.auto_approve ?? false,
+    description: f.description ?? null,
+    partner_links: f.partner_links ?? true,
     slugs: slugCandidates(f.slug, f.name!),
   };
 }
