@@ -33,8 +33,8 @@ t.test('the program form: public page and description; the card links to the pag
   const card = page.locator('.card', { hasText: 'Bean Shop' });
   await card.getByRole('button', { name: 'Edit' }).click();
   const form = page.getByRole('form', { name: 'Edit Bean Shop' });
-  await form.getByLabel(/^Public page/).check();
-  await form.getByLabel(/^Description/).fill('Coffee for people who care.\nEarn 20% on every order.');
+  await form.getByLabel(/Public page/).check();
+  await form.getByLabel(/Description/).fill('Coffee for people who care.\nEarn 20% on every order.');
   t.ok(await form.getByLabel('Partners may create their own links').isChecked(), 'own links: on by default');
   await form.getByRole('button', { name: 'Save changes' }).click();
   const link = card.getByRole('link', { name: `${svc.baseUrl}/p/${slug}` });

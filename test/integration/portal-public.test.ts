@@ -104,7 +104,7 @@ t.test('auto-approval with a password at 390 px: approved, and the portal shows 
   await page.getByRole('link', { name: 'Go to the partner portal' }).click();
   await page.getByRole('heading', { name: 'Sign in' }).waitFor();
   await page.getByLabel('Email', { exact: true }).fill(email);
-  await page.getByLabel('Password').fill('ben video password');
+  await page.getByLabel('Password', { exact: true }).fill('ben video password');
   await page.getByRole('button', { name: 'Sign in' }).click();
   await page.getByRole('heading', { name: 'Your programs' }).waitFor();
   await page.getByRole('link', { name: 'Auto Beans', exact: true }).click();

@@ -147,7 +147,7 @@ export function NotificationList(props: {
                             disabled={act.busy}
                             onClick={() => read(`${base}/${n.id}/read`)}
                           >
-                            Mark read<span class="sr-only">: {n.title}</span>
+                            Mark read<span class="sr-only"> ({n.title})</span>
                           </button>
                         )}
                       </p>

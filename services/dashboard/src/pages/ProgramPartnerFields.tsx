@@ -44,7 +44,7 @@ export function PartnerSettingsFields(props: { value: PartnerSettings; onChange(
   const v = props.value;
   const set = (patch: Partial<PartnerSettings>) => props.onChange({ ...v, ...patch });
   const check = (key: 'public_page' | 'auto_approve' | 'partner_links', label: string) => (
-    <label class="check">
+    <label class="check own-line">
       <input
         type="checkbox"
         checked={v[key]}

@@ -61,9 +61,18 @@ function Links(props: { partner: PartnerProgram }) {
   const program = props.partner.program;
   const path = `/api/partner/programs/${program.id}/links`;
   const links = useLoad(async () => (await api.get<{ data: PartnerLink[] }>(path)).data, [path]);
-  const [landing, setLanding] = useState(
-    program.landing_url ?? defaultLanding(program.allowed_origins ?? []),
+  // The partner's choice is kept per program in this browser; else the program's landing page if known.
+  const landingKey = `svc.partner.landing.${program.id}`;
+  const [landing, setLandingState] = useState(
+    () =>
+      localStorage.getItem(landingKey) ??
+      program.landing_url ??
+      defaultLanding(program.allowed_origins ?? []),
   );
+  const setLanding = (v: string) => {
+    setLandingState(v);
+    localStorage.setItem(landingKey, v);
+  };
   const [code, setCode] = useState('');
   const create = useAction();
   const canCreate = program.partner_links !== false;
@@ -75,7 +84,7 @@ function Links(props: { partner: PartnerProgram }) {
       <p class="subtle">
         Share a link: visitors who click it are credited to you for {program.cookie_window_days} days.
       </p>
-      <label>
+      <label class="wide">
         Page the links lead to <span class="subtle">(any page of the advertiser's site)</span>
         <input
           type="url"
