@@ -125,10 +125,14 @@ t.test('applications: approve one, reject one with a reason', async (t) => {
     bearer(owner.session),
   );
   const byName = new Map(
-    (listed.body.data as { name: string; status: string }[]).map((p) => [p.name, p.status]),
+    (listed.body.data as { name: string; status: string; rejection_reason: string | null }[]).map((p) => [
+      p.name,
+      p,
+    ]),
   );
-  t.equal(byName.get('Ana Applicant'), 'approved');
-  t.equal(byName.get('Rob Rejected'), 'rejected');
+  t.equal(byName.get('Ana Applicant')?.status, 'approved');
+  t.equal(byName.get('Rob Rejected')?.status, 'rejected');
+  t.equal(byName.get('Rob Rejected')?.rejection_reason, 'Not a fit for our audience', 'the reason was sent');
   const links = await getJson(
     api(
       `/api/advertiser/affiliate-programs/${program.id}/partners/${
