@@ -351,3 +351,35 @@ t.test(
     t.equal(still.status, 200, 'a password set after verification stays');
   },
 );
+
+t.test('concurrent use of one invite or one sign-in link: exactly one succeeds', async (t) => {
+  const added = await addPartner(svc, owner, program.id);
+  const token = tokenOf(added.inviteUrl!);
+  const accepts = await Promise.all(
+    Array.from({ length: 6 }, () =>
+      send('POST', url('/api/partner/auth/accept-invite'), { token, password: PARTNER_PASSWORD }),
+    ),
+  );
+  t.same(
+    accepts.map((r) => r.status).sort(),
+    [200, 400, 400, 400, 400, 400],
+    'one accepts, the others see it used',
+  );
+  const [accounts] = await sql<{ n: number }[]>`
+    select count(*)::int as n from partner_accounts where lower(email) = ${added.email}`;
+  t.equal(accounts!.n, 1);
+  const email = uniqEmail('race');
+  await addPartner(svc, owner, program.id, { email });
+  await send('POST', url('/api/partner/auth/magic-link'), { email });
+  const magic = await magicTokenOf(sql, svc.prefix, email);
+  const verifies = await Promise.all(
+    Array.from({ length: 6 }, () =>
+      send('POST', url('/api/partner/auth/magic-link/verify'), { token: magic }),
+    ),
+  );
+  t.same(verifies.map((r) => r.status).sort(), [200, 400, 400, 400, 400, 400]);
+  const [sessions] = await sql<{ n: number }[]>`
+    select count(*)::int as n from partner_sessions s join partner_accounts a on a.id = s.account_id
+    where lower(a.email) = ${email}`;
+  t.equal(sessions!.n, 1, 'one session');
+});

@@ -229,7 +229,10 @@ export function registerProgramRoutes(fastify: FastifyInstance, deps: ApiDeps): 
           'lowercase letters, digits or dashes, starting with a letter or digit`, `cookie_window_days must be ' +
           'an integer from 1 to 3650`, `currency must be an ISO 4217 currency code`, commission policy ' +
           'messages, `allowed_origins…`, `workspace_id must be a positive integer`; 404 `Workspace not ' +
-          'found`; 409 `slug is already taken`.',
+          'found`; 409 `slug is already taken`. Applications (docs/partners.md): `public_page` and ' +
+          '`auto_approve` (default false), `partner_links` (default true), `description` (at most 2,000 ' +
+          'characters): 400 `public_page must be true or false`, `auto_approve must be true or false`, ' +
+          '`partner_links must be true or false`, `description must be a string of at most 2000 characters`.',
         security: managementSecurity,
         querystring: WorkspaceIdQuery,
         body: CreateBody,
@@ -288,7 +291,8 @@ export function registerProgramRoutes(fastify: FastifyInstance, deps: ApiDeps): 
         summary: 'Update a program (only the fields given change)',
         description:
           'Scope program:update. Changeable: name, slug, cookie_window_days, currency, commission, ' +
-          'allowed_origins (same rules and messages as create; none may be null: `<field> cannot be null`). ' +
+          'allowed_origins, public_page, auto_approve, partner_links, description (same rules and messages as ' +
+          'create; none may be null, `<field> cannot be null`, but description, which null clears). ' +
           '`status` is changed only by go-live: a different value is 400 `status is changed with POST ' +
           '/api/advertiser/affiliate-programs/:id/go-live`. 409 `slug is already taken`; 409 `' +
           ERR.currencyLocked +
