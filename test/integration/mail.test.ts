@@ -73,6 +73,17 @@ t.test('a committed mail arrives once, also when published twice; a rolled-back 
   t.match(await logRow(twice!), { status: 'sent', attempts: 1, last_error: null });
   t.notOk(await logRow(rolledBack!), 'nor recorded');
 
+  // Published once more after it was sent (a relay that died long after its produce): still one mail.
+  await writeOutbox(sql, [row]);
+  const sentinel2 = `test:${uniq()}:s2`;
+  await queue([invite(sentinel2, to)]);
+  await sink.waitForMail((m) => mailId(m) === sentinel2);
+  t.equal(
+    sink.messages.filter((m) => mailId(m) === twice).length,
+    1,
+    'a copy published after the mail was sent is not sent again',
+  );
+
   const mail = sink.messages.find((m) => mailId(m) === committed)!;
   const url = `${svc.baseUrl}/partner/invite/pinv_${committed}`;
   t.equal(mail.subject, `You're invited to the Shoes <b>&</b> "Socks" affiliate program`);
@@ -228,4 +239,22 @@ t.test('mail rows of another deployment (KAFKA_PREFIX) in the same database are 
   await queue([invite(mine, `erin-${uniq()}@example.com`)]);
   await sink.waitForMail((m) => mailId(m) === mine);
   t.match(await logRow(id), { status: 'queued', attempts: 0 }, 'not claimed');
+});
+
+t.test('without SMTP_URL: mail is recorded as skipped, and nothing waits for it', async (t) => {
+  const bare = await startServices(t, ['outbox-relay', 'mail-worker']);
+  t.notOk('SMTP_URL' in bare.env, 'no SMTP configured');
+  const id = `test:${uniq()}`;
+  await sql.begin((tx) => queueMail(tx, bare.prefix, [invite(id, `fay-${uniq()}@example.com`)]));
+  const row = await waitFor('recorded', async () => logRow(id));
+  t.match(row, { status: 'skipped', attempts: 0, last_error: null });
+  t.notOk(
+    sink.messages.some((m) => mailId(m) === id),
+    'not sent anywhere',
+  );
+  const list = await getJson(`${svc.baseUrl}/api/advertiser/mail?status=skipped`, bearer(owner.session));
+  t.ok(
+    (list.body.data as { id: string }[]).some((m) => m.id === id),
+    'the advertiser sees it skipped',
+  );
 });
