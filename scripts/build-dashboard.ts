@@ -2,11 +2,12 @@
 // which the web process serves at the base URL. `npm start` and `npm test` do this themselves when dist is
 // missing or stale (scripts/lib/dashboard.ts); this script always builds.
 import { cli } from './lib/cli.ts';
-import { DASHBOARD_PATHS, buildDashboard, distOf, kb, staleReason } from './lib/dashboard.ts';
+import { DASHBOARD_PATHS, buildDashboard, distOf, firstLoadText, kb, staleReason } from './lib/dashboard.ts';
 
 const USAGE = `Usage: npm run build:dashboard [-- --if-stale]
 
-Builds the advertiser dashboard (services/dashboard, Vite + Preact) into services/dashboard/dist and writes
+Builds the advertiser dashboard and the partner portal (services/dashboard, Vite + Preact, two entries:
+index.html and partner.html) into services/dashboard/dist and writes
 dist/.build-stamp. The web service reads dist once at boot: restart it to serve a new build.
 
 Options:
@@ -26,5 +27,6 @@ if (values['if-stale']) {
 process.stdout.write(`building the dashboard into ${out} ...\n`);
 const r = await buildDashboard();
 process.stdout.write(
-  `built in ${r.seconds.toFixed(1)} s: JavaScript ${kb(r.jsBytes)} (${kb(r.jsGzipBytes)} gzipped), CSS ${kb(r.cssBytes)}\n`,
+  `built in ${r.seconds.toFixed(1)} s: JavaScript ${kb(r.jsBytes)} (${kb(r.jsGzipBytes)} gzipped), CSS ${kb(r.cssBytes)}\n` +
+    `first load, JavaScript gzipped: ${firstLoadText(r)} (budget 150 KB each)\n`,
 );

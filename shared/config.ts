@@ -224,6 +224,7 @@ export function loadConfig(env: Env = process.env): Config {
     outboxPollMs: int('OUTBOX_POLL_MS', 1_000, 10, 60_000),
     publicUrl: '',
     webhooks: null as unknown as WebhookConfig,
+    ...loadMailConfig(env, problems),
     rollupBreakdown: rollupBreakdown === 'on',
     ...loadMailConfig(env, problems),
     authRateLimitPerMinute: int('AUTH_RATE_LIMIT_PER_MINUTE', 10, 0, 1_000_000),

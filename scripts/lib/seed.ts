@@ -11,6 +11,7 @@ import { hashPassword, verifyPassword } from '../../shared/domain/passwords.ts';
 import { DEV_STACK, STACK_DIR } from './stack.ts';
 import { seedDemoTraffic } from './demo-traffic.ts';
 import type { TrafficSummary } from './demo-traffic.ts';
+import { seedDemoPartner } from './seed-partner.ts';
 
 /** Where the demo program's clear tracking token is kept between runs (git-ignored). */
 export const DEMO_TOKEN_FILE = join(STACK_DIR, DEV_STACK.name, 'demo-tracking-token.txt');
@@ -137,17 +138,20 @@ export async function seedDemoOwner(
 
 export interface FullDemo extends DemoSeed {
   owner: { email: string; password: string };
+  /** The demo partner account of the portal (/partner/). */
+  partner: { email: string; password: string };
   traffic: TrafficSummary;
 }
 
 /** Everything `npm start` seeds on the embedded stack: the program, the owner, the traffic. */
 export async function seedFullDemo(
   sql: Sql,
-  files: { token?: string; password?: string } = {},
+  files: { token?: string; password?: string; partnerPassword?: string } = {},
   now = Date.now(),
 ): Promise<FullDemo> {
   const demo = await seedDemo(sql, files.token);
   const owner = await seedDemoOwner(sql, demo.workspaceId, files.password);
+  const partner = await seedDemoPartner(sql, demo, files.partnerPassword);
   const traffic = await sql.begin((tx) => seedDemoTraffic(tx, demo.programId, demo.links, now));
-  return { ...demo, owner, traffic };
+  return { ...demo, owner, partner, traffic };
 }

@@ -46,6 +46,9 @@ const COMPRESSIBLE = new Set([
   '.webmanifest',
 ]);
 
+/** The partner portal and the public program pages: partner.html, the app's second entry (docs/portal.md). */
+const PORTAL = /^\/(partner|p)(\/|$)/;
+
 /** Paths that are never the SPA: their unknown URLs stay the JSON 404. */
 const NOT_SPA = /^\/(api|track|js|healthz|readyz|metrics)(\/|$)/;
 
@@ -142,8 +145,9 @@ function notFound(req: FastifyRequest, reply: FastifyReply): FastifyReply {
 export function registerDashboard(app: FastifyInstance, dashboard: DashboardFiles | null, log: Logger): void {
   if (!dashboard) log.warn({ dir: DASHBOARD_DIST }, NOT_BUILT);
   const index = dashboard?.files.get('/');
-  const page = (req: FastifyRequest, reply: FastifyReply) => {
-    if (index) return send(req, reply, index);
+  const portal = dashboard?.files.get('/partner.html');
+  const page = (req: FastifyRequest, reply: FastifyReply, html: StaticFile | null | undefined = index) => {
+    if (html) return send(req, reply, html);
     return reply
       .code(503)
       .header('content-type', 'text/html; charset=utf-8')
@@ -165,6 +169,6 @@ export function registerDashboard(app: FastifyInstance, dashboard: DashboardFile
     if (file) return send(req, reply, file);
     // A missing asset is a 404 (an old tab asking for a replaced bundle must not get HTML as script).
     if (NOT_SPA.test(path) || path.startsWith('/assets/') || !wantsHtml(req)) return notFound(req, reply);
-    return page(req, reply);
+    return page(req, reply, PORTAL.test(path) ? (portal ?? null) : index);
   });
 }

@@ -1,7 +1,9 @@
 // The demo data of `npm start` (scripts/lib/seed.ts, demo-traffic.ts) in the test database: the demo owner
 // logs in with the generated password; about 30 days of traffic whose rollups agree with the raw events
 // (every /api/tracking/performance total equals a plain count or sum of the raw tables, and the events
-// endpoint's totals; the breakdown equals the raw events by every dimension); partner balances equal their ledger; a second run adds nothing.
+// endpoint's totals; the breakdown equals the raw events by every dimension); partner balances equal their
+// ledger; a second run adds nothing; the demo partner signs in to the portal with its generated password
+// and the demo program has a public page.
 import t from 'tap';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -9,6 +11,7 @@ import { join } from 'node:path';
 import { postJson, startServices, testSql } from '../helpers/stack.ts';
 import { getJson } from '../helpers/accounts.ts';
 import { DEMO_EMAIL, seedFullDemo } from '../../scripts/lib/seed.ts';
+import { DEMO_DESCRIPTION, DEMO_PARTNER_EMAIL } from '../../scripts/lib/seed-partner.ts';
 import { checkProgram, describe } from '../../scripts/lib/rollups.ts';
 
 const DAY = 86_400_000;
@@ -21,7 +24,11 @@ const DAY = 86_400_000;
 const sql = testSql(t);
 const dir = await mkdtemp(join(tmpdir(), 'svc-demo-'));
 t.teardown(() => rm(dir, { recursive: true, force: true }));
-const files = { token: join(dir, 'token.txt'), password: join(dir, 'password.txt') };
+const files = {
+  token: join(dir, 'token.txt'),
+  password: join(dir, 'password.txt'),
+  partnerPassword: join(dir, 'partner-password.txt'),
+};
 const demo = await seedFullDemo(sql, files);
 const svc = await startServices(t, ['web']);
 const url = (p: string) => `${svc.baseUrl}${p}`;
@@ -174,6 +181,34 @@ t.test('a second run adds nothing and keeps the password', async (t) => {
   t.equal(again.traffic.seeded, false);
   t.equal(again.programId, P);
   t.equal(again.owner.password, demo.owner.password);
+  t.equal(again.partner.password, demo.partner.password);
   t.equal(again.trackingToken, demo.trackingToken);
   t.same(await count(), before);
+});
+
+t.test('the demo partner signs in to the portal and sees the demo program; its public page', async (t) => {
+  t.equal(demo.partner.email, DEMO_PARTNER_EMAIL);
+  t.match(demo.partner.password, /^[A-Za-z0-9_-]{16}$/);
+  t.equal((await readFile(files.partnerPassword, 'utf8')).trim(), demo.partner.password);
+  const [a] =
+    await sql`select password_hash from partner_accounts where lower(email) = ${DEMO_PARTNER_EMAIL}`;
+  t.notMatch(a!.password_hash, demo.partner.password, 'stored hashed');
+  const login = await postJson(url('/api/partner/auth/login'), {
+    email: DEMO_PARTNER_EMAIL,
+    password: demo.partner.password,
+  });
+  t.equal(login.status, 200, JSON.stringify(login.body));
+  const token = (login.body.data as { session_token: string }).session_token;
+  const programs = await getJson(url('/api/partner/programs'), { authorization: `Bearer ${token}` });
+  t.equal(programs.status, 200);
+  t.match(programs.body.data, [
+    { program: { id: P, slug: 'demo' }, partner_id: demo.partnerId, status: 'approved' },
+  ]);
+  t.equal((programs.body.data as unknown[]).length, 1, 'only the claimed record: not the blog partner');
+  const links = await getJson(url(`/api/partner/programs/${P}/links`), { authorization: `Bearer ${token}` });
+  t.match(links.body.data, [{ short_link: 'demo' }]);
+
+  const page = await getJson(url('/api/public/programs/demo'));
+  t.equal(page.status, 200);
+  t.match(page.body.data, { name: 'Demo program', slug: 'demo', description: DEMO_DESCRIPTION });
 });

@@ -4,6 +4,8 @@ export class ApiError extends Error {
   constructor(
     readonly status: number,
     message: string,
+    /** Seconds from a 429's or 503's Retry-After header, when it had one. */
+    readonly retryAfter: number | null = null,
   ) {
     super(message);
   }
@@ -26,6 +28,16 @@ function url(path: string, query?: Query): string {
 }
 
 async function call<T>(method: string, path: string, body?: unknown, query?: Query): Promise<T> {
+  return (await callWithStatus<T>(method, path, body, query)).body;
+}
+
+/** The answer's body and its status (201 created, 200 already there, ...); a non-2xx throws ApiError. */
+async function callWithStatus<T>(
+  method: string,
+  path: string,
+  body?: unknown,
+  query?: Query,
+): Promise<{ status: number; body: T }> {
   const headers: Record<string, string> = { accept: 'application/json' };
   if (body !== undefined) headers['content-type'] = 'application/json';
   if (method !== 'GET' && csrfToken) headers['x-csrf-token'] = csrfToken;
@@ -40,7 +52,7 @@ async function call<T>(method: string, path: string, body?: unknown, query?: Que
   } catch {
     throw new ApiError(0, 'The service cannot be reached. Check your connection and try again.');
   }
-  if (res.status === 204) return undefined as T;
+  if (res.status === 204) return { status: 204, body: undefined as T };
   const text = await res.text();
   let json: unknown = null;
   try {
@@ -53,9 +65,10 @@ async function call<T>(method: string, path: string, body?: unknown, query?: Que
       json && typeof json === 'object' && typeof (json as { error?: unknown }).error === 'string'
         ? (json as { error: string }).error
         : `Request failed (${res.status})`;
-    throw new ApiError(res.status, error);
+    const retryAfter = Number(res.headers.get('retry-after'));
+    throw new ApiError(res.status, error, retryAfter > 0 ? retryAfter : null);
   }
-  return json as T;
+  return { status: res.status, body: json as T };
 }
 
 export const api = {
@@ -63,4 +76,6 @@ export const api = {
   post: <T>(path: string, body?: unknown, query?: Query) => call<T>('POST', path, body ?? {}, query),
   put: <T>(path: string, body?: unknown, query?: Query) => call<T>('PUT', path, body ?? {}, query),
   del: <T>(path: string, query?: Query) => call<T>('DELETE', path, undefined, query),
+  /** A POST whose status matters to the caller (201 or 200), with the body. */
+  postWithStatus: <T>(path: string, body?: unknown) => callWithStatus<T>('POST', path, body ?? {}),
 };

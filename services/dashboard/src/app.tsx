@@ -16,6 +16,7 @@ import { Partners } from './pages/Partners.tsx';
 import { Commissions } from './pages/Commissions.tsx';
 import { Integration } from './pages/Integration.tsx';
 import { Docs } from './pages/Docs.tsx';
+import { NotificationBell, Notifications } from './pages/Notifications.tsx';
 
 const PROGRAM_PAGES: {
   slug: string;
@@ -37,6 +38,8 @@ export function App() {
   const [info, setInfo] = useState<SessionInfo | null | undefined>(undefined);
   const [error, setError] = useState<string | null>(null);
   const [workspaceId, setWorkspaceId] = useState<number | null>(null);
+  // Bumped after a notification is read, so the bell asks for its count again.
+  const [readTick, setReadTick] = useState(0);
 
   const isDocs = path === '/docs';
   useEffect(() => {
@@ -93,6 +96,8 @@ export function App() {
     body = <Page programId={programId} />;
   } else if (match('/settings', path)) {
     body = <Settings />;
+  } else if (match('/notifications', path)) {
+    body = <Notifications onRead={() => setReadTick((n) => n + 1)} />;
   } else if (path === '/' || match('/programs', path) || path === '/login') {
     body = <Programs />;
   } else {
@@ -134,6 +139,7 @@ export function App() {
             </select>
           </label>
         )}
+        <NotificationBell path={path} tick={readTick} />
         <span class="who">{info.user.email}</span>
         <button type="button" onClick={() => void session.logout()}>
           Log out

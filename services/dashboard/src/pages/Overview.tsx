@@ -2,11 +2,10 @@
 // (uPlot) with a table alternative, and who and where the traffic came from (OverviewPanels.tsx). Days are
 // whole UTC days (GET /api/tracking/performance). Picking a partner or link in a panel narrows the totals
 // and charts to it (the performance filters), with a chip to go back to the whole program.
-import { useEffect, useRef, useState } from 'preact/hooks';
-import uPlot from 'uplot';
-import 'uplot/dist/uPlot.min.css';
+import { useState } from 'preact/hooks';
 import { api } from '../api.ts';
 import type { ProgramPageProps } from '../ui.tsx';
+import { DailyChart as Chart } from '../chart.tsx';
 import { ErrorBox, Loading, PageTitle, Table, money, num, useLoad, useProgram } from '../ui.tsx';
 import { OverviewPanels } from './OverviewPanels.tsx';
 import type { OverviewFilter } from './OverviewPanels.tsx';
@@ -285,59 +284,5 @@ function TrendBadge(props: { trend: Trend; vs: string }) {
       </span>
       <span class="sr-only">{words}</span>
     </span>
-  );
-}
-
-/** A uPlot line chart of daily series; x is the UTC day, sized to its container. */
-function Chart(props: {
-  title: string;
-  days: Day[];
-  series: { label: string; color: string; values: number[] }[];
-  format(v: number): string;
-}) {
-  const box = useRef<HTMLDivElement>(null);
-  const { days, series, format } = props;
-  useEffect(() => {
-    const el = box.current;
-    if (!el) return;
-    const xs = days.map((d) => Date.parse(`${d.date}T00:00:00Z`) / 1000);
-    const width = () => Math.max(280, el.clientWidth);
-    const plot = new uPlot(
-      {
-        width: width(),
-        height: 240,
-        tzDate: (ts) => uPlot.tzDate(new Date(ts * 1000), 'Etc/UTC'),
-        cursor: { drag: { x: false, y: false } },
-        scales: { x: { time: true }, y: { range: (_u, _min, max) => [0, max > 0 ? max * 1.1 : 1] } },
-        axes: [{}, { values: (_u, splits) => splits.map((v) => format(v)), size: 80 }],
-        series: [
-          {
-            label: 'Day (UTC)',
-            value: (_u, v) => (v == null ? '—' : new Date(v * 1000).toISOString().slice(0, 10)),
-          },
-          ...series.map((s) => ({
-            label: s.label,
-            stroke: s.color,
-            width: 2,
-            points: { show: days.length <= 31 },
-            value: (_u: uPlot, v: number | null) => (v == null ? '—' : format(v)),
-          })),
-        ],
-      },
-      [xs, ...series.map((s) => s.values)],
-      el,
-    );
-    const ro = new ResizeObserver(() => plot.setSize({ width: width(), height: 240 }));
-    ro.observe(el);
-    return () => {
-      ro.disconnect();
-      plot.destroy();
-    };
-  }, [days, series.map((s) => s.values.join(',')).join('|')]);
-  return (
-    <figure class="chart">
-      <figcaption>{props.title}</figcaption>
-      <div ref={box} role="img" aria-label={`${props.title}; the same figures are in the table below`} />
-    </figure>
   );
 }

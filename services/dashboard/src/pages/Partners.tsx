@@ -19,13 +19,15 @@ import {
 } from '../ui.tsx';
 import { defaultLanding, referralUrl } from '../referral.ts';
 import type { Program } from '../ui.tsx';
+import { InviteOnce, ReviewActions, StatusBadge } from './PartnerReview.tsx';
+import type { Invite, PartnerStatus } from './PartnerReview.tsx';
 
 interface Partner {
   id: number;
   name: string;
   email: string;
   partner_program_id: number;
-  status: 'approved' | 'pending';
+  status: PartnerStatus;
   clicks: number;
   balance_cents: number;
   program_balance_cents: number;
@@ -81,6 +83,7 @@ function PartnersOf({ program }: { program: Program }) {
   const figuresOf = (id: number): PartnerFigures | null =>
     figures.data?.byId.get(String(id)) ?? (figures.data?.complete ? zero : null);
   const cents = (units: number) => money(Math.round(units * 100), program.currency);
+  const [invite, setInvite] = useState<Invite | null>(null);
 
   return (
     <>
@@ -89,10 +92,11 @@ function PartnersOf({ program }: { program: Program }) {
         {program.currency}
       </p>
       {canWrite ? (
-        <AddPartner programId={program.id} onAdded={partners.reload} />
+        <AddPartner programId={program.id} onAdded={partners.reload} onInvite={setInvite} />
       ) : (
         <ReadOnlyNote>Your role can view partners; owners and admins add them and their links.</ReadOnlyNote>
       )}
+      {invite && <InviteOnce invite={invite} onDone={() => setInvite(null)} />}
       <label>
         Landing page for referral URLs{' '}
         <input
@@ -144,7 +148,17 @@ function PartnersOf({ program }: { program: Program }) {
                     <br />
                     <span class="muted">{p.email}</span>
                   </td>
-                  <td>{p.status}</td>
+                  <td>
+                    <StatusBadge status={p.status} />
+                    {canWrite && (
+                      <ReviewActions
+                        programId={program.id}
+                        partner={p}
+                        onChanged={partners.reload}
+                        onInvite={setInvite}
+                      />
+                    )}
+                  </td>
                   <PartnerCells figures={figuresOf(p.id)} money={cents} />
                   <td class={p.program_balance_cents < 0 ? 'negative' : undefined}>
                     {money(p.program_balance_cents, program.currency)}
@@ -194,7 +208,7 @@ function PartnerCells(props: { figures: PartnerFigures | null; money(units: numb
   );
 }
 
-function AddPartner(props: { programId: number; onAdded: () => void }) {
+function AddPartner(props: { programId: number; onAdded: () => void; onInvite(i: Invite): void }) {
   const [name, setName] = useState('');
   const [email, setEmail] = useState('');
   const [status, setStatus] = useState<'approved' | 'pending'>('approved');
@@ -209,7 +223,13 @@ function AddPartner(props: { programId: number; onAdded: () => void }) {
         setAdded(null);
         void submit
           .run(async () => {
-            await api.post(`${base(props.programId)}/partners`, { name, email, status });
+            const r = await api.post<{ data: { invite_url?: string } }>(`${base(props.programId)}/partners`, {
+              name,
+              email,
+              status,
+            });
+            if (r.data.invite_url)
+              props.onInvite({ name: name.trim(), email: email.trim(), url: r.data.invite_url });
           })
           .then((ok) => {
             if (!ok) return;

@@ -16,6 +16,12 @@ import {
   useLoad,
 } from '../ui.tsx';
 import type { CommissionPolicy, Program, Rate } from '../ui.tsx';
+import {
+  PartnerSettingsFacts,
+  PartnerSettingsFields,
+  partnerSettingsBody,
+  partnerSettingsOf,
+} from './ProgramPartnerFields.tsx';
 
 const BASE = '/api/advertiser/affiliate-programs';
 
@@ -180,6 +186,7 @@ function ProgramCard(props: {
         </dd>
         <dt>Created</dt>
         <dd>{dateTime(p.created_at)}</dd>
+        <PartnerSettingsFacts program={p} />
       </dl>
       <p class="actions">
         <Link href={`/programs/${p.id}/overview`}>Overview</Link>
@@ -316,6 +323,7 @@ function ProgramForm(props: {
     init?.commission.product_rules.map((r) => ({ ...rateInput(r), product_id: r.product_id })) ?? [],
   );
   const [origins, setOrigins] = useState(init?.allowed_origins.join('\n') ?? '');
+  const [partnerSettings, setPartnerSettings] = useState(partnerSettingsOf(init));
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
 
@@ -345,6 +353,7 @@ function ProgramForm(props: {
         .split(/[\s,]+/)
         .map((o) => o.trim())
         .filter(Boolean),
+      ...partnerSettingsBody(partnerSettings),
     };
     if (slug.trim()) out.slug = slug.trim();
     return out;
@@ -479,6 +488,7 @@ function ProgramForm(props: {
           onInput={(e) => setOrigins((e.target as HTMLTextAreaElement).value)}
         />
       </label>
+      <PartnerSettingsFields value={partnerSettings} onChange={setPartnerSettings} />
       <ErrorBox error={error} />
       <p class="actions">
         <button type="submit" class="primary" disabled={busy}>

@@ -1,0 +1,158 @@
+// The advertiser's side of partner applications, on the Partners page: each partner's status (pending,
+// approved, rejected), approve, reject with a reason the partner is told, a new invite link, and the invite
+// link shown once after adding a partner (it is also mailed when mail is configured).
+import { useLayoutEffect, useRef, useState } from 'preact/hooks';
+import { api } from '../api.ts';
+import { ErrorBox, SecretOnce, messageOf } from '../ui.tsx';
+import '../parts.css';
+
+export type PartnerStatus = 'pending' | 'approved' | 'rejected';
+
+export interface Invite {
+  name: string;
+  email: string;
+  url: string;
+}
+
+const partnerPath = (programId: number, partnerId: number) =>
+  `/api/advertiser/affiliate-programs/${programId}/partners/${partnerId}`;
+
+export function StatusBadge(props: { status: PartnerStatus }) {
+  return <span class={`badge ${props.status}`}>{props.status}</span>;
+}
+
+/** The invite link of a partner just added or re-invited: shown once, with where else it went. */
+export function InviteOnce(props: { invite: Invite; onDone(): void }) {
+  return (
+    <SecretOnce
+      title={`Invite link for ${props.invite.name}`}
+      secret={props.invite.url}
+      doneLabel="Done"
+      onDone={props.onDone}
+    >
+      <p class="note">
+        It was also mailed to {props.invite.email} (when mail is configured). It works for 14 days; a new
+        invite replaces it. The partner follows it to set a password and see their links.
+      </p>
+    </SecretOnce>
+  );
+}
+
+/** Approve / Reject (with a reason) / Invite again, as the partner's status allows. */
+export function ReviewActions(props: {
+  programId: number;
+  partner: { id: number; name: string; email: string; status: PartnerStatus };
+  onChanged(): void;
+  onInvite(invite: Invite): void;
+}) {
+  const { partner } = props;
+  const path = partnerPath(props.programId, partner.id);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  const [rejecting, setRejecting] = useState(false);
+  const act = async (f: () => Promise<void>) => {
+    setBusy(true);
+    setError(null);
+    try {
+      await f();
+    } catch (e) {
+      setError(messageOf(e));
+    } finally {
+      setBusy(false);
+    }
+  };
+  const who = <span class="sr-only"> {partner.name}</span>;
+  return (
+    <div class="review">
+      {partner.status !== 'approved' && (
+        <button
+          type="button"
+          class="primary"
+          disabled={busy}
+          onClick={() =>
+            void act(async () => {
+              await api.post(`${path}/approve`);
+              props.onChanged();
+            })
+          }
+        >
+          Approve{who}
+        </button>
+      )}
+      {partner.status !== 'rejected' &&
+        (rejecting ? (
+          <RejectForm
+            name={partner.name}
+            busy={busy}
+            onCancel={() => setRejecting(false)}
+            onReject={(reason) =>
+              void act(async () => {
+                await api.post(`${path}/reject`, reason ? { reason } : {});
+                setRejecting(false);
+                props.onChanged();
+              })
+            }
+          />
+        ) : (
+          <button type="button" class="danger" disabled={busy} onClick={() => setRejecting(true)}>
+            Reject{who}
+          </button>
+        ))}
+      <button
+        type="button"
+        disabled={busy}
+        onClick={() =>
+          void act(async () => {
+            const r = await api.post<{ data: { invite_url: string } }>(`${path}/invite`);
+            props.onInvite({ name: partner.name, email: partner.email, url: r.data.invite_url });
+          })
+        }
+      >
+        {partner.status === 'approved' ? 'Re-send invite' : 'Send invite'}
+        {who}
+      </button>
+      <ErrorBox error={error} />
+    </div>
+  );
+}
+
+/** The reason, optional, told to the partner; focus on it when it opens, Escape cancels. */
+function RejectForm(props: {
+  name: string;
+  busy: boolean;
+  onReject(reason: string): void;
+  onCancel(): void;
+}) {
+  const [reason, setReason] = useState('');
+  const input = useRef<HTMLInputElement>(null);
+  useLayoutEffect(() => input.current?.focus(), []);
+  return (
+    <form
+      class="confirm"
+      aria-label={`Reject ${props.name}`}
+      onKeyDown={(e) => {
+        if (e.key === 'Escape') props.onCancel();
+      }}
+      onSubmit={(e) => {
+        e.preventDefault();
+        props.onReject(reason.trim());
+      }}
+    >
+      <label class="compact">
+        Reason <span class="subtle">(optional, told to the partner)</span>
+        <input
+          ref={input}
+          value={reason}
+          maxLength={500}
+          onInput={(e) => setReason((e.target as HTMLInputElement).value)}
+        />
+      </label>
+      <button type="submit" class="danger" disabled={props.busy}>
+        Yes, reject {props.name}
+      </button>
+      <button type="button" disabled={props.busy} onClick={props.onCancel}>
+        Cancel
+      </button>
+    </form>
+  );
+}

@@ -1,0 +1,98 @@
+// A program's partner settings (CONTRACT part two "Applications"): its public page at /p/<slug> with the
+// application form, whether applications are approved automatically, the description shown there, and
+// whether partners may create their own links. The fields of the program form and the lines of its card.
+import type { Program } from '../ui.tsx';
+
+export interface PartnerSettings {
+  public_page: boolean;
+  auto_approve: boolean;
+  description: string;
+  partner_links: boolean;
+}
+
+/** The program as the API answers it since the partner settings exist. */
+type WithSettings = Program & Partial<Omit<PartnerSettings, 'description'>> & { description?: string | null };
+
+export const DESCRIPTION_MAX = 2000;
+
+export function partnerSettingsOf(p: Program | undefined): PartnerSettings {
+  const w = p as WithSettings | undefined;
+  return {
+    public_page: w?.public_page ?? false,
+    auto_approve: w?.auto_approve ?? false,
+    description: w?.description ?? '',
+    partner_links: w?.partner_links ?? true,
+  };
+}
+
+/** The request fields: an empty description is sent as null (none). */
+export function partnerSettingsBody(s: PartnerSettings): Record<string, unknown> {
+  const description = s.description.trim();
+  return {
+    public_page: s.public_page,
+    auto_approve: s.auto_approve,
+    description: description === '' ? null : description,
+    partner_links: s.partner_links,
+  };
+}
+
+export function publicPageUrl(slug: string): string {
+  return `${location.origin}/p/${encodeURIComponent(slug)}`;
+}
+
+export function PartnerSettingsFields(props: { value: PartnerSettings; onChange(v: PartnerSettings): void }) {
+  const v = props.value;
+  const set = (patch: Partial<PartnerSettings>) => props.onChange({ ...v, ...patch });
+  const check = (key: 'public_page' | 'auto_approve' | 'partner_links', label: string) => (
+    <label class="check own-line">
+      <input
+        type="checkbox"
+        checked={v[key]}
+        onChange={(e) => set({ [key]: (e.target as HTMLInputElement).checked })}
+      />{' '}
+      {label}
+    </label>
+  );
+  return (
+    <fieldset>
+      <legend>Partners</legend>
+      {check('public_page', 'Public page: anyone can read the terms and apply at /p/<slug> (once live)')}
+      {check('auto_approve', 'Approve applications automatically (each gets a link at once)')}
+      {check('partner_links', 'Partners may create their own links')}
+      <label>
+        Description <span class="subtle">(shown on the public page; up to {DESCRIPTION_MAX} characters)</span>
+        <textarea
+          rows={4}
+          maxLength={DESCRIPTION_MAX}
+          value={v.description}
+          onInput={(e) => set({ description: (e.target as HTMLTextAreaElement).value })}
+        />
+      </label>
+    </fieldset>
+  );
+}
+
+/** The card's lines: where partners apply and how they are admitted. */
+export function PartnerSettingsFacts(props: { program: Program }) {
+  const p = props.program;
+  const s = partnerSettingsOf(p);
+  return (
+    <>
+      <dt>Public page</dt>
+      <dd>
+        {s.public_page ? (
+          <>
+            <a href={publicPageUrl(p.slug)}>{publicPageUrl(p.slug)}</a>
+            {p.status !== 'live' && <span class="subtle"> (opens when the program is live)</span>}
+          </>
+        ) : (
+          'none (partners join by invite)'
+        )}
+      </dd>
+      <dt>Applications</dt>
+      <dd>{s.auto_approve ? 'approved automatically' : 'reviewed on the Partners page'}</dd>
+      <dt>Partner links</dt>
+      <dd>{s.partner_links ? 'partners may create their own' : 'made by you only'}</dd>
+    </>
+  );
+}

@@ -1,0 +1,60 @@
+// The partner's home: every program they belong to (one partner record each, possibly in several
+// workspaces), with its status, terms and their balance there.
+import { api } from '../../api.ts';
+import { Link } from '../../router.tsx';
+import { dateTime, money, useLoad } from '../../ui.tsx';
+import type { PartnerProgram } from '../types.ts';
+import { StatusBadge, Terms, Title, View } from '../parts.tsx';
+
+export function usePartnerPrograms() {
+  return useLoad(async () => (await api.get<{ data: PartnerProgram[] }>('/api/partner/programs')).data, []);
+}
+
+export function Programs() {
+  const programs = usePartnerPrograms();
+  return (
+    <>
+      <Title>Your programs</Title>
+      <View loaded={programs} lines={6} label="Loading your programs">
+        {(list) =>
+          list.length === 0 ? (
+            <p class="empty">
+              You are in no program yet. An advertiser can invite you, or you can apply on a program's public
+              page; approved programs appear here with your links.
+            </p>
+          ) : (
+            <ul class="cards">
+              {list.map((p) => (
+                <li class="card" key={p.partner_id}>
+                  <article aria-labelledby={`program-${p.program.id}`}>
+                    <h2 id={`program-${p.program.id}`}>
+                      <Link href={`/partner/programs/${p.program.id}`}>{p.program.name}</Link>{' '}
+                      <StatusBadge status={p.status} />
+                    </h2>
+                    <Terms terms={p.program}>
+                      <dt>Your balance</dt>
+                      <dd class={p.balance_cents < 0 ? 'negative' : undefined} data-testid="balance">
+                        {money(p.balance_cents, p.program.currency)}
+                      </dd>
+                      <dt>Joined</dt>
+                      <dd>{dateTime(p.created_at)}</dd>
+                    </Terms>
+                    <p class="actions">
+                      <Link href={`/partner/programs/${p.program.id}`}>
+                        {p.status === 'approved' ? 'Links and performance' : 'Details'}
+                        <span class="sr-only"> of {p.program.name}</span>
+                      </Link>
+                      <Link href={`/partner/commissions?program_id=${p.program.id}`}>
+                        Commissions<span class="sr-only"> in {p.program.name}</span>
+                      </Link>
+                    </p>
+                  </article>
+                </li>
+              ))}
+            </ul>
+          )
+        }
+      </View>
+    </>
+  );
+}

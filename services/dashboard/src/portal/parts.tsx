@@ -1,0 +1,128 @@
+// Pieces the portal's pages share: skeletons while loading, the program's terms in a partner's words,
+// status badges, the unread badge. Money, dates, errors and copy buttons are the dashboard's (../ui.tsx).
+import { useEffect, useState } from 'preact/hooks';
+import type { ComponentChildren } from 'preact';
+import { ApiError } from '../api.ts';
+import { messageOf, money } from '../ui.tsx';
+import type { CommissionPolicy, PartnerStatus, ProgramTerms } from './types.ts';
+
+export { Skeleton, View } from '../skeleton.tsx';
+export { UnreadBadge } from '../notifications.tsx';
+
+function rate(
+  r: { type: 'percentage' | 'flat'; percent: number | null; amount_cents: number | null },
+  currency: string,
+) {
+  return r.type === 'percentage'
+    ? `${r.percent ?? 0}% of each sale`
+    : `${money(r.amount_cents ?? 0, currency)} per sale`;
+}
+
+/** "30% of each sale, on every payment for 12 months". */
+export function commissionText(c: CommissionPolicy, currency: string): string {
+  const when =
+    c.recurring.mode === 'one_time'
+      ? "on a customer's first purchase only"
+      : c.recurring.months === null
+        ? 'on every payment, for as long as the customer pays'
+        : `on every payment for ${c.recurring.months} month${c.recurring.months === 1 ? '' : 's'}`;
+  return `${rate(c, currency)}, ${when}`;
+}
+
+/** The terms of a program as a definition list: commission, product rules, window, hold, minimum. */
+export function Terms(props: { terms: ProgramTerms; children?: ComponentChildren }) {
+  const t = props.terms;
+  const hold = t.hold_days ?? 0;
+  const min = t.min_payout_cents ?? 0;
+  return (
+    <dl class="facts">
+      <dt>Commission</dt>
+      <dd>{commissionText(t.commission, t.currency)}</dd>
+      {t.commission.product_rules.map((r) => (
+        <>
+          <dt>
+            Product <code>{r.product_id}</code>
+          </dt>
+          <dd>{rate(r, t.currency)}</dd>
+        </>
+      ))}
+      <dt>Cookie window</dt>
+      <dd>
+        {t.cookie_window_days} day{t.cookie_window_days === 1 ? '' : 's'} from a visitor's click
+      </dd>
+      <dt>Hold</dt>
+      <dd>
+        {hold === 0
+          ? 'commissions are payable as soon as the sale is recorded'
+          : `commissions become payable ${hold} day${hold === 1 ? '' : 's'} after the sale`}
+      </dd>
+      <dt>Minimum payout</dt>
+      <dd>{min === 0 ? 'none' : money(min, t.currency)}</dd>
+      <dt>Currency</dt>
+      <dd>{t.currency}</dd>
+      {props.children}
+    </dl>
+  );
+}
+
+const STATUS_TEXT: Record<PartnerStatus, string> = {
+  pending: 'Pending review',
+  approved: 'Approved',
+  rejected: 'Not approved',
+};
+
+export function StatusBadge(props: { status: PartnerStatus }) {
+  return <span class={`badge ${props.status}`}>{STATUS_TEXT[props.status]}</span>;
+}
+
+/** A page's title, also in the tab. */
+export function Title(props: { children: string; sub?: string }) {
+  useEffect(() => {
+    document.title = `${props.sub ? `${props.sub} · ` : ''}${props.children} · Partner portal`;
+  }, [props.children, props.sub]);
+  return (
+    <h1>
+      {props.children}
+      {props.sub && <span class="subtle"> · {props.sub}</span>}
+    </h1>
+  );
+}
+
+/** An API error in a partner's words: a rate limit says when to try again; anything else is the API's text. */
+export function errorText(e: unknown): string {
+  if (e instanceof ApiError && e.status === 429) {
+    const s = e.retryAfter;
+    const wait = s
+      ? ` Try again in ${s < 120 ? `${s} second${s === 1 ? '' : 's'}` : `${Math.ceil(s / 60)} minutes`}.`
+      : '';
+    return `${e.message.replace(/\.$/, '')}.${wait}`;
+  }
+  return messageOf(e);
+}
+
+/** A form's submit: runs `action`, keeps its error in a partner's words (errorText); true on success. */
+export function useAction(): {
+  busy: boolean;
+  error: string | null;
+  run(action: () => Promise<void>): Promise<boolean>;
+} {
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  return {
+    busy,
+    error,
+    async run(action) {
+      setBusy(true);
+      setError(null);
+      try {
+        await action();
+        return true;
+      } catch (e) {
+        setError(errorText(e));
+        return false;
+      } finally {
+        setBusy(false);
+      }
+    },
+  };
+}
