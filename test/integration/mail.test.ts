@@ -158,14 +158,17 @@ t.test(
 t.test('GET /api/advertiser/mail: workspace-scoped, filtered, paged, with exact 400s', async (t) => {
   const api = (path: string, token: string) => getJson(`${svc.baseUrl}${path}`, bearer(token));
   const ids = [1, 2, 3].map((i) => `test:${uniq()}:${i}`);
+  // A workspace of its own: no mail of another subtest lands between the two reads of the paging check.
+  const quiet = await signup(svc, { workspace: 'Quiet mail' });
   // One at a time: created_at orders the list.
-  for (const id of ids) await queue([invite(id, `dan-${uniq()}@example.com`)]);
+  for (const id of ids)
+    await queue([{ ...invite(id, `dan-${uniq()}@example.com`), workspace_id: quiet.workspaceId }]);
   await waitFor('all sent', async () => {
     const rows = await sql`select 1 from mail_log where id = any(${ids}) and status = 'sent'`;
     return rows.length === 3;
   });
 
-  const all = await api('/api/advertiser/mail', owner.session);
+  const all = await api('/api/advertiser/mail', quiet.session);
   t.equal(all.status, 200);
   const data = all.body.data as { id: string; status: string }[];
   t.same(
@@ -174,7 +177,7 @@ t.test('GET /api/advertiser/mail: workspace-scoped, filtered, paged, with exact 
     'newest first',
   );
   const total = (all.body.meta as { pagination: { total: number } }).pagination.total;
-  const page2 = await api('/api/advertiser/mail?pageSize=1&page=2', owner.session);
+  const page2 = await api('/api/advertiser/mail?pageSize=1&page=2', quiet.session);
   t.same(
     (page2.body.data as { id: string }[]).map((m) => m.id),
     [ids[1]],

@@ -15,6 +15,9 @@ const svc = await startServices(t, ['web'], { APPLY_RATE_LIMIT_PER_MINUTE: '4' }
 const url = (p: string) => `${svc.baseUrl}${p}`;
 const owner = await signup(svc);
 const P = '/api/advertiser/affiliate-programs';
+// Webhook events are written only for a workspace with an enabled endpoint (docs/webhooks.md): this one has.
+await sql`insert into webhook_endpoints (workspace_id, url, secret)
+  values (${owner.workspaceId}, 'https://hooks.example/partners', 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw')`;
 
 const apply = (slug: string, body: unknown, headers: Record<string, string> = {}) =>
   postJson(url(`/api/public/programs/${slug}/apply`), body, headers);
