@@ -12,6 +12,12 @@ export const SCOPES = [
   'program:go_live',
   'program:regenerate-token',
   'dashboard:view',
+  'partners:read',
+  'partners:write',
+  'payouts:read',
+  'payouts:write',
+  'webhooks:read',
+  'webhooks:write',
 ] as const;
 export type Scope = (typeof SCOPES)[number];
 

@@ -19,7 +19,14 @@ const ALL: Permission[] = [
   'tracking:read',
   'tracking:list',
 ];
-const READ: Permission[] = ['tracking:read', 'dashboard:view', 'program:list', 'program:read'];
+const READ: Permission[] = [
+  'tracking:read',
+  'dashboard:view',
+  'program:list',
+  'program:read',
+  'partners:read',
+  'payouts:read',
+];
 export const ROLE_PERMISSIONS: Record<Role, ReadonlySet<Permission>> = {
   owner: new Set(ALL),
   admin: new Set(ALL),

@@ -12,6 +12,8 @@ export interface ProgramFields {
   currency?: string;
   commission?: CommissionPolicy;
   allowed_origins?: string[];
+  hold_days?: number;
+  min_payout_cents?: number;
 }
 
 export interface ProgramRow {
@@ -26,11 +28,13 @@ export interface ProgramRow {
   allowed_origins: string[];
   api_token_masked: string | null;
   created_at: Date;
+  hold_days: number;
+  min_payout_cents: string;
 }
 
 const COLUMNS = (sql: Sql | Tx) =>
   sql`id, workspace_id, name, slug, status, cookie_window_days, currency, commission, allowed_origins,
-      api_token_masked, created_at`;
+      api_token_masked, created_at, hold_days, min_payout_cents`;
 
 export async function findProgram(sql: Sql, id: number): Promise<ProgramRow | undefined> {
   const [row] = await sql<ProgramRow[]>`
@@ -68,16 +72,18 @@ export async function insertProgram(
     currency: string;
     commission: CommissionPolicy;
     allowed_origins: string[];
+    hold_days: number;
+    min_payout_cents: number;
     tokenHash: Buffer;
     tokenMasked: string;
   },
 ): Promise<ProgramRow | undefined> {
   const [row] = await sql<ProgramRow[]>`
     insert into programs (workspace_id, name, slug, cookie_window_days, currency, commission,
-                          allowed_origins, api_token_hash, api_token_masked)
+                          allowed_origins, api_token_hash, api_token_masked, hold_days, min_payout_cents)
     values (${p.workspaceId}, ${p.name}, ${p.slug}, ${p.cookie_window_days}, ${p.currency},
             ${sql.json(p.commission as never)}, ${p.allowed_origins}::text[],
-            ${p.tokenHash}, ${p.tokenMasked})
+            ${p.tokenHash}, ${p.tokenMasked}, ${p.hold_days}, ${p.min_payout_cents})
     on conflict (slug) do nothing
     returning ${COLUMNS(sql)}`;
   return row;
@@ -118,6 +124,8 @@ async function updateProgramRow(sql: Tx, id: number, f: ProgramFields): Promise<
       currency = coalesce(${f.currency ?? null}::char(3), currency),
       commission = coalesce(${f.commission === undefined ? null : sql.json(f.commission as never)}::jsonb, commission),
       allowed_origins = coalesce(${f.allowed_origins ?? null}::text[], allowed_origins),
+      hold_days = coalesce(${f.hold_days ?? null}::integer, hold_days),
+      min_payout_cents = coalesce(${f.min_payout_cents ?? null}::bigint, min_payout_cents),
       updated_at = now()
     where id = ${id} and deleted_at is null
     returning ${COLUMNS(sql)}`;

@@ -97,6 +97,21 @@ const Currency = Checked<string>(
 const Name = Trimmed(200, { errorMessage: ERR.name });
 const Slug = Type.String({ pattern: SLUG_RE.source, errorMessage: ERR.slug });
 const CookieWindow = Type.Integer({ minimum: 1, maximum: 3650, default: 60, errorMessage: ERR.cookieWindow });
+const HoldDays = Type.Integer({
+  minimum: 0,
+  maximum: 365,
+  default: 30,
+  description:
+    'Days from a sale until its commission is payable (applies to commissions created after a change)',
+  errorMessage: ERR.holdDays,
+});
+const MinPayout = Type.Integer({
+  minimum: 0,
+  maximum: MAX_AMOUNT_CENTS,
+  default: 0,
+  description: 'The smallest payout, in cents: a partner owed less is not paid yet (it carries over)',
+  errorMessage: ERR.minPayout,
+});
 
 // Property order is the order of the checks (see shared/http/validation.ts). On create, null is "omitted".
 const opt = <T extends TSchema>(s: T) => Type.Optional(Nullable(s, s.errorMessage as string | undefined));
@@ -108,6 +123,8 @@ const CreateBody = Type.Object({
   currency: opt(Currency),
   commission: opt(Policy),
   allowed_origins: opt(Origins),
+  hold_days: opt(HoldDays),
+  min_payout_cents: opt(MinPayout),
 });
 // On update, only the fields given change; null is refused (rejectNulls) before these checks.
 const UpdateBody = Type.Object({
@@ -117,6 +134,8 @@ const UpdateBody = Type.Object({
   currency: Type.Optional(Currency),
   commission: Type.Optional(Policy),
   allowed_origins: Type.Optional(Origins),
+  hold_days: Type.Optional(HoldDays),
+  min_payout_cents: Type.Optional(MinPayout),
   status: Type.Optional(
     StringEnum(['draft', 'live'] as const, ERR.status, { description: 'Only the current status' }),
   ),
@@ -141,6 +160,8 @@ const programProperties = {
   allowed_origins: Type.Array(Type.String()),
   api_token_masked: Type.Union([Type.String(), Type.Null()]),
   created_at: Type.String({ format: 'date-time' }),
+  hold_days: Type.Integer({ description: 'Days from a sale until its commission is payable' }),
+  min_payout_cents: Type.Integer({ description: 'The smallest payout, in cents' }),
 };
 const ProgramOut = Type.Object(programProperties);
 
@@ -195,7 +216,9 @@ export function registerProgramRoutes(fastify: FastifyInstance, deps: ApiDeps): 
           'taken). Errors: 400 `name is required and must be 1 to 200 characters`, `slug must be 1 to 63 ' +
           'lowercase letters, digits or dashes, starting with a letter or digit`, `cookie_window_days must be ' +
           'an integer from 1 to 3650`, `currency must be an ISO 4217 currency code`, commission policy ' +
-          'messages, `allowed_origins…`, `workspace_id must be a positive integer`; 404 `Workspace not ' +
+          'messages, `allowed_origins…`, `hold_days must be an integer from 0 to 365` (default 30), ' +
+          '`min_payout_cents must be an integer from 0 to 1000000000000` (default 0), `workspace_id must be a ' +
+          'positive integer`; 404 `Workspace not ' +
           'found`; 409 `slug is already taken`.',
         security: managementSecurity,
         querystring: WorkspaceIdQuery,
@@ -255,7 +278,9 @@ export function registerProgramRoutes(fastify: FastifyInstance, deps: ApiDeps): 
         summary: 'Update a program (only the fields given change)',
         description:
           'Scope program:update. Changeable: name, slug, cookie_window_days, currency, commission, ' +
-          'allowed_origins (same rules and messages as create; none may be null: `<field> cannot be null`). ' +
+          'allowed_origins, hold_days, min_payout_cents (same rules and messages as create; none may be ' +
+          'null: `<field> cannot be null`; hold_days applies to commissions created after the change, ' +
+          'min_payout_cents to payouts created after it). ' +
           '`status` is changed only by go-live: a different value is 400 `status is changed with POST ' +
           '/api/advertiser/affiliate-programs/:id/go-live`. 409 `slug is already taken`; 409 `' +
           ERR.currencyLocked +
