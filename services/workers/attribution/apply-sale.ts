@@ -9,6 +9,7 @@ import { attribute } from './attribute.ts';
 import type { Attribution, CustomerRow, Via } from './attribute.ts';
 import { parseClickId, snowflakeTime } from '../../../shared/domain/ids.ts';
 import { currencyMismatch } from '../../../shared/domain/money.ts';
+import { holdForReview, payableAt } from './review-holds.ts';
 
 export const DUPLICATE_SALE = 'Duplicate transaction_id. This sale has already been recorded.';
 
@@ -18,6 +19,7 @@ interface ProgramRow {
   cookie_window_days: number;
   currency: string;
   deleted: boolean;
+  hold_days: number;
 }
 
 const duplicate = (programId: number): Applied => ({
@@ -163,6 +165,7 @@ interface CommissionRow {
   customer_id: string;
   amount_cents: number;
   currency: string;
+  payable_at: string;
 }
 
 /** Inserts commissions (status pending) with one statement; returns each new id by sale_id. */
@@ -171,12 +174,12 @@ async function insertCommissions(tx: Tx, rows: CommissionRow[]): Promise<Map<num
   const col = <K extends keyof CommissionRow>(k: K) => rows.map((r) => r[k]);
   const got = await tx<{ id: string; sale_id: string }[]>`
     insert into commissions (sale_id, program_id, partner_id, partner_program_id, customer_id, status,
-                             amount_cents, currency)
-    select s, p, pa, pp, c, 'pending', a, cur
+                             amount_cents, currency, payable_at)
+    select s, p, pa, pp, c, 'pending', a, cur, pay
     from unnest(${col('sale_id')}::bigint[], ${col('program_id')}::bigint[], ${col('partner_id')}::bigint[],
                 ${col('partner_program_id')}::bigint[], ${col('customer_id')}::bigint[],
-                ${col('amount_cents')}::bigint[], ${col('currency')}::text[])
-      as v(s, p, pa, pp, c, a, cur)
+                ${col('amount_cents')}::bigint[], ${col('currency')}::text[], ${col('payable_at')}::timestamptz[])
+      as v(s, p, pa, pp, c, a, cur, pay)
     returning id, sale_id`;
   return new Map(got.map((r) => [Number(r.sale_id), Number(r.id)]));
 }
@@ -250,7 +253,8 @@ async function loadPrograms(tx: Tx, ids: number[], memo: Map<string, unknown>): 
   const missing = [...new Set(ids)].filter((id) => !memo.has(`program:${id}`));
   if (missing.length === 0) return;
   const rows = await tx<ProgramRow[]>`
-    select id, commission, cookie_window_days, trim(currency) as currency, deleted_at is not null as deleted
+    select id, commission, cookie_window_days, trim(currency) as currency, deleted_at is not null as deleted,
+           hold_days
     from programs where id = any(${missing}::bigint[])`;
   for (const p of rows) memo.set(`program:${p.id}`, p);
 }
@@ -404,6 +408,7 @@ async function applySales(tx: Tx, given: SaleCommand[], ctx: ApplyContext): Prom
       customer_id: a.customer.id,
       amount_cents: a.amount,
       currency: programOf(p.cmd)!.currency,
+      payable_at: payableAt(p.cmd.ts, programOf(p.cmd)!.hold_days),
     });
   }
   let commissionIds: Map<number, number>;
@@ -418,12 +423,14 @@ async function applySales(tx: Tx, given: SaleCommand[], ctx: ApplyContext): Prom
     commissionIds = await tx
       .savepoint(async (sp) => {
         const ids = await insertCommissions(sp, commissionRows);
+        await holdForReview(sp, [...ids.values()]);
         await updateCustomers(sp, withCommission);
         return ids;
       })
       .catch(() => new Map<number, number>());
   } else {
     commissionIds = await insertCommissions(tx, commissionRows);
+    await holdForReview(tx, [...commissionIds.values()]);
     await updateCustomers(tx, [...customers.values()]);
   }
 

@@ -28,9 +28,10 @@ const EVENT_COLUMNS = [
   'viewport_size',
   'language',
   'timezone',
+  'ip_hash',
 ] as const;
 
-/** 23 columns × 1,000 rows stays well under Postgres's 65,534 parameters per statement. */
+/** 24 columns × 1,000 rows stays well under Postgres's 65,534 parameters per statement. */
 const ROWS_PER_STATEMENT = 1000;
 
 interface InsertedRow {
@@ -92,6 +93,7 @@ export function createPersistClicksStep(deps: { sql: Sql }) {
           viewport_size: c.viewport_size,
           language: c.language,
           timezone: c.timezone,
+          ip_hash: c.ip_hash ?? null,
         }));
         const got = await tx<InsertedRow[]>`
           insert into click_events ${tx(rows, ...EVENT_COLUMNS)}
