@@ -15,7 +15,12 @@ export function csvField(v: CsvValue): string {
   return s;
 }
 
+/** One line per row, each ending with CRLF (no header row: PayPal's payout file has none). */
+export function csvLines(rows: readonly (readonly CsvValue[])[]): string {
+  return rows.map((r) => r.map(csvField).join(',') + '\r\n').join('');
+}
+
 /** The header row, then one line per row; ends with CRLF. */
 export function toCsv(header: readonly string[], rows: readonly (readonly CsvValue[])[]): string {
-  return [header, ...rows].map((r) => r.map(csvField).join(',')).join('\r\n') + '\r\n';
+  return csvLines([header, ...rows]);
 }

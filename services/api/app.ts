@@ -14,6 +14,7 @@ import { registerLinkRoutes } from './modules/links/routes.ts';
 import { registerCommissionRoutes } from './modules/commissions/routes.ts';
 import { registerProcessorRoutes } from './modules/processor/routes.ts';
 import { registerDashboardRoutes } from './modules/dashboard/routes.ts';
+import { registerPayoutRoutes } from './modules/payouts/routes.ts';
 
 /** Route modules whose TypeBox schemas validate (docs/api-modules.md). */
 const validatedRoutes: AuthedRoutes[] = [
@@ -25,6 +26,7 @@ const validatedRoutes: AuthedRoutes[] = [
   registerMemberRoutes,
   registerApiKeyRoutes,
   registerDashboardRoutes,
+  registerPayoutRoutes,
 ];
 
 export async function apiPlugin(app: FastifyInstance, deps: ApiDeps): Promise<void> {
