@@ -526,7 +526,7 @@ t.test('api keys: input errors', async (t) => {
     [{ name: 'k', scopes: [1] }, 'scopes must be a non-empty array of strings'],
     [
       { name: 'k', scopes: ['program:read', 'program:destroy'] },
-      'Unknown scope: program:destroy. Allowed: *, program:list, program:read, program:create, program:update, program:delete, program:go_live, program:regenerate-token, dashboard:view',
+      'Unknown scope: program:destroy. Allowed: *, program:list, program:read, program:create, program:update, program:delete, program:go_live, program:regenerate-token, dashboard:view, partners:read, partners:write, payouts:read, payouts:write, webhooks:read, webhooks:write',
     ],
     [{ name: 'k', program_scope: [] }, 'program_scope must be null or a non-empty array of program ids'],
     [
@@ -590,7 +590,7 @@ t.test('api keys: input errors', async (t) => {
       k.id,
       { scopes: ['nope'] },
       400,
-      `Unknown scope: nope. Allowed: *, program:list, program:read, program:create, program:update, program:delete, program:go_live, program:regenerate-token, dashboard:view`,
+      `Unknown scope: nope. Allowed: *, program:list, program:read, program:create, program:update, program:delete, program:go_live, program:regenerate-token, dashboard:view, partners:read, partners:write, payouts:read, payouts:write, webhooks:read, webhooks:write`,
     ],
     [
       k.id,

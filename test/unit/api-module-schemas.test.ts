@@ -236,7 +236,7 @@ t.test('module schemas: the exact 400 strings and their precedence', async (t) =
       `${P}/1/commissions?status=`,
       undefined,
       400,
-      'status must be one of pending, approved, paid, reversed, refunded',
+      'status must be one of pending, approved, paid, reversed, refunded, review',
     ],
     [
       'limit',
@@ -448,7 +448,7 @@ t.test('members, API keys, auth and dashboard: the exact 400 strings and their p
   const M = '/api/advertiser/members';
   const K = '/api/advertiser/api-keys';
   const scopesList =
-    '*, program:list, program:read, program:create, program:update, program:delete, program:go_live, program:regenerate-token, dashboard:view';
+    '*, program:list, program:read, program:create, program:update, program:delete, program:go_live, program:regenerate-token, dashboard:view, partners:read, partners:write, payouts:read, payouts:write, webhooks:read, webhooks:write';
   const E = '/api/tracking/events/1';
   const PF = '/api/tracking/performance/1';
   const date = (name: string) =>

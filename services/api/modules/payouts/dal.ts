@@ -6,7 +6,8 @@ import type { Sql, Tx } from '../../../../shared/db/sql.ts';
 import type { LedgerEffect } from '../../../../shared/contracts/commands.ts';
 import { applyLedgerEntries } from '../../../../shared/db/ledger.ts';
 import { beginRetrying } from '../../../../shared/db/transactions.ts';
-import type { PayoutStatus } from './service.ts';
+
+export type PayoutStatus = 'pending' | 'paid' | 'canceled';
 
 export interface PayoutRow {
   id: string;

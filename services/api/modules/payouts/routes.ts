@@ -6,29 +6,14 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { HttpError, errorResponses } from '../../../../shared/http/server.ts';
 import { Data, DataList, Nullable, StringEnum } from '../../../../shared/http/validation.ts';
 import type { TypeBoxProvider } from '../../../../shared/http/validation.ts';
-import type { Tx } from '../../../../shared/db/sql.ts';
-import { notify } from '../../../../shared/db/notifications.ts';
-import { recordWebhookEvents } from '../../../../shared/db/webhook-events.ts';
-import { recordCommissionUpdates } from '../../../../shared/db/commission-events.ts';
 import { principalOf, programAccess } from '../auth/access.ts';
 import type { Permission } from '../auth/access.ts';
 import type { ApiDeps } from '../../deps.ts';
 import { ProgramParams, managementSecurity, programOf, requireProgram } from '../../common.ts';
 import * as dal from './dal.ts';
-import type { CandidateRow, PayoutRow, ProgramForPayouts } from './dal.ts';
-import {
-  ERR,
-  EXPORT_FORMATS,
-  PAYOUT_STATUSES,
-  checkCancelable,
-  checkPayable,
-  payoutMethodOf,
-  paymentEntries,
-  planPayouts,
-  toPayout,
-} from './service.ts';
-import type { Payout } from './service.ts';
-import { MAX_ROWS, decimalAmount, exportPayouts, hasPayoutMethod } from './export.ts';
+import { cancelPayout, createProgramPayouts, payPayout, planRun } from './operations.ts';
+import { ERR, EXPORT_FORMATS, PAYOUT_STATUSES, payoutMethodOf, toPayout } from './service.ts';
+import { MAX_ROWS, exportPayouts, hasPayoutMethod } from './export.ts';
 
 // ---- schemas ----
 
@@ -144,22 +129,7 @@ export function registerPayoutRoutes(fastify: FastifyInstance, deps: ApiDeps): v
     if (!row) throw new HttpError(404, ERR.notFound);
     return row;
   };
-  const eventData = (p: Payout, updatedAt: string) => ({ ...p, updated_at: updatedAt });
-
-  /** The plan of a run, from the rows a creation (or a preview) read. */
-  function plan(rows: CandidateRow[], owed: Map<number, number>, program: ProgramForPayouts) {
-    return planPayouts(
-      rows.map((r) => ({
-        id: Number(r.id),
-        partner_id: Number(r.partner_id),
-        partner_program_id: Number(r.partner_program_id),
-        net_cents: Number(r.net_cents),
-        currency: r.currency,
-      })),
-      owed,
-      Number(program.min_payout_cents),
-    );
-  }
+  const ops = { sql, kafkaPrefix, publicUrl };
 
   app.get(
     base,
@@ -224,7 +194,7 @@ export function registerPayoutRoutes(fastify: FastifyInstance, deps: ApiDeps): v
       const program = found(await dal.programForPayouts(sql, programId));
       const partnerIds = req.query.partner_id === undefined ? null : [req.query.partner_id];
       const { rows, owed } = await dal.payoutInputs(sql, programId, partnerIds);
-      const { payouts, belowMinimum } = plan(rows, owed, program);
+      const { payouts, belowMinimum } = planRun(rows, owed, program);
       const partners = await dal.partnersWithMethods(sql, [
         ...payouts.map((p) => p.partner_id),
         ...belowMinimum.map((p) => p.partner_id),
@@ -286,27 +256,8 @@ export function registerPayoutRoutes(fastify: FastifyInstance, deps: ApiDeps): v
       },
     },
     async (req, reply) => {
-      const programId = programOf(req).programId;
       const partnerIds = req.body?.partner_ids ?? null;
-      const created = await dal.createPayouts(
-        sql,
-        programId,
-        partnerIds,
-        (rows, owed, program) => plan(rows, owed, program).payouts,
-        async (tx: Tx, rows: PayoutRow[], program) => {
-          const now = new Date().toISOString();
-          await recordWebhookEvents(
-            tx,
-            kafkaPrefix,
-            rows.map((r) => ({
-              type: 'payout.created' as const,
-              workspace_id: Number(program.workspace_id),
-              program_id: programId,
-              data: eventData(toPayout(r), now),
-            })),
-          );
-        },
-      );
+      const created = await createProgramPayouts(ops, programOf(req).programId, partnerIds);
       return reply.code(201).send({ data: found(created).map(toPayout) });
     },
   );
@@ -417,67 +368,7 @@ export function registerPayoutRoutes(fastify: FastifyInstance, deps: ApiDeps): v
     },
     async (req) => {
       await payoutAccess(req, req.params.id, 'payouts:write');
-      const reference = req.body?.reference?.trim() || null;
-      const row = await dal.markPayoutPaid(sql, req.params.id, {
-        check: checkPayable,
-        reference,
-        entries: (p, commissions) =>
-          paymentEntries({
-            payout_id: Number(p.id),
-            partner_id: Number(p.partner_id),
-            partner_program_id: Number(p.partner_program_id),
-            recovered_cents: Number(p.recovered_cents),
-            commissions: commissions.map((c) => ({
-              id: Number(c.id),
-              counted_cents: Number(c.counted_cents),
-            })),
-          }),
-        after: async (tx, paid, commissions) => {
-          const payout = toPayout(paid);
-          const [program] = await tx<{ workspace_id: string; name: string }[]>`
-            select workspace_id, name from programs where id = ${payout.program_id}`;
-          const sent = `${decimalAmount(payout.amount_cents)} ${payout.currency}`;
-          const recovered =
-            payout.recovered_cents > 0
-              ? ` (${decimalAmount(payout.recovered_cents)} ${payout.currency} of earlier refunds was deducted)`
-              : '';
-          await notify(tx, { kafkaPrefix, publicUrl }, [
-            {
-              notification_key: `payout:${payout.id}:paid:partner`,
-              recipient_type: 'partner',
-              partner_id: payout.partner_id,
-              workspace_id: null,
-              program_id: payout.program_id,
-              kind: 'payout_paid',
-              title: 'A payout was sent',
-              body:
-                `${program!.name} sent you ${sent} for ${commissions.length} commission` +
-                `${commissions.length === 1 ? '' : 's'}${recovered}.` +
-                (payout.reference ? ` Reference: ${payout.reference}` : ''),
-              data: {
-                payout_id: payout.id,
-                amount_cents: payout.amount_cents,
-                currency: payout.currency,
-                reference: payout.reference,
-              },
-              mail: true,
-            },
-          ]);
-          await recordWebhookEvents(tx, kafkaPrefix, [
-            {
-              type: 'payout.paid',
-              workspace_id: Number(program!.workspace_id),
-              program_id: payout.program_id,
-              data: eventData(payout, payout.paid_at!),
-            },
-          ]);
-          await recordCommissionUpdates(
-            tx,
-            kafkaPrefix,
-            commissions.map((c) => Number(c.id)),
-          );
-        },
-      });
+      const row = await payPayout(ops, req.params.id, req.body?.reference);
       return { data: toPayout(found(row)) };
     },
   );
@@ -503,7 +394,7 @@ export function registerPayoutRoutes(fastify: FastifyInstance, deps: ApiDeps): v
     },
     async (req) => {
       await payoutAccess(req, req.params.id, 'payouts:write');
-      return { data: toPayout(found(await dal.cancelPayout(sql, req.params.id, checkCancelable))) };
+      return { data: toPayout(found(await cancelPayout(ops, req.params.id))) };
     },
   );
 }

@@ -5,10 +5,10 @@ import type { LedgerEffect } from '../../../../shared/contracts/commands.ts';
 import { commissionEntryKey } from '../../../../shared/contracts/commands.ts';
 import { HttpError } from '../../../../shared/http/server.ts';
 import { iso } from '../../common.ts';
-import type { PayoutRow } from './dal.ts';
+import type { PayoutRow, PayoutStatus } from './dal.ts';
 
-export const PAYOUT_STATUSES = ['pending', 'paid', 'canceled'] as const;
-export type PayoutStatus = (typeof PAYOUT_STATUSES)[number];
+export type { PayoutStatus };
+export const PAYOUT_STATUSES: readonly PayoutStatus[] = ['pending', 'paid', 'canceled'];
 export const EXPORT_FORMATS = ['paypal', 'wise', 'csv'] as const;
 export type ExportFormat = (typeof EXPORT_FORMATS)[number];
 
