@@ -158,7 +158,7 @@ export function reject(
     if (!c) return undefined;
     rules.check(c);
     const [row] = await tx<{ currency: string; transaction_id: string }[]>`
-      update commissions c set status = 'reversed', deducted_cents = amount_cents,
+      update commissions c set status = 'reversed', deducted_cents = c.amount_cents,
                                refund_reason = ${rules.refundReason}, updated_at = now()
       from sales s where c.id = ${commissionId} and s.id = c.sale_id
       returning trim(c.currency) as currency, s.transaction_id`;
