@@ -378,7 +378,7 @@ t.test('payouts: preview, create, list, read, export, mark paid, cancel, clawbac
     ['format=xml', 'format must be one of paypal, wise, csv'],
     ['', 'format must be one of paypal, wise, csv'],
     ['format=csv&status=gone', 'status must be one of pending, paid, canceled'],
-  ]) {
+  ] as [string, string][]) {
     const r = await getJson(`${base}/export?${q}`, auth);
     t.same([r.status, r.body], [400, { error }], q);
   }
