@@ -149,9 +149,13 @@ async function settled(t: Test, program: Program, partners: Partner[]) {
   await assertMoney(t, sql, program.id, partners);
 }
 
+/**
+ * Webhook events of `type` in the outbox (no relay runs here, so they stay). Every deployment's topic: the
+ * approval sweep of another test file that turns it on may be the one that approved our commissions.
+ */
 async function outboxEvents(type: string, match: (data: Record<string, unknown>) => boolean) {
   const rows = await sql<{ payload: { type: string; data: Record<string, unknown> } }[]>`
-    select payload from outbox where topic = ${`${svc.prefix}webhook-events`} and payload->>'type' = ${type}
+    select payload from outbox where topic like '%webhook-events' and payload->>'type' = ${type}
     order by id`;
   return rows.map((r) => r.payload.data).filter(match);
 }

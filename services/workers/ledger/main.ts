@@ -18,15 +18,17 @@ await runWorker({
     const parts = await consumeLedger(ctx);
     const sweep = createApprovalSweep({ sql: ctx.sql, kafkaPrefix: ctx.cfg.kafkaPrefix, batchSize: 500 });
     let approved = 0;
-    ctx.periodic({
-      name: 'approval sweep',
-      intervalMs: ctx.cfg.approvalSweepMs,
-      async run() {
-        const round = await sweep();
-        approved += round.approved;
-        return round.more;
-      },
-    });
+    if (ctx.cfg.approvalSweepMs > 0) {
+      ctx.periodic({
+        name: 'approval sweep',
+        intervalMs: ctx.cfg.approvalSweepMs,
+        async run() {
+          const round = await sweep();
+          approved += round.approved;
+          return round.more;
+        },
+      });
+    }
     return {
       ...parts,
       status() {
