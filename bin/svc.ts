@@ -27,7 +27,10 @@ Programs
   programs regenerate-token <id>
 Partners, links, commissions
   partners list <programId>
-  partners add <programId> --name <n> --email <e> [--status approved|pending]
+  partners add <programId> --name <n> --email <e> [--status approved|pending]   (prints the invite_url once)
+  partners approve <programId> <partnerId>              (creates a link if it has none)
+  partners reject <programId> <partnerId> [--reason r]
+  partners invite <programId> <partnerId>               (a new invite_url; the older one stops working)
   links list <programId> <partnerId>
   links create <programId> <partnerId> [--short-link s]
   links set <programId> <partnerId> <linkId> active|inactive
@@ -40,6 +43,9 @@ Workspace
   processor connect --status <s> [--account <id>] [--charges] [--payouts] [--details]
   processor roll-secret
   processor events <programId> [--outcome o] [--page n] [--page-size n]
+Notifications (the dashboard's bell)
+  notifications [--unread] [--page n] [--page-size n]
+  notifications read <id> | notifications read-all
 Dashboard
   status <programId>
   events <programId> [--type click|lead|conversion] [--page n] [--page-size n] [--from ISO] [--to ISO]
@@ -95,6 +101,8 @@ const { values: o, positionals } = parseArgs({
     'customer-key': { type: 'string' },
     'amount-cents': { type: 'string' },
     outcome: { type: 'string' },
+    reason: { type: 'string' },
+    unread: { type: 'boolean' },
   },
 });
 
@@ -237,6 +245,7 @@ async function run(): Promise<void> {
     return;
   }
   const PROGRAM_COLS = ['id', 'name', 'slug', 'status', 'cookie_window_days', 'currency', 'api_token_masked'];
+  const PARTNER_COLS = ['id', 'name', 'email', 'status', 'rejection_reason', 'source', 'claimed'];
   switch (`${group} ${cmd ?? ''}`.trim()) {
     case 'login': {
       const password = o.password ?? process.env.SVC_PASSWORD ?? (await prompt('Password: '));
@@ -299,6 +308,40 @@ async function run(): Promise<void> {
           status: o.status,
         }),
       );
+    case 'partners approve':
+      return show(await api('POST', programPath(`/partners/${arg(3, 'partner id')}/approve`)), PARTNER_COLS);
+    case 'partners reject':
+      return show(
+        await api('POST', programPath(`/partners/${arg(3, 'partner id')}/reject`), { reason: o.reason }),
+        PARTNER_COLS,
+      );
+    case 'partners invite':
+      return show(await api('POST', programPath(`/partners/${arg(3, 'partner id')}/invite`)), [
+        'invite_url',
+        'expires_at',
+      ]);
+    case 'notifications': {
+      const r = (await api(
+        'GET',
+        `/api/advertiser/notifications${q({
+          workspace_id: o['workspace-id'],
+          unread: o.unread ? 'true' : undefined,
+          page: o.page,
+          pageSize: o['page-size'],
+        })}`,
+      )) as { data: Record<string, unknown>[]; meta: { unread: number } };
+      if (o.json) return show(r);
+      show(r, ['id', 'created_at', 'kind', 'title', 'read_at']);
+      process.stdout.write(`${r.meta.unread} unread\n`);
+      return;
+    }
+    case 'notifications read':
+      return show(
+        await api('POST', `/api/advertiser/notifications/${arg(2, 'notification id')}/read${ws()}`),
+        ['id', 'kind', 'title', 'read_at'],
+      );
+    case 'notifications read-all':
+      return show(await api('POST', `/api/advertiser/notifications/read-all${ws()}`), ['updated']);
     case 'links list':
       return show(await api('GET', linksPath()), LINK_COLS);
     case 'links create':

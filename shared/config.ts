@@ -68,6 +68,20 @@ export interface Config {
    * (invite_url, magic links) are built from it. Default http://127.0.0.1:<PORT>.
    */
   publicUrl: string;
+  /**
+   * The click worker writes program_daily_breakdown (default on). `off` is for bench:clicks only, to
+   * measure what those writes cost: the breakdown then misses the clicks stored meanwhile.
+   */
+  rollupBreakdown: boolean;
+  /**
+   * Partner sign-ins and magic-link requests (docs/partners.md "Rate limits"): requests per minute per
+   * email and per IP (each also the burst; 0 = off), held in Postgres across web processes. IPs of
+   * RATE_LIMIT_EXEMPT skip the per-IP bucket only.
+   */
+  authRateLimitPerMinute: number;
+  authRateLimitIpPerMinute: number;
+  /** Applications from a program's public page, per IP and minute (also the burst; 0 = off). */
+  applyRateLimitPerMinute: number;
 }
 
 export class ConfigError extends Error {
@@ -138,6 +152,10 @@ export function loadConfig(env: Env = process.env): Config {
     problems.push(`LOG_LEVEL "${logLevel}" is not a pino level`);
   }
 
+  const rollupBreakdown = str('ROLLUP_BREAKDOWN', 'on');
+  if (rollupBreakdown !== 'on' && rollupBreakdown !== 'off')
+    problems.push('ROLLUP_BREAKDOWN must be on or off');
+
   const geoIpv4 = optionalPath('GEOIP_IPV4_PATH');
   const geoIpv6 = optionalPath('GEOIP_IPV6_PATH');
 
@@ -185,6 +203,10 @@ export function loadConfig(env: Env = process.env): Config {
     outboxPollMs: int('OUTBOX_POLL_MS', 1_000, 10, 60_000),
     approvalSweepMs: env.APPROVAL_SWEEP_MS === 'off' ? 0 : int('APPROVAL_SWEEP_MS', 15_000, 10, 60_000),
     publicUrl: '',
+    rollupBreakdown: rollupBreakdown === 'on',
+    authRateLimitPerMinute: int('AUTH_RATE_LIMIT_PER_MINUTE', 10, 0, 1_000_000),
+    authRateLimitIpPerMinute: int('AUTH_RATE_LIMIT_IP_PER_MINUTE', 30, 0, 1_000_000),
+    applyRateLimitPerMinute: int('APPLY_RATE_LIMIT_PER_MINUTE', 10, 0, 1_000_000),
   };
   const publicUrl = str('PUBLIC_URL', `http://127.0.0.1:${config.httpPort}`).replace(/\/+$/, '');
   if (!/^https?:\/\/[^\s/]+/.test(publicUrl)) problems.push('PUBLIC_URL must be an http:// or https:// URL');

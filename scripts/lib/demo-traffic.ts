@@ -3,16 +3,19 @@
 // places, leads, sales (a few repeat buyers), commissions (older ones paid), one full and one partial
 // refund. Written the way the workers write them, in one transaction:
 // - raw rows: click_events, customers, lead_events, sales, commissions;
-// - the rollup program_daily_stats: leads, sales, revenue, conversions and commission through the workers'
-//   RollupBuffer (shared/pipeline/rollups.ts), clicks with the click worker's upsert, each from the rows
-//   inserted here, so rollups and raw events agree;
+// - the rollups program_daily_stats and program_daily_breakdown through the workers' RollupBuffer
+//   (shared/pipeline/rollups.ts), each event under the keys the workers give it (a click its own, a lead
+//   or a sale its customer's, remembered on the customer as the click worker does), from the rows inserted
+//   here, so rollups and raw events agree;
 // - balances through the ledger's own applyLedgerEntries (shared/db/ledger.ts): each commission's credit,
 //   its payment, its refund deduction, with the same entry keys as the workers and mark-paid;
 // - link and partner-program click counters as the click worker keeps them.
 // Idempotent: the first sale's transaction_id marks the program as seeded; an advisory lock serialises
 // two starts. Deterministic (a seeded generator), relative to `now`.
 import type { Tx } from '../../shared/db/sql.ts';
-import { RollupBuffer, utcDay } from '../../shared/pipeline/rollups.ts';
+import { RollupBuffer } from '../../shared/pipeline/rollups.ts';
+import { visitKeys } from '../../shared/pipeline/breakdown.ts';
+import type { DimensionKeys } from '../../shared/pipeline/breakdown.ts';
 import { applyLedgerEntries } from '../../shared/db/ledger.ts';
 import { commissionEntryKey } from '../../shared/contracts/commands.ts';
 import type { LedgerEffect } from '../../shared/contracts/commands.ts';
@@ -207,7 +210,8 @@ export async function seedDemoTraffic(
   const customers: Record<string, unknown>[] = [];
   const leads: { click_id: string; key: string; email: string; ts: number; page: string; session: string }[] =
     [];
-  const dailyClicks = new Map<string, number>();
+  const rollups = new RollupBuffer();
+  const keysOf = new Map<string, DimensionKeys>();
   const linkCounts = new Map<number, { n: number; last: number; pp: number }>();
   let n = 0;
   for (let k = 29; k >= 0; k--) {
@@ -228,7 +232,7 @@ export async function seedDemoTraffic(
       const id = eventId(ts);
       const clickId = formatClickId(link.partnerProgramId, id);
       const session = `demo-sess-${n}`;
-      clicks.push({
+      const click = {
         event_id: id.toString(),
         click_timestamp: new Date(ts),
         program_id: programId,
@@ -253,7 +257,12 @@ export async function seedDemoTraffic(
         language: place.lang,
         timezone: place.tz,
         created_at: new Date(ts),
-      });
+      };
+      clicks.push(click);
+      const visit = visitKeys(click);
+      const keys = { partner: String(link.partnerId), link: String(link.linkId), ...visit };
+      keysOf.set(clickId, keys);
+      rollups.add(programId, ts, { clicks: 1 }, keys);
       customers.push({
         click_id: clickId,
         program_id: programId,
@@ -264,8 +273,13 @@ export async function seedDemoTraffic(
         first_click_at: new Date(ts),
         last_click_at: new Date(ts),
         created_at: new Date(ts),
+        attr_country: visit.country,
+        attr_device: visit.device,
+        attr_browser: visit.browser,
+        attr_os: visit.os,
+        attr_referrer: visit.referrer,
+        attr_landing_page: visit.landing_page,
       });
-      dailyClicks.set(utcDay(ts), (dailyClicks.get(utcDay(ts)) ?? 0) + 1);
       const lc = linkCounts.get(link.linkId) ?? { n: 0, last: 0, pp: link.partnerProgramId };
       linkCounts.set(link.linkId, { n: lc.n + 1, last: Math.max(lc.last, ts), pp: link.partnerProgramId });
       // About one click in four signs up, within minutes to hours.
@@ -291,11 +305,6 @@ export async function seedDemoTraffic(
     await tx`insert into click_events ${tx(rows as Record<string, unknown>[])}`;
     await tx`insert into customers ${tx(customers.slice(i, i + 1000) as Record<string, unknown>[])}`;
   }
-  const days = [...dailyClicks.keys()].sort();
-  await tx`
-    insert into program_daily_stats (program_id, day, clicks)
-    select ${programId}, * from unnest(${days}::date[], ${days.map((d) => dailyClicks.get(d)!)}::bigint[])
-    on conflict (program_id, day) do update set clicks = program_daily_stats.clicks + excluded.clicks`;
   for (const [linkId, c] of [...linkCounts].sort(([a], [b]) => a - b)) {
     await tx`update referral_links set clicks = clicks + ${c.n},
                last_clicked = greatest(last_clicked, ${new Date(c.last)}), updated_at = now()
@@ -313,7 +322,6 @@ export async function seedDemoTraffic(
   }
 
   // Leads, then sales: about a third of the leads buy, some of them twice.
-  const rollups = new RollupBuffer();
   const customerIds = new Map<string, { id: number; partner_id: number; partner_program_id: number }>();
   const idRows = await tx<{ id: string; click_id: string; partner_id: string; partner_program_id: string }[]>`
     select id, click_id, partner_id, partner_program_id from customers
@@ -343,7 +351,7 @@ export async function seedDemoTraffic(
                                session_id, page_url, is_test, lead_timestamp, created_at)
       values (${`demo-seed-lead-${i + 1}`}, ${programId}, ${c.id}, ${l.click_id}, ${l.key}, ${l.email}, 'sign_up',
               ${l.session}, ${l.page}, false, ${new Date(l.ts)}, ${new Date(l.ts)})`;
-    rollups.add(programId, l.ts, { leads: 1 });
+    rollups.add(programId, l.ts, { leads: 1 }, keysOf.get(l.click_id));
     let status = 'lead';
     let firstPurchase: number | null = null;
     if (rnd.next() < 0.38) {
@@ -407,12 +415,12 @@ export async function seedDemoTraffic(
               'pending', ${amount}, ${currency}, ${new Date(s.ts)}, ${new Date(s.ts)})
       returning id`;
     const id = Number(c!.id);
-    rollups.add(programId, s.ts, {
-      sales: 1,
-      revenue_cents: s.cents,
-      conversions: s.first ? 1 : 0,
-      commission_cents: amount,
-    });
+    rollups.add(
+      programId,
+      s.ts,
+      { sales: 1, revenue_cents: s.cents, conversions: s.first ? 1 : 0, commission_cents: amount },
+      keysOf.get(s.click_id),
+    );
     effects.push({
       topic: 'ledger',
       entry_key: commissionEntryKey(id, 'created'),

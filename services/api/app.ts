@@ -1,6 +1,8 @@
 // The API service as a Fastify plugin: dashboard sessions (/api/auth), dashboard reads
-// (/api/tracking/status|events|performance) and management (/api/advertiser/*). It reads Postgres and
-// writes only management data. Every route but signup and login authenticates first (modules/auth/access.ts).
+// (/api/tracking/status|events|performance) and management (/api/advertiser/*), the partner API
+// (/api/partner/*, partner sessions only) and the public program pages (/api/public/*). It reads Postgres
+// and writes only management data. Every route but signup, login, partner sign-in and the public pages
+// authenticates first (modules/auth/access.ts, modules/partner-auth/access.ts).
 import type { FastifyInstance } from 'fastify';
 import type { ApiDeps, AuthedRoutes } from './deps.ts';
 import { authenticate } from './modules/auth/access.ts';
@@ -15,6 +17,14 @@ import { registerCommissionRoutes } from './modules/commissions/routes.ts';
 import { registerProcessorRoutes } from './modules/processor/routes.ts';
 import { registerDashboardRoutes } from './modules/dashboard/routes.ts';
 import { registerPayoutRoutes } from './modules/payouts/routes.ts';
+import {
+  registerAdvertiserNotificationRoutes,
+  registerPartnerNotificationRoutes,
+} from './modules/notifications/routes.ts';
+import { authenticatePartner, refuseOtherBearers } from './modules/partner-auth/access.ts';
+import { registerPartnerAccountRoutes, registerPartnerAuthRoutes } from './modules/partner-auth/routes.ts';
+import { registerPartnerPortalRoutes } from './modules/partner-portal/routes.ts';
+import { registerApplicationRoutes } from './modules/applications/routes.ts';
 
 /** Route modules whose TypeBox schemas validate (docs/api-modules.md). */
 const validatedRoutes: AuthedRoutes[] = [
@@ -26,7 +36,15 @@ const validatedRoutes: AuthedRoutes[] = [
   registerMemberRoutes,
   registerApiKeyRoutes,
   registerDashboardRoutes,
+  registerAdvertiserNotificationRoutes,
   registerPayoutRoutes,
+];
+
+/** The partner API (/api/partner/*): a partner session only (docs/partners.md). */
+const partnerRoutes: AuthedRoutes[] = [
+  registerPartnerAccountRoutes,
+  registerPartnerPortalRoutes,
+  registerPartnerNotificationRoutes,
 ];
 
 export async function apiPlugin(app: FastifyInstance, deps: ApiDeps): Promise<void> {
@@ -47,5 +65,23 @@ export async function apiPlugin(app: FastifyInstance, deps: ApiDeps): Promise<vo
       validated.setValidatorCompiler(typeBoxValidator);
       for (const register of validatedRoutes) register(validated, deps);
     });
+  });
+  // Partner sign-in (no session needed; another kind of bearer is still 401), the partner API (a psess_
+  // session from the header or the svc_partner_session cookie), and the public program pages (nothing).
+  await app.register(async (partnerAuth) => {
+    partnerAuth.setValidatorCompiler(typeBoxValidator);
+    partnerAuth.addHook('onRequest', refuseOtherBearers);
+    registerPartnerAuthRoutes(partnerAuth, deps);
+  });
+  await app.register(async (partner) => {
+    partner.setValidatorCompiler(typeBoxValidator);
+    partner.addHook('onRequest', async (req) => {
+      req.partner = await authenticatePartner(deps.sql, req);
+    });
+    for (const register of partnerRoutes) register(partner, deps);
+  });
+  await app.register(async (publicRoutes) => {
+    publicRoutes.setValidatorCompiler(typeBoxValidator);
+    registerApplicationRoutes(publicRoutes, deps);
   });
 }

@@ -10,6 +10,16 @@ export interface ApiDeps {
   kafkaPrefix: string;
   /** PUBLIC_URL: the base of links in answers and mail (invite_url, magic links). */
   publicUrl: string;
+  /**
+   * Partner sign-in, magic-link and application rate limits (per minute; 0 = off) and the IPs exempt from
+   * the per-IP buckets (docs/partners.md "Rate limits"); omitted: the defaults of shared/config.ts.
+   */
+  partnerLimits?: {
+    authPerMinute: number;
+    authIpPerMinute: number;
+    applyPerMinute: number;
+    exempt: string[];
+  };
 }
 
 /** Route modules that need a caller: each registers its routes on the authenticated scope. */

@@ -15,6 +15,11 @@ export interface CachedLink {
   programId: number | null;
   partnerId: number | null;
   partnerProgramId: number | null;
+  /**
+   * Its partner-program's status: a link counts clicks only while its partner is `approved` (CONTRACT
+   * "Review"); the partner_programs trigger logs status changes, which evict the partner-program's links.
+   */
+  partnerStatus: string | null;
   /** False when the link lacks a partner or program, or they disagree with its partner-program. */
   valid: boolean;
 }
@@ -213,10 +218,11 @@ export class TrackingCache {
           partner_program_id: string | null;
           pp_partner_id: string | null;
           pp_program_id: string | null;
+          pp_status: string | null;
         }[]
       >`
         select l.id, l.short_link, l.status, l.program_id, l.partner_id, l.partner_program_id,
-               pp.partner_id as pp_partner_id, pp.program_id as pp_program_id
+               pp.partner_id as pp_partner_id, pp.program_id as pp_program_id, pp.status as pp_status
         from referral_links l left join partner_programs pp on pp.id = l.partner_program_id
         where l.short_link = ${shortLink}`;
       const r = rows[0];
@@ -228,6 +234,7 @@ export class TrackingCache {
             programId: r.program_id === null ? null : Number(r.program_id),
             partnerId: r.partner_id === null ? null : Number(r.partner_id),
             partnerProgramId: r.partner_program_id === null ? null : Number(r.partner_program_id),
+            partnerStatus: r.pp_status,
             valid:
               r.program_id !== null &&
               r.partner_id !== null &&

@@ -60,6 +60,12 @@ export async function buildWebApp(
           name: 'management',
           description: 'Programs, partners, links, commissions, keys (session or affk_ key)',
         },
+        {
+          name: 'partner auth',
+          description: 'Partner accounts: sign-in, magic links, invites (docs/partners.md)',
+        },
+        { name: 'partner', description: 'The partner API: a partner session (psess_ or its cookie) only' },
+        { name: 'public', description: 'Public program pages and applications (no credential)' },
       ],
       components: {
         securitySchemes: {
@@ -73,6 +79,14 @@ export async function buildWebApp(
               'Dashboard session cookie (POST /api/auth/session); requests other than GET/HEAD/OPTIONS also send `X-CSRF-Token`',
           },
           apiKey: { type: 'http', scheme: 'bearer', description: 'Management API key, `affk_...`' },
+          partnerSession: { type: 'http', scheme: 'bearer', description: 'Partner session, `psess_...`' },
+          partnerSessionCookie: {
+            type: 'apiKey',
+            in: 'cookie',
+            name: 'svc_partner_session',
+            description:
+              'Partner portal session cookie (POST /api/partner/auth/session); requests other than GET/HEAD/OPTIONS also send `X-CSRF-Token`',
+          },
         },
       },
     },

@@ -100,7 +100,18 @@ const app = await buildWebApp(cfg, log, {
       exempt: cfg.rateLimitExempt,
     }),
   },
-  api: { sql, sessionTtlHours: cfg.sessionTtlHours, kafkaPrefix: cfg.kafkaPrefix, publicUrl: cfg.publicUrl },
+  api: {
+    sql,
+    sessionTtlHours: cfg.sessionTtlHours,
+    kafkaPrefix: cfg.kafkaPrefix,
+    publicUrl: cfg.publicUrl,
+    partnerLimits: {
+      authPerMinute: cfg.authRateLimitPerMinute,
+      authIpPerMinute: cfg.authRateLimitIpPerMinute,
+      applyPerMinute: cfg.applyRateLimitPerMinute,
+      exempt: cfg.rateLimitExempt,
+    },
+  },
   dashboard: await loadDashboard(),
 });
 const address = await app.listen({ host: cfg.httpHost, port: cfg.httpPort });

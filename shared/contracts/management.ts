@@ -12,6 +12,7 @@ export const SCOPES = [
   'program:go_live',
   'program:regenerate-token',
   'dashboard:view',
+  // Part two (CONTRACT "Credentials, extended"): partner review and invites, payouts, outbound webhooks.
   'partners:read',
   'partners:write',
   'payouts:read',

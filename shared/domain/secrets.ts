@@ -2,7 +2,9 @@
 // SHA-256 hashes; lookups compare hashes, so a timing difference reveals nothing about the secret.
 import { createHash, randomBytes } from 'node:crypto';
 
-export type SecretPrefix = 'aff_' | 'affk_' | 'sess_';
+// aff_ tracking token, affk_ management key, sess_ dashboard session; psess_ partner session, pinv_ partner
+// invite, pmagic_ partner sign-in link.
+export type SecretPrefix = 'aff_' | 'affk_' | 'sess_' | 'psess_' | 'pinv_' | 'pmagic_';
 
 export function generateSecret(prefix: SecretPrefix): string {
   return prefix + randomBytes(24).toString('base64url');

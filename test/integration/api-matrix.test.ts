@@ -135,6 +135,23 @@ const routes: Route[] = [
       ),
   },
   {
+    name: 'approve partner',
+    scope: 'partners:write',
+    call: (k, f) =>
+      send('POST', url(`${P}/${f.programId}/partners/${f.partnerId}/approve`), undefined, bearer(k)),
+  },
+  {
+    name: 'reject partner',
+    scope: 'partners:write',
+    call: (k, f) => send('POST', url(`${P}/${f.programId}/partners/${f.partnerId}/reject`), {}, bearer(k)),
+  },
+  {
+    name: 'invite partner',
+    scope: 'partners:write',
+    call: (k, f) =>
+      send('POST', url(`${P}/${f.programId}/partners/${f.partnerId}/invite`), undefined, bearer(k)),
+  },
+  {
     name: 'GET commissions',
     scope: 'program:read',
     call: (k, f) => getJson(url(`${P}/${f.programId}/commissions`), bearer(k)),

@@ -1,7 +1,7 @@
 // The demo data of `npm start` (scripts/lib/seed.ts, demo-traffic.ts) in the test database: the demo owner
 // logs in with the generated password; about 30 days of traffic whose rollups agree with the raw events
 // (every /api/tracking/performance total equals a plain count or sum of the raw tables, and the events
-// endpoint's totals); partner balances equal their ledger; a second run adds nothing.
+// endpoint's totals; the breakdown equals the raw events by every dimension); partner balances equal their ledger; a second run adds nothing.
 import t from 'tap';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { postJson, startServices, testSql } from '../helpers/stack.ts';
 import { getJson } from '../helpers/accounts.ts';
 import { DEMO_EMAIL, seedFullDemo } from '../../scripts/lib/seed.ts';
+import { checkProgram, describe } from '../../scripts/lib/rollups.ts';
 
 const DAY = 86_400_000;
 // Seeding and reading must happen on the same UTC day: wait out the last two minutes before midnight.
@@ -148,6 +149,16 @@ t.test('commissions, refunds and balances agree with the ledger', async (t) => {
     select sum(clicks)::int as clicks from referral_links where program_id = ${P}`;
   t.equal(links!.clicks, demo.traffic.clicks, 'link click counters');
 });
+
+t.test(
+  'the breakdown by partner, link, country, device, referrer and page equals the raw events',
+  async (t) => {
+    t.same((await checkProgram(sql, P, { first: null, last: null })).map(describe), []);
+    const [r] = await sql<{ n: number }[]>`
+    select count(distinct (dimension, key))::int as n from program_daily_breakdown where program_id = ${P}`;
+    t.ok(r!.n > 20, `keys to show (${r!.n})`);
+  },
+);
 
 t.test('a second run adds nothing and keeps the password', async (t) => {
   const count = async () =>

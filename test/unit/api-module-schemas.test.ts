@@ -448,7 +448,8 @@ t.test('members, API keys, auth and dashboard: the exact 400 strings and their p
   const M = '/api/advertiser/members';
   const K = '/api/advertiser/api-keys';
   const scopesList =
-    '*, program:list, program:read, program:create, program:update, program:delete, program:go_live, program:regenerate-token, dashboard:view, partners:read, partners:write, payouts:read, payouts:write, webhooks:read, webhooks:write';
+    '*, program:list, program:read, program:create, program:update, program:delete, program:go_live, program:regenerate-token, dashboard:view, ' +
+    'partners:read, partners:write, payouts:read, payouts:write, webhooks:read, webhooks:write';
   const E = '/api/tracking/events/1';
   const PF = '/api/tracking/performance/1';
   const date = (name: string) =>

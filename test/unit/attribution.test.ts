@@ -15,6 +15,13 @@ const customer = (c: Partial<CustomerRow> = {}): CustomerRow => ({
   last_click_at: new Date(NOW - DAY),
   first_purchase_date: null,
   first_commission_at: null,
+  link_id: '9',
+  attr_country: null,
+  attr_device: null,
+  attr_browser: null,
+  attr_os: null,
+  attr_referrer: null,
+  attr_landing_page: null,
   ...c,
 });
 const sale = (s: Partial<{ amount_cents: number; product_id: string | null; ts: number }> = {}) => ({

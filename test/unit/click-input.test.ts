@@ -215,6 +215,7 @@ t.test('buildClickMessage: a real click carries its link, a test click none and 
     programId: 1,
     partnerId: 1,
     partnerProgramId: 1,
+    partnerStatus: 'approved',
     valid: true,
   };
   const { text } = parseClickBody({ affiliate_url: URL_OK }, undefined);

@@ -100,7 +100,10 @@ export function registerClickRoutes(app: FastifyInstance, deps: IngressDeps): vo
     const program = await cache.getProgram(link.programId!);
     if (!program || program.deleted) throw new HttpError(400, 'Invalid referral link configuration');
     checkOrigin(req, reply, program);
-    if (link.status !== 'active') return { success: false, error: 'Referral link is inactive' };
+    // A link of a partner who is not (or no longer) approved answers like an inactive one (CONTRACT "Review").
+    if (link.status !== 'active' || link.partnerStatus !== 'approved') {
+      return { success: false, error: 'Referral link is inactive' };
+    }
 
     const { id, ms } = snowflake.next();
     // With an event_id the click id comes from (program, event_id): a retry gets the same one, from any

@@ -10,6 +10,7 @@ import type { Attribution, CustomerRow, Via } from './attribute.ts';
 import { parseClickId, snowflakeTime } from '../../../shared/domain/ids.ts';
 import { currencyMismatch } from '../../../shared/domain/money.ts';
 import { holdForReview, payableAt } from './review-holds.ts';
+import { CUSTOMER_KEY_COLUMNS, customerKeys } from '../../../shared/pipeline/breakdown.ts';
 
 export const DUPLICATE_SALE = 'Duplicate transaction_id. This sale has already been recorded.';
 
@@ -205,8 +206,8 @@ async function updateCustomers(
     where c.id = v.id`;
 }
 
-const CUSTOMER_COLUMNS = `id, program_id, partner_id, partner_program_id, customer_status, last_click_at,
-  first_purchase_date, first_commission_at, customer_key, click_id`;
+const CUSTOMER_COLUMNS = `id, program_id, partner_program_id, customer_status, last_click_at,
+  first_purchase_date, first_commission_at, customer_key, click_id, ${CUSTOMER_KEY_COLUMNS}`;
 
 /**
  * Whether a click id that matched no customer was minted moments ago, so its click may still be in the
@@ -439,16 +440,19 @@ async function applySales(tx: Tx, given: SaleCommand[], ctx: ApplyContext): Prom
     const saleId = saleIds.get(p.cmd.transaction_id)!;
     if ('test' in p) return testAnswer(p.cmd, saleId);
     const { cmd, attribution: a } = p;
-    ctx.rollups.add(cmd.program_id, cmd.ts, {
-      sales: 1,
-      revenue_cents: cmd.amount_cents,
-      conversions: p.firstPurchase ? 1 : 0,
-    });
+    // The customer's keys (its partner, link and attributing click's visit keys): its sales count there.
+    const keys = customerKeys(a.customer);
+    ctx.rollups.add(
+      cmd.program_id,
+      cmd.ts,
+      { sales: 1, revenue_cents: cmd.amount_cents, conversions: p.firstPurchase ? 1 : 0 },
+      keys,
+    );
     if (a.noCommission) return noCommissionAnswer(cmd, saleId, a.noCommission);
     const commissionId = commissionIds.get(saleId);
     if (commissionId === undefined)
       return { programId: cmd.program_id, statusCode: 500, body: { error: 'Failed to create commission' } };
-    ctx.rollups.add(cmd.program_id, cmd.ts, { commission_cents: a.amount });
+    ctx.rollups.add(cmd.program_id, cmd.ts, { commission_cents: a.amount }, keys);
     return commissionAnswer(cmd, a, saleId, commissionId);
   });
 }

@@ -7,10 +7,12 @@ import {
   recurrenceBlocks,
 } from '../../../shared/domain/commission-policy.ts';
 
+import type { CustomerKeyRow } from '../../../shared/pipeline/breakdown.ts';
+
 const DAY_MS = 86_400_000;
 export const NOT_FOUND = 'Customer not found. Provide customer_key or click_id.';
 
-export interface CustomerRow {
+export interface CustomerRow extends CustomerKeyRow {
   id: string;
   program_id: string;
   partner_id: string | null;

@@ -61,7 +61,7 @@ await runWorker({
         geo,
         hashIp: await loadIpHasher(sql),
       }),
-      persist: createPersistClicksStep({ sql }),
+      persist: createPersistClicksStep({ sql, breakdown: cfg.rollupBreakdown }),
     });
 
     return {

@@ -19,6 +19,8 @@ const ALL: Permission[] = [
   'tracking:read',
   'tracking:list',
 ];
+// Member and viewer also get partners:read and payouts:read, not webhooks:read (CONTRACT "Credentials,
+// extended": webhook endpoints are integration settings of owners and admins).
 const READ: Permission[] = [
   'tracking:read',
   'dashboard:view',

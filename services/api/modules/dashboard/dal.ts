@@ -1,6 +1,8 @@
 // The dashboard's SQL. How the reads stay fast at tens of millions of events:
 // - performance reads program_daily_stats (one row per program and UTC day, kept by the workers in the
 //   transaction of the events it counts) and partner_programs grouped by day: O(days), not O(events).
+//   Filtered by partner or link, it reads that key's rows of program_daily_breakdown (the same counters,
+//   kept the same way) through its partial index (program_id, dimension, key, day): O(days) too.
 // - events: counts come from the same rollup for whole days and from countRange for partial days (bounded
 //   by one day of events each); the page (service.ts planPage) is read with a UNION ALL of the three event
 //   tables, each branch in index order (program_id, time desc, id desc) and limited to offset + pageSize
@@ -84,12 +86,27 @@ export interface EventRow extends Row {
   product_id: string | null;
 }
 
+/** Only one partner's or one link's events (the performance filters); both: that link, if it is the partner's. */
+export interface MemberFilter {
+  partnerId?: number | null;
+  linkId?: number | null;
+}
+
 export type DashboardDal = ReturnType<typeof createDashboardDal>;
 
 export function createDashboardDal(sql: Sql) {
   // As text: a timestamptz parameter would go through a JS Date and lose the microseconds.
   const ts = (us: number) => sql`${isoMicros(us)}::text::timestamptz`;
   const day = (d: number) => sql`${dayString(d)}::text::date`;
+  // One partner's events (the partner portal): its clicks, and the leads and sales of its customers, the
+  // same events its key of program_daily_breakdown counts. `e` is the event table's alias.
+  const partnerFilter = (partnerId: number | null) =>
+    partnerId === null
+      ? { click: sql``, customer: sql`` }
+      : {
+          click: sql`and e.partner_id = ${partnerId}`,
+          customer: sql`and exists (select 1 from customers cu where cu.id = e.customer_id and cu.partner_id = ${partnerId})`,
+        };
 
   return {
     /** Test-event counts (up to 10) and latest test events, the processor connection, partners. */
@@ -122,30 +139,85 @@ export function createDashboardDal(sql: Sql) {
       return pr!.created_at;
     },
 
-    /** Rollup rows of days first..last. */
-    dailyStats(programId: number, first: number, last: number) {
+    /**
+     * Rollup rows of days first..last: the program's (program_daily_stats), or with a filter only one
+     * partner's or one link's (their keys of program_daily_breakdown, the same counters). A link that is
+     * not the given partner's has no rows.
+     */
+    dailyStats(programId: number, first: number, last: number, filter: MemberFilter = {}) {
+      const { partnerId = null, linkId = null } = filter;
+      if (linkId === null && partnerId === null) {
+        return sql<DailyStatsRow[]>`
+          select day::text, clicks::text, leads::text, conversions::text, sales::text, revenue_cents::text,
+                 commission_cents::text
+          from program_daily_stats
+          where program_id = ${programId} and day between ${day(first)} and ${day(last)}`;
+      }
+      const [dimension, key] = linkId !== null ? ['link', linkId] : ['partner', partnerId!];
       return sql<DailyStatsRow[]>`
         select day::text, clicks::text, leads::text, conversions::text, sales::text, revenue_cents::text,
                commission_cents::text
-        from program_daily_stats
-        where program_id = ${programId} and day between ${day(first)} and ${day(last)}`;
+        from program_daily_breakdown
+        where program_id = ${programId} and dimension = ${dimension} and key = ${String(key)}
+          and day between ${day(first)} and ${day(last)}
+          ${
+            linkId !== null && partnerId !== null
+              ? sql`and exists (select 1 from referral_links where id = ${linkId} and partner_id = ${partnerId})`
+              : sql``
+          }`;
     },
 
-    /** Partners who joined the program on each UTC day of first..last. */
-    partnersByDay(programId: number, first: number, last: number) {
+    /**
+     * Partners who joined the program on each UTC day of first..last; with a filter, only that partner (a
+     * link's: the link's partner).
+     */
+    partnersByDay(programId: number, first: number, last: number, filter: MemberFilter = {}) {
+      const { partnerId = null, linkId = null } = filter;
       return sql<{ day: string; n: string }[]>`
         select (created_at at time zone 'UTC')::date::text as day, count(*)::text as n
         from partner_programs
         where program_id = ${programId}
           and created_at >= ${dayStartIso(first)}::text::timestamptz and created_at < ${dayStartIso(last + 1)}::text::timestamptz
+          ${partnerId === null ? sql`` : sql`and partner_id = ${partnerId}`}
+          ${linkId === null ? sql`` : sql`and id = (select partner_program_id from referral_links where id = ${linkId})`}
         group by 1`;
     },
 
-    /** Non-test click, lead and sale counts of each rollup day in first..last (null = unbounded), newest first. */
-    async dayCounts(programId: number, first: number | null, last: number | null) {
+    /** The partner (when given) and link (when given) are the program's, and the link is the partner's. */
+    async memberExists(
+      programId: number,
+      filter: MemberFilter,
+    ): Promise<{ partner: boolean; link: boolean }> {
+      const { partnerId = null, linkId = null } = filter;
+      const [row] = await sql<{ partner: boolean; link: boolean }[]>`
+        select
+          ${partnerId === null ? sql`true` : sql`exists (select 1 from partner_programs where program_id = ${programId} and partner_id = ${partnerId})`} as partner,
+          ${
+            linkId === null
+              ? sql`true`
+              : sql`exists (select 1 from referral_links where id = ${linkId} and program_id = ${programId}
+                     ${partnerId === null ? sql`` : sql`and partner_id = ${partnerId}`})`
+          } as link`;
+      return row!;
+    },
+
+    /**
+     * Non-test click, lead and sale counts of each rollup day in first..last (null = unbounded), newest first;
+     * with `partnerId`, that partner's (its key of program_daily_breakdown: its clicks, its customers' leads
+     * and sales).
+     */
+    async dayCounts(
+      programId: number,
+      first: number | null,
+      last: number | null,
+      partnerId: number | null = null,
+    ) {
+      const from =
+        partnerId === null
+          ? sql`program_daily_stats where program_id = ${programId}`
+          : sql`program_daily_breakdown where program_id = ${programId} and dimension = 'partner' and key = ${String(partnerId)}`;
       const rows = await sql<{ day: string; clicks: string; leads: string; sales: string }[]>`
-        select day::text, clicks::text, leads::text, sales::text from program_daily_stats
-        where program_id = ${programId}
+        select day::text, clicks::text, leads::text, sales::text from ${from}
           ${first === null ? sql`` : sql`and day >= ${day(first)}`}
           ${last === null ? sql`` : sql`and day <= ${day(last)}`}
         order by day desc`;
@@ -157,40 +229,54 @@ export function createDashboardDal(sql: Sql) {
       }));
     },
 
-    /** Non-test events of each wanted kind in [lo, hi), counted in SQL (used for partial days only). */
-    async countRange(programId: number, kinds: readonly Kind[], lo: number, hi: number): Promise<Counts> {
+    /**
+     * Non-test events of each wanted kind in [lo, hi), counted in SQL (used for partial days only); with
+     * `partnerId`, only that partner's.
+     */
+    async countRange(
+      programId: number,
+      kinds: readonly Kind[],
+      lo: number,
+      hi: number,
+      partnerId: number | null = null,
+    ): Promise<Counts> {
+      const f = partnerFilter(partnerId);
       const c = kinds.includes('click')
-        ? sql`(select count(*) from click_events where program_id = ${programId} and not is_test
-                 and click_timestamp >= ${ts(lo)} and click_timestamp < ${ts(hi)})`
+        ? sql`(select count(*) from click_events e where program_id = ${programId} and not is_test
+                 and click_timestamp >= ${ts(lo)} and click_timestamp < ${ts(hi)} ${f.click})`
         : sql`0`;
       const l = kinds.includes('lead')
-        ? sql`(select count(*) from lead_events where program_id = ${programId} and not is_test
-                 and lead_timestamp >= ${ts(lo)} and lead_timestamp < ${ts(hi)})`
+        ? sql`(select count(*) from lead_events e where program_id = ${programId} and not is_test
+                 and lead_timestamp >= ${ts(lo)} and lead_timestamp < ${ts(hi)} ${f.customer})`
         : sql`0`;
       const s = kinds.includes('conversion')
-        ? sql`(select count(*) from sales where program_id = ${programId} and not is_test
-                 and sale_date >= ${ts(lo)} and sale_date < ${ts(hi)})`
+        ? sql`(select count(*) from sales e where program_id = ${programId} and not is_test
+                 and sale_date >= ${ts(lo)} and sale_date < ${ts(hi)} ${f.customer})`
         : sql`0`;
       const [row] = await sql<{ c: string; l: string; s: string }[]>`
         select ${c}::int8::text as c, ${l}::int8::text as l, ${s}::int8::text as s`;
       return { click: Number(row!.c), lead: Number(row!.l), conversion: Number(row!.s) };
     },
 
-    /** The page's rows: the window's events merged newest first, cut to `size`, joined to their details. */
-    eventRows(programId: number, w: PageWindow, size: number) {
+    /**
+     * The page's rows: the window's events merged newest first, cut to `size`, joined to their details; with
+     * `partnerId`, only that partner's.
+     */
+    eventRows(programId: number, w: PageWindow, size: number, partnerId: number | null = null) {
       const { lo, hi, limit: n } = w;
+      const f = partnerFilter(partnerId);
       const branches: PendingQuery<Row[]>[] = [];
       if (w.counts.click > 0)
-        branches.push(sql`(select 'click'::text as kind, click_timestamp as ts, event_id as id from click_events
-          where program_id = ${programId} and not is_test and click_timestamp >= ${ts(lo)} and click_timestamp < ${ts(hi)}
+        branches.push(sql`(select 'click'::text as kind, click_timestamp as ts, event_id as id from click_events e
+          where program_id = ${programId} and not is_test and click_timestamp >= ${ts(lo)} and click_timestamp < ${ts(hi)} ${f.click}
           order by click_timestamp desc, event_id desc limit ${n})`);
       if (w.counts.lead > 0)
-        branches.push(sql`(select 'lead'::text as kind, lead_timestamp as ts, id from lead_events
-          where program_id = ${programId} and not is_test and lead_timestamp >= ${ts(lo)} and lead_timestamp < ${ts(hi)}
+        branches.push(sql`(select 'lead'::text as kind, lead_timestamp as ts, id from lead_events e
+          where program_id = ${programId} and not is_test and lead_timestamp >= ${ts(lo)} and lead_timestamp < ${ts(hi)} ${f.customer}
           order by lead_timestamp desc, id desc limit ${n})`);
       if (w.counts.conversion > 0)
-        branches.push(sql`(select 'conversion'::text as kind, sale_date as ts, id from sales
-          where program_id = ${programId} and not is_test and sale_date >= ${ts(lo)} and sale_date < ${ts(hi)}
+        branches.push(sql`(select 'conversion'::text as kind, sale_date as ts, id from sales e
+          where program_id = ${programId} and not is_test and sale_date >= ${ts(lo)} and sale_date < ${ts(hi)} ${f.customer}
           order by sale_date desc, id desc limit ${n})`);
       const union = branches.reduce((a, b) => sql`${a} union all ${b}`);
 

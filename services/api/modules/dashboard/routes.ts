@@ -23,19 +23,17 @@ import type { ApiDeps } from '../../deps.ts';
 import { programAccess } from '../auth/access.ts';
 import type { Permission, Principal, ProgramAccess } from '../auth/access.ts';
 import { createDashboardDal } from './dal.ts';
-import { dayOfMs } from './dates.ts';
 import { eventsSchema, performanceSchema, statusSchema } from './schemas.ts';
 import {
+  checkMemberFilter,
   checkPerformanceShape,
   eventsBody,
+  memberFilterOf,
   parseEventsQuery,
   parsePerformanceQuery,
-  performanceBody,
-  periodDays,
-  previousDays,
   queryOf,
   readEventsPage,
-  statsByDay,
+  readPerformance,
   statusBody,
 } from './service.ts';
 
@@ -98,22 +96,11 @@ export function registerDashboardRoutes(app: FastifyInstance, deps: ApiDeps): vo
     },
     async (req) => {
       const acc = accessOf(req).access;
-      const q = parsePerformanceQuery(queryOf(req));
-      const today = dayOfMs(Date.now());
-      const { first, last } =
-        q.period === 'custom'
-          ? q
-          : periodDays(
-              q.period,
-              today,
-              q.period === 'all' ? dayOfMs((await dal.programCreatedAt(acc.programId)).getTime()) : today,
-            );
-      const prev = previousDays(first, last);
-      const [stats, partners] = await Promise.all([
-        dal.dailyStats(acc.programId, prev.first, last),
-        dal.partnersByDay(acc.programId, prev.first, last),
-      ]);
-      return performanceBody(q.period, first, last, statsByDay(stats, partners));
+      const query = queryOf(req);
+      const q = parsePerformanceQuery(query);
+      const filter = memberFilterOf(query);
+      await checkMemberFilter(sql, acc.programId, filter);
+      return readPerformance(sql, acc.programId, q, filter);
     },
   );
 }

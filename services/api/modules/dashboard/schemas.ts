@@ -8,7 +8,15 @@ import { errorResponses } from '../../../../shared/http/server.ts';
 import { Checked, StringEnum as CheckedEnum } from '../../../../shared/http/validation.ts';
 import { DateTime, Nullable, Obj, StringEnum } from '../../common.ts';
 import { dateError } from './dates.ts';
-import { EVENT_TYPE_ERROR, MAX_PAGE_SIZE, PAGE_ERROR, PAGE_SIZE_ERROR, positiveError } from './service.ts';
+import {
+  EVENT_TYPE_ERROR,
+  LINK_ID_ERROR,
+  MAX_PAGE_SIZE,
+  PAGE_ERROR,
+  PAGE_SIZE_ERROR,
+  PARTNER_ID_ERROR,
+  positiveError,
+} from './service.ts';
 
 const security = [{ session: [] }];
 const errors = errorResponses(400, 401, 403, 404);
@@ -110,9 +118,36 @@ export const eventsSchema = {
 const trend = Obj({ trend: Type.Number(), trendDirection: StringEnum(['up', 'down', 'stable']) });
 const range = Obj({ dateFrom: DateTime(), dateTo: DateTime() });
 
+/** The partnerId / linkId filters of performance (and of the breakdown). */
+export const memberFilterQuery = {
+  partnerId: Checked<number>(
+    {
+      type: 'integer',
+      minimum: 1,
+      description:
+        "Only this partner's clicks, its customers' leads and conversions, its sales and commission",
+    },
+    positiveError(Number.MAX_SAFE_INTEGER, PARTNER_ID_ERROR),
+  ),
+  linkId: Checked<number>(
+    {
+      type: 'integer',
+      minimum: 1,
+      description:
+        "Only this link's clicks and what its customers did (with partnerId: a link of that partner)",
+    },
+    positiveError(Number.MAX_SAFE_INTEGER, LINK_ID_ERROR),
+  ),
+};
+
 export const performanceSchema = {
   tags: ['dashboard'],
   summary: 'Daily performance and totals with trends versus the previous period of equal length',
+  description:
+    'With `partnerId` and/or `linkId`, the same answer counted only for that partner or link (from the ' +
+    'partner and link keys of the daily breakdown rollup); `partners` is then that partner joining the ' +
+    "program. A partner or link that is not the program's, or a link that is not the partner's, is 404 " +
+    '`Partner not found` / `Link not found`.',
   security,
   params,
   querystring: Obj({
@@ -120,6 +155,7 @@ export const performanceSchema = {
     period: Checked<string>({ type: 'string', enum: ['7d', '30d', '90d', 'all'], default: '7d' }, () => null),
     dateFrom: dateQuery('dateFrom', 'With dateTo: a custom range of whole UTC days'),
     dateTo: dateQuery('dateTo', 'With dateFrom: a custom range of whole UTC days'),
+    ...memberFilterQuery,
   }),
   response: {
     200: Obj({

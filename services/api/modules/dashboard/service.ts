@@ -4,14 +4,34 @@
 import { HttpError } from '../../../../shared/http/server.ts';
 import { isPlainObject } from '../../../../shared/json.ts';
 import { parseId } from '../../common.ts';
-import { DAY_US, dayEndIso, dayNumber, dayOfUs, dayStartIso, dayString, parseRange } from './dates.ts';
+import {
+  DAY_US,
+  dayEndIso,
+  dayNumber,
+  dayOfMs,
+  dayOfUs,
+  dayStartIso,
+  dayString,
+  parseRange,
+} from './dates.ts';
 import type { Range } from './dates.ts';
-import type { Counts, DailyStatsRow, DashboardDal, EventRow, Kind, PageWindow, StatusRow } from './dal.ts';
+import type { Sql } from '../../../../shared/db/sql.ts';
+import { createDashboardDal } from './dal.ts';
+import type {
+  Counts,
+  DailyStatsRow,
+  DashboardDal,
+  EventRow,
+  Kind,
+  MemberFilter,
+  PageWindow,
+  StatusRow,
+} from './dal.ts';
 
 export const MAX_PAGE_SIZE = 100;
 export const MAX_CUSTOM_DAYS = 3660;
 
-export type { Counts, Kind, PageWindow };
+export type { Counts, Kind, MemberFilter, PageWindow };
 export const KINDS: readonly Kind[] = ['click', 'lead', 'conversion'];
 const zero = (): Counts => ({ click: 0, lead: 0, conversion: 0 });
 
@@ -31,6 +51,8 @@ export const PAGE_ERROR = 'page must be an integer of at least 1';
 export const PAGE_SIZE_ERROR = `pageSize must be an integer between 1 and ${MAX_PAGE_SIZE}`;
 export const EVENT_TYPE_ERROR = 'eventType must be one of click, lead, conversion (or all)';
 export const PERIOD_ERROR = 'period must be one of 7d, 30d, 90d, all';
+export const PARTNER_ID_ERROR = 'partnerId must be a positive integer';
+export const LINK_ID_ERROR = 'linkId must be a positive integer';
 
 /**
  * A positive integer query parameter up to `max` (its decimal text, or the number the schema validator
@@ -178,19 +200,27 @@ export function planPage(
   };
 }
 
-/** One page of events, newest first, with the total of the range. */
-export async function readEventsPage(dal: DashboardDal, programId: number, q: EventsQuery) {
+/**
+ * One page of events, newest first, with the total of the range; with `partnerId`, only that partner's (its
+ * clicks and its customers' leads and sales: the partner portal's events).
+ */
+export async function readEventsPage(
+  dal: DashboardDal,
+  programId: number,
+  q: EventsQuery,
+  partnerId: number | null = null,
+) {
   const split = splitRange(q.range);
   const [days, ...partialCounts] = await Promise.all([
-    split.whole === null ? [] : dal.dayCounts(programId, split.whole.first, split.whole.last),
-    ...split.partial.map((r) => dal.countRange(programId, q.kinds, r.lo, r.hi)),
+    split.whole === null ? [] : dal.dayCounts(programId, split.whole.first, split.whole.last, partnerId),
+    ...split.partial.map((r) => dal.countRange(programId, q.kinds, r.lo, r.hi, partnerId)),
   ]);
   const segs = orderSegments([
     ...split.partial.map((r, i) => ({ ...r, counts: partialCounts[i]! })),
     ...days.map((d) => daySegment(d.day, d, q.kinds)),
   ]);
   const { total, window } = planPage(segs, q.page, q.size);
-  const rows = window === null ? [] : await dal.eventRows(programId, window, q.size);
+  const rows = window === null ? [] : await dal.eventRows(programId, window, q.size, partnerId);
   return { total, rows };
 }
 
@@ -427,6 +457,64 @@ export function performanceBody(
       previousPeriod: { dateFrom: dayStartIso(prev.first), dateTo: dayEndIso(prev.last) },
     },
   };
+}
+
+/** The days of a performance query (first..last), today being `today` (a day number, UTC). */
+export async function performanceDays(
+  dal: Pick<DashboardDal, 'programCreatedAt'>,
+  programId: number,
+  q: PerformanceQuery,
+  today: number,
+): Promise<{ first: number; last: number }> {
+  if (q.period === 'custom') return q;
+  const created = q.period === 'all' ? dayOfMs((await dal.programCreatedAt(programId)).getTime()) : today;
+  return periodDays(q.period, today, created);
+}
+
+/**
+ * The performance answer (spec 4.7) of a program for `q` (parsePerformanceQuery), counting everything, or
+ * with `filter` only what one partner or one link brought: their clicks, their customers' leads and
+ * conversions, their sales' revenue and commission, and their own partner-program record as `partners`.
+ * Same shape either way. The filter is not checked here: a partner or link that is not the program's (or
+ * a link that is not the partner's) counts zeros; the callers answer those 404 first. Reads O(days).
+ *
+ * This is the one place performance is computed: GET /api/tracking/performance (with its partnerId /
+ * linkId filters) and the partner portal's performance both call it.
+ */
+export async function readPerformance(
+  sql: Sql,
+  programId: number,
+  q: PerformanceQuery,
+  filter: MemberFilter = {},
+  nowMs: number = Date.now(),
+): Promise<ReturnType<typeof performanceBody>> {
+  const dal = createDashboardDal(sql);
+  const { first, last } = await performanceDays(dal, programId, q, dayOfMs(nowMs));
+  const prev = previousDays(first, last);
+  const [stats, partners] = await Promise.all([
+    dal.dailyStats(programId, prev.first, last, filter),
+    dal.partnersByDay(programId, prev.first, last, filter),
+  ]);
+  return performanceBody(q.period, first, last, statsByDay(stats, partners));
+}
+
+/** The partnerId / linkId filters of a validated query (parseId: the schema let only positive integers in). */
+export function memberFilterOf(q: Record<string, unknown>): MemberFilter {
+  return {
+    partnerId: q.partnerId === undefined ? null : parseId(q.partnerId),
+    linkId: q.linkId === undefined ? null : parseId(q.linkId),
+  };
+}
+
+export const PARTNER_NOT_FOUND = 'Partner not found';
+export const LINK_NOT_FOUND = 'Link not found';
+
+/** 404 unless the filter's partner and link are the program's (and the link is the partner's). */
+export async function checkMemberFilter(sql: Sql, programId: number, filter: MemberFilter): Promise<void> {
+  if ((filter.partnerId ?? null) === null && (filter.linkId ?? null) === null) return;
+  const found = await createDashboardDal(sql).memberExists(programId, filter);
+  if (!found.partner) throw new HttpError(404, PARTNER_NOT_FOUND);
+  if (!found.link) throw new HttpError(404, LINK_NOT_FOUND);
 }
 
 // ---------------------------------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 // SQL of referral links. Writing the row is enough for the ingress to see it: triggers on referral_links
 // and partner_programs feed its cache.
-import type { Sql } from '../../../../shared/db/sql.ts';
+import type { Sql, Tx } from '../../../../shared/db/sql.ts';
 
 export interface LinkRow {
   id: string;
@@ -19,7 +19,7 @@ export async function findPartnerProgram(sql: Sql, programId: number, partnerId:
 
 /** The new link, or undefined when the short link is taken. */
 export async function insertLink(
-  sql: Sql,
+  sql: Sql | Tx,
   l: { shortLink: string; programId: number; partnerId: number; partnerProgramId: number },
 ): Promise<LinkRow | undefined> {
   const [row] = await sql<LinkRow[]>`

@@ -1,5 +1,7 @@
-// Partners of a program (CONTRACT "Partners, links, commissions, balances"): add one, list them with
-// their balances. Reads need program:read on the program; writes need program:update.
+// Partners of a program (CONTRACT "Partners, links, commissions, balances" and part two "Partners who sign
+// in"): add one (with an invite), list them with their balances and review state, approve, reject and
+// re-invite. Reads need program:read on the program; adding needs program:update; approve, reject and
+// invite need partners:write.
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { HttpError, errorResponses } from '../../../../shared/http/server.ts';
@@ -7,8 +9,18 @@ import { Data, DataList, Email, Nullable, StringEnum, Trimmed } from '../../../.
 import type { TypeBoxProvider } from '../../../../shared/http/validation.ts';
 import type { ApiDeps } from '../../deps.ts';
 import { ProgramParams, managementSecurity, programOf, requireProgram } from '../../common.ts';
-import { addPartner, partnersOfProgram } from './dal.ts';
-import { ERR, PARTNER_STATUSES, partnerInput, toPartnerCreated, toPartnerListed } from './service.ts';
+import { issueInvite } from '../partner-auth/invites.ts';
+import { addPartner, partnerOfProgram, partnersOfProgram } from './dal.ts';
+import { afterAdvertiserAdded, reviewPartner } from './review.ts';
+import {
+  ALL_STATUSES,
+  ERR,
+  PARTNER_STATUSES,
+  partnerInput,
+  reasonOf,
+  toPartnerCreated,
+  toPartnerListed,
+} from './service.ts';
 
 // Property order is the order of the checks (see shared/http/validation.ts).
 const PartnerInput = Type.Object({
@@ -19,7 +31,32 @@ const PartnerInput = Type.Object({
   ),
 });
 
-const Status = Type.String({ enum: [...PARTNER_STATUSES] });
+const Status = Type.String({ enum: [...ALL_STATUSES] });
+const PartnerParams = Type.Object({
+  id: Type.Integer({ minimum: 1, description: 'Program id' }),
+  partnerId: Type.Integer({ minimum: 1, description: 'Partner id' }),
+});
+const Listed = Type.Object({
+  id: Type.Integer(),
+  name: Type.String(),
+  email: Type.String(),
+  partner_program_id: Type.Integer(),
+  status: Status,
+  rejection_reason: Type.Union([Type.String(), Type.Null()]),
+  source: Type.String({ enum: ['advertiser', 'application'] }),
+  application: Type.Union([
+    Type.Object({
+      website: Type.Union([Type.String(), Type.Null()]),
+      message: Type.Union([Type.String(), Type.Null()]),
+    }),
+    Type.Null(),
+  ]),
+  claimed: Type.Boolean({ description: 'A partner account has claimed this partner record' }),
+  clicks: Type.Integer(),
+  balance_cents: Type.Integer(),
+  program_balance_cents: Type.Integer(),
+  joined_at: Type.String({ format: 'date-time' }),
+});
 
 export function registerPartnerRoutes(fastify: FastifyInstance, deps: ApiDeps): void {
   const app = fastify.withTypeProvider<TypeBoxProvider>();
@@ -35,7 +72,10 @@ export function registerPartnerRoutes(fastify: FastifyInstance, deps: ApiDeps): 
         summary: 'Add a partner to the program',
         description:
           'Scope program:update. A partner of the same workspace with this email (case-insensitive) is reused; ' +
-          'its name is kept. Errors: 400 `name is required and must be 1 to 200 characters`, `email must be a ' +
+          'its name is kept. `invite_url` (`{PUBLIC_URL}/partner/invite/<token>`, 14 days, shown only here) ' +
+          'lets the partner sign in to the portal; it is also mailed to the partner. It is null when a partner ' +
+          'account has already claimed the record: the partner then sees the program at once and is notified. ' +
+          'Records `partner.created`. Errors: 400 `name is required and must be 1 to 200 characters`, `email must be a ' +
           "valid email address`, `status must be 'approved' or 'pending'`; 404 `Program not found`; 409 " +
           '`Partner is already in this program`, `Partner earns in <currency> in its other programs; a ' +
           "partner's programs share one currency (its balance is one amount)`.",
@@ -51,6 +91,10 @@ export function registerPartnerRoutes(fastify: FastifyInstance, deps: ApiDeps): 
                 status: Status,
                 created_at: Type.String({ format: 'date-time' }),
               }),
+              invite_url: Type.Union([Type.String(), Type.Null()], {
+                description: 'Shown once; null when an account already claimed the partner',
+              }),
+              invite_expires_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
             }),
           ),
           ...errorResponses(400, 401, 403, 404, 409),
@@ -59,10 +103,18 @@ export function registerPartnerRoutes(fastify: FastifyInstance, deps: ApiDeps): 
     },
     async (req, reply) => {
       const access = programOf(req);
-      const result = await addPartner(sql, access.workspaceId, access.programId, partnerInput(req.body));
-      if (!result) throw new HttpError(409, ERR.alreadyIn);
+      const result = await addPartner(
+        sql,
+        access.workspaceId,
+        access.programId,
+        partnerInput(req.body),
+        (tx, partner, pp) => afterAdvertiserAdded(tx, deps, access, partner, pp),
+      );
+      if ('existing' in result) throw new HttpError(409, ERR.alreadyIn);
       if ('currencyConflict' in result) throw new HttpError(409, ERR.otherCurrency(result.currencyConflict));
-      return reply.code(201).send({ data: toPartnerCreated(result.partner, result.pp) });
+      return reply
+        .code(201)
+        .send({ data: toPartnerCreated(result.partner, result.pp, result.extra ?? null) });
     },
   );
 
@@ -77,27 +129,114 @@ export function registerPartnerRoutes(fastify: FastifyInstance, deps: ApiDeps): 
           'Scope program:read. `id` is the partner id; `balance_cents` is the partner balance over all ' +
           "programs, `program_balance_cents` the partner-program balance; `joined_at` is the partner-program's " +
           'creation time. Each balance is the sum of its ledger entries (it may be negative after a refund of a ' +
-          'paid commission).',
+          'paid commission). `status` is pending, approved or rejected (`rejection_reason`); `source` says ' +
+          'whether the advertiser added the partner or it applied (`application`: its website and message); ' +
+          '`claimed` whether a partner account has claimed the record.',
         security: managementSecurity,
         params: ProgramParams,
         response: {
-          200: DataList(
-            Type.Object({
-              id: Type.Integer(),
-              name: Type.String(),
-              email: Type.String(),
-              partner_program_id: Type.Integer(),
-              status: Status,
-              clicks: Type.Integer(),
-              balance_cents: Type.Integer(),
-              program_balance_cents: Type.Integer(),
-              joined_at: Type.String({ format: 'date-time' }),
-            }),
-          ),
+          200: DataList(Listed),
           ...errorResponses(401, 403, 404),
         },
       },
     },
     async (req) => ({ data: (await partnersOfProgram(sql, programOf(req).programId)).map(toPartnerListed) }),
+  );
+
+  const reviewDoc = (what: string) =>
+    `Scope partners:write. ${what} 404 \`${ERR.notInProgram}\` when the partner is not in the program.`;
+
+  app.post(
+    `${base}/partners/:partnerId/approve`,
+    {
+      preValidation: requireProgram(sql, 'partners:write'),
+      schema: {
+        tags: ['management'],
+        summary: 'Approve a partner in the program (creates a link if it has none)',
+        description: reviewDoc(
+          'From pending or rejected: status approved, the partner notified (and mailed), `partner.approved` ' +
+            'recorded; its links count clicks again. Approving an approved partner changes nothing but ' +
+            'creates a link when it has none.',
+        ),
+        security: managementSecurity,
+        params: PartnerParams,
+        response: { 200: Data(Listed), ...errorResponses(401, 403, 404) },
+      },
+    },
+    async (req) => {
+      const { programId } = programOf(req);
+      const row = await reviewPartner(sql, deps, programId, req.params.partnerId, { action: 'approve' });
+      if (!row) throw new HttpError(404, ERR.notInProgram);
+      return { data: toPartnerListed(row) };
+    },
+  );
+
+  app.post(
+    `${base}/partners/:partnerId/reject`,
+    {
+      preValidation: requireProgram(sql, 'partners:write'),
+      schema: {
+        tags: ['management'],
+        summary: 'Reject a partner in the program (its links stop counting clicks)',
+        description: reviewDoc(
+          '`{ reason? }` (at most 500 characters; shown to the partner). Status rejected; a click on its ' +
+            'links answers like an inactive link. A change notifies the partner (mailed). 400 `' +
+            ERR.reason +
+            '`.',
+        ),
+        security: managementSecurity,
+        params: PartnerParams,
+        body: Type.Object({
+          reason: Type.Optional(Nullable(Type.String({ maxLength: 500 }), ERR.reason)),
+        }),
+        response: { 200: Data(Listed), ...errorResponses(400, 401, 403, 404) },
+      },
+    },
+    async (req) => {
+      const { programId } = programOf(req);
+      const row = await reviewPartner(sql, deps, programId, req.params.partnerId, {
+        action: 'reject',
+        reason: reasonOf(req.body.reason),
+      });
+      if (!row) throw new HttpError(404, ERR.notInProgram);
+      return { data: toPartnerListed(row) };
+    },
+  );
+
+  app.post(
+    `${base}/partners/:partnerId/invite`,
+    {
+      preValidation: requireProgram(sql, 'partners:write'),
+      schema: {
+        tags: ['management'],
+        summary: 'Issue a new invite for the partner (the older one stops working)',
+        description: reviewDoc(
+          'Answers the new `invite_url` (shown only here, valid 14 days) and mails it to the partner.',
+        ),
+        security: managementSecurity,
+        params: PartnerParams,
+        response: {
+          201: Data(
+            Type.Object({ invite_url: Type.String(), expires_at: Type.String({ format: 'date-time' }) }),
+          ),
+          ...errorResponses(401, 403, 404),
+        },
+      },
+    },
+    async (req, reply) => {
+      const { programId } = programOf(req);
+      const partnerId = req.params.partnerId;
+      const invite = Number.isSafeInteger(partnerId)
+        ? await sql.begin(async (tx) =>
+            (await partnerOfProgram(tx, programId, partnerId))
+              ? issueInvite(tx, deps, { partnerId, programId })
+              : null,
+          )
+        : null;
+      if (!invite) throw new HttpError(404, ERR.notInProgram);
+      return reply
+        .code(201)
+        .send({ data: { invite_url: invite.inviteUrl, expires_at: invite.expiresAt.toISOString() } });
+    },
   );
 }

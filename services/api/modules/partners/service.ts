@@ -4,14 +4,18 @@
 import { iso } from '../../common.ts';
 import type { PartnerListRow, PartnerRow, PartnerProgramRow } from './dal.ts';
 
+/** What the advertiser may add a partner with; a review may also reject (ALL_STATUSES). */
 export const PARTNER_STATUSES = ['approved', 'pending'] as const;
 export type PartnerStatus = (typeof PARTNER_STATUSES)[number];
+export const ALL_STATUSES = ['approved', 'pending', 'rejected'] as const;
 
 export const ERR = {
   name: 'name is required and must be 1 to 200 characters',
   email: 'email must be a valid email address',
   status: "status must be 'approved' or 'pending'",
   alreadyIn: 'Partner is already in this program',
+  notInProgram: 'Partner not found in this program',
+  reason: 'reason must be a string of at most 500 characters',
   otherCurrency: (currency: string) =>
     `Partner earns in ${currency} in its other programs; a partner's programs share one currency (its balance is one amount)`,
 } as const;
@@ -21,10 +25,19 @@ export function partnerInput(b: { name: string; email: string; status?: PartnerS
   return { name: b.name.trim(), email: b.email.trim().toLowerCase(), status: b.status ?? 'approved' };
 }
 
-export const toPartnerCreated = (partner: PartnerRow, pp: PartnerProgramRow) => ({
+export const toPartnerCreated = (
+  partner: PartnerRow,
+  pp: PartnerProgramRow,
+  invite: { inviteUrl: string; expiresAt: Date } | null,
+) => ({
   partner: { id: Number(partner.id), name: partner.name, email: partner.email },
   partner_program: { id: Number(pp.id), status: pp.status, created_at: iso(pp.created_at) },
+  invite_url: invite?.inviteUrl ?? null,
+  invite_expires_at: invite === null ? null : iso(invite.expiresAt),
 });
+
+/** A review's reason, trimmed; empty or absent is none. */
+export const reasonOf = (v: string | null | undefined): string | null => v?.trim() || null;
 
 export const toPartnerListed = (r: PartnerListRow) => ({
   id: Number(r.id),
@@ -32,6 +45,13 @@ export const toPartnerListed = (r: PartnerListRow) => ({
   email: r.email,
   partner_program_id: Number(r.pp_id),
   status: r.status,
+  rejection_reason: r.rejection_reason,
+  source: r.source,
+  application:
+    r.application === null
+      ? null
+      : { website: r.application.website ?? null, message: r.application.message ?? null },
+  claimed: r.claimed,
   clicks: Number(r.clicks),
   balance_cents: Number(r.balance_cents),
   program_balance_cents: Number(r.program_balance_cents),

@@ -14,6 +14,11 @@ export interface ProgramFields {
   allowed_origins?: string[];
   hold_days?: number;
   min_payout_cents?: number;
+  // Applications (docs/partners.md): description null clears it.
+  public_page?: boolean;
+  auto_approve?: boolean;
+  description?: string | null;
+  partner_links?: boolean;
 }
 
 export interface ProgramRow {
@@ -30,11 +35,16 @@ export interface ProgramRow {
   created_at: Date;
   hold_days: number;
   min_payout_cents: string;
+  public_page: boolean;
+  auto_approve: boolean;
+  description: string | null;
+  partner_links: boolean;
 }
 
 const COLUMNS = (sql: Sql | Tx) =>
   sql`id, workspace_id, name, slug, status, cookie_window_days, currency, commission, allowed_origins,
-      api_token_masked, created_at, hold_days, min_payout_cents`;
+      api_token_masked, created_at, public_page, auto_approve, description, partner_links, hold_days,
+      min_payout_cents`;
 
 export async function findProgram(sql: Sql, id: number): Promise<ProgramRow | undefined> {
   const [row] = await sql<ProgramRow[]>`
@@ -76,14 +86,21 @@ export async function insertProgram(
     min_payout_cents: number;
     tokenHash: Buffer;
     tokenMasked: string;
+    public_page: boolean;
+    auto_approve: boolean;
+    description: string | null;
+    partner_links: boolean;
   },
 ): Promise<ProgramRow | undefined> {
   const [row] = await sql<ProgramRow[]>`
     insert into programs (workspace_id, name, slug, cookie_window_days, currency, commission,
-                          allowed_origins, api_token_hash, api_token_masked, hold_days, min_payout_cents)
+                          allowed_origins, api_token_hash, api_token_masked,
+                          public_page, auto_approve, description, partner_links, hold_days, min_payout_cents)
     values (${p.workspaceId}, ${p.name}, ${p.slug}, ${p.cookie_window_days}, ${p.currency},
             ${sql.json(p.commission as never)}, ${p.allowed_origins}::text[],
-            ${p.tokenHash}, ${p.tokenMasked}, ${p.hold_days}, ${p.min_payout_cents})
+            ${p.tokenHash}, ${p.tokenMasked},
+            ${p.public_page}, ${p.auto_approve}, ${p.description}, ${p.partner_links},
+            ${p.hold_days}, ${p.min_payout_cents})
     on conflict (slug) do nothing
     returning ${COLUMNS(sql)}`;
   return row;
@@ -126,6 +143,10 @@ async function updateProgramRow(sql: Tx, id: number, f: ProgramFields): Promise<
       allowed_origins = coalesce(${f.allowed_origins ?? null}::text[], allowed_origins),
       hold_days = coalesce(${f.hold_days ?? null}::integer, hold_days),
       min_payout_cents = coalesce(${f.min_payout_cents ?? null}::bigint, min_payout_cents),
+      public_page = coalesce(${f.public_page ?? null}::boolean, public_page),
+      auto_approve = coalesce(${f.auto_approve ?? null}::boolean, auto_approve),
+      description = case when ${f.description !== undefined} then ${f.description ?? null}::text else description end,
+      partner_links = coalesce(${f.partner_links ?? null}::boolean, partner_links),
       updated_at = now()
     where id = ${id} and deleted_at is null
     returning ${COLUMNS(sql)}`;

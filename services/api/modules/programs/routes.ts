@@ -112,6 +112,27 @@ const MinPayout = Type.Integer({
   description: 'The smallest payout, in cents: a partner owed less is not paid yet (it carries over)',
   errorMessage: ERR.minPayout,
 });
+// Applications (docs/partners.md): the public page at /p/<slug>, auto-approval, its text, own links.
+const PublicPage = Type.Boolean({
+  default: false,
+  description: 'Show the program at /p/<slug> and GET /api/public/programs/:slug, and take applications',
+  errorMessage: ERR.publicPage,
+});
+const AutoApprove = Type.Boolean({
+  default: false,
+  description: 'Applications are approved at once (with one link)',
+  errorMessage: ERR.autoApprove,
+});
+const Description = Type.String({
+  maxLength: 2000,
+  description: 'Shown on the public page',
+  errorMessage: ERR.description,
+});
+const PartnerLinks = Type.Boolean({
+  default: true,
+  description: 'Approved partners may create their own links',
+  errorMessage: ERR.partnerLinks,
+});
 
 // Property order is the order of the checks (see shared/http/validation.ts). On create, null is "omitted".
 const opt = <T extends TSchema>(s: T) => Type.Optional(Nullable(s, s.errorMessage as string | undefined));
@@ -125,6 +146,10 @@ const CreateBody = Type.Object({
   allowed_origins: opt(Origins),
   hold_days: opt(HoldDays),
   min_payout_cents: opt(MinPayout),
+  public_page: opt(PublicPage),
+  auto_approve: opt(AutoApprove),
+  description: opt(Description),
+  partner_links: opt(PartnerLinks),
 });
 // On update, only the fields given change; null is refused (rejectNulls) before these checks.
 const UpdateBody = Type.Object({
@@ -136,6 +161,10 @@ const UpdateBody = Type.Object({
   allowed_origins: Type.Optional(Origins),
   hold_days: Type.Optional(HoldDays),
   min_payout_cents: Type.Optional(MinPayout),
+  public_page: Type.Optional(PublicPage),
+  auto_approve: Type.Optional(AutoApprove),
+  description: Type.Optional(Nullable(Description, ERR.description)),
+  partner_links: Type.Optional(PartnerLinks),
   status: Type.Optional(
     StringEnum(['draft', 'live'] as const, ERR.status, { description: 'Only the current status' }),
   ),
@@ -162,6 +191,10 @@ const programProperties = {
   created_at: Type.String({ format: 'date-time' }),
   hold_days: Type.Integer({ description: 'Days from a sale until its commission is payable' }),
   min_payout_cents: Type.Integer({ description: 'The smallest payout, in cents' }),
+  public_page: Type.Boolean(),
+  auto_approve: Type.Boolean(),
+  description: Type.Union([Type.String(), Type.Null()]),
+  partner_links: Type.Boolean(),
 };
 const ProgramOut = Type.Object(programProperties);
 
@@ -217,9 +250,12 @@ export function registerProgramRoutes(fastify: FastifyInstance, deps: ApiDeps): 
           'lowercase letters, digits or dashes, starting with a letter or digit`, `cookie_window_days must be ' +
           'an integer from 1 to 3650`, `currency must be an ISO 4217 currency code`, commission policy ' +
           'messages, `allowed_origins…`, `hold_days must be an integer from 0 to 365` (default 30), ' +
-          '`min_payout_cents must be an integer from 0 to 1000000000000` (default 0), `workspace_id must be a ' +
-          'positive integer`; 404 `Workspace not ' +
-          'found`; 409 `slug is already taken`.',
+          '`min_payout_cents must be an integer from 0 to 1000000000000` (default 0), ' +
+          '`workspace_id must be a positive integer`; 404 `Workspace not ' +
+          'found`; 409 `slug is already taken`. Applications (docs/partners.md): `public_page` and ' +
+          '`auto_approve` (default false), `partner_links` (default true), `description` (at most 2,000 ' +
+          'characters): 400 `public_page must be true or false`, `auto_approve must be true or false`, ' +
+          '`partner_links must be true or false`, `description must be a string of at most 2000 characters`.',
         security: managementSecurity,
         querystring: WorkspaceIdQuery,
         body: CreateBody,
@@ -278,8 +314,9 @@ export function registerProgramRoutes(fastify: FastifyInstance, deps: ApiDeps): 
         summary: 'Update a program (only the fields given change)',
         description:
           'Scope program:update. Changeable: name, slug, cookie_window_days, currency, commission, ' +
-          'allowed_origins, hold_days, min_payout_cents (same rules and messages as create; none may be ' +
-          'null: `<field> cannot be null`; hold_days applies to commissions created after the change, ' +
+          'allowed_origins, public_page, auto_approve, partner_links, description, hold_days, ' +
+          'min_payout_cents (same rules and messages as create; none may be null, `<field> cannot be null`, ' +
+          'but description, which null clears; hold_days applies to commissions created after the change, ' +
           'min_payout_cents to payouts created after it). ' +
           '`status` is changed only by go-live: a different value is 400 `status is changed with POST ' +
           '/api/advertiser/affiliate-programs/:id/go-live`. 409 `slug is already taken`; 409 `' +

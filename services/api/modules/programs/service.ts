@@ -32,6 +32,10 @@ export const ERR = {
   noFreeSlug: 'Could not generate a free slug; give one explicitly',
   holdDays: 'hold_days must be an integer from 0 to 365',
   minPayout: `min_payout_cents must be an integer from 0 to ${MAX_AMOUNT_CENTS}`,
+  publicPage: 'public_page must be true or false',
+  autoApprove: 'auto_approve must be true or false',
+  description: 'description must be a string of at most 2000 characters',
+  partnerLinks: 'partner_links must be true or false',
 } as const;
 
 /** Fields an update may not set to null, in the order they are checked. */
@@ -44,6 +48,9 @@ export const NOT_NULLABLE = [
   'name',
   'hold_days',
   'min_payout_cents',
+  'public_page',
+  'auto_approve',
+  'partner_links',
 ] as const;
 
 /** A program as the API shows it: the row with numeric ids and an ISO creation time. */
@@ -72,6 +79,10 @@ export function toProgram(r: ProgramRow): Program {
     created_at: iso(r.created_at)!,
     hold_days: r.hold_days,
     min_payout_cents: Number(r.min_payout_cents),
+    public_page: r.public_page,
+    auto_approve: r.auto_approve,
+    description: r.description,
+    partner_links: r.partner_links,
   };
 }
 
@@ -151,6 +162,10 @@ export interface ProgramBody {
   allowed_origins?: unknown;
   hold_days?: number | null;
   min_payout_cents?: number | null;
+  public_page?: boolean | null;
+  auto_approve?: boolean | null;
+  description?: string | null;
+  partner_links?: boolean | null;
 }
 
 /** The normalised fields present in a validated body; throws the field's 400 if it was not validated. */
@@ -173,6 +188,11 @@ export function programFields(b: ProgramBody): ProgramFields {
   }
   if (given(b.hold_days)) f.hold_days = b.hold_days;
   if (given(b.min_payout_cents)) f.min_payout_cents = b.min_payout_cents;
+  if (given(b.public_page)) f.public_page = b.public_page;
+  if (given(b.auto_approve)) f.auto_approve = b.auto_approve;
+  if (given(b.partner_links)) f.partner_links = b.partner_links;
+  // An empty description is none; null (on update) clears it.
+  if (b.description !== undefined) f.description = b.description?.trim() || null;
   return f;
 }
 
@@ -187,6 +207,10 @@ export function newProgram(b: ProgramBody & { name: string }) {
     allowed_origins: f.allowed_origins ?? [],
     hold_days: f.hold_days ?? DEFAULT_HOLD_DAYS,
     min_payout_cents: f.min_payout_cents ?? 0,
+    public_page: f.public_page ?? false,
+    auto_approve: f.auto_approve ?? false,
+    description: f.description ?? null,
+    partner_links: f.partner_links ?? true,
     slugs: slugCandidates(f.slug, f.name!),
   };
 }

@@ -4,6 +4,12 @@ import type { Tx } from '../../../../shared/db/sql.ts';
 import type { LeadCommand } from '../../../../shared/contracts/commands.ts';
 import { parseCommand } from '../../../../shared/contracts/commands.ts';
 import type { Applied, ApplyContext, CommandApplier } from '../../../../shared/pipeline/command-handler.ts';
+import {
+  CUSTOMER_KEY_COLUMNS,
+  UNATTRIBUTED_KEYS,
+  customerKeys,
+} from '../../../../shared/pipeline/breakdown.ts';
+import type { CustomerKeyRow } from '../../../../shared/pipeline/breakdown.ts';
 
 const NOT_FOUND = 'Customer not found. Provide a valid click_id or customer_key.';
 const KEY_TAKEN = 'customer_key already belongs to another customer of this program';
@@ -13,7 +19,7 @@ const isKeyTaken = (err: unknown): boolean => {
   return e?.code === '23505' && e.constraint_name === 'customers_program_id_customer_key_key';
 };
 
-interface CustomerRow {
+interface CustomerRow extends CustomerKeyRow {
   id: string;
   program_id: string;
   customer_status: string;
@@ -65,12 +71,13 @@ async function applyLead(tx: Tx, cmd: LeadCommand, ctx: ApplyContext): Promise<A
   let customer: CustomerRow | undefined;
   if (cmd.click_id !== null) {
     [customer] = await tx<CustomerRow[]>`
-      select id, program_id, customer_status, customer_key from customers where click_id = ${cmd.click_id} for no key update`;
+      select id, program_id, customer_status, customer_key, ${tx.unsafe(CUSTOMER_KEY_COLUMNS)}
+      from customers where click_id = ${cmd.click_id} for no key update`;
     // A click_id that matches no customer is always a 400 (CONTRACT).
     if (!customer) return bad(NOT_FOUND);
   } else if (cmd.customer_key !== null && programOf !== null) {
     [customer] = await tx<CustomerRow[]>`
-      select id, program_id, customer_status, customer_key from customers
+      select id, program_id, customer_status, customer_key, ${tx.unsafe(CUSTOMER_KEY_COLUMNS)} from customers
       where program_id = ${programOf} and customer_key = ${cmd.customer_key} for no key update`;
     if (!customer) {
       // Spec rule 6: a lead without a click is recorded, unattributed, in the token's (or given) program.
@@ -81,7 +88,7 @@ async function applyLead(tx: Tx, cmd: LeadCommand, ctx: ApplyContext): Promise<A
         returning id`;
       if (!created) return bad('Customer status cannot be updated to lead. Current status: lead');
       await insertLeadEvent(tx, cmd, programOf, created.id);
-      ctx.rollups.add(programOf, cmd.ts, { leads: 1 });
+      ctx.rollups.add(programOf, cmd.ts, { leads: 1 }, UNATTRIBUTED_KEYS);
       return {
         programId: programOf,
         statusCode: 200,
@@ -122,6 +129,6 @@ async function applyLead(tx: Tx, cmd: LeadCommand, ctx: ApplyContext): Promise<A
     await update(tx);
   }
   await insertLeadEvent(tx, cmd, programId, customer.id);
-  ctx.rollups.add(programId, cmd.ts, { leads: 1 });
+  ctx.rollups.add(programId, cmd.ts, { leads: 1 }, customerKeys(customer));
   return { programId, statusCode: 200, body: { success: true, message: 'Lead recorded' } };
 }

@@ -1,8 +1,10 @@
 // Persistence step: one transaction per chunk writes the click events and, only from the rows actually
-// inserted, the customers, counters and daily rollup (so a redelivery changes nothing). See docs/pipeline.md.
+// inserted, the customers, counters and daily rollups (so a redelivery changes nothing). See docs/pipeline.md.
 import type { Sql, Tx } from '../../../../shared/db/sql.ts';
 import type { EnrichedClick } from './enrich-click.ts';
-import { utcDay } from '../../../../shared/pipeline/rollups.ts';
+import { RollupBuffer } from '../../../../shared/pipeline/rollups.ts';
+import { visitKeys } from '../../../../shared/pipeline/breakdown.ts';
+import type { VisitKeys } from '../../../../shared/pipeline/breakdown.ts';
 
 const EVENT_COLUMNS = [
   'event_id',
@@ -45,8 +47,9 @@ export interface PersistResult {
   counted: number;
 }
 
-export function createPersistClicksStep(deps: { sql: Sql }) {
+export function createPersistClicksStep(deps: { sql: Sql; breakdown?: boolean }) {
   const { sql } = deps;
+  const breakdown = deps.breakdown ?? true;
 
   return async function persistClicks(clicks: EnrichedClick[]): Promise<PersistResult> {
     if (clicks.length === 0) return { inserted: 0, duplicates: 0, counted: 0 };
@@ -103,7 +106,7 @@ export function createPersistClicksStep(deps: { sql: Sql }) {
         for (const r of got) if (!r.is_test) inserted.add(r.event_id);
       }
       const counted = unique.filter((c) => inserted.has(c.event_id));
-      if (counted.length > 0) await applyCounters(tx, counted);
+      if (counted.length > 0) await applyCounters(tx, counted, breakdown);
       return { inserted: insertedAll, duplicates: clicks.length - insertedAll, counted: counted.length };
     });
   };
@@ -128,50 +131,73 @@ async function claimClientEventIds(tx: Tx, clicks: EnrichedClick[]): Promise<Enr
   return clicks.filter((c) => !c.client_event_id || won.has(c.event_id));
 }
 
-async function applyCounters(tx: Tx, clicks: EnrichedClick[]): Promise<void> {
+/** Whether click a came before click b (time, then event id): the earlier one attributes its customer. */
+const earlier = (a: EnrichedClick, b: EnrichedClick): boolean =>
+  a.ts < b.ts || (a.ts === b.ts && BigInt(a.event_id) < BigInt(b.event_id));
+
+async function applyCounters(tx: Tx, clicks: EnrichedClick[], breakdown: boolean): Promise<void> {
   // Customers: created by their first click, touched by later ones (existing_click_id reuse).
-  const customers = new Map<string, { c: EnrichedClick; first: number; last: number }>();
+  const customers = new Map<string, { c: EnrichedClick; keys: VisitKeys; last: number }>();
   const links = new Map<number, { n: number; last: number }>();
   const pps = new Map<number, { n: number; last: number }>();
-  const days = new Map<string, { program: number; day: string; n: number }>();
+  const rollups = new RollupBuffer({ breakdown });
   for (const c of clicks) {
+    const keys = visitKeys(c);
     const cu = customers.get(c.click_id!);
-    if (!cu) customers.set(c.click_id!, { c, first: c.ts, last: c.ts });
+    if (!cu) customers.set(c.click_id!, { c, keys, last: c.ts });
     else {
-      cu.first = Math.min(cu.first, c.ts);
+      if (earlier(c, cu.c)) {
+        cu.c = c;
+        cu.keys = keys;
+      }
       cu.last = Math.max(cu.last, c.ts);
     }
     const l = links.get(c.link_id!) ?? { n: 0, last: 0 };
     links.set(c.link_id!, { n: l.n + 1, last: Math.max(l.last, c.ts) });
     const p = pps.get(c.partner_program_id!) ?? { n: 0, last: 0 };
     pps.set(c.partner_program_id!, { n: p.n + 1, last: Math.max(p.last, c.ts) });
-    const day = utcDay(c.ts);
-    const key = `${c.program_id}:${day}`;
-    const d = days.get(key) ?? { program: c.program_id, day, n: 0 };
-    d.n++;
-    days.set(key, d);
+    rollups.add(
+      c.program_id,
+      c.ts,
+      { clicks: 1 },
+      { partner: String(c.partner_id), link: String(c.link_id), ...keys },
+    );
   }
 
+  // The attributing click's visit keys go with the customer (0014_rollups.sql): its leads and sales count
+  // under them. A click older than the customer's first (a later chunk bringing an earlier click) takes over.
   const customerRows = [...customers.entries()]
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-    .map(([clickId, { c, first, last }]) => ({
+    .map(([clickId, { c, keys, last }]) => ({
       click_id: clickId,
       program_id: c.program_id,
       partner_id: c.partner_id,
       partner_program_id: c.partner_program_id,
       link_id: c.link_id,
       customer_status: 'click',
-      first_click_at: new Date(first),
+      first_click_at: new Date(c.ts),
       last_click_at: new Date(last),
-      created_at: new Date(first),
+      created_at: new Date(c.ts),
+      attr_country: keys.country,
+      attr_device: keys.device,
+      attr_browser: keys.browser,
+      attr_os: keys.os,
+      attr_referrer: keys.referrer,
+      attr_landing_page: keys.landing_page,
     }));
   for (let i = 0; i < customerRows.length; i += 2000) {
     const rows = customerRows.slice(i, i + 2000);
     await tx`
-      insert into customers ${tx(rows, 'click_id', 'program_id', 'partner_id', 'partner_program_id', 'link_id', 'customer_status', 'first_click_at', 'last_click_at', 'created_at')}
+      insert into customers ${tx(rows, 'click_id', 'program_id', 'partner_id', 'partner_program_id', 'link_id', 'customer_status', 'first_click_at', 'last_click_at', 'created_at', 'attr_country', 'attr_device', 'attr_browser', 'attr_os', 'attr_referrer', 'attr_landing_page')}
       on conflict (click_id) do update
         set last_click_at = greatest(customers.last_click_at, excluded.last_click_at),
-            first_click_at = least(customers.first_click_at, excluded.first_click_at)`;
+            first_click_at = least(customers.first_click_at, excluded.first_click_at),
+            attr_country = case when excluded.first_click_at < customers.first_click_at then excluded.attr_country else customers.attr_country end,
+            attr_device = case when excluded.first_click_at < customers.first_click_at then excluded.attr_device else customers.attr_device end,
+            attr_browser = case when excluded.first_click_at < customers.first_click_at then excluded.attr_browser else customers.attr_browser end,
+            attr_os = case when excluded.first_click_at < customers.first_click_at then excluded.attr_os else customers.attr_os end,
+            attr_referrer = case when excluded.first_click_at < customers.first_click_at then excluded.attr_referrer else customers.attr_referrer end,
+            attr_landing_page = case when excluded.first_click_at < customers.first_click_at then excluded.attr_landing_page else customers.attr_landing_page end`;
   }
 
   const linkIds = [...links.keys()].sort((a, b) => a - b);
@@ -195,10 +221,5 @@ async function applyCounters(tx: Tx, clicks: EnrichedClick[]): Promise<void> {
                 ${ppIds.map((id) => new Date(pps.get(id)!.last).toISOString())}::timestamptz[]) as v(id, n, ts)
     where pp.id = v.id`;
 
-  const dayRows = [...days.values()].sort((a, b) => a.program - b.program || (a.day < b.day ? -1 : 1));
-  await tx`
-    insert into program_daily_stats (program_id, day, clicks)
-    select * from unnest(${dayRows.map((d) => d.program)}::bigint[], ${dayRows.map((d) => d.day)}::date[],
-                         ${dayRows.map((d) => d.n)}::bigint[])
-    on conflict (program_id, day) do update set clicks = program_daily_stats.clicks + excluded.clicks`;
+  await rollups.flush(tx);
 }

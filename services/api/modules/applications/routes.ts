@@ -1,0 +1,213 @@
+// The public side of a program (CONTRACT part two "Applications"; docs/partners.md "Applications"): its
+// page's data and the application form. No credential is needed; a partner session, when the request
+// carries one for the applicant's own email, claims the new record at once. Applications are rate-limited
+// per IP (APPLY_RATE_LIMIT_PER_MINUTE, 429 with Retry-After).
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { Type } from '@sinclair/typebox';
+import { HttpError, errorResponses } from '../../../../shared/http/server.ts';
+import { Checked, Email, Nullable as NullableIn, Trimmed } from '../../../../shared/http/validation.ts';
+import type { TypeBoxProvider } from '../../../../shared/http/validation.ts';
+import { hashPassword } from '../../../../shared/domain/passwords.ts';
+import { notify } from '../../../../shared/db/notifications.ts';
+import { recordWebhookEvents } from '../../../../shared/db/webhook-events.ts';
+import { Nullable, Obj, dataOf, requireBodyObject } from '../../common.ts';
+import type { ApiDeps } from '../../deps.ts';
+import { authenticatePartner, rateLimit } from '../partner-auth/access.ts';
+import { accountByEmail, claim, hasClaimed, insertAccount } from '../partner-auth/dal.ts';
+import { queueMagicLink } from '../partner-auth/invites.ts';
+import { normalEmail, optionalPasswordError } from '../partner-auth/service.ts';
+import { addPartner } from '../partners/dal.ts';
+import { createGeneratedLink, partnerEventData } from '../partners/review.ts';
+import { ERR as PARTNER_ERR } from '../partners/service.ts';
+import { publicProgram } from './dal.ts';
+import type { PublicProgramRow } from './dal.ts';
+import { ERR, applicationNotices, toPublicProgram, websiteError } from './service.ts';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    publicProgram?: PublicProgramRow;
+  }
+}
+
+const SlugParams = Type.Object({ slug: Type.String({ description: 'The program slug' }) });
+const tags = ['public'];
+
+// Property order is the order of the checks (shared/http/validation.ts).
+const ApplyBody = Type.Object({
+  name: Trimmed(200, { errorMessage: ERR.name }),
+  email: Email(320, { errorMessage: ERR.email }),
+  password: Type.Optional(
+    Checked<string | null>(
+      { type: ['string', 'null'], minLength: 10, maxLength: 1024 },
+      optionalPasswordError,
+    ),
+  ),
+  website: Type.Optional(
+    Checked<string | null>({ type: ['string', 'null'], format: 'uri', maxLength: 500 }, websiteError),
+  ),
+  message: Type.Optional(NullableIn(Type.String({ maxLength: 2000 }), ERR.message)),
+});
+
+export function registerApplicationRoutes(fastify: FastifyInstance, deps: ApiDeps): void {
+  const app = fastify.withTypeProvider<TypeBoxProvider>();
+  const { sql } = deps;
+
+  /** preValidation: the public, live program of `:slug`, else 404. */
+  const requirePublicProgram = async (req: FastifyRequest) => {
+    const slug = (req.params as { slug?: unknown }).slug;
+    const row = typeof slug === 'string' && slug.length <= 63 ? await publicProgram(sql, slug) : undefined;
+    if (!row) throw new HttpError(404, ERR.notFound);
+    req.publicProgram = row;
+  };
+  const programOfReq = (req: FastifyRequest) => req.publicProgram!;
+
+  app.get(
+    '/api/public/programs/:slug',
+    {
+      preValidation: requirePublicProgram,
+      schema: {
+        tags,
+        summary: "A public program's page: terms and description",
+        description: `No credential. 404 \`${ERR.notFound}\` unless the program has public_page on and is live.`,
+        params: SlugParams,
+        response: {
+          200: dataOf(
+            Obj({
+              name: Type.String(),
+              slug: Type.String(),
+              description: Nullable(Type.String()),
+              currency: Type.String(),
+              cookie_window_days: Type.Integer(),
+              commission: Type.Object({}, { additionalProperties: true }),
+              hold_days: Type.Integer(),
+              min_payout_cents: Type.Integer(),
+            }),
+          ),
+          ...errorResponses(404),
+        },
+      },
+    },
+    async (req) => ({ data: toPublicProgram(programOfReq(req)) }),
+  );
+
+  app.post(
+    '/api/public/programs/:slug/apply',
+    {
+      preValidation: [
+        async (req, reply) => rateLimit(sql, deps, req, reply, 'apply'),
+        requirePublicProgram,
+        requireBodyObject,
+      ],
+      schema: {
+        tags,
+        summary: 'Apply to be a partner of a public program',
+        description:
+          'No credential. One partner record per email per workspace: a first application answers 201 ' +
+          '`{ data: { status } }` (`pending`, or `approved` when the program auto-approves, which also creates ' +
+          'one link); applying again to the same program answers 200 with the current status and changes ' +
+          'nothing. With `password` and no partner account for the email, the account is created (password ' +
+          'sign-in works at once) and claims the record; with a partner session of that email (Bearer or ' +
+          'the portal cookie with its X-CSRF-Token) the record is claimed at once; otherwise a sign-in link is ' +
+          "mailed, which claims it. The applicant gets a confirmation and the program's owners and admins " +
+          'a notification (both mailed); `partner.applied` (and `partner.approved`) are recorded. Errors: 400 ' +
+          `\`${ERR.name}\`, \`${ERR.email}\`, \`password must be at least 10 characters\`, \`${ERR.website}\`, ` +
+          `\`${ERR.message}\`; 404 \`${ERR.notFound}\`; 409 (a partner's programs share one currency); 429 ` +
+          'per IP with Retry-After.',
+        params: SlugParams,
+        body: ApplyBody,
+        response: {
+          200: dataOf(Obj({ status: Type.String({ enum: ['pending', 'approved', 'rejected'] }) })),
+          201: dataOf(Obj({ status: Type.String({ enum: ['pending', 'approved'] }) })),
+          ...errorResponses(400, 404, 409, 429),
+        },
+      },
+    },
+    async (req, reply) => {
+      const program = programOfReq(req);
+      const b = req.body;
+      const email = normalEmail(b.email);
+      const name = b.name.trim();
+      const programId = Number(program.id);
+      const workspaceId = Number(program.workspace_id);
+      const status = program.auto_approve ? 'approved' : 'pending';
+      // The applicant's own session, if any (an invalid one is simply not used: this route needs none).
+      const signedIn = await authenticatePartner(sql, req).then(
+        (p) => p.accountId,
+        () => null,
+      );
+      const passwordHash = typeof b.password === 'string' ? await hashPassword(b.password) : null;
+      const application = {
+        website: typeof b.website === 'string' && b.website.trim() !== '' ? b.website.trim() : null,
+        message: typeof b.message === 'string' && b.message.trim() !== '' ? b.message.trim() : null,
+      };
+      const result = await addPartner(
+        sql,
+        workspaceId,
+        programId,
+        { name, email, status, source: 'application', application },
+        async (tx, partner, pp) => {
+          const partnerId = Number(partner.id);
+          if (status === 'approved')
+            await createGeneratedLink(tx, { programId, partnerId, ppId: Number(pp.id) });
+          // Who claims the record: the signed-in account of this email, or a new account made with the
+          // password; anyone else gets a sign-in link at the address (never a claim by the email alone).
+          let account = await accountByEmail(tx, email, true);
+          if (account && Number(account.id) === signedIn) {
+            await claim(tx, signedIn, [partnerId], 'application');
+          } else if (account && (await hasClaimed(tx, Number(account.id), partnerId))) {
+            // The record (another program of the same workspace) is the account's already.
+          } else if (!account && passwordHash !== null) {
+            account = await insertAccount(tx, { email, name, passwordHash, verified: false });
+            if (account) await claim(tx, Number(account.id), [partnerId], 'application');
+            else await queueMagicLink(tx, deps, email);
+          } else {
+            await queueMagicLink(tx, deps, email);
+          }
+          await notify(
+            tx,
+            deps,
+            applicationNotices({
+              ppId: pp.id,
+              partnerId,
+              programId,
+              workspaceId,
+              programName: program.name,
+              name: partner.name,
+              email,
+              approved: status === 'approved',
+            }),
+          );
+          const data = partnerEventData({
+            partnerId,
+            name: partner.name,
+            email,
+            ppId: pp.id,
+            programId,
+            status,
+            source: 'application',
+            createdAt: pp.created_at,
+            updatedAt: pp.updated_at,
+          });
+          await recordWebhookEvents(tx, deps.kafkaPrefix, [
+            { type: 'partner.applied', workspace_id: workspaceId, program_id: programId, data },
+            ...(status === 'approved'
+              ? [
+                  {
+                    type: 'partner.approved' as const,
+                    workspace_id: workspaceId,
+                    program_id: programId,
+                    data,
+                  },
+                ]
+              : []),
+          ]);
+        },
+      );
+      if ('existing' in result) return reply.code(200).send({ data: { status: result.existing.status } });
+      if ('currencyConflict' in result) {
+        throw new HttpError(409, PARTNER_ERR.otherCurrency(result.currencyConflict));
+      }
+      return reply.code(201).send({ data: { status } });
+    },
+  );
+}

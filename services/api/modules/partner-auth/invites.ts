@@ -1,0 +1,77 @@
+// Issuing invites and sign-in links, in the caller's transaction: the token (shown once, stored as its
+// SHA-256) and its mail queued in the outbox of the same transaction (nothing is mailed if the transaction
+// rolls back). Invites: when an advertiser adds a partner and by POST …/partners/:partnerId/invite (the older
+// live invites of the partner are revoked). Sign-in links: the magic-link request and applications.
+import type { Tx } from '../../../../shared/db/sql.ts';
+import { generateSecret, hashSecret } from '../../../../shared/domain/secrets.ts';
+import { queueMail } from '../../../../shared/db/mail.ts';
+import { insertInvite, insertMagicLink } from './dal.ts';
+import { INVITE_TTL_MS, MAGIC_LINK_TTL_MS } from './service.ts';
+
+export interface IssuedInvite {
+  inviteUrl: string;
+  expiresAt: Date;
+}
+
+export async function issueInvite(
+  tx: Tx,
+  ctx: { kafkaPrefix: string; publicUrl: string },
+  target: { partnerId: number; programId: number },
+): Promise<IssuedInvite> {
+  const token = generateSecret('pinv_');
+  const invite = await insertInvite(tx, {
+    ...target,
+    tokenHash: hashSecret(token),
+    expiresAt: new Date(Date.now() + INVITE_TTL_MS),
+  });
+  const inviteUrl = `${ctx.publicUrl}/partner/invite/${token}`;
+  const [names] = await tx<
+    {
+      email: string;
+      partner_name: string;
+      program_name: string;
+      workspace_id: string | null;
+      workspace_name: string | null;
+    }[]
+  >`
+    select p.email, p.name as partner_name, pr.name as program_name, pr.workspace_id, w.name as workspace_name
+    from partners p, programs pr left join workspaces w on w.id = pr.workspace_id
+    where p.id = ${target.partnerId} and pr.id = ${target.programId}`;
+  await queueMail(tx, ctx.kafkaPrefix, [
+    {
+      id: `invite:${invite.id}`,
+      to: names!.email,
+      template: 'partner_invite',
+      data: {
+        url: inviteUrl,
+        program_name: names!.program_name,
+        partner_name: names!.partner_name,
+        ...(names!.workspace_name === null ? {} : { workspace_name: names!.workspace_name }),
+      },
+      workspace_id: names!.workspace_id === null ? null : Number(names!.workspace_id),
+    },
+  ]);
+  return { inviteUrl, expiresAt: invite.expires_at };
+}
+
+/**
+ * A sign-in link for `email` (15 minutes, one use), mailed through the outbox of `tx`: following it signs
+ * in to the account of that email (created if missing) and claims every partner record with that email.
+ */
+export async function queueMagicLink(
+  tx: Tx,
+  ctx: { kafkaPrefix: string; publicUrl: string },
+  email: string,
+): Promise<void> {
+  const token = generateSecret('pmagic_');
+  const id = await insertMagicLink(tx, email, hashSecret(token), new Date(Date.now() + MAGIC_LINK_TTL_MS));
+  await queueMail(tx, ctx.kafkaPrefix, [
+    {
+      id: `magic:${id}`,
+      to: email,
+      template: 'magic_link',
+      data: { url: `${ctx.publicUrl}/partner/magic/${token}` },
+      workspace_id: null,
+    },
+  ]);
+}

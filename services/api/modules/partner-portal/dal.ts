@@ -1,0 +1,122 @@
+// SQL of the partner API. Every read starts from partner_claims: an account reaches a partner record only
+// through a claim, and a program only through a partner-program of a claimed record (never by email).
+// Payout terms and payout fields are read through to_jsonb of the row: they are the payouts module's
+// columns (hold_days, min_payout_cents, payable_at, payout_id), null (the defaults) until it has added them.
+import type { Sql } from '../../../../shared/db/sql.ts';
+
+export interface PartnerProgramRow {
+  pp_id: string;
+  partner_id: string;
+  status: 'pending' | 'approved' | 'rejected';
+  rejection_reason: string | null;
+  balance_cents: string;
+  created_at: Date;
+  program_id: string;
+  name: string;
+  slug: string;
+  program_status: string;
+  description: string | null;
+  currency: string;
+  cookie_window_days: number;
+  commission: unknown;
+  partner_links: boolean;
+  hold_days: number | null;
+  min_payout_cents: string | null;
+}
+
+const PP_COLUMNS = (sql: Sql) => sql`
+  pp.id as pp_id, pp.partner_id, pp.status, pp.rejection_reason, pp.balance_cents, pp.created_at,
+  pr.id as program_id, pr.name, pr.slug, pr.status as program_status, pr.description, pr.currency,
+  pr.cookie_window_days, pr.commission, pr.partner_links,
+  (to_jsonb(pr) ->> 'hold_days')::int as hold_days, (to_jsonb(pr) ->> 'min_payout_cents') as min_payout_cents`;
+
+/** The partner-programs of every record the account claimed, in live programs. */
+export function programsOfAccount(sql: Sql, accountId: number) {
+  return sql<PartnerProgramRow[]>`
+    select ${PP_COLUMNS(sql)}
+    from partner_claims c
+    join partner_programs pp on pp.partner_id = c.partner_id
+    join programs pr on pr.id = pp.program_id and pr.deleted_at is null
+    where c.account_id = ${accountId}
+    order by pp.created_at, pp.id`;
+}
+
+/** The account's partner-program in the program (the first, should two claimed records be in it). */
+export async function partnerProgramOf(sql: Sql, accountId: number, programId: number) {
+  const [row] = await sql<PartnerProgramRow[]>`
+    select ${PP_COLUMNS(sql)}
+    from partner_claims c
+    join partner_programs pp on pp.partner_id = c.partner_id and pp.program_id = ${programId}
+    join programs pr on pr.id = pp.program_id and pr.deleted_at is null
+    where c.account_id = ${accountId}
+    order by pp.id limit 1`;
+  return row;
+}
+
+/** The partner-program's links count (partners may create a bounded number). */
+export async function linkCount(sql: Sql, ppId: number): Promise<number> {
+  const [row] = await sql<{ n: number }[]>`
+    select count(*)::int as n from referral_links where partner_program_id = ${ppId}`;
+  return row!.n;
+}
+
+/** Whether the link is one of the partner's in the program. */
+export async function ownsLink(sql: Sql, programId: number, partnerId: number, linkId: number) {
+  const [row] = await sql<{ ok: boolean }[]>`
+    select exists (select 1 from referral_links
+                   where id = ${linkId} and program_id = ${programId} and partner_id = ${partnerId}) as ok`;
+  return row!.ok;
+}
+
+export interface CommissionRow {
+  id: string;
+  program_id: string;
+  status: string;
+  amount_cents: string;
+  deducted_cents: string;
+  currency: string;
+  sale_amount_cents: string;
+  created_at: Date;
+  payable_at: string | null;
+  payout_id: string | null;
+}
+
+/** The commissions of the account's claimed records (in live programs), newest first, and their count. */
+export async function commissionsOfAccount(
+  sql: Sql,
+  accountId: number,
+  q: { programId: number | null; status: string | null; limit: number; offset: number },
+) {
+  const where = sql`
+    from commissions cm
+    join programs pr on pr.id = cm.program_id and pr.deleted_at is null
+    join sales s on s.id = cm.sale_id
+    where cm.partner_id in (select partner_id from partner_claims where account_id = ${accountId})
+      ${q.programId === null ? sql`` : sql`and cm.program_id = ${q.programId}`}
+      ${q.status === null ? sql`` : sql`and cm.status = ${q.status}`}`;
+  const [rows, [count]] = await Promise.all([
+    sql<CommissionRow[]>`
+      select cm.id, cm.program_id, cm.status, cm.amount_cents, cm.deducted_cents, cm.currency,
+             s.amount_cents as sale_amount_cents, cm.created_at,
+             to_jsonb(cm) ->> 'payable_at' as payable_at, to_jsonb(cm) ->> 'payout_id' as payout_id
+      ${where}
+      order by cm.created_at desc, cm.id desc
+      limit ${q.limit} offset ${q.offset}`,
+    sql<{ n: string }[]>`select count(*)::text as n ${where}`,
+  ]);
+  return { rows, total: Number(count!.n) };
+}
+
+export async function payoutMethod(sql: Sql, accountId: number) {
+  const [row] = await sql<{ payout_method: unknown; updated_at: Date }[]>`
+    select payout_method, updated_at from partner_accounts where id = ${accountId}`;
+  return row;
+}
+
+export async function setPayoutMethod(sql: Sql, accountId: number, method: Record<string, unknown>) {
+  const [row] = await sql<{ payout_method: unknown; updated_at: Date }[]>`
+    update partner_accounts set payout_method = ${sql.json(method as never)}, updated_at = now()
+    where id = ${accountId}
+    returning payout_method, updated_at`;
+  return row;
+}

@@ -1,0 +1,461 @@
+// The partner API (CONTRACT part two "Partners who sign in"; docs/partners.md "The partner API"): a partner
+// session reads its programs, links, performance, events, commissions, payouts and payout method. Every
+// route is registered in the partner-authenticated scope (services/api/app.ts); a program the account has
+// not claimed a record in is 404 `Program not found`, exactly like one that does not exist.
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { Type } from '@sinclair/typebox';
+import { HttpError, errorResponses } from '../../../../shared/http/server.ts';
+import {
+  Checked,
+  Nullable as NullableIn,
+  StringEnum as CheckedEnum,
+} from '../../../../shared/http/validation.ts';
+import type { TypeBoxProvider } from '../../../../shared/http/validation.ts';
+import { DateTime, Nullable, Obj, StringEnum, dataOf, parseId, requireBodyObject } from '../../common.ts';
+import type { ApiDeps } from '../../deps.ts';
+import { partnerOf, partnerSecurity } from '../partner-auth/access.ts';
+import { insertLink, linksOfPartner } from '../links/dal.ts';
+import {
+  ERR as LINK_ERR,
+  LINK_STATUSES,
+  SHORT_LINK_RE,
+  shortLinkCandidates,
+  toLink,
+} from '../links/service.ts';
+import { createDashboardDal } from '../dashboard/dal.ts';
+import { eventsSchema, performanceSchema } from '../dashboard/schemas.ts';
+import {
+  checkPerformanceShape,
+  eventsBody,
+  parseEventsQuery,
+  parsePerformanceQuery,
+  queryOf,
+  readEventsPage,
+  readPerformance,
+} from '../dashboard/service.ts';
+import * as dal from './dal.ts';
+import type { PartnerProgramRow } from './dal.ts';
+import {
+  COMMISSION_STATUSES,
+  ERR,
+  MAX_PARTNER_LINKS,
+  PAYOUT_TYPES,
+  payoutMethodOf,
+  toPartnerCommission,
+  toPartnerProgram,
+  withoutCustomerData,
+  withoutPartnerCounts,
+} from './service.ts';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Set by requirePartnerProgram: the account's partner-program in the path's program. */
+    partnerProgram?: PartnerProgramRow;
+  }
+}
+
+const ProgramParams = Type.Object({ programId: Type.Integer({ description: 'Program id' }) });
+const tags = ['partner'];
+const security = partnerSecurity;
+
+const ProgramOut = Obj({
+  program: Obj({
+    id: Type.Integer(),
+    name: Type.String(),
+    slug: Type.String(),
+    description: Nullable(Type.String()),
+    currency: Type.String(),
+    cookie_window_days: Type.Integer(),
+    commission: Type.Object({}, { additionalProperties: true, description: 'The commission policy' }),
+    hold_days: Type.Integer(),
+    min_payout_cents: Type.Integer(),
+    partner_links: Type.Boolean({ description: 'Whether the partner may create its own links' }),
+  }),
+  partner_id: Type.Integer({ description: 'The claimed partner record in this program' }),
+  status: StringEnum(['pending', 'approved', 'rejected']),
+  rejection_reason: Nullable(Type.String()),
+  balance_cents: Type.Integer({ description: 'The partner-program balance (sum of its ledger entries)' }),
+  created_at: DateTime(),
+});
+const LinkOut = Obj({
+  id: Type.Integer(),
+  short_link: Type.String({ description: 'The `aff` value of the referral URL' }),
+  status: StringEnum(LINK_STATUSES),
+  clicks: Type.Integer(),
+  last_clicked: Nullable(DateTime()),
+});
+const Pagination = Obj({
+  page: Type.Integer(),
+  pageSize: Type.Integer(),
+  pageCount: Type.Integer(),
+  total: Type.Integer(),
+});
+const pageQuery = {
+  page: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1, errorMessage: ERR.page })),
+  pageSize: Type.Optional(
+    Type.Integer({ minimum: 1, maximum: 100, default: 20, errorMessage: ERR.pageSize }),
+  ),
+};
+const PayoutMethodOut = dataOf(
+  Nullable(
+    Obj({
+      type: StringEnum(PAYOUT_TYPES),
+      email: Nullable(Type.String()),
+      details: Nullable(Type.String()),
+      updated_at: DateTime(),
+    }),
+  ),
+);
+
+export function registerPartnerPortalRoutes(fastify: FastifyInstance, deps: ApiDeps): void {
+  const app = fastify.withTypeProvider<TypeBoxProvider>();
+  const { sql } = deps;
+
+  /** preValidation: the account's partner-program in `:programId` (raw path text), else 404. */
+  const requirePartnerProgram = async (req: FastifyRequest) => {
+    const id = parseId((req.params as { programId?: unknown }).programId);
+    const row = id === null ? undefined : await dal.partnerProgramOf(sql, partnerOf(req).accountId, id);
+    if (!row) throw new HttpError(404, ERR.programNotFound);
+    req.partnerProgram = row;
+  };
+  const ppOf = (req: FastifyRequest): PartnerProgramRow => {
+    if (!req.partnerProgram) throw new Error('route has no requirePartnerProgram hook');
+    return req.partnerProgram;
+  };
+
+  app.get(
+    '/api/partner/programs',
+    {
+      schema: {
+        tags,
+        summary: 'The programs of the partner records this account has claimed',
+        description:
+          'Every program of every claimed record, with the record’s status in it (`pending`, `approved`, ' +
+          '`rejected` with `rejection_reason`) and its partner-program balance. Deleted programs are left out.',
+        security,
+        response: { 200: dataOf(Type.Array(ProgramOut)), ...errorResponses(401) },
+      },
+    },
+    async (req) => ({
+      data: (await dal.programsOfAccount(sql, partnerOf(req).accountId)).map(toPartnerProgram),
+    }),
+  );
+
+  app.get(
+    '/api/partner/programs/:programId/links',
+    {
+      preValidation: requirePartnerProgram,
+      schema: {
+        tags,
+        summary: "The partner's referral links in the program",
+        description: 'A link only counts clicks while the partner is approved in the program.',
+        security,
+        params: ProgramParams,
+        response: { 200: dataOf(Type.Array(LinkOut)), ...errorResponses(401, 404) },
+      },
+    },
+    async (req) => {
+      const pp = ppOf(req);
+      const rows = await linksOfPartner(sql, Number(pp.program_id), Number(pp.partner_id));
+      return { data: rows.map(toLink) };
+    },
+  );
+
+  app.post(
+    '/api/partner/programs/:programId/links',
+    {
+      preValidation: [
+        requirePartnerProgram,
+        requireBodyObject,
+        async (req) => {
+          const pp = ppOf(req);
+          if (!pp.partner_links) throw new HttpError(403, ERR.linksClosed);
+          if (pp.status !== 'approved') throw new HttpError(403, ERR.notApproved);
+        },
+      ],
+      schema: {
+        tags,
+        summary: 'Create a referral link of the partner in the program',
+        description:
+          `403 \`${ERR.linksClosed}\` (the program's \`partner_links\` is off), 403 \`${ERR.notApproved}\`; ` +
+          `400 \`${LINK_ERR.shortLink}\`; 409 \`${LINK_ERR.shortLinkTaken}\` (short links are unique across ` +
+          `all programs), 409 \`${ERR.tooManyLinks(MAX_PARTNER_LINKS)}\`. \`short_link\` omitted: 8 random ` +
+          'URL-safe characters.',
+        security,
+        params: ProgramParams,
+        body: Type.Object({
+          short_link: Type.Optional(
+            NullableIn(Type.String({ pattern: SHORT_LINK_RE.source }), LINK_ERR.shortLink),
+          ),
+        }),
+        response: { 201: dataOf(LinkOut), ...errorResponses(400, 401, 403, 404, 409) },
+      },
+    },
+    async (req, reply) => {
+      const pp = ppOf(req);
+      if ((await dal.linkCount(sql, Number(pp.pp_id))) >= MAX_PARTNER_LINKS) {
+        throw new HttpError(409, ERR.tooManyLinks(MAX_PARTNER_LINKS));
+      }
+      for (const shortLink of shortLinkCandidates(req.body.short_link)) {
+        const row = await insertLink(sql, {
+          shortLink,
+          programId: Number(pp.program_id),
+          partnerId: Number(pp.partner_id),
+          partnerProgramId: Number(pp.pp_id),
+        });
+        if (row) return reply.code(201).send({ data: toLink(row) });
+      }
+      throw new HttpError(409, LINK_ERR.shortLinkTaken);
+    },
+  );
+
+  const perfQuery = performanceSchema.querystring.properties;
+  app.get(
+    '/api/partner/programs/:programId/performance',
+    {
+      preValidation: [requirePartnerProgram, async (req) => checkPerformanceShape(queryOf(req))],
+      schema: {
+        ...performanceSchema,
+        tags,
+        summary: "The partner's daily performance in the program, with totals and trends",
+        description:
+          'The query and answer of GET /api/tracking/performance/:programId, counting only this partner: its ' +
+          "clicks, its customers' leads and conversions, its sales' revenue and its commission; `partners` " +
+          "is 0. `linkId` narrows it to one of the partner's links (404 `Link not found` for any other). " +
+          'Reads the per-partner daily rollup: O(days).',
+        security,
+        params: ProgramParams,
+        querystring: Obj({
+          period: perfQuery.period,
+          dateFrom: perfQuery.dateFrom,
+          dateTo: perfQuery.dateTo,
+          linkId: perfQuery.linkId,
+        }),
+      },
+    },
+    async (req) => {
+      const pp = ppOf(req);
+      const query = queryOf(req);
+      const q = parsePerformanceQuery(query);
+      const programId = Number(pp.program_id);
+      const partnerId = Number(pp.partner_id);
+      const linkId = query.linkId === undefined ? null : parseId(query.linkId);
+      if (linkId !== null && !(await dal.ownsLink(sql, programId, partnerId, linkId))) {
+        throw new HttpError(404, ERR.linkNotFound);
+      }
+      return withoutPartnerCounts(await readPerformance(sql, programId, q, { partnerId, linkId }));
+    },
+  );
+
+  app.get(
+    '/api/partner/programs/:programId/events',
+    {
+      preValidation: [requirePartnerProgram, async (req) => void queryOf(req)],
+      schema: {
+        ...eventsSchema,
+        tags,
+        summary: "The partner's click, lead and sale (conversion) events, newest first, paginated",
+        description:
+          'The query and answer of GET /api/tracking/events/:programId for this partner: its clicks and the ' +
+          "leads and sales of its customers. Never a customer's key or email.",
+        security,
+        params: ProgramParams,
+        response: {
+          ...eventsSchema.response,
+          200: Obj({
+            data: Type.Array(
+              Obj(
+                {
+                  id: Type.String(),
+                  event_type: StringEnum(['click', 'lead', 'conversion']),
+                  timestamp: DateTime(),
+                  createdAt: DateTime(),
+                },
+                {
+                  additionalProperties: true,
+                  description:
+                    'click: click_id, session_id, page_url, referrer_url, geo_country, geo_region, geo_city, ' +
+                    'device_type, device_os, browser_name, converted. lead: click_id, session_id, page_url, ' +
+                    'converted. conversion: click_id, amount_cents, currency, sale_type, payment_status, ' +
+                    'processor_event_id, is_recurring, line_items, subscription_id, subscription_interval, product_id.',
+                },
+              ),
+            ),
+            meta: Obj({ pagination: Pagination }),
+          }),
+        },
+      },
+    },
+    async (req) => {
+      const pp = ppOf(req);
+      const q = parseEventsQuery(queryOf(req));
+      const { total, rows } = await readEventsPage(
+        createDashboardDal(sql),
+        Number(pp.program_id),
+        q,
+        Number(pp.partner_id),
+      );
+      const body = eventsBody(q, total, rows);
+      return { ...body, data: body.data.map(withoutCustomerData) };
+    },
+  );
+
+  app.get(
+    '/api/partner/commissions',
+    {
+      preValidation: async (req) => {
+        // A program the account has no record in is 404, like every other partner route.
+        const raw = (req.query as { program_id?: unknown }).program_id;
+        const id = parseId(raw);
+        if (raw !== undefined && id !== null) {
+          if (!(await dal.partnerProgramOf(sql, partnerOf(req).accountId, id)))
+            throw new HttpError(404, ERR.programNotFound);
+        }
+      },
+      schema: {
+        tags,
+        summary: "The commissions of the account's partner records, newest first",
+        description:
+          '`program_id` narrows to one program (404 `Program not found` when the account has no record in ' +
+          'it); `status` to one status; `page` (default 1) and `pageSize` (1..100, default 20) page through ' +
+          'them. `payable_at` and `payout_id` are null until the commission is held and paid out.',
+        security,
+        querystring: Type.Object({
+          program_id: Type.Optional(Type.Integer({ minimum: 1, errorMessage: ERR.programId })),
+          status: Type.Optional(CheckedEnum(COMMISSION_STATUSES, ERR.status)),
+          ...pageQuery,
+        }),
+        response: {
+          200: Obj({
+            data: Type.Array(
+              Obj({
+                id: Type.Integer(),
+                program_id: Type.Integer(),
+                status: StringEnum(COMMISSION_STATUSES),
+                amount_cents: Type.Integer(),
+                deducted_cents: Type.Integer({ description: 'Taken back by refunds' }),
+                currency: Type.String(),
+                sale_amount_cents: Type.Integer(),
+                created_at: DateTime(),
+                payable_at: Nullable(DateTime()),
+                payout_id: Nullable(Type.Integer()),
+              }),
+            ),
+            meta: Obj({ pagination: Pagination }),
+          }),
+          ...errorResponses(400, 401, 404),
+        },
+      },
+    },
+    async (req) => {
+      const { program_id = null, status = null, page = 1, pageSize = 20 } = req.query;
+      const { rows, total } = await dal.commissionsOfAccount(sql, partnerOf(req).accountId, {
+        programId: program_id,
+        status,
+        limit: pageSize,
+        offset: (page - 1) * pageSize,
+      });
+      return {
+        data: rows.map(toPartnerCommission),
+        meta: { pagination: { page, pageSize, pageCount: Math.ceil(total / pageSize), total } },
+      };
+    },
+  );
+
+  app.get(
+    '/api/partner/payouts',
+    {
+      schema: {
+        tags,
+        summary: "The payouts of the account's partner records, newest first",
+        description: 'Empty until the advertiser pays out (docs/partners.md).',
+        security,
+        querystring: Type.Object(pageQuery),
+        response: {
+          200: Obj({
+            data: Type.Array(Type.Object({}, { additionalProperties: true })),
+            meta: Obj({ pagination: Pagination }),
+          }),
+          ...errorResponses(400, 401),
+        },
+      },
+    },
+    async (req) => {
+      const { page = 1, pageSize = 20 } = req.query;
+      return { data: [], meta: { pagination: { page, pageSize, pageCount: 0, total: 0 } } };
+    },
+  );
+
+  app.get(
+    '/api/partner/payout-method',
+    {
+      schema: {
+        tags,
+        summary: 'How the account wants to be paid (null until set)',
+        security,
+        response: { 200: PayoutMethodOut, ...errorResponses(401) },
+      },
+    },
+    async (req) => {
+      const row = await dal.payoutMethod(sql, partnerOf(req).accountId);
+      return { data: payoutMethodAnswer(row) };
+    },
+  );
+
+  app.put(
+    '/api/partner/payout-method',
+    {
+      preValidation: requireBodyObject,
+      schema: {
+        tags,
+        summary: 'Set how the account wants to be paid',
+        description:
+          '`{ type: paypal|wise|bank_transfer, email?, details? }`: paypal and wise need `email`, ' +
+          'bank_transfer needs `details` (account holder, IBAN or account number, bank; free text). It applies ' +
+          "to every claimed partner record; the advertiser's payout exports read it. Errors: 400 `" +
+          `${ERR.payoutType}\`, \`${ERR.payoutEmail}\`, \`${ERR.payoutDetails}\`.`,
+        security,
+        body: Type.Object({
+          type: CheckedEnum(PAYOUT_TYPES, ERR.payoutType),
+          email: Type.Optional(
+            Checked<string | null>({ type: ['string', 'null'], format: 'email', maxLength: 320 }, (v) =>
+              v === undefined || v === null || (typeof v === 'string' && emailLike(v))
+                ? null
+                : ERR.payoutEmail,
+            ),
+          ),
+          details: Type.Optional(
+            Checked<string | null>({ type: ['string', 'null'], maxLength: 2000 }, (v) =>
+              v === undefined || v === null || (typeof v === 'string' && v.trim().length <= 2000)
+                ? null
+                : ERR.payoutDetails,
+            ),
+          ),
+        }),
+        response: { 200: PayoutMethodOut, ...errorResponses(400, 401, 403) },
+      },
+    },
+    async (req) => {
+      const method = payoutMethodOf(req.body);
+      if (typeof method === 'string') throw new HttpError(400, method);
+      const row = await dal.setPayoutMethod(sql, partnerOf(req).accountId, {
+        ...method,
+        updated_at: new Date().toISOString(),
+      });
+      return { data: payoutMethodAnswer(row) };
+    },
+  );
+}
+
+const emailLike = (v: string) => /^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(v.trim()) && v.trim().length <= 320;
+
+function payoutMethodAnswer(row: { payout_method: unknown; updated_at: Date } | undefined) {
+  const m = row?.payout_method as {
+    type: string;
+    email: string | null;
+    details: string | null;
+    updated_at: string;
+  } | null;
+  if (!row || !m) return null;
+  return { type: m.type, email: m.email, details: m.details, updated_at: m.updated_at };
+}

@@ -1,0 +1,215 @@
+// What happens around a partner-program, in the transaction of the change: the advertiser's review
+// (approve / reject), the invite or notice when the advertiser adds a partner, and the partner.* webhook
+// events and notifications each of these writes (CONTRACT part two; docs/partners.md). Everything that
+// leaves the transaction (mail, webhook events) goes through the outbox of that transaction.
+import type { Sql, Tx } from '../../../../shared/db/sql.ts';
+import { notify } from '../../../../shared/db/notifications.ts';
+import type { NotificationInput, NotifyContext } from '../../../../shared/db/notifications.ts';
+import { recordWebhookEvents } from '../../../../shared/db/webhook-events.ts';
+import type { WebhookEventType } from '../../../../shared/contracts/webhook-events.ts';
+import { insertLink } from '../links/dal.ts';
+import type { LinkRow } from '../links/dal.ts';
+import { shortLinkCandidates } from '../links/service.ts';
+import { issueInvite } from '../partner-auth/invites.ts';
+import type { IssuedInvite } from '../partner-auth/invites.ts';
+import { isClaimed, linkCountOf, lockPartnerProgram, partnerOfProgram, setPartnerStatus } from './dal.ts';
+import type { PartnerListRow, PartnerRow, PartnerProgramRow, PartnerStatusValue } from './dal.ts';
+
+export type Ctx = NotifyContext;
+
+/** The `data` of a partner.* webhook event: the partner in the program as the management API shows it. */
+export function partnerEventData(p: {
+  partnerId: number | string;
+  name: string;
+  email: string;
+  ppId: number | string;
+  programId: number;
+  status: PartnerStatusValue;
+  source: string;
+  createdAt: Date;
+  updatedAt: Date;
+}) {
+  return {
+    id: Number(p.partnerId),
+    partner_id: Number(p.partnerId),
+    partner_program_id: Number(p.ppId),
+    program_id: p.programId,
+    name: p.name,
+    email: p.email,
+    status: p.status,
+    source: p.source,
+    created_at: p.createdAt.toISOString(),
+    updated_at: p.updatedAt.toISOString(),
+  };
+}
+
+async function partnerEvent(
+  tx: Tx,
+  ctx: Ctx,
+  type: WebhookEventType,
+  workspaceId: number,
+  data: ReturnType<typeof partnerEventData>,
+) {
+  await recordWebhookEvents(tx, ctx.kafkaPrefix, [
+    { type, workspace_id: workspaceId, program_id: data.program_id, data },
+  ]);
+}
+
+/** One link with a generated short link (the approval's "a link if none"). */
+export async function createGeneratedLink(
+  tx: Tx,
+  l: { programId: number; partnerId: number; ppId: number },
+): Promise<LinkRow | undefined> {
+  for (const shortLink of shortLinkCandidates(null)) {
+    const row = await insertLink(tx, {
+      shortLink,
+      programId: l.programId,
+      partnerId: l.partnerId,
+      partnerProgramId: l.ppId,
+    });
+    if (row) return row;
+  }
+  return undefined;
+}
+
+/** The approval notice to the partner (mailed). */
+export function approvedNotice(
+  p: { ppId: number | string; partnerId: number | string; programId: number; programName: string },
+  updatedAt: Date,
+): NotificationInput {
+  return {
+    notification_key: `partner_approved:${p.ppId}:${updatedAt.getTime()}`,
+    recipient_type: 'partner',
+    partner_id: Number(p.partnerId),
+    workspace_id: null,
+    program_id: p.programId,
+    kind: 'partner_approved',
+    title: `You are approved for ${p.programName}`,
+    body: `${p.programName} approved you as a partner. Your referral link is waiting in the partner portal.`,
+    data: { partner_id: Number(p.partnerId), program_id: p.programId },
+    mail: true,
+  };
+}
+
+export type Decision = { action: 'approve' } | { action: 'reject'; reason: string | null };
+
+/**
+ * Approves or rejects the partner in the program: undefined when it is not in it. Approving creates a link
+ * when the partner has none (also when it was approved already); a real status change notifies the
+ * partner (mailed) and an approval records `partner.approved`. Repeating a decision changes nothing else.
+ */
+export function reviewPartner(
+  sql: Sql,
+  ctx: Ctx,
+  programId: number,
+  partnerId: number,
+  d: Decision,
+): Promise<PartnerListRow | undefined> {
+  return sql.begin(async (tx) => {
+    const pp = await lockPartnerProgram(tx, programId, partnerId);
+    if (!pp) return undefined;
+    const workspaceId = Number(pp.workspace_id);
+    const target: PartnerStatusValue = d.action === 'approve' ? 'approved' : 'rejected';
+    const reason = d.action === 'reject' ? d.reason : null;
+    const changed = pp.status !== target;
+    if (changed || (target === 'rejected' && reason !== pp.rejection_reason)) {
+      const updatedAt = await setPartnerStatus(tx, pp.id, target, reason);
+      if (changed && target === 'approved') {
+        await notify(tx, ctx, [
+          approvedNotice({ ppId: pp.id, partnerId, programId, programName: pp.program_name }, updatedAt),
+        ]);
+        const row = (await partnerOfProgram(tx, programId, partnerId))!;
+        await partnerEvent(
+          tx,
+          ctx,
+          'partner.approved',
+          workspaceId,
+          partnerEventData({
+            partnerId,
+            name: row.name,
+            email: row.email,
+            ppId: pp.id,
+            programId,
+            status: 'approved',
+            source: row.source,
+            createdAt: pp.created_at,
+            updatedAt,
+          }),
+        );
+      }
+      if (changed && target === 'rejected') {
+        await notify(tx, ctx, [
+          {
+            notification_key: `partner_rejected:${pp.id}:${updatedAt.getTime()}`,
+            recipient_type: 'partner',
+            partner_id: partnerId,
+            workspace_id: null,
+            program_id: programId,
+            kind: 'partner_rejected',
+            title: `${pp.program_name} did not approve you as a partner`,
+            body:
+              reason === null
+                ? `${pp.program_name} did not approve you as a partner.`
+                : `${pp.program_name} did not approve you as a partner. Reason: ${reason}`,
+            data: { partner_id: partnerId, program_id: programId, reason },
+            mail: true,
+          },
+        ]);
+      }
+    }
+    if (target === 'approved' && (await linkCountOf(tx, pp.id)) === 0) {
+      await createGeneratedLink(tx, { programId, partnerId, ppId: Number(pp.id) });
+    }
+    return partnerOfProgram(tx, programId, partnerId);
+  });
+}
+
+/**
+ * In the transaction that added the partner to the program (by the advertiser): `partner.created`, and an
+ * invite (mailed; its URL answered once) unless an account already claimed the record, which then only
+ * gets a notice (it sees the new program already).
+ */
+export async function afterAdvertiserAdded(
+  tx: Tx,
+  ctx: Ctx,
+  target: { programId: number; workspaceId: number },
+  partner: PartnerRow,
+  pp: PartnerProgramRow,
+): Promise<IssuedInvite | null> {
+  const [program] = await tx<{ name: string }[]>`select name from programs where id = ${target.programId}`;
+  await partnerEvent(
+    tx,
+    ctx,
+    'partner.created',
+    target.workspaceId,
+    partnerEventData({
+      partnerId: partner.id,
+      name: partner.name,
+      email: partner.email,
+      ppId: pp.id,
+      programId: target.programId,
+      status: pp.status,
+      source: 'advertiser',
+      createdAt: pp.created_at,
+      updatedAt: pp.updated_at,
+    }),
+  );
+  if (await isClaimed(tx, partner.id)) {
+    await notify(tx, ctx, [
+      {
+        notification_key: `partner_added:${pp.id}`,
+        recipient_type: 'partner',
+        partner_id: Number(partner.id),
+        workspace_id: null,
+        program_id: target.programId,
+        kind: 'partner_added',
+        title: `You were added to ${program!.name}`,
+        body: `${program!.name} added you as a partner; it is in your partner portal.`,
+        data: { partner_id: Number(partner.id), program_id: target.programId },
+        mail: true,
+      },
+    ]);
+    return null;
+  }
+  return issueInvite(tx, ctx, { partnerId: Number(partner.id), programId: target.programId });
+}

@@ -1,0 +1,239 @@
+// The pure rules of partner accounts, the partner API and applications (no Postgres).
+import t from 'tap';
+import {
+  clearedPartnerCookie,
+  clearsPasswordOnVerify,
+  emailError,
+  inviteAccountRule,
+  normalEmail,
+  optionalPasswordError,
+  partnerCookie,
+  passwordError,
+} from '../../services/api/modules/partner-auth/service.ts';
+import {
+  payoutMethodOf,
+  toPartnerCommission,
+  toPartnerProgram,
+  withoutCustomerData,
+  withoutPartnerCounts,
+} from '../../services/api/modules/partner-portal/service.ts';
+import { applicationNotices, websiteError } from '../../services/api/modules/applications/service.ts';
+import { partnerEventData } from '../../services/api/modules/partners/review.ts';
+
+t.test('the partner cookie: HttpOnly, SameSite=Lax, Path=/, Secure over HTTPS; cleared', async (t) => {
+  t.equal(
+    partnerCookie('psess_x', 3600.7, false),
+    'svc_partner_session=psess_x; HttpOnly; SameSite=Lax; Path=/; Max-Age=3600',
+  );
+  t.match(partnerCookie('psess_x', 10, true), /; Secure$/);
+  t.equal(
+    clearedPartnerCookie(false),
+    'svc_partner_session=; HttpOnly; SameSite=Lax; Path=/; Max-Age=0; Expires=Thu, 01 Jan 1970 00:00:00 GMT',
+  );
+});
+
+t.test('what an invite may do to an account', async (t) => {
+  t.same(inviteAccountRule(undefined), { kind: 'create' });
+  t.same(inviteAccountRule({ password_hash: 'scrypt$…' }), { kind: 'check-password', hash: 'scrypt$…' });
+  t.same(inviteAccountRule({ password_hash: null }), { kind: 'needs-magic-link' });
+});
+
+t.test('a first magic link clears a password set before the email was proven', async (t) => {
+  const now = new Date();
+  t.equal(clearsPasswordOnVerify({ email_verified_at: null, password_hash: 'h' }), true);
+  t.equal(clearsPasswordOnVerify({ email_verified_at: now, password_hash: 'h' }), false);
+  t.equal(clearsPasswordOnVerify({ email_verified_at: null, password_hash: null }), false);
+});
+
+t.test('emails and passwords', async (t) => {
+  t.equal(normalEmail('  Pat@Example.COM '), 'pat@example.com');
+  t.equal(emailError(' pat@example.com '), null);
+  for (const bad of ['', 'pat', 'pat@', 5, null, `${'a'.repeat(320)}@example.com`]) {
+    t.equal(emailError(bad), 'email must be a valid email address', String(bad).slice(0, 20));
+  }
+  t.equal(passwordError('0123456789'), null);
+  t.equal(passwordError('012345678'), 'password must be at least 10 characters');
+  t.equal(passwordError(undefined), 'password must be at least 10 characters');
+  t.equal(passwordError('x'.repeat(1025)), 'password must be at most 1024 characters');
+  t.equal(optionalPasswordError(undefined), null);
+  t.equal(optionalPasswordError(null), null);
+  t.equal(optionalPasswordError('short'), 'password must be at least 10 characters');
+});
+
+t.test('payout methods', async (t) => {
+  t.same(payoutMethodOf({ type: 'paypal', email: ' Pat@Example.com ' }), {
+    type: 'paypal',
+    email: 'pat@example.com',
+    details: null,
+  });
+  t.equal(
+    payoutMethodOf({ type: 'wise' }),
+    'email must be a valid email address (required for paypal and wise)',
+  );
+  t.equal(
+    payoutMethodOf({ type: 'bank_transfer', details: '   ' }),
+    'details must be a string of 1 to 2000 characters (required for bank_transfer)',
+  );
+  t.same(payoutMethodOf({ type: 'bank_transfer', details: ' IBAN ', email: '' }), {
+    type: 'bank_transfer',
+    email: null,
+    details: 'IBAN',
+  });
+});
+
+t.test("a partner's view: no customer data, no partner counts, payout terms' defaults", async (t) => {
+  t.same(withoutCustomerData({ id: '1', customer_key: 'k', email: 'e', click_id: 'c' }), {
+    id: '1',
+    click_id: 'c',
+  });
+  const perf = {
+    data: [{ partners: 2 }, { partners: 0 }],
+    metrics: { totalPartners: 2, partnersTrend: { trend: 100, trendDirection: 'up' } },
+  };
+  t.same(withoutPartnerCounts(perf), {
+    data: [{ partners: 0 }, { partners: 0 }],
+    metrics: { totalPartners: 0, partnersTrend: { trend: 0, trendDirection: 'stable' } },
+  });
+  const created = new Date('2026-01-02T03:04:05Z');
+  const row = {
+    pp_id: '7',
+    partner_id: '3',
+    status: 'approved' as const,
+    rejection_reason: null,
+    balance_cents: '1234',
+    created_at: created,
+    program_id: '9',
+    name: 'Shop',
+    slug: 'shop',
+    program_status: 'live',
+    description: null,
+    currency: 'EUR',
+    cookie_window_days: 30,
+    commission: { type: 'flat', amount_cents: 500 },
+    partner_links: true,
+    hold_days: null,
+    min_payout_cents: null,
+  };
+  t.match(toPartnerProgram(row), {
+    program: { id: 9, hold_days: 30, min_payout_cents: 0, commission: { type: 'flat', amount_cents: 500 } },
+    partner_id: 3,
+    balance_cents: 1234,
+    created_at: '2026-01-02T03:04:05.000Z',
+  });
+  t.match(toPartnerProgram({ ...row, hold_days: 0, min_payout_cents: '5000' }).program, {
+    hold_days: 0,
+    min_payout_cents: 5000,
+  });
+  t.same(
+    toPartnerCommission({
+      id: '1',
+      program_id: '9',
+      status: 'pending',
+      amount_cents: '300',
+      deducted_cents: '0',
+      currency: 'EUR',
+      sale_amount_cents: '3000',
+      created_at: created,
+      payable_at: '2026-02-01T03:04:05+00:00',
+      payout_id: null,
+    }),
+    {
+      id: 1,
+      program_id: 9,
+      status: 'pending',
+      amount_cents: 300,
+      deducted_cents: 0,
+      currency: 'EUR',
+      sale_amount_cents: 3000,
+      created_at: '2026-01-02T03:04:05.000Z',
+      payable_at: '2026-02-01T03:04:05.000Z',
+      payout_id: null,
+    },
+  );
+});
+
+t.test('applications: the website rule, the notices, the webhook data', async (t) => {
+  for (const ok of [undefined, null, '', 'https://a.example', 'http://a.example/x?y'])
+    t.equal(websiteError(ok), null);
+  for (const bad of ['ftp://a.example', 'a.example', 5, `https://${'a'.repeat(500)}.example`]) {
+    t.equal(
+      websiteError(bad),
+      'website must be an http(s) URL of at most 500 characters',
+      String(bad).slice(0, 20),
+    );
+  }
+  const notices = applicationNotices({
+    ppId: '5',
+    partnerId: 3,
+    programId: 9,
+    workspaceId: 2,
+    programName: 'Shop',
+    name: 'Ada',
+    email: 'ada@example.com',
+    approved: false,
+  });
+  t.same(
+    notices.map((n) => [n.notification_key, n.recipient_type, n.kind, n.mail, n.workspace_id, n.partner_id]),
+    [
+      ['partner_applied:5', 'advertiser', 'partner_applied', true, 2, 3],
+      ['application_received:5', 'partner', 'application_received', true, null, 3],
+    ],
+  );
+  const at = new Date('2026-01-01T00:00:00Z');
+  t.same(
+    partnerEventData({
+      partnerId: '3',
+      name: 'Ada',
+      email: 'ada@example.com',
+      ppId: '5',
+      programId: 9,
+      status: 'pending',
+      source: 'application',
+      createdAt: at,
+      updatedAt: at,
+    }),
+    {
+      id: 3,
+      partner_id: 3,
+      partner_program_id: 5,
+      program_id: 9,
+      name: 'Ada',
+      email: 'ada@example.com',
+      status: 'pending',
+      source: 'application',
+      created_at: '2026-01-01T00:00:00.000Z',
+      updated_at: '2026-01-01T00:00:00.000Z',
+    },
+  );
+});
+
+t.test('the OpenAPI document: partner routes, their security schemes and tags', async (t) => {
+  const { buildWebApp } = await import('../../services/web/app.ts');
+  const { createLogger } = await import('../../shared/logger.ts');
+  const app = await buildWebApp({ trustProxy: false, bodyLimit: 1 << 20 }, createLogger('test', 'error'), {
+    api: { sql: null as never, sessionTtlHours: 1, kafkaPrefix: 'svc.', publicUrl: 'http://127.0.0.1:8080' },
+  });
+  t.teardown(() => app.close());
+  const doc = (await app.inject({ method: 'GET', url: '/api/v1/openapi.json' })).json() as {
+    paths: Record<string, Record<string, { security?: Record<string, string[]>[]; tags?: string[] }>>;
+    components: { securitySchemes: Record<string, { type: string; in?: string; name?: string }> };
+  };
+  t.match(doc.components.securitySchemes, {
+    partnerSession: { type: 'http' },
+    partnerSessionCookie: { type: 'apiKey', in: 'cookie', name: 'svc_partner_session' },
+  });
+  for (const [path, method] of [
+    ['/api/partner/me', 'get'],
+    ['/api/partner/programs/{programId}/performance', 'get'],
+    ['/api/partner/notifications/{id}/read', 'post'],
+    ['/api/partner/commissions', 'get'],
+  ] as const) {
+    const op = doc.paths[path]?.[method];
+    t.same(op?.security, [{ partnerSession: [] }, { partnerSessionCookie: [] }], `${method} ${path}`);
+    t.same(op?.tags, ['partner']);
+  }
+  t.ok(doc.paths['/api/partner/auth/login']?.post, 'sign-in');
+  t.ok(doc.paths['/api/public/programs/{slug}/apply']?.post, 'apply');
+  t.ok(doc.paths['/api/advertiser/affiliate-programs/{id}/partners/{partnerId}/approve']?.post, 'approve');
+  t.ok(doc.paths['/api/advertiser/notifications']?.get, 'the bell');
+});
