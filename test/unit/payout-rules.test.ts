@@ -358,7 +358,11 @@ t.test('the payout files', async (t) => {
       id: 5,
       partner_id: 7,
       partner_name: 'Ed',
-      payout_method: { type: 'bank_transfer', email: null, details: { iban: 'DE89 3704 0044 0532 0130 00' } },
+      payout_method: {
+        type: 'bank_transfer',
+        email: null,
+        details: 'Ed Example, IBAN DE89 3704 0044 0532 0130 00',
+      },
       amount_cents: 100_000,
       commissions_cents: 100_000,
     }),
@@ -394,7 +398,7 @@ t.test('the payout files', async (t) => {
   );
   t.equal(
     lines[5],
-    '5,pending,7,Ed,ann@example.com,bank_transfer,,"{""iban"":""DE89 3704 0044 0532 0130 00""}",1000.00,100000,USD,100000,0,2,2026-05-01T10:00:00.000Z,,,',
+    '5,pending,7,Ed,ann@example.com,bank_transfer,,"Ed Example, IBAN DE89 3704 0044 0532 0130 00",1000.00,100000,USD,100000,0,2,2026-05-01T10:00:00.000Z,,,',
     'a bank transfer is a method: its details for the advertiser',
   );
   t.equal(lines.length, 7, 'every payout, and the last CRLF');

@@ -30,10 +30,15 @@ export interface PayoutRow {
 }
 
 /**
- * The partner's payout method as it is now (set in the partner portal), as a SQL expression over the
- * partner id column given. Null until a partner account that claimed the record has set one.
+ * The partner's payout method as it is now, as a SQL expression over the partner id column given: the method
+ * a partner account that claimed the record set in the partner portal (the most recently set one, should
+ * several accounts have claimed it). Null when none has.
  */
-const currentMethod = (sql: Sql | Tx, _partnerIdColumn: string) => sql`null::jsonb`;
+const currentMethod = (sql: Sql | Tx, partnerIdColumn: 'po.partner_id' | 'pa.id' | 'partner_id') => sql`
+  (select a.payout_method from partner_claims pc join partner_accounts a on a.id = pc.account_id
+   where pc.partner_id = ${sql.unsafe(partnerIdColumn)} and a.payout_method is not null
+   order by a.payout_method ->> 'updated_at' desc nulls last, a.id desc
+   limit 1)`;
 
 /** A paid payout shows the method it was paid with; a pending or canceled one the current method. */
 const SELECT = (sql: Sql | Tx) => sql`

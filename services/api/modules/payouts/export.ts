@@ -83,6 +83,12 @@ function receiverType(p: Payout): 'PERSON' | 'BUSINESS' {
   return typeof t === 'string' && t.trim().toUpperCase() === 'BUSINESS' ? 'BUSINESS' : 'PERSON';
 }
 
+/** A bank transfer's details as the partner wrote them (free text; anything else as JSON). */
+function detailsText(d: unknown): string | null {
+  if (d === null || d === undefined) return null;
+  return typeof d === 'string' ? d : JSON.stringify(d);
+}
+
 /** The rows of the file and the payouts it leaves out (no method of that kind, or nothing to send). */
 export function exportPayouts(
   format: ExportFormat,
@@ -98,7 +104,7 @@ export function exportPayouts(
       p.partner_email,
       p.payout_method?.type ?? null,
       p.payout_method?.email ?? null,
-      p.payout_method?.details == null ? null : JSON.stringify(p.payout_method.details),
+      detailsText(p.payout_method?.details),
       decimalAmount(p.amount_cents),
       p.amount_cents,
       p.currency,
