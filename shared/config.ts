@@ -63,6 +63,11 @@ export interface Config extends MailConfig {
   /** How often the outbox relay looks for rows besides its NOTIFY wake-ups. */
   outboxPollMs: number;
   /**
+   * How often the approval sweep looks for commissions past payable_at (docs/payouts.md); 0 (`off`): this
+   * process does not sweep (another replica does, or the test suite's files leave each other alone).
+   */
+  approvalSweepMs: number;
+  /**
    * The base URL users reach the service at (PUBLIC_URL, no trailing slash): links in mail and in answers
    * (invite_url, magic links) are built from it. Default http://127.0.0.1:<PORT>.
    */
@@ -222,6 +227,7 @@ export function loadConfig(env: Env = process.env): Config {
       .map((x) => x.trim())
       .filter(Boolean),
     outboxPollMs: int('OUTBOX_POLL_MS', 1_000, 10, 60_000),
+    approvalSweepMs: env.APPROVAL_SWEEP_MS === 'off' ? 0 : int('APPROVAL_SWEEP_MS', 15_000, 10, 60_000),
     publicUrl: '',
     webhooks: null as unknown as WebhookConfig,
     ...loadMailConfig(env, problems),

@@ -19,6 +19,7 @@ import { registerDashboardRoutes } from './modules/dashboard/routes.ts';
 import { registerWebhookRoutes } from './modules/webhooks/routes.ts';
 import { registerAnalyticsRoutes } from './modules/analytics/routes.ts';
 import { registerMailRoutes } from './modules/mail/routes.ts';
+import { registerPayoutRoutes } from './modules/payouts/routes.ts';
 import {
   registerAdvertiserNotificationRoutes,
   registerPartnerNotificationRoutes,
@@ -42,6 +43,7 @@ const validatedRoutes: AuthedRoutes[] = [
   registerAnalyticsRoutes,
   registerMailRoutes,
   registerAdvertiserNotificationRoutes,
+  registerPayoutRoutes,
 ];
 
 /** The partner API (/api/partner/*): a partner session only (docs/partners.md). */

@@ -90,10 +90,18 @@ export function tokenCheckOf(cmd: Command): { programId: number; tokenHash: stri
 export interface LedgerEffect {
   topic: 'ledger';
   entry_key: string;
-  kind: 'commission_created' | 'commission_reversed' | 'commission_refunded' | 'commission_paid';
+  kind:
+    | 'commission_created'
+    | 'commission_reversed'
+    | 'commission_refunded'
+    | 'commission_paid'
+    | 'clawback_recovered';
   partner_id: number;
   partner_program_id: number;
-  commission_id: number;
+  /** Null only for a payout's `clawback_recovered` entry, which belongs to no commission. */
+  commission_id: number | null;
+  /** The payout a payment or a recovery belongs to (docs/payouts.md); absent for every other entry. */
+  payout_id?: number | null;
   /** Signed cents: positive credits the partner, negative deducts. */
   amount_cents: number;
   /** A deduction stops at a zero balance unless the commission had been paid (spec 3, balance rule). */
@@ -115,6 +123,7 @@ export function commissionEntryKey(commissionId: number, step: 'created' | 'paid
  */
 export function ledgerPrerequisites(e: LedgerEffect): string[] {
   const id = e.commission_id;
+  if (id === null) return [];
   if (
     (e.kind === 'commission_reversed' || e.kind === 'commission_refunded') &&
     e.entry_key === commissionEntryKey(id, 'refund')

@@ -1,6 +1,7 @@
-// The balance ledger's writes (ledger worker and mark-paid): a chunk of movements in the caller's
-// transaction, each entry_key once, partners then partner_programs locked in id order, each commission's
-// entries in causal order (an entry that arrives before one it must follow is held). See docs/pipeline.md.
+// The balance ledger's writes (ledger worker, mark-paid, payouts, rejections): a chunk of movements in the
+// caller's transaction, each entry_key once, partners then partner_programs locked in id order, each
+// commission's entries in causal order (an entry that arrives before one it must follow is held). See
+// docs/pipeline.md and docs/payouts.md.
 import type { Tx } from './sql.ts';
 import type { LedgerEffect } from '../contracts/commands.ts';
 import { ledgerPrerequisites } from '../contracts/commands.ts';
@@ -36,7 +37,8 @@ export interface LedgerRow {
   kind: LedgerEffect['kind'];
   partner_id: number;
   partner_program_id: number;
-  commission_id: number;
+  commission_id: number | null;
+  payout_id: number | null;
   requested_cents: string;
   partner_cents: string;
   program_cents: string;
@@ -48,12 +50,13 @@ const ENTRY_COLUMNS = [
   'partner_id',
   'partner_program_id',
   'commission_id',
+  'payout_id',
   'requested_cents',
   'partner_cents',
   'program_cents',
 ] as const;
 
-/** 8 columns × 2,000 rows stays well under Postgres's 65,534 parameters per statement. */
+/** 9 columns × 2,000 rows stays well under Postgres's 65,534 parameters per statement. */
 const ROWS_PER_STATEMENT = 2000;
 
 const ascending = (ids: number[]): number[] => [...new Set(ids)].sort((a, b) => a - b);
@@ -75,9 +78,12 @@ export async function applyLedgerEntries(tx: Tx, effects: LedgerEffect[]): Promi
 
   // Entries held earlier for the chunk's commissions, under the locks just taken (a held entry names the
   // same partner and partner-program as its commission's other entries; one that does not stays held).
+  const commissionIds = [
+    ...new Set(effects.flatMap((e) => (e.commission_id === null ? [] : [e.commission_id]))),
+  ];
   const heldRows = await tx<{ entry_key: string; effect: LedgerEffect }[]>`
     select entry_key, effect from ledger_held
-    where commission_id = any(${[...new Set(effects.map((e) => e.commission_id))]}::bigint[])
+    where commission_id = any(${commissionIds}::bigint[])
       and partner_id = any(${[...partners.keys()]}::bigint[])
       and partner_program_id = any(${[...programs.keys()]}::bigint[])
     order by held_at, entry_key`;
@@ -95,6 +101,10 @@ export async function applyLedgerEntries(tx: Tx, effects: LedgerEffect[]): Promi
     ).map((r) => r.entry_key),
   );
 
+  // What each clamped deduction may take: its commission's credit less the deductions before it
+  // (`clampRoom`), read only when the chunk has such a deduction.
+  const rooms = await clampRooms(tx, [...effects, ...heldBefore.values()]);
+
   const rows: LedgerRow[] = [];
   const touchedPartners = new Set<number>();
   const touchedPrograms = new Set<number>();
@@ -109,8 +119,13 @@ export async function applyLedgerEntries(tx: Tx, effects: LedgerEffect[]): Promi
     const partnerBalance = partners.get(e.partner_id)!;
     const pp = programs.get(e.partner_program_id)!;
     const amount = BigInt(e.amount_cents);
-    const partnerCents = movement(partnerBalance, amount, e.clamp_at_zero);
-    const programCents = movement(pp.balance, amount, e.clamp_at_zero);
+    const room = e.commission_id === null ? undefined : rooms.get(e.commission_id);
+    const partnerCents = movement(room?.partner ?? 0n, amount, e.clamp_at_zero);
+    const programCents = movement(room?.program ?? 0n, amount, e.clamp_at_zero);
+    if (room && e.kind !== 'commission_paid') {
+      room.partner += partnerCents;
+      room.program += programCents;
+    }
     partners.set(e.partner_id, partnerBalance + partnerCents);
     pp.balance += programCents;
     touchedPartners.add(e.partner_id);
@@ -122,6 +137,7 @@ export async function applyLedgerEntries(tx: Tx, effects: LedgerEffect[]): Promi
       partner_id: e.partner_id,
       partner_program_id: e.partner_program_id,
       commission_id: e.commission_id,
+      payout_id: e.payout_id ?? null,
       requested_cents: amount.toString(),
       partner_cents: partnerCents.toString(),
       program_cents: programCents.toString(),
@@ -193,6 +209,40 @@ export async function applyLedgerEntries(tx: Tx, effects: LedgerEffect[]): Promi
       as v(id, balance)
     where pp.id = v.id`;
   return { applied: rows.length, duplicates, ...extra };
+}
+
+/**
+ * The clamp's room (spec 3's balance rule, docs/payouts.md "Clawbacks"): a deduction of an unpaid commission
+ * takes at most what that commission's own entries still hold, its credit less its earlier deductions
+ * (payments not counted), and nothing once that is at or below zero. Never the rest of the balance: a
+ * balance below the deduction means a clawback of a paid commission is still owed, and a refund of another
+ * commission must not forgive it (what the partner was paid plus the balance would no longer equal what
+ * they earned less deductions). With causal order (the credit first) and a deduction never larger than its
+ * commission, a real refund is therefore deducted in full. Read for the commissions of the chunk's clamped
+ * deductions only; the caller keeps the rooms current as it applies entries.
+ */
+async function clampRooms(
+  tx: Tx,
+  effects: LedgerEffect[],
+): Promise<Map<number, { partner: bigint; program: bigint }>> {
+  const ids = [
+    ...new Set(
+      effects.flatMap((e) =>
+        e.clamp_at_zero && e.amount_cents < 0 && e.commission_id !== null ? [e.commission_id] : [],
+      ),
+    ),
+  ];
+  const rooms = new Map(ids.map((id) => [id, { partner: 0n, program: 0n }]));
+  if (ids.length === 0) return rooms;
+  const rows = await tx<{ commission_id: string; partner: string; program: string }[]>`
+    select commission_id, sum(partner_cents)::text as partner, sum(program_cents)::text as program
+    from ledger_entries
+    where commission_id = any(${ids}::bigint[]) and kind <> 'commission_paid'
+    group by commission_id`;
+  for (const r of rows) {
+    rooms.set(Number(r.commission_id), { partner: BigInt(r.partner), program: BigInt(r.program) });
+  }
+  return rooms;
 }
 
 /** The rows an effect names must exist and belong together (else it is poison, never held). */

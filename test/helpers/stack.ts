@@ -55,6 +55,9 @@ export async function startServices(
     KAFKA_CLICK_PARTITIONS: '4',
     LOG_LEVEL: 'warn',
     CACHE_POLL_MS: '100',
+    // The approval sweep approves due commissions of the whole database, whichever test file made them: only
+    // the files that test it turn it on (APPROVAL_SWEEP_MS), so no other file's commissions move under it.
+    APPROVAL_SWEEP_MS: 'off',
     ...extraEnv,
   };
   const output: string[] = [];

@@ -163,6 +163,54 @@ const routes: Route[] = [
       send('POST', url(`/api/advertiser/commissions/${f.commissionId}/mark-paid`), undefined, bearer(k)),
   },
   {
+    name: 'approve commission',
+    scope: 'program:update',
+    call: (k, f) =>
+      send('POST', url(`/api/advertiser/commissions/${f.commissionId}/approve`), undefined, bearer(k)),
+  },
+  {
+    name: 'reject commission',
+    scope: 'program:update',
+    call: (k, f) => send('POST', url(`/api/advertiser/commissions/${f.commissionId}/reject`), {}, bearer(k)),
+  },
+  {
+    name: 'GET payouts',
+    scope: 'payouts:read',
+    call: (k, f) => getJson(url(`${P}/${f.programId}/payouts`), bearer(k)),
+  },
+  {
+    name: 'GET payouts preview',
+    scope: 'payouts:read',
+    call: (k, f) => getJson(url(`${P}/${f.programId}/payouts/preview`), bearer(k)),
+  },
+  {
+    name: 'GET payouts export',
+    scope: 'payouts:read',
+    call: (k, f) => getJson(url(`${P}/${f.programId}/payouts/export?format=csv`), bearer(k)),
+  },
+  {
+    name: 'POST payouts',
+    scope: 'payouts:write',
+    call: (k, f) => send('POST', url(`${P}/${f.programId}/payouts`), {}, bearer(k)),
+  },
+  {
+    name: 'GET payout',
+    scope: 'payouts:read',
+    call: async (k, f) => getJson(url(`/api/advertiser/payouts/${await payoutOf(f)}`), bearer(k)),
+  },
+  {
+    name: 'mark payout paid',
+    scope: 'payouts:write',
+    call: async (k, f) =>
+      send('POST', url(`/api/advertiser/payouts/${await payoutOf(f)}/mark-paid`), {}, bearer(k)),
+  },
+  {
+    name: 'cancel payout',
+    scope: 'payouts:write',
+    call: async (k, f) =>
+      send('POST', url(`/api/advertiser/payouts/${await payoutOf(f)}/cancel`), undefined, bearer(k)),
+  },
+  {
     name: 'PUT processor-connection',
     scope: 'program:update',
     call: (k) =>
@@ -181,6 +229,13 @@ const routes: Route[] = [
   },
 ];
 const passes = (s: number) => s !== 401 && s !== 403;
+
+/** A pending payout of the fixture's commission, made by the owner. */
+async function payoutOf(f: Awaited<ReturnType<typeof fixture>>): Promise<number> {
+  await sql`update commissions set status = 'approved', payable_at = now() where id = ${f.commissionId}`;
+  const r = await send('POST', url(`${P}/${f.programId}/payouts`), {}, bearer(owner.session));
+  return (r.body.data as { id: number }[])[0]!.id;
+}
 
 t.test('each scope × route: lacking the scope is 403 naming it; the scope alone passes', async (t) => {
   for (const r of routes) {
@@ -210,7 +265,7 @@ t.test('each role × route: owner and admin everything; member and viewer read o
     member: await memberOf(svc, sql, owner.workspaceId, 'member'),
     viewer: await memberOf(svc, sql, owner.workspaceId, 'viewer'),
   };
-  const readScopes = new Set(['program:list', 'program:read']);
+  const readScopes = new Set(['program:list', 'program:read', 'partners:read', 'payouts:read']);
   for (const r of routes) {
     for (const [role, u] of Object.entries(roles)) {
       const res = await r.call(u.session, await fixture());

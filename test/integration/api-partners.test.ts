@@ -591,8 +591,8 @@ t.test('mark paid: refunded commissions, access and 404s; commission list valida
     [s.commissionId],
   );
   for (const [q, error] of [
-    ['status=bogus', 'status must be one of pending, approved, paid, reversed, refunded'],
-    ['status=', 'status must be one of pending, approved, paid, reversed, refunded'],
+    ['status=bogus', 'status must be one of pending, approved, paid, reversed, refunded, review'],
+    ['status=', 'status must be one of pending, approved, paid, reversed, refunded, review'],
     ['limit=0', 'limit must be an integer from 1 to 1000'],
     ['limit=1001', 'limit must be an integer from 1 to 1000'],
     ['limit=x', 'limit must be an integer from 1 to 1000'],

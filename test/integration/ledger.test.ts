@@ -1,5 +1,5 @@
 // The balance ledger on the real database and broker: credits, the refund clamp (spec 3: at zero unless the
-// commission was paid, separately for the partner and the partner-program balance), each entry_key applied
+// commission was paid; a clamped deduction takes at most what its own commission holds), each entry_key applied
 // once (in a chunk, across chunks, across concurrent transactions), balances equal to the sums of their
 // ledger columns at all times, and the ledger and notification workers end to end through Kafka with
 // duplicates and poison.
@@ -113,10 +113,13 @@ async function assertBalancesEqualSums(t: Test, fixtures: Fixture[]): Promise<vo
   );
 }
 
-/** The balance rule, written independently of the step: the oracle for the random runs. */
-function expectedMove(balance: number, amount: number, clamp: boolean): number {
+/**
+ * The balance rule, written independently of the step: the oracle for the random runs. `room` is what the
+ * entry's commission holds (its credits less its deductions so far), which a clamped deduction stops at.
+ */
+function expectedMove(room: number, amount: number, clamp: boolean): number {
   if (amount >= 0 || !clamp) return amount;
-  return Math.max(amount, -Math.max(balance, 0));
+  return Math.max(amount, -Math.max(room, 0));
 }
 
 /** mulberry32: a seeded PRNG so a failing random run can be replayed from its seed. */
@@ -195,34 +198,47 @@ t.test('the same entry_key is applied once, in one chunk or in two', async (t) =
   await assertBalancesEqualSums(t, [f]);
 });
 
-t.test('the partner balance and the partner-program balance are clamped separately', async (t) => {
-  const programA = await createProgram(sql);
-  const programB = await createProgram(sql);
-  const a = await fixture(programA.id);
-  const b = await fixture(programB.id, a.partnerId);
-  await step([effect(a, 1000), effect(b, 500)]);
-  t.same(await balances(a), { partner: 1500, program: 1000 });
-  t.same(await balances(b), { partner: 1500, program: 500 });
+t.test(
+  'a clamped deduction takes at most what its own commission holds, from both balances alike',
+  async (t) => {
+    const programA = await createProgram(sql);
+    const programB = await createProgram(sql);
+    const a = await fixture(programA.id);
+    const b = await fixture(programB.id, a.partnerId);
+    await step([effect(a, 1000), effect(b, 500)]);
+    t.same(await balances(a), { partner: 1500, program: 1000 });
+    t.same(await balances(b), { partner: 1500, program: 500 });
 
-  // Program B holds 500, the partner 1500: the program stops at zero, the partner loses the full 800.
-  const d1 = effect(b, -800, { clamp: true });
-  await step([d1]);
-  t.same(await entry(d1.entry_key), [{ requested: -800, partner: -800, program: -500 }]);
-  t.same(await balances(b), { partner: 700, program: 0 });
+    // Commission b holds 500: the deduction of 800 stops there, in the partner balance too.
+    const d1 = effect(b, -800, { clamp: true });
+    await step([d1]);
+    t.same(await entry(d1.entry_key), [{ requested: -800, partner: -500, program: -500 }]);
+    t.same(await balances(b), { partner: 1000, program: 0 });
 
-  // A paid reversal on A takes the partner below zero (program A: 1000 - 1200 = -200; partner: -500).
-  await step([effect(a, -1200, { clamp: false })]);
-  t.same(await balances(a), { partner: -500, program: -200 });
-  await step([effect(b, 300)]);
-  t.same(await balances(b), { partner: -200, program: 300 });
+    // A paid reversal on A takes program A below zero: a clawback the partner owes.
+    await step([effect(a, -1200, { clamp: false })]);
+    t.same(await balances(a), { partner: -200, program: -200 });
 
-  // Now the partner is below zero and program B is not: the partner gives nothing, program B gives 100.
-  const d2 = effect(b, -100, { clamp: true });
-  await step([d2]);
-  t.same(await entry(d2.entry_key), [{ requested: -100, partner: 0, program: -100 }]);
-  t.same(await balances(b), { partner: -200, program: 200 });
-  await assertBalancesEqualSums(t, [a, b]);
-});
+    // A new commission c on program A: its refund takes back all of c, and leaves the clawback owed. (A
+    // clamp at the balance would have stopped at 100 and forgiven 200 of what the partner owes.)
+    const c = await fixture(programA.id, a.partnerId);
+    t.equal(c.partnerProgramId, a.partnerProgramId);
+    await step([effect(c, 300)]);
+    t.same(await balances(c), { partner: 100, program: 100 });
+    const d2 = effect(c, -300, { clamp: true });
+    await step([d2]);
+    t.same(await entry(d2.entry_key), [{ requested: -300, partner: -300, program: -300 }]);
+    t.same(await balances(c), { partner: -200, program: -200 });
+
+    // Nothing more from c, which holds nothing now, whatever the balances hold.
+    await step([effect(b, 300)]);
+    const d3 = effect(c, -50, { clamp: true });
+    await step([d3]);
+    t.same(await entry(d3.entry_key), [{ requested: -50, partner: 0, program: 0 }]);
+    t.same(await balances(b), { partner: 100, program: 300 });
+    await assertBalancesEqualSums(t, [a, b, c]);
+  },
+);
 
 t.test('entries within one chunk see the balances left by the entries before them', async (t) => {
   const program = await createProgram(sql);
@@ -271,16 +287,18 @@ t.test('a random mixed run: balances follow the rule and equal the sums of their
   // The oracle: apply in order, first occurrence of a key only.
   const partnerBal = new Map<number, number>();
   const programBal = new Map<number, number>();
+  const room = new Map<number, number>();
   const expected = new Map<string, { partner: number; program: number }>();
   for (const e of effects) {
     if (expected.has(e.entry_key)) continue;
     const pb = partnerBal.get(e.partner_id) ?? 0;
     const gb = programBal.get(e.partner_program_id) ?? 0;
-    const partner = expectedMove(pb, e.amount_cents, e.clamp_at_zero);
-    const program = expectedMove(gb, e.amount_cents, e.clamp_at_zero);
-    partnerBal.set(e.partner_id, pb + partner);
-    programBal.set(e.partner_program_id, gb + program);
-    expected.set(e.entry_key, { partner, program });
+    const r = room.get(e.commission_id!) ?? 0;
+    const move = expectedMove(r, e.amount_cents, e.clamp_at_zero);
+    partnerBal.set(e.partner_id, pb + move);
+    programBal.set(e.partner_program_id, gb + move);
+    room.set(e.commission_id!, r + move);
+    expected.set(e.entry_key, { partner: move, program: move });
   }
 
   let applied = 0;
@@ -367,29 +385,32 @@ t.test('concurrent transactions over the same partners: no deadlock, each key on
       entry_key: string;
       partner_id: string;
       partner_program_id: string;
+      commission_id: string;
       requested: string;
       partner: string;
       program: string;
     }[]
   >`
-    select entry_key, partner_id, partner_program_id, requested_cents as requested, partner_cents as partner,
-           program_cents as program
+    select entry_key, partner_id, partner_program_id, commission_id, requested_cents as requested,
+           partner_cents as partner, program_cents as program
     from ledger_entries where partner_id = any(${fixtures.map((f) => f.partnerId)}::bigint[]) order by id`;
   const clampOf = new Map(effects.map((e) => [e.entry_key, e.clamp_at_zero]));
   const partnerBal = new Map<string, number>();
   const programBal = new Map<string, number>();
+  const room = new Map<string, number>();
   const wrong: string[] = [];
   for (const r of rows) {
     const clamp = clampOf.get(r.entry_key) ?? true;
     const pb = partnerBal.get(r.partner_id) ?? 0;
     const gb = programBal.get(r.partner_program_id) ?? 0;
-    const partner = expectedMove(pb, Number(r.requested), clamp);
-    const program = expectedMove(gb, Number(r.requested), clamp);
-    if (partner !== Number(r.partner) || program !== Number(r.program)) {
-      wrong.push(`${r.entry_key}: ${r.partner}/${r.program}, expected ${partner}/${program}`);
+    const cr = room.get(r.commission_id) ?? 0;
+    const move = expectedMove(cr, Number(r.requested), clamp);
+    if (move !== Number(r.partner) || move !== Number(r.program)) {
+      wrong.push(`${r.entry_key}: ${r.partner}/${r.program}, expected ${move}/${move}`);
     }
-    partnerBal.set(r.partner_id, pb + partner);
-    programBal.set(r.partner_program_id, gb + program);
+    partnerBal.set(r.partner_id, pb + move);
+    programBal.set(r.partner_program_id, gb + move);
+    room.set(r.commission_id, cr + move);
   }
   t.same(wrong, [], 'replayed in id order, every entry moved the balances as the rule says');
   for (const f of fixtures) {

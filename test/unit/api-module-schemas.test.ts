@@ -236,7 +236,7 @@ t.test('module schemas: the exact 400 strings and their precedence', async (t) =
       `${P}/1/commissions?status=`,
       undefined,
       400,
-      'status must be one of pending, approved, paid, reversed, refunded',
+      'status must be one of pending, approved, paid, reversed, refunded, review',
     ],
     [
       'limit',

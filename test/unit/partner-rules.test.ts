@@ -134,7 +134,7 @@ t.test("a partner's view: no customer data, no partner counts, payout terms' def
       currency: 'EUR',
       sale_amount_cents: '3000',
       created_at: created,
-      payable_at: '2026-02-01T03:04:05+00:00',
+      payable_at: new Date('2026-02-01T03:04:05+00:00'),
       payout_id: null,
     }),
     {

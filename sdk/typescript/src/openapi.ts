@@ -1710,6 +1710,10 @@ export interface paths {
                                 api_token_masked: string | null;
                                 /** Format: date-time */
                                 created_at: string;
+                                /** @description Days from a sale until its commission is payable */
+                                hold_days: number;
+                                /** @description The smallest payout, in cents */
+                                min_payout_cents: number;
                                 public_page: boolean;
                                 auto_approve: boolean;
                                 description: string | null;
@@ -1745,7 +1749,7 @@ export interface paths {
         put?: never;
         /**
          * Create a program (status draft); the tracking token is returned in full this once
-         * @description Scope program:create. `workspace_id` picks the workspace (default: the key’s workspace, or the session user’s own). The slug is generated from the name when omitted (with a random suffix when taken). Errors: 400 `name is required and must be 1 to 200 characters`, `slug must be 1 to 63 lowercase letters, digits or dashes, starting with a letter or digit`, `cookie_window_days must be an integer from 1 to 3650`, `currency must be an ISO 4217 currency code`, commission policy messages, `allowed_origins…`, `workspace_id must be a positive integer`; 404 `Workspace not found`; 409 `slug is already taken`. Applications (docs/partners.md): `public_page` and `auto_approve` (default false), `partner_links` (default true), `description` (at most 2,000 characters): 400 `public_page must be true or false`, `auto_approve must be true or false`, `partner_links must be true or false`, `description must be a string of at most 2000 characters`.
+         * @description Scope program:create. `workspace_id` picks the workspace (default: the key’s workspace, or the session user’s own). The slug is generated from the name when omitted (with a random suffix when taken). Errors: 400 `name is required and must be 1 to 200 characters`, `slug must be 1 to 63 lowercase letters, digits or dashes, starting with a letter or digit`, `cookie_window_days must be an integer from 1 to 3650`, `currency must be an ISO 4217 currency code`, commission policy messages, `allowed_origins…`, `hold_days must be an integer from 0 to 365` (default 30), `min_payout_cents must be an integer from 0 to 1000000000000` (default 0), `workspace_id must be a positive integer`; 404 `Workspace not found`; 409 `slug is already taken`. Applications (docs/partners.md): `public_page` and `auto_approve` (default false), `partner_links` (default true), `description` (at most 2,000 characters): 400 `public_page must be true or false`, `auto_approve must be true or false`, `partner_links must be true or false`, `description must be a string of at most 2000 characters`.
          */
         post: {
             parameters: {
@@ -1789,6 +1793,8 @@ export interface paths {
                             }[] | null;
                         } | null;
                         allowed_origins?: string[] | null;
+                        hold_days?: number | null;
+                        min_payout_cents?: number | null;
                         public_page?: boolean | null;
                         auto_approve?: boolean | null;
                         description?: string | null;
@@ -1821,6 +1827,10 @@ export interface paths {
                                 api_token_masked: string | null;
                                 /** Format: date-time */
                                 created_at: string;
+                                /** @description Days from a sale until its commission is payable */
+                                hold_days: number;
+                                /** @description The smallest payout, in cents */
+                                min_payout_cents: number;
                                 public_page: boolean;
                                 auto_approve: boolean;
                                 description: string | null;
@@ -1941,6 +1951,10 @@ export interface paths {
                                 api_token_masked: string | null;
                                 /** Format: date-time */
                                 created_at: string;
+                                /** @description Days from a sale until its commission is payable */
+                                hold_days: number;
+                                /** @description The smallest payout, in cents */
+                                min_payout_cents: number;
                                 public_page: boolean;
                                 auto_approve: boolean;
                                 description: string | null;
@@ -1986,7 +2000,7 @@ export interface paths {
         };
         /**
          * Update a program (only the fields given change)
-         * @description Scope program:update. Changeable: name, slug, cookie_window_days, currency, commission, allowed_origins, public_page, auto_approve, partner_links, description (same rules and messages as create; none may be null, `<field> cannot be null`, but description, which null clears). `status` is changed only by go-live: a different value is 400 `status is changed with POST /api/advertiser/affiliate-programs/:id/go-live`. 409 `slug is already taken`; 409 `currency cannot be changed once the program has partners or sales` (amounts of two currencies are never added).
+         * @description Scope program:update. Changeable: name, slug, cookie_window_days, currency, commission, allowed_origins, public_page, auto_approve, partner_links, description, hold_days, min_payout_cents (same rules and messages as create; none may be null, `<field> cannot be null`, but description, which null clears; hold_days applies to commissions created after the change, min_payout_cents to payouts created after it). `status` is changed only by go-live: a different value is 400 `status is changed with POST /api/advertiser/affiliate-programs/:id/go-live`. 409 `slug is already taken`; 409 `currency cannot be changed once the program has partners or sales` (amounts of two currencies are never added).
          */
         put: {
             parameters: {
@@ -2036,6 +2050,16 @@ export interface paths {
                         /** @description Origins a browser may send click and lead from; stored as URL.origin */
                         allowed_origins?: string[];
                         /**
+                         * @description Days from a sale until its commission is payable (applies to commissions created after a change)
+                         * @default 30
+                         */
+                        hold_days?: number;
+                        /**
+                         * @description The smallest payout, in cents: a partner owed less is not paid yet (it carries over)
+                         * @default 0
+                         */
+                        min_payout_cents?: number;
+                        /**
                          * @description Show the program at /p/<slug> and GET /api/public/programs/:slug, and take applications
                          * @default false
                          */
@@ -2084,6 +2108,10 @@ export interface paths {
                                 api_token_masked: string | null;
                                 /** Format: date-time */
                                 created_at: string;
+                                /** @description Days from a sale until its commission is payable */
+                                hold_days: number;
+                                /** @description The smallest payout, in cents */
+                                min_payout_cents: number;
                                 public_page: boolean;
                                 auto_approve: boolean;
                                 description: string | null;
@@ -2262,6 +2290,10 @@ export interface paths {
                                 api_token_masked: string | null;
                                 /** Format: date-time */
                                 created_at: string;
+                                /** @description Days from a sale until its commission is payable */
+                                hold_days: number;
+                                /** @description The smallest payout, in cents */
+                                min_payout_cents: number;
                                 public_page: boolean;
                                 auto_approve: boolean;
                                 description: string | null;
@@ -3188,12 +3220,12 @@ export interface paths {
         };
         /**
          * The program's commissions, newest first
-         * @description Scope program:read. `status` filters (pending, approved, paid, reversed, refunded); `limit` 1..1000 (default 100) and `offset` (default 0) page through them. Errors: 400 `status must be one of pending, approved, paid, reversed, refunded`, `limit must be an integer from 1 to 1000`, `offset must be a non-negative integer`.
+         * @description Scope program:read. `status` filters (pending, approved, paid, reversed, refunded), or `review`: the commissions held for review (review_reason set) that are neither approved nor rejected yet. `limit` 1..1000 (default 100) and `offset` (default 0) page through them. Errors: 400 `status must be one of pending, approved, paid, reversed, refunded, review`, `limit must be an integer from 1 to 1000`, `offset must be a non-negative integer`.
          */
         get: {
             parameters: {
                 query?: {
-                    status?: "pending" | "approved" | "paid" | "reversed" | "refunded";
+                    status?: "pending" | "approved" | "paid" | "reversed" | "refunded" | "review";
                     limit?: number;
                     offset?: number;
                 };
@@ -3222,6 +3254,14 @@ export interface paths {
                                 sale_id: number;
                                 partner_id: number;
                                 refund_reason: string | null;
+                                /** @description What refunds or a rejection took back */
+                                deducted_cents: number;
+                                /** @description Why the commission waits for review (null: not held) */
+                                review_reason: ("self_referral" | "partner_ip") | null;
+                                /** @description The sale's time + the program's hold_days: approved by then unless held for review */
+                                payable_at: string | null;
+                                /** @description The pending or paid payout holding it */
+                                payout_id: number | null;
                                 paid_at: string | null;
                                 /** Format: date-time */
                                 created_at: string;
@@ -3293,8 +3333,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Mark a commission paid: status paid, and its amount deducted from the balances
-         * @description Scope program:update on the commission's program. Allowed from pending or approved. In one transaction: status `paid`, paid_at, and the ledger entry `commission:<id>:paid` (kind commission_paid, -amount_cents, never clamped) applied to the partner and partner-program balances. A later refund of a paid commission is deducted in full and may leave a balance negative. Errors: 404 `Commission not found`; 409 `Commission is already paid`, `A reversed commission cannot be marked paid`, `A refunded commission cannot be marked paid`.
+         * Mark one commission paid: status paid, and its amount deducted from the balances
+         * @description Scope program:update on the commission's program. Allowed from pending or approved, when the commission is in no payout and not held for review (payouts pay their commissions together: POST /api/advertiser/payouts/:id/mark-paid). In one transaction: status `paid`, paid_at, the ledger entry `commission:<id>:paid` (kind commission_paid, -amount_cents, never clamped) applied to the partner and partner-program balances, and a `commission.updated` event. A later refund of a paid commission is deducted in full and may leave a balance negative (a clawback, recovered from the partner's next payouts). Errors: 404 `Commission not found`; 409 `Commission is already paid`, `A reversed commission cannot be marked paid`, `A refunded commission cannot be marked paid`, `Commission is in pending payout <id>: mark the payout paid or cancel it`, `Commission is held for review: approve or reject it first`.
          */
         post: {
             parameters: {
@@ -3324,10 +3364,251 @@ export interface paths {
                                 sale_id: number;
                                 partner_id: number;
                                 refund_reason: string | null;
+                                /** @description What refunds or a rejection took back */
+                                deducted_cents: number;
+                                /** @description Why the commission waits for review (null: not held) */
+                                review_reason: ("self_referral" | "partner_ip") | null;
+                                /** @description The sale's time + the program's hold_days: approved by then unless held for review */
+                                payable_at: string | null;
+                                /** @description The pending or paid payout holding it */
+                                payout_id: number | null;
                                 paid_at: string | null;
                                 /** Format: date-time */
                                 created_at: string;
                             };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/advertiser/commissions/{id}/approve": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Approve a commission held for review (clears the hold)
+         * @description Scope program:update on the commission's program. Clears `review_reason`: a commission whose payable_at has passed becomes `approved` at once, one still in its hold stays `pending` until the approval sweep reaches payable_at; a partly refunded one keeps status `refunded` and its remainder becomes payable. Records `commission.updated`. Errors: 404 `Commission not found`; 409 `Commission is not held for review`, `A reversed commission cannot be approved`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Commission id */
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                id: number;
+                                /** @enum {string} */
+                                status: "pending" | "approved" | "paid" | "reversed" | "refunded";
+                                amount_cents: number;
+                                currency: string;
+                                sale_id: number;
+                                partner_id: number;
+                                refund_reason: string | null;
+                                /** @description What refunds or a rejection took back */
+                                deducted_cents: number;
+                                /** @description Why the commission waits for review (null: not held) */
+                                review_reason: ("self_referral" | "partner_ip") | null;
+                                /** @description The sale's time + the program's hold_days: approved by then unless held for review */
+                                payable_at: string | null;
+                                /** @description The pending or paid payout holding it */
+                                payout_id: number | null;
+                                paid_at: string | null;
+                                /** Format: date-time */
+                                created_at: string;
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/advertiser/commissions/{id}/reject": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Reject a commission: it is reversed, as a full refund would reverse it
+         * @description Scope program:update on the commission's program. For an unpaid commission without deductions (pending or approved, held for review or not) that is in no payout. In one transaction: status `reversed`, deducted_cents = amount_cents, refund_reason `rejected: <reason>` (`rejected` without a reason), the ledger entry `commission:<id>:refund` (kind commission_reversed, -amount_cents, clamped as an unpaid commission’s deduction), an in-app notification to the partner (`commission_rejected`) and `commission.updated`. A later refund of the sale is `skipped`. Errors: 400 `reason must be a string of at most 500 characters`; 404 `Commission not found`; 409 `Commission is already reversed`, `A paid commission cannot be rejected`, `A refunded commission cannot be rejected`, `Commission is in pending payout <id>: mark the payout paid or cancel it`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Commission id */
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        reason?: string | null;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                id: number;
+                                /** @enum {string} */
+                                status: "pending" | "approved" | "paid" | "reversed" | "refunded";
+                                amount_cents: number;
+                                currency: string;
+                                sale_id: number;
+                                partner_id: number;
+                                refund_reason: string | null;
+                                /** @description What refunds or a rejection took back */
+                                deducted_cents: number;
+                                /** @description Why the commission waits for review (null: not held) */
+                                review_reason: ("self_referral" | "partner_ip") | null;
+                                /** @description The sale's time + the program's hold_days: approved by then unless held for review */
+                                payable_at: string | null;
+                                /** @description The pending or paid payout holding it */
+                                payout_id: number | null;
+                                paid_at: string | null;
+                                /** Format: date-time */
+                                created_at: string;
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
                         };
                     };
                 };
@@ -6721,6 +7002,791 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/advertiser/affiliate-programs/{id}/payouts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The program's payouts, newest first
+         * @description Scope payouts:read. `status` filters (pending, paid, canceled); `limit` 1..1000 (default 100), `offset` (default 0). Errors: 400 `status must be one of pending, paid, canceled`, `limit must be an integer from 1 to 1000`, `offset must be a non-negative integer`.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    status?: "pending" | "paid" | "canceled";
+                    limit?: number;
+                    offset?: number;
+                };
+                header?: never;
+                path: {
+                    /** @description Program id */
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                id: number;
+                                program_id: number;
+                                partner_id: number;
+                                partner_name: string;
+                                partner_email: string;
+                                /** @description The partner's payout method from the partner portal (null: none set) */
+                                payout_method: {
+                                    /** @enum {string} */
+                                    type: "paypal" | "wise" | "bank_transfer";
+                                    email: string | null;
+                                    details: unknown;
+                                } | null;
+                                /** @description What is sent: commissions_cents - recovered_cents, never below 0 */
+                                amount_cents: number;
+                                /** @description The commissions' amounts less their deductions */
+                                commissions_cents: number;
+                                /** @description Clawbacks of earlier payments recovered by this payout */
+                                recovered_cents: number;
+                                currency: string;
+                                /** @enum {string} */
+                                status: "pending" | "paid" | "canceled";
+                                commission_ids: number[];
+                                reference: string | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                paid_at: string | null;
+                                canceled_at: string | null;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Create payouts: one per approved partner holding all their payable commissions
+         * @description Scope payouts:write. One payout per approved partner of the program with payable commissions (`approved`, or partly refunded with something left once payable; unpaid, in no payout, not held for review), when its amount is at least the program’s min_payout_cents (otherwise they wait for a later run). amount_cents = the commissions’ amounts less their deductions (commissions_cents) less the clawbacks of earlier payments not yet recovered (recovered_cents), never below 0: what is left of a clawback carries over to later payouts. No commission is ever in two payouts, whatever runs concurrently (creations of one program run one at a time). `partner_ids` limits the run to those partners. 201 `{ data: [payout] }` (an empty list when nothing is payable); a `payout.created` event per payout. Errors: 400 `partner_ids must be an array of at most 1000 positive integers`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Program id */
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        partner_ids?: number[] | null;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                id: number;
+                                program_id: number;
+                                partner_id: number;
+                                partner_name: string;
+                                partner_email: string;
+                                /** @description The partner's payout method from the partner portal (null: none set) */
+                                payout_method: {
+                                    /** @enum {string} */
+                                    type: "paypal" | "wise" | "bank_transfer";
+                                    email: string | null;
+                                    details: unknown;
+                                } | null;
+                                /** @description What is sent: commissions_cents - recovered_cents, never below 0 */
+                                amount_cents: number;
+                                /** @description The commissions' amounts less their deductions */
+                                commissions_cents: number;
+                                /** @description Clawbacks of earlier payments recovered by this payout */
+                                recovered_cents: number;
+                                currency: string;
+                                /** @enum {string} */
+                                status: "pending" | "paid" | "canceled";
+                                commission_ids: number[];
+                                reference: string | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                paid_at: string | null;
+                                canceled_at: string | null;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/advertiser/affiliate-programs/{id}/payouts/preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What creating payouts now would pay, per partner (nothing is written)
+         * @description Scope payouts:read. The payouts `POST …/payouts` would create now, and the partners left out because their amount is below min_payout_cents (`below_minimum: true`; their commissions carry over). `has_payout_method` is false for a partner who has set no payout method in the partner portal (listed in the plain CSV export with a `no payout method` flag, left out of the PayPal and Wise files). What is created may differ if commissions are approved, refunded or paid meanwhile.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Only this partner */
+                    partner_id?: number;
+                };
+                header?: never;
+                path: {
+                    /** @description Program id */
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                partner_id: number;
+                                partner_name: string;
+                                partner_email: string;
+                                /** @description The partner's payout method from the partner portal (null: none set) */
+                                payout_method: {
+                                    /** @enum {string} */
+                                    type: "paypal" | "wise" | "bank_transfer";
+                                    email: string | null;
+                                    details: unknown;
+                                } | null;
+                                has_payout_method: boolean;
+                                amount_cents: number;
+                                commissions_cents: number;
+                                recovered_cents: number;
+                                currency: string;
+                                commission_ids: number[];
+                                /** @description Below min_payout_cents: not paid by this run, it carries over */
+                                below_minimum: boolean;
+                            }[];
+                            meta: {
+                                currency: string;
+                                min_payout_cents: number;
+                                /** @description What the payouts to be created add up to */
+                                total_cents: number;
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/advertiser/affiliate-programs/{id}/payouts/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The program's payouts as a payment file: PayPal Payouts, Wise batch, or plain CSV
+         * @description Scope payouts:read. `text/csv`, the payouts of `status` (default pending). `format=paypal`: PayPal Payouts bulk upload, no header row; per payout whose partner chose PayPal: recipient (the method’s email), amount (two decimals), currency, reference `payout-<id>`, note `Affiliate payout: <program>`, wallet `PAYPAL` (PayPal takes 5,000 rows per file: a larger export is 400). `format=wise`: Wise batch payments by email, header `name,recipientEmail,paymentReference,receiverType,amountCurrency,amount,sourceCurrency,targetCurrency`; per payout whose partner chose Wise: partner name, the method’s email, `Payout <id>`, PERSON (BUSINESS if the method’s details say `receiver_type: BUSINESS`), the program currency, amount, the program currency, the details’ `currency` or the program currency (Wise takes 1,000 rows per file; compare with the template your Wise account offers). `format=csv`: every payout with `payout_id,status,partner_id,partner_name,partner_email,payout_method,payout_email,payout_details,amount,amount_cents,currency,commissions_cents,recovered_cents,commission_count,created_at,paid_at,reference,flag`, flag `no payout method` when the partner has none. Payouts of 0 and partners without a method of the file’s kind are left out of the PayPal and Wise files (header `x-payouts-left-out` counts them). Errors: 400 `format must be one of paypal, wise, csv`, `status must be one of pending, paid, canceled`, `Too many payouts for one <format> file (<n>; at most <max>)`.
+         */
+        get: {
+            parameters: {
+                query: {
+                    format: "paypal" | "wise" | "csv";
+                    status?: "pending" | "paid" | "canceled";
+                };
+                header?: never;
+                path: {
+                    /** @description Program id */
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The CSV file */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "text/csv": string;
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "text/csv": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "text/csv": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "text/csv": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "text/csv": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/advertiser/payouts/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a payout
+         * @description Scope payouts:read on the payout's program. 404 `Payout not found` for one of another workspace.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Payout id */
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                id: number;
+                                program_id: number;
+                                partner_id: number;
+                                partner_name: string;
+                                partner_email: string;
+                                /** @description The partner's payout method from the partner portal (null: none set) */
+                                payout_method: {
+                                    /** @enum {string} */
+                                    type: "paypal" | "wise" | "bank_transfer";
+                                    email: string | null;
+                                    details: unknown;
+                                } | null;
+                                /** @description What is sent: commissions_cents - recovered_cents, never below 0 */
+                                amount_cents: number;
+                                /** @description The commissions' amounts less their deductions */
+                                commissions_cents: number;
+                                /** @description Clawbacks of earlier payments recovered by this payout */
+                                recovered_cents: number;
+                                currency: string;
+                                /** @enum {string} */
+                                status: "pending" | "paid" | "canceled";
+                                commission_ids: number[];
+                                reference: string | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                paid_at: string | null;
+                                canceled_at: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/advertiser/payouts/{id}/mark-paid": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Mark a payout paid: its commissions paid, the balances reduced by what was sent
+         * @description Scope payouts:write on the payout's program. In ONE transaction: its commissions `paid` with paid_at (one refunded while the payout was pending keeps its status: the money it was paid for is then a clawback, recovered from later payouts), the ledger entries (`commission:<id>:paid` for what the payout counted for each, and `payout:<id>:recovered` giving back what it recovered, so the balances fall by exactly amount_cents), the payout `paid` with `reference` and the partner’s payout method, the partner notified in-app and by mail (`payout_paid`), and the `payout.paid` and `commission.updated` events. Errors: 400 `reference must be a string of at most 200 characters`; 404 `Payout not found`; 409 `Payout already paid`, `A canceled payout cannot be marked paid`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Payout id */
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        reference?: string | null;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                id: number;
+                                program_id: number;
+                                partner_id: number;
+                                partner_name: string;
+                                partner_email: string;
+                                /** @description The partner's payout method from the partner portal (null: none set) */
+                                payout_method: {
+                                    /** @enum {string} */
+                                    type: "paypal" | "wise" | "bank_transfer";
+                                    email: string | null;
+                                    details: unknown;
+                                } | null;
+                                /** @description What is sent: commissions_cents - recovered_cents, never below 0 */
+                                amount_cents: number;
+                                /** @description The commissions' amounts less their deductions */
+                                commissions_cents: number;
+                                /** @description Clawbacks of earlier payments recovered by this payout */
+                                recovered_cents: number;
+                                currency: string;
+                                /** @enum {string} */
+                                status: "pending" | "paid" | "canceled";
+                                commission_ids: number[];
+                                reference: string | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                paid_at: string | null;
+                                canceled_at: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/advertiser/payouts/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a pending payout: its commissions are payable again
+         * @description Scope payouts:write on the payout's program. Its commissions leave it (the next creation takes them again, with the amounts and clawbacks of that moment); the payout stays listed as `canceled` with its commission_ids. Errors: 404 `Payout not found`; 409 `A paid payout cannot be canceled`, `Payout already canceled`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Payout id */
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                id: number;
+                                program_id: number;
+                                partner_id: number;
+                                partner_name: string;
+                                partner_email: string;
+                                /** @description The partner's payout method from the partner portal (null: none set) */
+                                payout_method: {
+                                    /** @enum {string} */
+                                    type: "paypal" | "wise" | "bank_transfer";
+                                    email: string | null;
+                                    details: unknown;
+                                } | null;
+                                /** @description What is sent: commissions_cents - recovered_cents, never below 0 */
+                                amount_cents: number;
+                                /** @description The commissions' amounts less their deductions */
+                                commissions_cents: number;
+                                /** @description Clawbacks of earlier payments recovered by this payout */
+                                recovered_cents: number;
+                                currency: string;
+                                /** @enum {string} */
+                                status: "pending" | "paid" | "canceled";
+                                commission_ids: number[];
+                                reference: string | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                paid_at: string | null;
+                                canceled_at: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/partner/auth/login": {
         parameters: {
             query?: never;
@@ -8301,7 +9367,7 @@ export interface paths {
         };
         /**
          * The payouts of the account's partner records, newest first
-         * @description Empty until the advertiser pays out (docs/partners.md).
+         * @description Pending and paid payouts (a canceled one is left out: its commissions are payable again). `amount_cents` is what is (or was) sent: the commissions less their deductions (`commissions_cents`) less what refunds of already-paid commissions took back (`recovered_cents`, docs/payouts.md). `reference` is the advertiser’s payment reference. `page` (default 1), `pageSize` (1..100, default 20).
          */
         get: {
             parameters: {
@@ -8323,7 +9389,21 @@ export interface paths {
                     content: {
                         "application/json": {
                             data?: {
-                                [key: string]: unknown;
+                                id?: number;
+                                program_id?: number;
+                                partner_id?: number;
+                                amount_cents?: number;
+                                commissions_cents?: number;
+                                recovered_cents?: number;
+                                currency?: string;
+                                /** @enum {string} */
+                                status?: "pending" | "paid";
+                                commission_ids?: number[];
+                                reference?: string | null;
+                                /** Format: date-time */
+                                created_at?: string;
+                                /** Format: date-time */
+                                paid_at?: string | null;
                             }[];
                             meta?: {
                                 pagination?: {

@@ -12,6 +12,7 @@ import { currencyMismatch } from '../../../shared/domain/money.ts';
 import { recordWebhookEvents } from '../../../shared/db/webhook-events.ts';
 import type { WebhookEventInput } from '../../../shared/db/webhook-events.ts';
 import { commissionData, saleData } from '../../../shared/webhooks/event-data.ts';
+import { holdForReview, payableAt } from './review-holds.ts';
 import { CUSTOMER_KEY_COLUMNS, customerKeys } from '../../../shared/pipeline/breakdown.ts';
 
 export const DUPLICATE_SALE = 'Duplicate transaction_id. This sale has already been recorded.';
@@ -23,6 +24,7 @@ interface ProgramRow {
   currency: string;
   deleted: boolean;
   workspace_id: string | null;
+  hold_days: number;
 }
 
 const duplicate = (programId: number): Applied => ({
@@ -168,6 +170,7 @@ interface CommissionRow {
   customer_id: string;
   amount_cents: number;
   currency: string;
+  payable_at: string;
 }
 
 /** Inserts commissions (status pending) with one statement; returns each new id by sale_id. */
@@ -176,12 +179,12 @@ async function insertCommissions(tx: Tx, rows: CommissionRow[]): Promise<Map<num
   const col = <K extends keyof CommissionRow>(k: K) => rows.map((r) => r[k]);
   const got = await tx<{ id: string; sale_id: string }[]>`
     insert into commissions (sale_id, program_id, partner_id, partner_program_id, customer_id, status,
-                             amount_cents, currency)
-    select s, p, pa, pp, c, 'pending', a, cur
+                             amount_cents, currency, payable_at)
+    select s, p, pa, pp, c, 'pending', a, cur, pay
     from unnest(${col('sale_id')}::bigint[], ${col('program_id')}::bigint[], ${col('partner_id')}::bigint[],
                 ${col('partner_program_id')}::bigint[], ${col('customer_id')}::bigint[],
-                ${col('amount_cents')}::bigint[], ${col('currency')}::text[])
-      as v(s, p, pa, pp, c, a, cur)
+                ${col('amount_cents')}::bigint[], ${col('currency')}::text[], ${col('payable_at')}::timestamptz[])
+      as v(s, p, pa, pp, c, a, cur, pay)
     returning id, sale_id`;
   return new Map(got.map((r) => [Number(r.sale_id), Number(r.id)]));
 }
@@ -261,7 +264,8 @@ async function loadPrograms(tx: Tx, ids: number[], memo: Map<string, unknown>): 
   if (missing.length === 0) return;
   const rows = await tx<ProgramRow[]>`
     select id, commission, cookie_window_days, trim(currency) as currency, deleted_at is not null as deleted,
-           workspace_id
+           workspace_id,
+           hold_days
     from programs where id = any(${missing}::bigint[])`;
   for (const p of rows) memo.set(`program:${p.id}`, p);
 }
@@ -420,9 +424,11 @@ async function applySales(
       customer_id: a.customer.id,
       amount_cents: a.amount,
       currency: programOf(p.cmd)!.currency,
+      payable_at: payableAt(p.cmd.ts, programOf(p.cmd)!.hold_days),
     });
   }
   let commissionIds: Map<number, number>;
+  let holds = new Map<number, string>();
   if (ctx.careful) {
     // The sale stands even if its commission cannot be created (spec: the transaction_id stays consumed):
     // the commission and first_commission_at in a savepoint of their own, a failure answered 500.
@@ -434,12 +440,14 @@ async function applySales(
     commissionIds = await tx
       .savepoint(async (sp) => {
         const ids = await insertCommissions(sp, commissionRows);
+        holds = await holdForReview(sp, [...ids.values()]);
         await updateCustomers(sp, withCommission);
         return ids;
       })
       .catch(() => new Map<number, number>());
   } else {
     commissionIds = await insertCommissions(tx, commissionRows);
+    holds = await holdForReview(tx, [...commissionIds.values()]);
     await updateCustomers(tx, [...customers.values()]);
   }
 
@@ -469,18 +477,25 @@ async function applySales(
     events.push({
       ...base,
       type: 'commission.created',
-      data: commissionData({
-        id: commissionId,
-        status: 'pending',
-        amount_cents: a.amount,
-        currency: program.currency,
-        sale_id: saleId,
-        program_id: cmd.program_id,
-        partner_id: a.partnerId,
-        customer_id: a.customer.id,
-        created_at: now,
-        updated_at: now,
-      }),
+      data: commissionData(
+        {
+          id: commissionId,
+          status: 'pending',
+          amount_cents: a.amount,
+          currency: program.currency,
+          sale_id: saleId,
+          program_id: cmd.program_id,
+          partner_id: a.partnerId,
+          customer_id: a.customer.id,
+          created_at: now,
+          updated_at: now,
+        },
+        {
+          review_reason: holds.get(commissionId) ?? null,
+          payable_at: payableAt(cmd.ts, program.hold_days),
+          payout_id: null,
+        },
+      ),
     });
   };
   const answers = pending.map((p) => {

@@ -11,6 +11,7 @@ import { createLeadApplier } from './steps/apply-lead.ts';
 import { createClickPipeline } from './pipeline.ts';
 import { waitForDependency } from '../../../shared/pipeline/dependencies.ts';
 import { isConnectionError } from '../../../shared/db/sql.ts';
+import { loadIpHasher } from '../../../shared/domain/ip-hash.ts';
 
 await runWorker({
   name: 'click-worker',
@@ -58,7 +59,11 @@ await runWorker({
       log,
       producer,
       deadLetterTopic: topics.deadLetter,
-      enrich: createEnrichClickStep({ parseUserAgent: createUserAgentParser(), geo }),
+      enrich: createEnrichClickStep({
+        parseUserAgent: createUserAgentParser(),
+        geo,
+        hashIp: await loadIpHasher(sql),
+      }),
       persist: createPersistClicksStep({ sql, breakdown: cfg.rollupBreakdown }),
     });
 

@@ -1,7 +1,5 @@
 // SQL of the partner API. Every read starts from partner_claims: an account reaches a partner record only
 // through a claim, and a program only through a partner-program of a claimed record (never by email).
-// Payout terms and payout fields are read through to_jsonb of the row: they are the payouts module's
-// columns (hold_days, min_payout_cents, payable_at, payout_id), null (the defaults) until it has added them.
 import type { Sql } from '../../../../shared/db/sql.ts';
 
 export interface PartnerProgramRow {
@@ -28,7 +26,7 @@ const PP_COLUMNS = (sql: Sql) => sql`
   pp.id as pp_id, pp.partner_id, pp.status, pp.rejection_reason, pp.balance_cents, pp.created_at,
   pr.id as program_id, pr.name, pr.slug, pr.status as program_status, pr.description, pr.currency,
   pr.cookie_window_days, pr.commission, pr.partner_links,
-  (to_jsonb(pr) ->> 'hold_days')::int as hold_days, (to_jsonb(pr) ->> 'min_payout_cents') as min_payout_cents`;
+  pr.hold_days, pr.min_payout_cents`;
 
 /** The partner-programs of every record the account claimed, in live programs. */
 export function programsOfAccount(sql: Sql, accountId: number) {
@@ -77,7 +75,7 @@ export interface CommissionRow {
   currency: string;
   sale_amount_cents: string;
   created_at: Date;
-  payable_at: string | null;
+  payable_at: Date | null;
   payout_id: string | null;
 }
 
@@ -98,9 +96,48 @@ export async function commissionsOfAccount(
     sql<CommissionRow[]>`
       select cm.id, cm.program_id, cm.status, cm.amount_cents, cm.deducted_cents, cm.currency,
              s.amount_cents as sale_amount_cents, cm.created_at,
-             to_jsonb(cm) ->> 'payable_at' as payable_at, to_jsonb(cm) ->> 'payout_id' as payout_id
+             cm.payable_at, cm.payout_id
       ${where}
       order by cm.created_at desc, cm.id desc
+      limit ${q.limit} offset ${q.offset}`,
+    sql<{ n: string }[]>`select count(*)::text as n ${where}`,
+  ]);
+  return { rows, total: Number(count!.n) };
+}
+
+export interface PartnerPayoutRow {
+  id: string;
+  program_id: string;
+  partner_id: string;
+  amount_cents: string;
+  commissions_cents: string;
+  recovered_cents: string;
+  currency: string;
+  status: 'pending' | 'paid';
+  reference: string | null;
+  created_at: Date;
+  paid_at: Date | null;
+  commission_ids: string[];
+}
+
+/**
+ * The payouts of the account's claimed records (in live programs), newest first, and their count: pending
+ * and paid ones. A canceled payout is left out: its commissions are payable again and show up in the next.
+ */
+export async function payoutsOfAccount(sql: Sql, accountId: number, q: { limit: number; offset: number }) {
+  const where = sql`
+    from payouts po
+    join programs pr on pr.id = po.program_id and pr.deleted_at is null
+    where po.partner_id in (select partner_id from partner_claims where account_id = ${accountId})
+      and po.status in ('pending', 'paid')`;
+  const [rows, [count]] = await Promise.all([
+    sql<PartnerPayoutRow[]>`
+      select po.id, po.program_id, po.partner_id, po.amount_cents, po.commissions_cents, po.recovered_cents,
+             trim(po.currency) as currency, po.status, po.reference, po.created_at, po.paid_at,
+             array(select pc.commission_id::text from payout_commissions pc where pc.payout_id = po.id
+                   order by pc.commission_id) as commission_ids
+      ${where}
+      order by po.id desc
       limit ${q.limit} offset ${q.offset}`,
     sql<{ n: string }[]>`select count(*)::text as n ${where}`,
   ]);

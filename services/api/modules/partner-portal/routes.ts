@@ -42,6 +42,7 @@ import {
   PAYOUT_TYPES,
   payoutMethodOf,
   toPartnerCommission,
+  toPartnerPayout,
   toPartnerProgram,
   withoutCustomerData,
   withoutPartnerCounts,
@@ -368,12 +369,31 @@ export function registerPartnerPortalRoutes(fastify: FastifyInstance, deps: ApiD
       schema: {
         tags,
         summary: "The payouts of the account's partner records, newest first",
-        description: 'Empty until the advertiser pays out (docs/partners.md).',
+        description:
+          'Pending and paid payouts (a canceled one is left out: its commissions are payable again). ' +
+          '`amount_cents` is what is (or was) sent: the commissions less their deductions (`commissions_cents`) ' +
+          'less what refunds of already-paid commissions took back (`recovered_cents`, docs/payouts.md). ' +
+          '`reference` is the advertiser’s payment reference. `page` (default 1), `pageSize` (1..100, default 20).',
         security,
         querystring: Type.Object(pageQuery),
         response: {
           200: Obj({
-            data: Type.Array(Type.Object({}, { additionalProperties: true })),
+            data: Type.Array(
+              Obj({
+                id: Type.Integer(),
+                program_id: Type.Integer(),
+                partner_id: Type.Integer(),
+                amount_cents: Type.Integer(),
+                commissions_cents: Type.Integer(),
+                recovered_cents: Type.Integer(),
+                currency: Type.String(),
+                status: StringEnum(['pending', 'paid'] as const),
+                commission_ids: Type.Array(Type.Integer()),
+                reference: Nullable(Type.String()),
+                created_at: DateTime(),
+                paid_at: Nullable(DateTime()),
+              }),
+            ),
             meta: Obj({ pagination: Pagination }),
           }),
           ...errorResponses(400, 401),
@@ -382,7 +402,14 @@ export function registerPartnerPortalRoutes(fastify: FastifyInstance, deps: ApiD
     },
     async (req) => {
       const { page = 1, pageSize = 20 } = req.query;
-      return { data: [], meta: { pagination: { page, pageSize, pageCount: 0, total: 0 } } };
+      const { rows, total } = await dal.payoutsOfAccount(sql, partnerOf(req).accountId, {
+        limit: pageSize,
+        offset: (page - 1) * pageSize,
+      });
+      return {
+        data: rows.map(toPartnerPayout),
+        meta: { pagination: { page, pageSize, pageCount: Math.ceil(total / pageSize), total } },
+      };
     },
   );
 

@@ -3,7 +3,7 @@
 // does not count itself joining).
 import { parsePolicy } from '../../../../shared/domain/commission-policy.ts';
 import { iso } from '../../common.ts';
-import type { CommissionRow, PartnerProgramRow } from './dal.ts';
+import type { CommissionRow, PartnerPayoutRow, PartnerProgramRow } from './dal.ts';
 
 export const ERR = {
   programNotFound: 'Program not found',
@@ -64,6 +64,22 @@ export const toPartnerCommission = (r: CommissionRow) => ({
   created_at: iso(r.created_at)!,
   payable_at: r.payable_at === null ? null : iso(r.payable_at),
   payout_id: r.payout_id === null ? null : Number(r.payout_id),
+});
+
+/** A payout as its partner sees it (no other partner's data, no advertiser reference beyond its own). */
+export const toPartnerPayout = (r: PartnerPayoutRow) => ({
+  id: Number(r.id),
+  program_id: Number(r.program_id),
+  partner_id: Number(r.partner_id),
+  amount_cents: Number(r.amount_cents),
+  commissions_cents: Number(r.commissions_cents),
+  recovered_cents: Number(r.recovered_cents),
+  currency: r.currency,
+  status: r.status,
+  commission_ids: r.commission_ids.map(Number),
+  reference: r.reference,
+  created_at: iso(r.created_at)!,
+  paid_at: iso(r.paid_at),
 });
 
 /** The payout method's fields once its schema passed, normalised; or the 400 message. */

@@ -12,6 +12,8 @@ export interface ProgramFields {
   currency?: string;
   commission?: CommissionPolicy;
   allowed_origins?: string[];
+  hold_days?: number;
+  min_payout_cents?: number;
   // Applications (docs/partners.md): description null clears it.
   public_page?: boolean;
   auto_approve?: boolean;
@@ -31,6 +33,8 @@ export interface ProgramRow {
   allowed_origins: string[];
   api_token_masked: string | null;
   created_at: Date;
+  hold_days: number;
+  min_payout_cents: string;
   public_page: boolean;
   auto_approve: boolean;
   description: string | null;
@@ -39,7 +43,8 @@ export interface ProgramRow {
 
 const COLUMNS = (sql: Sql | Tx) =>
   sql`id, workspace_id, name, slug, status, cookie_window_days, currency, commission, allowed_origins,
-      api_token_masked, created_at, public_page, auto_approve, description, partner_links`;
+      api_token_masked, created_at, public_page, auto_approve, description, partner_links, hold_days,
+      min_payout_cents`;
 
 export async function findProgram(sql: Sql, id: number): Promise<ProgramRow | undefined> {
   const [row] = await sql<ProgramRow[]>`
@@ -77,6 +82,8 @@ export async function insertProgram(
     currency: string;
     commission: CommissionPolicy;
     allowed_origins: string[];
+    hold_days: number;
+    min_payout_cents: number;
     tokenHash: Buffer;
     tokenMasked: string;
     public_page: boolean;
@@ -88,11 +95,12 @@ export async function insertProgram(
   const [row] = await sql<ProgramRow[]>`
     insert into programs (workspace_id, name, slug, cookie_window_days, currency, commission,
                           allowed_origins, api_token_hash, api_token_masked,
-                          public_page, auto_approve, description, partner_links)
+                          public_page, auto_approve, description, partner_links, hold_days, min_payout_cents)
     values (${p.workspaceId}, ${p.name}, ${p.slug}, ${p.cookie_window_days}, ${p.currency},
             ${sql.json(p.commission as never)}, ${p.allowed_origins}::text[],
             ${p.tokenHash}, ${p.tokenMasked},
-            ${p.public_page}, ${p.auto_approve}, ${p.description}, ${p.partner_links})
+            ${p.public_page}, ${p.auto_approve}, ${p.description}, ${p.partner_links},
+            ${p.hold_days}, ${p.min_payout_cents})
     on conflict (slug) do nothing
     returning ${COLUMNS(sql)}`;
   return row;
@@ -133,6 +141,8 @@ async function updateProgramRow(sql: Tx, id: number, f: ProgramFields): Promise<
       currency = coalesce(${f.currency ?? null}::char(3), currency),
       commission = coalesce(${f.commission === undefined ? null : sql.json(f.commission as never)}::jsonb, commission),
       allowed_origins = coalesce(${f.allowed_origins ?? null}::text[], allowed_origins),
+      hold_days = coalesce(${f.hold_days ?? null}::integer, hold_days),
+      min_payout_cents = coalesce(${f.min_payout_cents ?? null}::bigint, min_payout_cents),
       public_page = coalesce(${f.public_page ?? null}::boolean, public_page),
       auto_approve = coalesce(${f.auto_approve ?? null}::boolean, auto_approve),
       description = case when ${f.description !== undefined} then ${f.description ?? null}::text else description end,

@@ -97,6 +97,21 @@ const Currency = Checked<string>(
 const Name = Trimmed(200, { errorMessage: ERR.name });
 const Slug = Type.String({ pattern: SLUG_RE.source, errorMessage: ERR.slug });
 const CookieWindow = Type.Integer({ minimum: 1, maximum: 3650, default: 60, errorMessage: ERR.cookieWindow });
+const HoldDays = Type.Integer({
+  minimum: 0,
+  maximum: 365,
+  default: 30,
+  description:
+    'Days from a sale until its commission is payable (applies to commissions created after a change)',
+  errorMessage: ERR.holdDays,
+});
+const MinPayout = Type.Integer({
+  minimum: 0,
+  maximum: MAX_AMOUNT_CENTS,
+  default: 0,
+  description: 'The smallest payout, in cents: a partner owed less is not paid yet (it carries over)',
+  errorMessage: ERR.minPayout,
+});
 // Applications (docs/partners.md): the public page at /p/<slug>, auto-approval, its text, own links.
 const PublicPage = Type.Boolean({
   default: false,
@@ -129,6 +144,8 @@ const CreateBody = Type.Object({
   currency: opt(Currency),
   commission: opt(Policy),
   allowed_origins: opt(Origins),
+  hold_days: opt(HoldDays),
+  min_payout_cents: opt(MinPayout),
   public_page: opt(PublicPage),
   auto_approve: opt(AutoApprove),
   description: opt(Description),
@@ -142,6 +159,8 @@ const UpdateBody = Type.Object({
   currency: Type.Optional(Currency),
   commission: Type.Optional(Policy),
   allowed_origins: Type.Optional(Origins),
+  hold_days: Type.Optional(HoldDays),
+  min_payout_cents: Type.Optional(MinPayout),
   public_page: Type.Optional(PublicPage),
   auto_approve: Type.Optional(AutoApprove),
   description: Type.Optional(Nullable(Description, ERR.description)),
@@ -170,6 +189,8 @@ const programProperties = {
   allowed_origins: Type.Array(Type.String()),
   api_token_masked: Type.Union([Type.String(), Type.Null()]),
   created_at: Type.String({ format: 'date-time' }),
+  hold_days: Type.Integer({ description: 'Days from a sale until its commission is payable' }),
+  min_payout_cents: Type.Integer({ description: 'The smallest payout, in cents' }),
   public_page: Type.Boolean(),
   auto_approve: Type.Boolean(),
   description: Type.Union([Type.String(), Type.Null()]),
@@ -228,7 +249,9 @@ export function registerProgramRoutes(fastify: FastifyInstance, deps: ApiDeps): 
           'taken). Errors: 400 `name is required and must be 1 to 200 characters`, `slug must be 1 to 63 ' +
           'lowercase letters, digits or dashes, starting with a letter or digit`, `cookie_window_days must be ' +
           'an integer from 1 to 3650`, `currency must be an ISO 4217 currency code`, commission policy ' +
-          'messages, `allowed_origins…`, `workspace_id must be a positive integer`; 404 `Workspace not ' +
+          'messages, `allowed_origins…`, `hold_days must be an integer from 0 to 365` (default 30), ' +
+          '`min_payout_cents must be an integer from 0 to 1000000000000` (default 0), ' +
+          '`workspace_id must be a positive integer`; 404 `Workspace not ' +
           'found`; 409 `slug is already taken`. Applications (docs/partners.md): `public_page` and ' +
           '`auto_approve` (default false), `partner_links` (default true), `description` (at most 2,000 ' +
           'characters): 400 `public_page must be true or false`, `auto_approve must be true or false`, ' +
@@ -291,8 +314,10 @@ export function registerProgramRoutes(fastify: FastifyInstance, deps: ApiDeps): 
         summary: 'Update a program (only the fields given change)',
         description:
           'Scope program:update. Changeable: name, slug, cookie_window_days, currency, commission, ' +
-          'allowed_origins, public_page, auto_approve, partner_links, description (same rules and messages as ' +
-          'create; none may be null, `<field> cannot be null`, but description, which null clears). ' +
+          'allowed_origins, public_page, auto_approve, partner_links, description, hold_days, ' +
+          'min_payout_cents (same rules and messages as create; none may be null, `<field> cannot be null`, ' +
+          'but description, which null clears; hold_days applies to commissions created after the change, ' +
+          'min_payout_cents to payouts created after it). ' +
           '`status` is changed only by go-live: a different value is 400 `status is changed with POST ' +
           '/api/advertiser/affiliate-programs/:id/go-live`. 409 `slug is already taken`; 409 `' +
           ERR.currencyLocked +

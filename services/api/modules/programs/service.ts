@@ -5,10 +5,14 @@
 import { randomBytes } from 'node:crypto';
 import { HttpError } from '../../../../shared/http/server.ts';
 import { DEFAULT_POLICY, parsePolicy } from '../../../../shared/domain/commission-policy.ts';
+import { MAX_AMOUNT_CENTS } from '../../../../shared/domain/money.ts';
 import { ROLE_PERMISSIONS } from '../auth/access.ts';
 import type { Role } from '../auth/access.ts';
 import { iso } from '../../common.ts';
 import type { ProgramFields, ProgramRow } from './dal.ts';
+
+/** Days from a sale until its commission is payable, unless a program says otherwise (CONTRACT part two). */
+export const DEFAULT_HOLD_DAYS = 30;
 
 export const SLUG_RE = /^[a-z0-9][a-z0-9-]{0,62}$/;
 export const MAX_ORIGINS = 100;
@@ -26,6 +30,8 @@ export const ERR = {
   slugTaken: 'slug is already taken',
   currencyLocked: 'currency cannot be changed once the program has partners or sales',
   noFreeSlug: 'Could not generate a free slug; give one explicitly',
+  holdDays: 'hold_days must be an integer from 0 to 365',
+  minPayout: `min_payout_cents must be an integer from 0 to ${MAX_AMOUNT_CENTS}`,
   publicPage: 'public_page must be true or false',
   autoApprove: 'auto_approve must be true or false',
   description: 'description must be a string of at most 2000 characters',
@@ -40,16 +46,19 @@ export const NOT_NULLABLE = [
   'commission',
   'allowed_origins',
   'name',
+  'hold_days',
+  'min_payout_cents',
   'public_page',
   'auto_approve',
   'partner_links',
 ] as const;
 
 /** A program as the API shows it: the row with numeric ids and an ISO creation time. */
-export type Program = Omit<ProgramRow, 'id' | 'workspace_id' | 'created_at'> & {
+export type Program = Omit<ProgramRow, 'id' | 'workspace_id' | 'created_at' | 'min_payout_cents'> & {
   id: number;
   workspace_id: number;
   created_at: string;
+  min_payout_cents: number;
 };
 
 export function toProgram(r: ProgramRow): Program {
@@ -68,6 +77,8 @@ export function toProgram(r: ProgramRow): Program {
     allowed_origins: r.allowed_origins,
     api_token_masked: r.api_token_masked,
     created_at: iso(r.created_at)!,
+    hold_days: r.hold_days,
+    min_payout_cents: Number(r.min_payout_cents),
     public_page: r.public_page,
     auto_approve: r.auto_approve,
     description: r.description,
@@ -149,6 +160,8 @@ export interface ProgramBody {
   currency?: string | null;
   commission?: unknown;
   allowed_origins?: unknown;
+  hold_days?: number | null;
+  min_payout_cents?: number | null;
   public_page?: boolean | null;
   auto_approve?: boolean | null;
   description?: string | null;
@@ -173,6 +186,8 @@ export function programFields(b: ProgramBody): ProgramFields {
     if (typeof origins === 'string') throw new HttpError(400, origins);
     f.allowed_origins = origins;
   }
+  if (given(b.hold_days)) f.hold_days = b.hold_days;
+  if (given(b.min_payout_cents)) f.min_payout_cents = b.min_payout_cents;
   if (given(b.public_page)) f.public_page = b.public_page;
   if (given(b.auto_approve)) f.auto_approve = b.auto_approve;
   if (given(b.partner_links)) f.partner_links = b.partner_links;
@@ -190,6 +205,8 @@ export function newProgram(b: ProgramBody & { name: string }) {
     currency: f.currency ?? 'USD',
     commission: f.commission ?? DEFAULT_POLICY,
     allowed_origins: f.allowed_origins ?? [],
+    hold_days: f.hold_days ?? DEFAULT_HOLD_DAYS,
+    min_payout_cents: f.min_payout_cents ?? 0,
     public_page: f.public_page ?? false,
     auto_approve: f.auto_approve ?? false,
     description: f.description ?? null,

@@ -30,9 +30,10 @@ const EVENT_COLUMNS = [
   'viewport_size',
   'language',
   'timezone',
+  'ip_hash',
 ] as const;
 
-/** 23 columns × 1,000 rows stays well under Postgres's 65,534 parameters per statement. */
+/** 24 columns × 1,000 rows stays well under Postgres's 65,534 parameters per statement. */
 const ROWS_PER_STATEMENT = 1000;
 
 interface InsertedRow {
@@ -95,6 +96,7 @@ export function createPersistClicksStep(deps: { sql: Sql; breakdown?: boolean })
           viewport_size: c.viewport_size,
           language: c.language,
           timezone: c.timezone,
+          ip_hash: c.ip_hash ?? null,
         }));
         const got = await tx<InsertedRow[]>`
           insert into click_events ${tx(rows, ...EVENT_COLUMNS)}
