@@ -13,6 +13,13 @@ export interface Config {
   clickPartitions: number;
   /** Partitions of the sales, refunds, ledger and notifications topics. */
   commandPartitions: number;
+  /**
+   * Replication factor of the topics the project creates; null: the broker's default.replication.factor.
+   * A three-broker cluster: 3 (docs/scaling.md).
+   */
+  kafkaReplicationFactor: number | null;
+  /** min.insync.replicas of the topics the project creates; null: the broker's default. A cluster: 2. */
+  kafkaMinInsyncReplicas: number | null;
   /** How long the ingress waits for a worker's answer to a lead, sale or refund before a 503. */
   commandDeadlineMs: number;
   /** When the ingress falls back to reading an outcome row (a NOTIFY lost to a reconnect). */
@@ -88,6 +95,8 @@ export function loadConfig(env: Env = process.env): Config {
     }
     return n;
   };
+  const optionalInt = (name: string, min: number, max: number): number | null =>
+    env[name] === undefined || env[name] === '' ? null : int(name, min, min, max);
   const str = (name: string, dflt: string): string => {
     const raw = env[name];
     return raw === undefined || raw === '' ? dflt : raw;
@@ -137,6 +146,8 @@ export function loadConfig(env: Env = process.env): Config {
     kafkaPrefix,
     clickPartitions: int('KAFKA_CLICK_PARTITIONS', 6, 1, 1000),
     commandPartitions: int('KAFKA_COMMAND_PARTITIONS', 6, 1, 1000),
+    kafkaReplicationFactor: optionalInt('KAFKA_REPLICATION_FACTOR', 1, 32),
+    kafkaMinInsyncReplicas: optionalInt('KAFKA_MIN_INSYNC_REPLICAS', 1, 32),
     commandDeadlineMs: int('COMMAND_DEADLINE_MS', 5_000, 100, 120_000),
     outcomePollMs: int('OUTCOME_POLL_MS', 500, 50, 60_000),
     httpHost: str('HOST', '127.0.0.1'),
@@ -171,6 +182,12 @@ export function loadConfig(env: Env = process.env): Config {
       .map((x) => x.trim())
       .filter(Boolean),
   };
+  if (
+    config.kafkaReplicationFactor !== null &&
+    config.kafkaMinInsyncReplicas !== null &&
+    config.kafkaMinInsyncReplicas > config.kafkaReplicationFactor
+  )
+    problems.push('KAFKA_MIN_INSYNC_REPLICAS must not exceed KAFKA_REPLICATION_FACTOR');
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
 }

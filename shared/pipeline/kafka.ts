@@ -57,10 +57,22 @@ export function createKafka(cfg: Pick<Config, 'kafkaBrokers' | 'kafkaClientId'>,
   });
 }
 
-/** Creates the project's topics with explicit partition counts (the broker has auto-create off). */
+/**
+ * Creates the project's topics with explicit partition counts (the broker has auto-create off), the
+ * replication factor KAFKA_REPLICATION_FACTOR and min.insync.replicas KAFKA_MIN_INSYNC_REPLICAS (unset:
+ * the broker's defaults). A topic that exists is left as it is; one replicated less than configured is
+ * reported once (a cluster that started as one broker: `kafka-reassign-partitions` fixes it).
+ */
 export async function ensureTopics(
   kafka: Kafka,
-  cfg: Pick<Config, 'kafkaPrefix' | 'clickPartitions' | 'commandPartitions'>,
+  cfg: Pick<
+    Config,
+    | 'kafkaPrefix'
+    | 'clickPartitions'
+    | 'commandPartitions'
+    | 'kafkaReplicationFactor'
+    | 'kafkaMinInsyncReplicas'
+  >,
   log: Logger,
 ): Promise<void> {
   const admin = kafka.admin();
@@ -78,8 +90,13 @@ export async function ensureTopics(
     const wanted: ITopicConfig[] = (Object.keys(TOPICS) as TopicKey[]).map((k) => ({
       topic: topicName(cfg.kafkaPrefix, k),
       numPartitions: partitions[k],
-      replicationFactor: -1,
+      replicationFactor: cfg.kafkaReplicationFactor ?? -1,
+      configEntries:
+        cfg.kafkaMinInsyncReplicas === null
+          ? []
+          : [{ name: 'min.insync.replicas', value: String(cfg.kafkaMinInsyncReplicas) }],
     }));
+    let checkedReplication = false;
     // Converge rather than assume: several processes may be creating the same topics, and a topic that is
     // listed is not yet served until every partition has a leader (subscribing earlier fails with
     // UNKNOWN_TOPIC_OR_PARTITION). Create what is missing, check leaders, repeat until the deadline.
@@ -93,12 +110,24 @@ export async function ensureTopics(
           .then(() => log.info({ topics: missing.map((t) => t.topic) }, 'kafka topics created'))
           .catch((err: Error) => log.debug({ err }, 'createTopics failed; checking again'));
       }
-      const ready = await admin
+      const metadata = await admin
         .fetchTopicMetadata({ topics: wanted.map((t) => t.topic) })
-        .then((md) =>
-          md.topics.every((t) => t.partitions.length > 0 && t.partitions.every((p) => p.leader >= 0)),
-        )
-        .catch(() => false);
+        .catch(() => null);
+      const ready =
+        metadata?.topics.every((t) => t.partitions.length > 0 && t.partitions.every((p) => p.leader >= 0)) ??
+        false;
+      if (ready && !checkedReplication) {
+        checkedReplication = true;
+        const rf = cfg.kafkaReplicationFactor;
+        const under = metadata!.topics.filter(
+          (t) => rf !== null && t.partitions.some((p) => p.replicas.length < rf),
+        );
+        if (under.length > 0)
+          log.warn(
+            { topics: under.map((t) => t.name), replicationFactor: rf },
+            'kafka topics replicated less than KAFKA_REPLICATION_FACTOR (created before it was set)',
+          );
+      }
       if (ready) break;
       if (Date.now() > deadline) {
         throw new Error(`kafka topics not ready after 30 s: ${wanted.map((t) => t.topic).join(', ')}`);
