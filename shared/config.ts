@@ -26,6 +26,11 @@ export interface Config {
   outcomePollMs: number;
   httpHost: string;
   httpPort: number;
+  /**
+   * Listen with SO_REUSEPORT (REUSE_PORT=true): several web processes on one host share the port and the
+   * kernel spreads connections between them (`npm start -- --replicas N`; docs/scaling.md).
+   */
+  httpReusePort: boolean;
   /** Port of the operations server (/healthz, /readyz, /metrics); null: none. Never the public port. */
   opsPort: number | null;
   /** Fastify trustProxy: which proxies may set X-Forwarded-For. Default: loopback only. */
@@ -97,6 +102,14 @@ export function loadConfig(env: Env = process.env): Config {
   };
   const optionalInt = (name: string, min: number, max: number): number | null =>
     env[name] === undefined || env[name] === '' ? null : int(name, min, min, max);
+  const bool = (name: string, dflt: boolean): boolean => {
+    const raw = env[name];
+    if (raw === undefined || raw === '') return dflt;
+    if (raw === 'true' || raw === '1') return true;
+    if (raw === 'false' || raw === '0') return false;
+    problems.push(`${name} must be true or false (got "${raw}")`);
+    return dflt;
+  };
   const str = (name: string, dflt: string): string => {
     const raw = env[name];
     return raw === undefined || raw === '' ? dflt : raw;
@@ -152,6 +165,7 @@ export function loadConfig(env: Env = process.env): Config {
     outcomePollMs: int('OUTCOME_POLL_MS', 500, 50, 60_000),
     httpHost: str('HOST', '127.0.0.1'),
     httpPort: int('PORT', DEFAULTS.httpPort, 0, 65535),
+    httpReusePort: bool('REUSE_PORT', false),
     opsPort: env.OPS_PORT === undefined || env.OPS_PORT === '' ? null : int('OPS_PORT', 0, 0, 65535),
     trustProxy,
     bodyLimit: int('BODY_LIMIT_BYTES', 64 * 1024, 1024, 10 * 1024 * 1024),

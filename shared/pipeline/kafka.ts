@@ -21,8 +21,13 @@ import { describeError, isOutage, MAX_BACKOFF_MS, waitForDependency } from './de
 
 // "Not the correct coordinator": the coordinator moved or is going away (a LeaveGroup that reaches a broker
 // already shutting down, as after a Ctrl-C, which reaches the broker too); kafkajs looks it up again.
+// A group of several members (replicas) rebalances whenever one joins or leaves: kafkajs logs the
+// "rebalancing" answers to its heartbeats and syncs as errors, and then rejoins, as it should. "Not aware of
+// this member": a consumer rejoining with its old member id (scripts/patch-deps.mjs) after the coordinator
+// forgot it; kafkajs then joins as a new member. "Response without match": the answer to a request kafkajs
+// had already given up on (a connection closed under it).
 const TRANSIENT =
-  /coordinator is loading|group coordinator is not available|not the correct coordinator|Restarting the consumer/i;
+  /coordinator is loading|group coordinator is not available|not the correct coordinator|Restarting the consumer|group is rebalancing|not aware of this member|Response without match/i;
 // The broker away (killed, restarting, not yet listening): kafkajs logs every attempt as an error with a
 // stack. The project says it once instead (`waiting for kafka`, the producer's circuit), so debug here.
 const OUTAGE =
@@ -208,6 +213,8 @@ export class BatchingProducer {
   private readonly log: Logger | undefined;
   /** The circuit: true from a failed or timed-out send until the next acknowledged one. */
   private broken = false;
+  /** Told the next time the circuit opens (whenUnavailable). */
+  private readonly breakListeners = new Set<() => void>();
   /** Sends and messages, for the status line and the benchmark; refused and timedOut for the operator. */
   readonly stats = { sends: 0, messages: 0, refused: 0, timedOut: 0 };
 
@@ -225,6 +232,24 @@ export class BatchingProducer {
     this.broken = broken;
     if (broken) this.log?.warn({ reason }, 'kafka unreachable: produces refused until it acknowledges again');
     else this.log?.info('kafka acknowledges again: produces flow');
+    if (broken) {
+      for (const tell of this.breakListeners) tell();
+      this.breakListeners.clear();
+    }
+  }
+
+  /**
+   * Resolves the next time the circuit opens: a send timed out or failed, so Kafka (or, in a cluster, the
+   * in-sync replicas of a partition) is not answering. A caller waiting on something that needs Kafka
+   * (a worker's outcome) need not wait longer. `cancel` forgets the caller.
+   */
+  whenUnavailable(): { promise: Promise<void>; cancel(): void } {
+    let tell: (() => void) | null = null;
+    const promise = new Promise<void>((resolve) => {
+      tell = resolve;
+      this.breakListeners.add(resolve);
+    });
+    return { promise, cancel: () => void (tell && this.breakListeners.delete(tell)) };
   }
 
   /** Hands over the connected kafkajs producer (a process that started while Kafka was down). */
