@@ -19,7 +19,10 @@ import { kafkaCheck } from './kafka.ts';
 import { pipelineLag, registerPipelineMetrics } from './metrics.ts';
 import { waitForDependency } from './dependencies.ts';
 import { isConnectionError } from '../db/sql.ts';
-import { startHeartbeat } from './liveness.ts';
+import { memberName, startEvictor, startHeartbeat } from './liveness.ts';
+
+/** A worker's Kafka client id: the configured one, then its member name. */
+const kafkaClientIdOf = (configured: string, member: string) => `${configured}-${member}`;
 
 export interface WorkerContext {
   cfg: Config;
@@ -66,7 +69,10 @@ export async function runWorker(def: WorkerDefinition): Promise<void> {
   process.on('unhandledRejection', (err) => log.error({ err }, 'unhandled rejection'));
   // Started while a dependency is down: wait for it (one line every few seconds), never exit.
   await waitForDependency(log, 'postgres', () => sql`select 1`, { retryable: isConnectionError });
-  const kafka = createKafka(cfg, log);
+  // The process's name in consumer_heartbeats is also in its Kafka client id: a sibling that sees its
+  // heartbeats stop finds it in the group by that (startEvictor).
+  const member = memberName();
+  const kafka = createKafka({ ...cfg, kafkaClientId: kafkaClientIdOf(cfg.kafkaClientId, member) }, log);
   const kafkaProducer = await waitForDependency(log, 'kafka', async () => {
     await ensureTopics(kafka, cfg, log);
     return connectProducer(kafka);
@@ -119,7 +125,15 @@ export async function runWorker(def: WorkerDefinition): Promise<void> {
   };
   let isJoined = false;
   // Which partitions this worker owns, for the ingress's fail-fast on commands nobody will apply.
-  const heartbeat = startHeartbeat(sql, log, { group, topic: topics[def.topic] });
+  const heartbeat = startHeartbeat(sql, log, { group, topic: topics[def.topic], member });
+  const evictor = startEvictor({
+    sql,
+    log,
+    heartbeat,
+    group,
+    admin: kafka.admin(),
+    clientIdOf: (m) => kafkaClientIdOf(cfg.kafkaClientId, m),
+  });
   const consumer = await runBatchConsumer({
     onMembership: (partitions) => {
       isJoined = partitions !== null;
@@ -167,6 +181,7 @@ export async function runWorker(def: WorkerDefinition): Promise<void> {
   onShutdownSignal(log, async () => {
     closing = true;
     clearInterval(status);
+    await evictor.stop();
     await consumer.disconnect();
     await heartbeat.stop();
     await parts.close?.();
