@@ -350,7 +350,8 @@ export interface CpuSnapshot {
  * Named roots: each is summed with its descendants, except `self` (this process only, since the
  * embedded Postgres and the Kafka broker are its children and have names of their own).
  */
-export function cpuSnapshot(roots: Record<string, number | undefined>): CpuSnapshot {
+/** CPU ticks so far of each named process tree (several pids under one name: their sum, e.g. replicas). */
+export function cpuSnapshot(roots: Record<string, number | number[] | undefined>): CpuSnapshot {
   const procs = new Map<number, ProcStat>();
   const children = new Map<number, number[]>();
   let entries: string[] = [];
@@ -384,7 +385,12 @@ export function cpuSnapshot(roots: Record<string, number | undefined>): CpuSnaps
   const byName = new Map<string, number>();
   for (const [name, pid] of Object.entries(roots)) {
     if (pid === undefined) continue;
-    byName.set(name, name === 'self' ? ownTicks(pid) : tree(pid));
+    if (Array.isArray(pid))
+      byName.set(
+        name,
+        pid.reduce((n, p) => n + tree(p), 0),
+      );
+    else byName.set(name, name === 'self' ? ownTicks(pid) : tree(pid));
   }
   return { at: Date.now(), byName, machine: machineTicks() };
 }

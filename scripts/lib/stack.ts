@@ -224,7 +224,7 @@ function replicationSettings(cluster: ClusterMember | undefined): string[] {
     'unclean.leader.election.enable=false',
     'broker.heartbeat.interval.ms=250',
     'broker.session.timeout.ms=1500',
-    'replica.lag.time.max.ms=5000',
+    'replica.lag.time.max.ms=10000',
     'replica.fetch.wait.max.ms=100',
     'controller.quorum.fetch.timeout.ms=1000',
     'controller.quorum.election.timeout.ms=500',
@@ -327,7 +327,8 @@ export async function startKafka(opts: KafkaOptions): Promise<KafkaServer> {
   let exited = false;
   const exitedP = new Promise<void>((res) => child.once('exit', () => ((exited = true), res())));
   await Promise.race([
-    waitForPort(opts.port, c ? 120_000 : 60_000),
+    // A restarted cluster node first catches up with the quorum's metadata: minutes on a busy machine.
+    waitForPort(opts.port, c ? 300_000 : 60_000),
     exitedP.then(() => {
       throw new Error(
         `the Kafka broker${node} exited during start-up; run with LOG_LEVEL=debug to see its output`,
@@ -372,6 +373,8 @@ export interface KafkaCluster extends Server {
   nodeOptions: KafkaOptions[];
   /** Starts node `nodeId` again (after a kill or a stop) on its data. */
   restart(nodeId: number): Promise<KafkaServer>;
+  /** The node id of the active controller (the quorum's leader), as the nodes last recorded it; null if none. */
+  activeController(): Promise<number | null>;
 }
 
 export interface KafkaClusterOptions {
@@ -425,6 +428,20 @@ export async function startKafkaCluster(opts: KafkaClusterOptions): Promise<Kafk
     },
     stop: async () => {
       await Promise.allSettled(running.map((n) => n.stop()));
+    },
+    // Kafka's Metadata answer names a random broker as "controller" under KRaft (clients never talk to
+    // the quorum), and kafkajs has no DescribeQuorum: each node records the quorum's leader and its epoch
+    // in its metadata log's quorum-state file at every election; the highest epoch is the latest.
+    activeController: async () => {
+      let best: { leaderId: number; leaderEpoch: number } | null = null;
+      for (const o of nodeOptions) {
+        const file = join(o.dir, 'data', '__cluster_metadata-0', 'quorum-state');
+        const state = await readFile(file, 'utf8')
+          .then((t) => JSON.parse(t) as { leaderId: number; leaderEpoch: number })
+          .catch(() => null);
+        if (state && state.leaderId >= 0 && (!best || state.leaderEpoch > best.leaderEpoch)) best = state;
+      }
+      return best?.leaderId ?? null;
     },
   };
   return cluster;
