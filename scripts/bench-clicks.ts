@@ -1,6 +1,5 @@
 // npm run bench:clicks: how fast the click path is on this machine, end to end, and that it loses nothing.
 // USAGE says what each phase (baseline, ingress alone, drain, fixed rate) measures.
-import { readFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
@@ -12,7 +11,10 @@ import { lineWatcher, spawnService, waitForWeb } from './lib/services.ts';
 import type { ServiceProcess } from './lib/services.ts';
 import {
   LoadCounters,
+  cpuLine,
+  cpuMsPerEvent,
   cpuSnapshot,
+  postmasterPid,
   cpuUsage,
   int,
   latencySummary,
@@ -167,9 +169,12 @@ function unlessAborted<T>(p: Promise<T>): Promise<T> {
   return Promise.race([p, aborted]);
 }
 
+/** Services stopped on purpose (between phases): their exit is not a failure. */
+const retired = new Set<ServiceProcess>();
+
 function guard(svc: ServiceProcess): void {
   void svc.exited.then((code) => {
-    if (!cleaning && !abort.signal.aborted) {
+    if (!cleaning && !abort.signal.aborted && !retired.has(svc)) {
       abort.abort(new Error(`the ${svc.name} process exited unexpectedly (code ${code})`));
     }
   });
@@ -523,15 +528,7 @@ async function main(): Promise<number> {
   const clicksTopic = topicName(prefix, 'clicks');
   const groupId = `${prefix}click-worker`;
 
-  const pgPid = (() => {
-    if (!stack.postgres) return undefined;
-    try {
-      const pid = Number(readFileSync(join(stackDir, 'postgres', 'postmaster.pid'), 'utf8').split('\n')[0]);
-      return Number.isInteger(pid) && pid > 0 ? pid : undefined;
-    } catch {
-      return undefined;
-    }
-  })();
+  const pgPid = stack.postgres ? postmasterPid(join(stackDir, 'postgres')) : undefined;
   const pids: Record<string, number | number[] | undefined> = {
     bench: process.pid,
     postgres: pgPid,
@@ -738,6 +735,7 @@ async function main(): Promise<number> {
   } | null = null;
   if (PHASE_D) {
     setPhase(`(d) ${REPLICAS} web + ${REPLICAS} click workers, ${BROKERS} broker(s): starting`, null);
+    retired.add(web).add(worker);
     await web.stop();
     await worker.stop();
     delete pids.web;
@@ -1000,6 +998,14 @@ async function main(): Promise<number> {
   ];
 
   const cpuNames = ['bench', 'baseline', 'web', 'worker', 'postgres', 'kafka', 'other'];
+  // CPU per persisted click: what each process spent on (c) (offering and catching up) per row, and (d)'s.
+  const usagesOf = (prefix: string) =>
+    cpuPhases
+      .filter((p) => p.phase.startsWith(prefix) && !p.phase.includes('not measured'))
+      .map((p) => p.usage);
+  const perClickNames = ['web', 'worker', 'kafka', 'postgres'];
+  const perClickC = cpuMsPerEvent(usagesOf('(c)'), rowsC, perClickNames);
+  const perClickD = d ? cpuMsPerEvent(usagesOf('(d)'), d.rows, perClickNames) : null;
   const cpuRows: string[][] = [['Phase', 's', ...cpuNames, 'machine'], ['-']];
   for (const p of cpuPhases) {
     cpuRows.push([
@@ -1036,6 +1042,11 @@ async function main(): Promise<number> {
     '',
     'CPU per process, % of one core (machine = all cores; "other" = busy time outside these processes):',
     table(cpuRows),
+    '',
+    `CPU per persisted click in (c), ms: ${cpuLine(perClickC)}`,
+    ...(perClickD
+      ? [`CPU per persisted click in (d), ms: ${cpuLine(perClickD)} (sums over the replicas and nodes)`]
+      : []),
     ...(busyOther.length
       ? [
           `Note: processes outside this benchmark used over 25% of a core during ${busyOther.map((p) => p.phase.split(',')[0]).join('; ')}: ` +

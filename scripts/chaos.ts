@@ -266,7 +266,7 @@ function spawn(id: string): ServiceProcess {
 }
 
 /** Until the process's /readyz answers 200 (bounded); returns that moment. */
-async function ready(name: string, timeoutMs = 120_000): Promise<number> {
+async function ready(name: string, timeoutMs = 300_000): Promise<number> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     try {

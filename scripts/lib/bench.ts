@@ -5,6 +5,7 @@ import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
+import { join } from 'node:path';
 import { ROOT } from './stack.ts';
 
 // ---------------------------------------------------------------------------------------------------
@@ -422,6 +423,35 @@ export function cpuUsage(a: CpuSnapshot, b: CpuSnapshot, cores: number): CpuUsag
 
 // ---------------------------------------------------------------------------------------------------
 // Formatting
+
+/**
+ * CPU milliseconds per event of each named process over the given measured intervals (the process's CPU
+ * time, not its share of a busy machine: a per-event cost that holds on a loaded machine too).
+ */
+export function cpuMsPerEvent(usages: CpuUsage[], events: number, names: string[]): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const n of names) {
+    const ms = usages.reduce((sum, u) => sum + ((u.percent.get(n) ?? 0) / 100) * u.seconds * 1000, 0);
+    out.set(n, events > 0 ? ms / events : 0);
+  }
+  return out;
+}
+
+/** "web 0.052, worker 0.061, … (total 0.180 ms)": a per-event CPU line. */
+export function cpuLine(perEvent: Map<string, number>): string {
+  const total = [...perEvent.values()].reduce((a, b) => a + b, 0);
+  return `${[...perEvent].map(([n, v]) => `${n} ${v.toFixed(3)}`).join(', ')} (total ${total.toFixed(3)} ms)`;
+}
+
+/** The postmaster's pid of an embedded Postgres data directory (its CPU is the tree under it). */
+export function postmasterPid(dataDir: string): number | undefined {
+  try {
+    const pid = Number(readFileSync(join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+    return Number.isInteger(pid) && pid > 0 ? pid : undefined;
+  } catch {
+    return undefined;
+  }
+}
 
 export function int(n: number): string {
   return Math.round(n).toLocaleString('en-US');

@@ -34,6 +34,21 @@ export function onStopSignal(stop: () => Promise<void>): void {
   }
 }
 
+/**
+ * Brokers still running when this process exits are killed: a teardown that gave up waiting (a cluster
+ * node stopping without a quorum waits its full bound) would otherwise leave them running for hours.
+ */
+const runningBrokers = new Set<ChildProcess>();
+let exitHook = false;
+function killOnExit(child: ChildProcess): void {
+  if (!exitHook) {
+    exitHook = true;
+    process.once('exit', () => runningBrokers.forEach((c) => c.kill('SIGKILL')));
+  }
+  runningBrokers.add(child);
+  child.once('exit', () => runningBrokers.delete(child));
+}
+
 export async function freePort(): Promise<number> {
   return new Promise((res, rej) => {
     const srv = createServer();
@@ -317,6 +332,7 @@ export async function startKafka(opts: KafkaOptions): Promise<KafkaServer> {
     ]);
   }
   const child = spawn('java', [...jvm, 'kafka.Kafka', props], { stdio: ['ignore', 'pipe', 'pipe'] });
+  killOnExit(child);
   const node = c ? ` ${c.nodeId}` : '';
   const lines = (buf: Buffer) =>
     buf
