@@ -28,9 +28,13 @@ export class LoadCounters {
   readonly perLink = new Map<string, number>();
   readonly statusCodes = new Map<number, number>();
 
-  /** Requests whose outcome the client never learnt (errors, timeouts, abandoned when stopped). */
+  /**
+   * Requests whose outcome the client never learnt (errors, timeouts, abandoned when stopped), and those
+   * answered 503: a produce not acknowledged in time may still be written (docs/operations.md, "A 503 does
+   * not mean not recorded"), which a starved machine shows.
+   */
   get unknown(): number {
-    return Math.max(0, this.sent - this.answered);
+    return Math.max(0, this.sent - this.answered) + (this.statusCodes.get(503) ?? 0);
   }
 }
 
