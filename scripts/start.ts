@@ -51,6 +51,11 @@ const { values, int, oneOf } = cli(USAGE, {
 });
 const brokers = oneOf('brokers', 1, [1, 3]);
 const replicas = int('replicas', 1, 8);
+if (replicas > 1 && process.platform !== 'linux') {
+  // Node refuses reusePort elsewhere; one process of each runs anywhere.
+  process.stderr.write('--replicas needs Linux: the web processes share the port with SO_REUSEPORT\n');
+  process.exit(2);
+}
 // Ctrl-C reaches only a parent process, which has this one stop everything in order (own-group.ts).
 await runInOwnGroup();
 
@@ -169,10 +174,9 @@ function opsLines(): string {
     ...SERVICES.map((n) => `    ${n.padEnd(width)}  ${replicaNumbers.map((r) => opsPort(n, r)).join(', ')}`),
   ].join('\n');
 }
-const kafkaLine =
-  brokers > 1
-    ? `${stack.kafkaBrokers} (${brokers} nodes; topics replicated ${stack.kafkaEnv.KAFKA_REPLICATION_FACTOR}×, min.insync.replicas ${stack.kafkaEnv.KAFKA_MIN_INSYNC_REPLICAS})`
-    : stack.kafkaBrokers;
+const kafkaLine = stack.cluster
+  ? `${stack.kafkaBrokers} (${stack.cluster.nodes.length} nodes; topics replicated ${stack.kafkaEnv.KAFKA_REPLICATION_FACTOR}×, min.insync.replicas ${stack.kafkaEnv.KAFKA_MIN_INSYNC_REPLICAS})`
+  : stack.kafkaBrokers;
 process.stdout.write(`
   svc is running.
 
