@@ -160,6 +160,7 @@ export function clusterFaults(ctx: ClusterContext): Fault[] {
         const count = new Map(md.topics.map((t) => [t.name, t.partitions.length]));
         const groups = new Map(rows.map((r) => [r.group_id, count.get(r.topic) ?? 0]));
         const pids = ctx.victims.map((id) => ctx.pidOf(id));
+        extra.detail = `${ctx.victims.length} processes, one of each kind`;
         const from = Date.now();
         await Promise.all(ctx.victims.map((id) => ctx.kill(id)));
         // Not restarted yet: a new member joining now would hold the whole group's rebalance until the
