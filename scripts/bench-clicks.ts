@@ -1,6 +1,5 @@
 // npm run bench:clicks: how fast the click path is on this machine, end to end, and that it loses nothing.
 // USAGE says what each phase (baseline, ingress alone, drain, fixed rate) measures.
-import { readFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
@@ -12,7 +11,10 @@ import { lineWatcher, spawnService, waitForWeb } from './lib/services.ts';
 import type { ServiceProcess } from './lib/services.ts';
 import {
   LoadCounters,
+  cpuLine,
+  cpuMsPerEvent,
   cpuSnapshot,
+  postmasterPid,
   cpuUsage,
   int,
   latencySummary,
@@ -39,9 +41,15 @@ Benchmarks the click path on this machine, everything on 127.0.0.1, in one run:
       then the click worker starts and drains (b)'s backlog: time and rows/s
   (c) a fixed offered rate for a fixed time with the worker running: accepted/s, persisted clicks/s,
       pipeline lag p50/p99 (accepted -> row committed)
+and with --replicas N or --brokers 3:
+  (d) the same offered rate and time as (c) against N web processes (sharing the port, SO_REUSEPORT) and
+      N click workers, on a Kafka cluster of three nodes (replication 3, min.insync.replicas 2) with
+      --brokers 3: accepted/s, persisted clicks/s and their ratio to (c), CPU per process kind. On two
+      cores this measures the cost of the replicas and of replication, not a speed-up: offer more than
+      (c) persists (e.g. --rate 8000) to see it.
 and then checks that no click answered 200 "success": true is missing from click_events, and that every
 link's click counter equals its rows. With --breakdown-cost, then:
-  (d) what the dimensional rollup costs the click worker (issue 20): four rounds, off, on, on, off (so a
+  (e) what the dimensional rollup costs the click worker (issue 20): four rounds, off, on, on, off (so a
       drift over time weighs on both sides alike): the ingress accepts --cost-clicks clicks while no
       worker runs (50 pages, 10 referrer hosts and none, 5 user agents), then a click worker drains them
       with ROLLUP_BREAKDOWN=off (no program_daily_breakdown writes) or on: rows/s of each drain, and the
@@ -57,8 +65,10 @@ Options:
   --load-seconds <n>   measured duration of (a) and (b) in seconds, after a warm-up (default 10)
   --connections <n>    HTTP connections (default 50; pipelining 1)
   --fast               Postgres with fsync/synchronous_commit/full_page_writes off (default: durable)
-  --breakdown-cost     also measure (d), the breakdown rollup's cost (ROLLUP_BREAKDOWN off against on)
-  --cost-clicks <n>    clicks per (d) round (default 60000)
+  --breakdown-cost     also measure (e), the breakdown rollup's cost (ROLLUP_BREAKDOWN off against on)
+  --cost-clicks <n>    clicks per (e) round (default 60000)
+  --replicas <n>       run (d) with n web processes and n click workers (default 1)
+  --brokers <n>        1 (default) or 3: run (d) on a three-node Kafka cluster
   --keep               keep .stack/bench/ afterwards
   -h, --help           this text
 
@@ -66,10 +76,16 @@ Environment: the services' tuning variables pass through, e.g. WORKER_CHUNK_SIZE
 WORKER_PARTITIONS_CONCURRENCY, PRODUCER_LINGER_MS, PRODUCER_MAX_BATCH, KAFKA_CLICK_PARTITIONS,
 DATABASE_POOL_SIZE (see shared/config.ts).`;
 
-const { values, int: intArg } = cli(USAGE, {
+const {
+  values,
+  int: intArg,
+  oneOf,
+} = cli(USAGE, {
   ...LOAD_OPTIONS,
   'load-seconds': { type: 'string' },
   connections: { type: 'string' },
+  replicas: { type: 'string' },
+  brokers: { type: 'string' },
   keep: { type: 'boolean' },
   'breakdown-cost': { type: 'boolean' },
   'cost-clicks': { type: 'string' },
@@ -82,6 +98,15 @@ const CONNECTIONS = intArg('connections', 50, 1000);
 const FAST = values.fast ?? false;
 const BREAKDOWN_COST = (values['breakdown-cost'] as boolean | undefined) ?? false;
 const COST_CLICKS = intArg('cost-clicks', 60_000, 10_000_000);
+const REPLICAS = intArg('replicas', 1, 8);
+const BROKERS = oneOf('brokers', 1, [1, 3]);
+/** Phase (d): the replicated and/or replicated-Kafka run beside (c). */
+const PHASE_D = REPLICAS > 1 || BROKERS > 1;
+if (BREAKDOWN_COST && PHASE_D) {
+  // (e) drains on the first stack's broker with one worker: a run measures one of the two, not both.
+  process.stderr.write('--breakdown-cost runs alone: leave out --replicas and --brokers\n');
+  process.exit(2);
+}
 const WARMUP_SECONDS = 3;
 const KAFKA_WARMUP_SECONDS = 10;
 const PARTNERS = 5;
@@ -160,11 +185,12 @@ function unlessAborted<T>(p: Promise<T>): Promise<T> {
   return Promise.race([p, aborted]);
 }
 
-/** Services this bench stops on purpose (the (d) rounds' workers): their exit is no failure. */
-const stopping = new Set<ServiceProcess>();
+/** Services stopped on purpose (between phases): their exit is not a failure. */
+const retired = new Set<ServiceProcess>();
+
 function guard(svc: ServiceProcess): void {
   void svc.exited.then((code) => {
-    if (!cleaning && !abort.signal.aborted && !stopping.has(svc)) {
+    if (!cleaning && !abort.signal.aborted && !retired.has(svc)) {
       abort.abort(new Error(`the ${svc.name} process exited unexpectedly (code ${code})`));
     }
   });
@@ -321,7 +347,7 @@ async function seedBench(sql: Sql, runId: string): Promise<Seed> {
   });
 }
 
-function clickRequests(seed: Seed, tag: 'b' | 'c'): BenchRequest[] {
+function clickRequests(seed: Seed, tag: 'b' | 'c' | 'd'): BenchRequest[] {
   return seed.links.map((l, i) => ({
     link: l.shortLink,
     body: JSON.stringify({
@@ -333,7 +359,7 @@ function clickRequests(seed: Seed, tag: 'b' | 'c'): BenchRequest[] {
 }
 
 /**
- * The clicks of a (d) round: every link with 50 landing pages, 10 referrer hosts and none, 5 user agents,
+ * The clicks of an (e) round: every link with 50 landing pages, 10 referrer hosts and none, 5 user agents,
  * so that a chunk writes breakdown rows for several keys of each dimension, as real traffic does.
  */
 function costRequests(seed: Seed, tag: string): BenchRequest[] {
@@ -541,16 +567,8 @@ async function main(): Promise<number> {
   const clicksTopic = topicName(prefix, 'clicks');
   const groupId = `${prefix}click-worker`;
 
-  const pgPid = (() => {
-    if (!stack.postgres) return undefined;
-    try {
-      const pid = Number(readFileSync(join(stackDir, 'postgres', 'postmaster.pid'), 'utf8').split('\n')[0]);
-      return Number.isInteger(pid) && pid > 0 ? pid : undefined;
-    } catch {
-      return undefined;
-    }
-  })();
-  const pids: Record<string, number | undefined> = {
+  const pgPid = stack.postgres ? postmasterPid(join(stackDir, 'postgres')) : undefined;
+  const pids: Record<string, number | number[] | undefined> = {
     bench: process.pid,
     postgres: pgPid,
     kafka: stack.kafka?.process.pid,
@@ -570,10 +588,12 @@ async function main(): Promise<number> {
       select coalesce(sum(clicks), 0)::text as n from referral_links where id = any(${linkIds}::bigint[])`;
     return Number(r!.n);
   }
+  /** The Kafka the click worker reads now: the stack's, or (d)'s cluster. */
+  let currentAdmin = admin;
   async function kafkaBacklog(): Promise<number> {
     const [high, committed] = await Promise.all([
-      admin.fetchTopicOffsets(clicksTopic),
-      admin.fetchOffsets({ groupId, topics: [clicksTopic] }),
+      currentAdmin.fetchTopicOffsets(clicksTopic),
+      currentAdmin.fetchOffsets({ groupId, topics: [clicksTopic] }),
     ]);
     const done = new Map<number, number>();
     for (const p of committed[0]?.partitions ?? []) done.set(p.partition, Number(p.offset));
@@ -741,11 +761,129 @@ async function main(): Promise<number> {
   // Each status line covers the 10 s before it: only those wholly inside (c) and its catch-up.
   const statusInC = workerStatus.filter((s) => s.at > c.startedAt + 10_500 && s.at <= drainC.at + 10_000);
 
+  // (d) the same load on replicas and/or a three-node cluster ---------------------------------------
+  const dCounters = new LoadCounters();
+  let d: {
+    run: LoadRun;
+    rows: number;
+    rate: number;
+    lagP50: number;
+    lagP99: number;
+    drain: { timedOut: boolean };
+    kafka: string;
+  } | null = null;
+  if (PHASE_D) {
+    setPhase(`(d) ${REPLICAS} web + ${REPLICAS} click workers, ${BROKERS} broker(s): starting`, null);
+    retired.add(web).add(worker);
+    await web.stop();
+    await worker.stop();
+    delete pids.web;
+    delete pids.worker;
+    let dEnv = env;
+    let kafkaLine = 'the same broker as (a)-(c)';
+    if (BROKERS > 1) {
+      // Only Kafka: the same Postgres, so the seed and the zero-lost check cover (d) as well.
+      const clusterP = startStack({
+        name: 'bench-cluster',
+        brokers: BROKERS,
+        fresh: true,
+        env: { DATABASE_URL: stack.databaseUrl },
+        log,
+      });
+      cleanups.push({ name: 'Kafka cluster', fn: async () => (await clusterP.catch(() => null))?.stop() });
+      if (!values.keep)
+        cleanups.push({
+          name: 'removing the cluster data',
+          fn: () => rm(join(STACK_DIR, 'bench-cluster'), { recursive: true, force: true }),
+        });
+      const clusterStack = await unlessAborted(clusterP);
+      dEnv = { ...env, KAFKA_BROKERS: clusterStack.kafkaBrokers, ...clusterStack.kafkaEnv };
+      const dCfg = loadConfig({ ...process.env, ...dEnv });
+      const dKafka = createKafka(dCfg, log);
+      await unlessAborted(
+        retrying('creating the topics on the cluster', 3, () => ensureTopics(dKafka, dCfg, log)),
+      );
+      const dAdmin = createKafka(dCfg, createLogger('bench-kafka', 'silent')).admin();
+      cleanups.push({ name: 'cluster admin', fn: () => dAdmin.disconnect() });
+      await unlessAborted(dAdmin.connect());
+      currentAdmin = dAdmin;
+      pids.kafka = clusterStack.kafkaNodes().map((n) => n.process.pid!);
+      t = snap();
+      const warm = await unlessAborted(warmKafka(dKafka, dAdmin, `${prefix}warmup`, dCfg.clickPartitions));
+      cpuPhase('(d) Kafka cluster warm-up (not measured)', t);
+      kafkaLine = `${BROKERS} nodes, replication ${dCfg.kafkaReplicationFactor}, min.insync.replicas ${dCfg.kafkaMinInsyncReplicas}; warmed up: ${warm}`;
+    }
+    const webs: ServiceProcess[] = [];
+    const workers: ServiceProcess[] = [];
+    for (let r = 0; r < REPLICAS; r++) {
+      const opsPort = await freePort();
+      const w = spawnService('web', {
+        env: { ...dEnv, REUSE_PORT: 'true', OPS_PORT: String(opsPort) },
+        onLine: onWebLine,
+      });
+      cleanups.push({ name: `web ${r + 1} of (d)`, fn: () => w.stop() });
+      guard(w);
+      webs.push(w);
+      // Each one ready on its own operations port (the shared port answers for any of them).
+      await unlessAborted(waitForWeb(w, opsPort));
+    }
+    for (let r = 0; r < REPLICAS; r++) {
+      const k = spawnService('click-worker', { env: { ...dEnv, LOG_LEVEL: 'info' }, onLine: onWorkerLine });
+      cleanups.push({ name: `click worker ${r + 1} of (d)`, fn: () => k.stop() });
+      guard(k);
+      workers.push(k);
+      await unlessAborted(workerWatcher.waitFor(/click worker running/, 60_000));
+    }
+    pids.web = webs.map((w) => w.child.pid!);
+    pids.worker = workers.map((w) => w.child.pid!);
+    setPhase(`(d) offered ${int(RATE)}/s for ${SECONDS} s, ${REPLICAS} + ${REPLICAS} processes`, dCounters);
+    t = snap();
+    const run = await runLoad({
+      url: `http://127.0.0.1:${webPort}/api/v1/track/click`,
+      requests: clickRequests(seed, 'd'),
+      connections: CONNECTIONS,
+      amount: RATE * SECONDS,
+      rate: RATE,
+      instances: 5,
+      staggerMs: 200,
+      maxMs: SECONDS * 2_500 + 30_000,
+      counters: dCounters,
+      clickIds: acceptedIds,
+      signal: abort.signal,
+    });
+    abort.signal.throwIfAborted();
+    cpuPhase('(d) offering', t);
+    setPhase('(d) waiting for the workers to catch up', dCounters);
+    t = snap();
+    const backlogD = await kafkaBacklog();
+    const drainD = await waitDrained(60_000 + Math.min(540_000, backlogD * 2));
+    cpuPhase('(d) after offering, until all persisted', t);
+    const [dRow] = await sql<{ n: string; p50: number | null; p99: number | null }[]>`
+      select count(*)::text as n,
+             percentile_cont(0.5) within group (order by lag_ms) as p50,
+             percentile_cont(0.99) within group (order by lag_ms) as p99
+      from (select extract(epoch from created_at - click_timestamp)::float8 * 1000 as lag_ms
+            from click_events
+            where link_id = any(${linkIds}::bigint[]) and not is_test
+              and page_url like 'https://shop.example/bench/d/%') s`;
+    const rows = Number(dRow!.n);
+    d = {
+      run,
+      rows,
+      rate: rows / Math.max(0.001, (drainD.at - run.startedAt) / 1000),
+      lagP50: dRow!.p50 ?? 0,
+      lagP99: dRow!.p99 ?? 0,
+      drain: drainD,
+      kafka: kafkaLine,
+    };
+  }
+
   // Zero lost ---------------------------------------------------------------------------------------
   setPhase('verifying', null);
   const problems: string[] = [];
   if (drainB.timedOut) problems.push("the worker did not drain (b)'s backlog in time");
   if (drainC.timedOut) problems.push('the worker did not catch up after (c) in time');
+  if (d?.drain.timedOut) problems.push('the workers did not catch up after (d) in time');
   const dbIds = new Set<string>();
   let dbRows = 0;
   await sql`
@@ -758,12 +896,12 @@ async function main(): Promise<number> {
       }
     },
   );
-  const acceptedTotal = bWarm.accepted + bCounters.accepted + cCounters.accepted;
+  const acceptedTotal = bWarm.accepted + bCounters.accepted + cCounters.accepted + dCounters.accepted;
   const acceptedSet = new Set(acceptedIds);
   let missing = 0;
   for (const id of acceptedSet) if (!dbIds.has(id)) missing++;
   const extra = dbIds.size - (acceptedSet.size - missing);
-  const unknown = bWarm.unknown + bCounters.unknown + cCounters.unknown;
+  const unknown = bWarm.unknown + bCounters.unknown + cCounters.unknown + dCounters.unknown;
   if (acceptedSet.size !== acceptedTotal)
     problems.push(`${acceptedTotal - acceptedSet.size} accepted answers repeated a click_id`);
   if (missing > 0) problems.push(`${missing} accepted clicks have no row in click_events`);
@@ -782,7 +920,8 @@ async function main(): Promise<number> {
     const client =
       (bWarm.perLink.get(l.short_link) ?? 0) +
       (bCounters.perLink.get(l.short_link) ?? 0) +
-      (cCounters.perLink.get(l.short_link) ?? 0);
+      (cCounters.perLink.get(l.short_link) ?? 0) +
+      (dCounters.perLink.get(l.short_link) ?? 0);
     if (l.counter !== l.rows)
       problems.push(`link ${l.short_link}: clicks counter ${l.counter} != ${l.rows} rows`);
     if (Number(l.rows) < client) problems.push(`link ${l.short_link}: ${client} accepted but ${l.rows} rows`);
@@ -799,15 +938,15 @@ async function main(): Promise<number> {
   if (Number(agg!.dead) > 0) problems.push(`${agg!.dead} dead letters`);
   const lost = Math.max(missing, acceptedTotal - dbRows, 0);
 
-  // (d) the breakdown rollup's cost ------------------------------------------------------------------
+  // (e) the breakdown rollup's cost ------------------------------------------------------------------
   const cost: { mode: 'off' | 'on'; rows: number; seconds: number; rate: number }[] = [];
   if (BREAKDOWN_COST) {
-    stopping.add(worker);
+    retired.add(worker);
     await worker.stop();
     for (const [i, mode] of (['off', 'on', 'on', 'off'] as const).entries()) {
       const tag = `d${i}`;
       const counters = new LoadCounters();
-      setPhase(`(d) round ${i + 1}/4: accepting ${int(COST_CLICKS)} clicks`, counters);
+      setPhase(`(e) round ${i + 1}/4: accepting ${int(COST_CLICKS)} clicks`, counters);
       await runLoad({
         url: `http://127.0.0.1:${webPort}/api/v1/track/click`,
         requests: costRequests(seed, tag),
@@ -818,26 +957,26 @@ async function main(): Promise<number> {
         signal: abort.signal,
       });
       abort.signal.throwIfAborted();
-      setPhase(`(d) round ${i + 1}/4: draining with ROLLUP_BREAKDOWN=${mode}`, null);
+      setPhase(`(e) round ${i + 1}/4: draining with ROLLUP_BREAKDOWN=${mode}`, null);
       const w = spawnService('click-worker', {
         env: { ...env, LOG_LEVEL: 'info', ROLLUP_BREAKDOWN: mode },
         onLine: onWorkerLine,
       });
-      cleanups.push({ name: `click worker (d${i})`, fn: () => w.stop() });
+      cleanups.push({ name: `click worker (e${i})`, fn: () => w.stop() });
       guard(w);
       pids.worker = w.child.pid;
       const backlog = await kafkaBacklog();
       const drained = await waitDrained(60_000 + Math.min(1_800_000, backlog * 2));
-      if (drained.timedOut) problems.push(`(d) round ${i + 1}: the worker did not drain in time`);
+      if (drained.timedOut) problems.push(`(e) round ${i + 1}: the worker did not drain in time`);
       const [r] = await sql<{ n: string; first: Date | null }[]>`
         select count(*)::text as n, min(created_at) as first from click_events
         where link_id = any(${linkIds}::bigint[]) and page_url like ${`https://shop.example/bench/${tag}/%`}`;
       const rows = Number(r!.n);
       if (rows < counters.accepted)
-        problems.push(`(d) round ${i + 1}: ${counters.accepted} accepted, ${rows} rows`);
+        problems.push(`(e) round ${i + 1}: ${counters.accepted} accepted, ${rows} rows`);
       const seconds = Math.max(0.001, (drained.at - (r!.first?.getTime() ?? drained.at)) / 1000);
       cost.push({ mode, rows, seconds, rate: rows / seconds });
-      stopping.add(w);
+      retired.add(w);
       await w.stop();
     }
   }
@@ -916,10 +1055,32 @@ async function main(): Promise<number> {
         : "worker's own status lines during (c): none",
     ),
     note(`worker chunk retries: ${workerRetries.total} (deadlocks: ${workerRetries.deadlocks})`),
+    ...(d
+      ? [
+          [
+            `(d) ${REPLICAS} web + ${REPLICAS} click workers`,
+            `${int(RATE)} clicks/s for ${SECONDS} s`,
+            '',
+            d.run.stoppedEarly ? 'STOPPED EARLY' : '',
+          ],
+          note(`Kafka: ${d.kafka}`),
+          ['    accepted', `${int(d.run.accepted / Math.max(0.001, d.run.seconds))} clicks/s`],
+          note(`${errs(dCounters)}; ${lat(d.run)}`),
+          ['    persisted, sustained', `${int(d.rate)} clicks/s`, '', d.drain.timedOut ? 'TIMED OUT' : ''],
+          ['    pipeline lag p50 / p99', `${ms(d.lagP50)} / ${ms(d.lagP99)}`],
+          [
+            '    d/c persisted',
+            (d.rate / Math.max(0.001, persistedRateC)).toFixed(2),
+            '',
+            `(${cores} cores: the cost of the replicas, not a speed-up)`,
+          ],
+        ]
+      : []),
     ['zero lost', `lost: ${int(lost)}`, 'lost = 0', problems.length === 0 ? 'PASS' : 'FAIL'],
     note(
       `accepted ${int(acceptedTotal)} (b warm-up ${int(bWarm.accepted)}, b ${int(bCounters.accepted)}, ` +
-        `c ${int(cCounters.accepted)}); rows ${int(dbRows)}; requests of unknown outcome ${int(unknown)}`,
+        `c ${int(cCounters.accepted)}${d ? `, d ${int(dCounters.accepted)}` : ''}); rows ${int(dbRows)}; ` +
+        `requests of unknown outcome ${int(unknown)}`,
     ),
     note(
       `every accepted click_id found: ${missing === 0 ? 'yes' : `no, ${int(missing)} missing`}; link counters = rows ` +
@@ -929,7 +1090,7 @@ async function main(): Promise<number> {
     ),
     ...(cost.length
       ? [
-          ['(d) breakdown rollup: on/off', costRatio.toFixed(3), '>= 0.9', verdict(costRatio >= 0.9)],
+          ['(e) breakdown rollup: on/off', costRatio.toFixed(3), '>= 0.9', verdict(costRatio >= 0.9)],
           note(
             `drained rows/s, ROLLUP_BREAKDOWN=off ${int(meanRate('off'))}, on ${int(meanRate('on'))}; rounds: ` +
               cost.map((c) => `${c.mode} ${int(c.rate)}`).join(', ') +
@@ -940,6 +1101,14 @@ async function main(): Promise<number> {
   ];
 
   const cpuNames = ['bench', 'baseline', 'web', 'worker', 'postgres', 'kafka', 'other'];
+  // CPU per persisted click: what each process spent on (c) (offering and catching up) per row, and (d)'s.
+  const usagesOf = (prefix: string) =>
+    cpuPhases
+      .filter((p) => p.phase.startsWith(prefix) && !p.phase.includes('not measured'))
+      .map((p) => p.usage);
+  const perClickNames = ['web', 'worker', 'kafka', 'postgres'];
+  const perClickC = cpuMsPerEvent(usagesOf('(c)'), rowsC, perClickNames);
+  const perClickD = d ? cpuMsPerEvent(usagesOf('(d)'), d.rows, perClickNames) : null;
   const cpuRows: string[][] = [['Phase', 's', ...cpuNames, 'machine'], ['-']];
   for (const p of cpuPhases) {
     cpuRows.push([
@@ -976,6 +1145,11 @@ async function main(): Promise<number> {
     '',
     'CPU per process, % of one core (machine = all cores; "other" = busy time outside these processes):',
     table(cpuRows),
+    '',
+    `CPU per persisted click in (c), ms: ${cpuLine(perClickC)}`,
+    ...(perClickD
+      ? [`CPU per persisted click in (d), ms: ${cpuLine(perClickD)} (sums over the replicas and nodes)`]
+      : []),
     ...(busyOther.length
       ? [
           `Note: processes outside this benchmark used over 25% of a core during ${busyOther.map((p) => p.phase.split(',')[0]).join('; ')}: ` +

@@ -1,10 +1,14 @@
 // npm run bench:sales: sales through the full path (HTTP → ingress → Kafka → attribution worker →
 // Postgres → NOTIFY → answer), beside a baseline measured in the same run: the same sale written by one
 // direct SQL transaction (the worker's own apply step and outcome row, no HTTP, no Kafka).
+import { cpus } from 'node:os';
+import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { cli } from './lib/cli.ts';
 import { LOAD_OPTIONS, prepareServices, runBench } from './lib/bench-run.ts';
 import { spawnService, waitForWeb } from './lib/services.ts';
+import { STACK_DIR } from './lib/stack.ts';
+import { cpuLine, cpuMsPerEvent, cpuSnapshot, cpuUsage, postmasterPid } from './lib/bench.ts';
 import { createSql } from '../shared/db/sql.ts';
 import { seedBenchProgram } from './lib/bench-seed.ts';
 import { percentile } from '../shared/stats.ts';
@@ -19,7 +23,8 @@ Measures, in one run on this machine with everything co-located:
   (a) baseline: the same sale applied by one direct SQL transaction (the attribution worker's own step),
       sales/s at --concurrency;
   (b) the full path, POST /api/v1/track/sale answered with the worker's recorded outcome: sales/s at
-      --concurrency (closed loop, autocannon), and the ratio b/a;
+      --concurrency (closed loop, autocannon), and the ratio b/a; the CPU time each process (web,
+      attribution worker, ledger worker, Kafka, Postgres) spent per sale meanwhile;
   (c) latency p50/p99 at a fixed offered rate (--rate, default 500/s) for --seconds (autocannon
       overallRate, latencies in whole milliseconds).
 Then checks that every 200 is one sale row with its commission. Targets: b >= 1,000 sales/s; p99 < 100 ms
@@ -183,12 +188,29 @@ await runBench('sales', values.fast, async (run) => {
   seq = 0;
   await drive('warm', { amount: 500, connections: 8 });
 
-  // (b) Full path, closed loop.
+  // (b) Full path, closed loop, and what each process spends per sale meanwhile.
   status(`(b) full path: ${SALES} sales, concurrency ${CONCURRENCY}`);
   seq = 0;
+  const [attribution, ledger] = [procs[1]!, procs[2]!];
+  const pids = {
+    self: process.pid,
+    web: web.child.pid,
+    attribution: attribution.child.pid,
+    ledger: ledger.child.pid,
+    kafka: stack.kafkaNodes().map((n) => n.process.pid!),
+    postgres: postmasterPid(join(STACK_DIR, 'bench-sales', 'postgres')),
+  };
+  const cpu0 = cpuSnapshot(pids);
   const b0 = performance.now();
   const full = await drive('full', { amount: SALES, connections: CONCURRENCY });
   const fullRate = SALES / ((performance.now() - b0) / 1000);
+  const perSale = cpuMsPerEvent([cpuUsage(cpu0, cpuSnapshot(pids), cpus().length)], SALES, [
+    'web',
+    'attribution',
+    'ledger',
+    'kafka',
+    'postgres',
+  ]);
 
   // (c) Fixed offered rate: enough connections that the rate, not the latency, sets the pace.
   status(`(c) ${RATE} sales/s for ${SECONDS} s`);
@@ -218,7 +240,7 @@ await runBench('sales', values.fast, async (run) => {
   process.stdout.write(
     [
       '',
-      `bench:sales: ${SALES} sales per phase, concurrency ${CONCURRENCY}; webhook events ${values.webhooks ? 'written' : 'not written (no endpoint)'}; Postgres ${values.fast ? 'fsync off' : 'durable'}; all on one ${(await import('node:os')).cpus().length}-core machine`,
+      `bench:sales: ${SALES} sales per phase, concurrency ${CONCURRENCY}; webhook events ${values.webhooks ? 'written' : 'not written (no endpoint)'}; Postgres ${values.fast ? 'fsync off' : 'durable'}; all on one ${cpus().length}-core machine`,
       '',
       line(['', 'sales/s', 'p50 ms', 'p99 ms']),
       line([
@@ -241,6 +263,7 @@ await runBench('sales', values.fast, async (run) => {
       ]),
       '',
       `  ratio b/a: ${(fullRate / baselineRate).toFixed(2)}`,
+      `  CPU per sale in (b), ms: ${cpuLine(perSale)}`,
       `  answers: ${answers.size} (${[...codes].map(([c, n]) => `${c}: ${n}`).join(', ')}); stored sales ${rows!.sales}, commissions ${rows!.commissions}`,
       `  targets: b >= 1,000 sales/s ${fullRate >= 1000 ? 'PASS' : 'MISS'}; p99 < 100 ms at ${RATE}/s ${fixed.latency.p99 < 100 ? 'PASS' : 'MISS'}; every 200 stored once ${rows!.sales === ok.length && failed === 0 ? 'PASS' : 'FAIL'}`,
       '',

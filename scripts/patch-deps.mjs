@@ -15,6 +15,12 @@
 // lost connection; an id the coordinator forgot is answered UNKNOWN_MEMBER_ID, on which kafkajs already
 // clears it and joins as new.
 //
+// kafkajs 2.2.4: a group member killed with -9 keeps its partitions until the coordinator expires its
+// session (KAFKA_SESSION_TIMEOUT_MS): kafkajs has no static membership and no KIP-848 protocol. The admin
+// client gains removeGroupMember({ groupId, memberId }): the LeaveGroup request (v3, which names the member)
+// a consumer sends for itself on a clean stop, sent by a surviving member for a dead one, so that the
+// group rebalances at once (shared/pipeline/liveness.ts, "evict").
+//
 // kafkajs 2.2.4: the request queue schedules its throttle check with a negative delay when it was never
 // throttled; Node 24 prints a TimeoutNegativeWarning for it on every start. Node already runs such a timer
 // after 1 ms, so the fix passes 1 ms explicitly: same behaviour, no warning.
@@ -76,6 +82,24 @@ const fixes = [
       '      if (rejoinAs) consumerGroup.memberId = rejoinAs /* svc: rejoin as the same member (use) */\n' +
       '      rejoinAs = null\n' +
       '      runner = new Runner({\n',
+  },
+  {
+    mark: '/* svc: remove a dead group member (define) */',
+    files: [join(root, 'node_modules', 'kafkajs', 'src', 'admin', 'index.js')],
+    find: '  const deleteGroups = async groupIds => {\n',
+    replace:
+      '  const removeGroupMember = async ({ groupId, memberId }) => {' +
+      ' /* svc: remove a dead group member (define) */\n' +
+      '    const coordinator = await cluster.findGroupCoordinator({ groupId })\n' +
+      '    return coordinator.leaveGroup({ groupId, memberId })\n' +
+      '  }\n\n' +
+      '  const deleteGroups = async groupIds => {\n',
+  },
+  {
+    mark: '/* svc: remove a dead group member (export) */',
+    files: [join(root, 'node_modules', 'kafkajs', 'src', 'admin', 'index.js')],
+    find: '    deleteGroups,\n',
+    replace: '    deleteGroups,\n    removeGroupMember, /* svc: remove a dead group member (export) */\n',
   },
 ];
 

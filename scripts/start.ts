@@ -41,19 +41,33 @@ Options:
   --json-logs           print the services' JSON logs instead of pretty ones
   --mail-smtp-port <n>  MailDev's SMTP port (default 1025)
   --mail-web-port <n>   MailDev's web page (default 1080)
+  --brokers <n>         1 (default) or 3: a Kafka cluster of three KRaft nodes on 127.0.0.1:59092, 59094 and
+                        59096 (each a broker and a controller), every topic replicated three times with
+                        min.insync.replicas 2; its data in .stack/dev/kafka-3/
+  --replicas <n>        run n processes of web and of every worker (default 1): the web processes share the
+                        HTTP port (SO_REUSEPORT), each worker's processes share its consumer group's partitions
   -h, --help            this text
 
 Environment: DATABASE_URL and KAFKA_BROKERS use external servers instead of the embedded ones (nothing
 is seeded into an external DATABASE_URL);
 every variable of shared/config.ts (LOG_LEVEL, TRUST_PROXY, ...) passes through to the services.`;
 
-const { values, int } = cli(USAGE, {
+const { values, int, oneOf } = cli(USAGE, {
   port: { type: 'string' },
   fresh: { type: 'boolean' },
   'json-logs': { type: 'boolean' },
   'mail-smtp-port': { type: 'string' },
   'mail-web-port': { type: 'string' },
+  brokers: { type: 'string' },
+  replicas: { type: 'string' },
 });
+const brokers = oneOf('brokers', 1, [1, 3]);
+const replicas = int('replicas', 1, 8);
+if (replicas > 1 && process.platform !== 'linux') {
+  // Node refuses reusePort elsewhere; one process of each runs anywhere.
+  process.stderr.write('--replicas needs Linux: the web processes share the port with SO_REUSEPORT\n');
+  process.exit(2);
+}
 // Ctrl-C reaches only a parent process, which has this one stop everything in order (own-group.ts).
 await runInOwnGroup();
 
@@ -85,12 +99,13 @@ const mailDevStarting = process.env.SMTP_URL
         log,
       }),
     );
-const stack = await startStack({ ...DEV_STACK, fresh: values.fresh, log });
+const stack = await startStack({ ...DEV_STACK, brokers, fresh: values.fresh, log });
 const maildev = await mailDevStarting;
 
 // From here on a stop (Ctrl-C) stops what runs, in order: the services, then Kafka and Postgres.
 let stopping = false;
-const running = new Map<ServiceName, ServiceProcess>();
+/** Each running process by its instance name (`web`, `click-worker`, or `web#2` … with --replicas). */
+const running = new Map<string, ServiceProcess>();
 async function shutdown(): Promise<void> {
   if (stopping) return;
   stopping = true;
@@ -111,10 +126,13 @@ onStopSignal(shutdown);
 const env: Record<string, string> = {
   DATABASE_URL: stack.databaseUrl,
   KAFKA_BROKERS: stack.kafkaBrokers,
+  ...stack.kafkaEnv,
   PORT: String(port),
   // Local use: webhooks may go to http:// and this machine's own receivers (docs/webhooks.md "SSRF").
   WEBHOOK_ALLOW_PRIVATE: process.env.WEBHOOK_ALLOW_PRIVATE ?? 'true',
   ...(maildev ? { SMTP_URL: maildev.smtpUrl } : {}),
+  // Several web processes on the one port: the kernel spreads the connections between them.
+  ...(replicas > 1 ? { REUSE_PORT: 'true' } : {}),
 };
 const cfg = loadConfig({ ...process.env, ...env });
 await migrate(cfg.databaseUrl, log);
@@ -130,26 +148,35 @@ if (stack.postgres) {
 }
 
 // Each process's operations endpoints (/healthz, /readyz, /metrics) on its own port: web on OPS_PORT
-// (default 9464), the workers on the ports after it, in the order of WORKERS.
+// (default 9464), the workers on the ports after it, in the order of WORKERS; with --replicas, replica r
+// (1-based) of each on the same layout shifted by (r - 1) × (1 + WORKERS.length).
 const opsBase = Number(process.env.OPS_PORT || 9464);
-const opsPort = (name: ServiceName) => opsBase + (name === 'web' ? 0 : 1 + WORKERS.indexOf(name));
-function launch(name: ServiceName): ServiceProcess {
+const SERVICES: ServiceName[] = ['web', ...WORKERS];
+const opsPort = (name: ServiceName, replica: number) =>
+  opsBase + (replica - 1) * SERVICES.length + SERVICES.indexOf(name);
+const instance = (name: ServiceName, replica: number) => (replicas > 1 ? `${name}#${replica}` : name);
+function launch(name: ServiceName, replica: number): ServiceProcess {
   if (stopping) throw new Error('stopping'); // a stop came while starting: nothing more to start
   const svc = spawnService(name, {
-    env: { ...env, OPS_PORT: String(opsPort(name)) },
+    env: { ...env, OPS_PORT: String(opsPort(name, replica)) },
     onLine: (line) => (pretty ? pretty.write(line + '\n') : process.stdout.write(line + '\n')),
   });
-  running.set(name, svc);
+  const id = instance(name, replica);
+  running.set(id, svc);
   void svc.exited.then((code) => {
     if (stopping) return;
-    log.error({ service: name, code }, 'service exited; restarting in 1 s');
-    setTimeout(() => !stopping && launch(name), 1000);
+    log.error({ service: id, code }, 'service exited; restarting in 1 s');
+    setTimeout(() => !stopping && launch(name, replica), 1000);
   });
   return svc;
 }
-const web = launch('web');
-for (const w of WORKERS) launch(w);
-await waitForWeb(web, port);
+const replicaNumbers = Array.from({ length: replicas }, (_, i) => i + 1);
+const webs = replicaNumbers.map((r) => launch('web', r));
+for (const r of replicaNumbers) for (const w of WORKERS) launch(w, r);
+// Every web process: waitForWeb asks /readyz on the shared port, which any of them may answer, so ask
+// each on its operations port as well.
+await waitForWeb(webs[0]!, port);
+if (replicas > 1) await Promise.all(webs.map((w, i) => waitForWeb(w, opsPort('web', i + 1))));
 
 const base = `http://127.0.0.1:${port}`;
 const mailLine = maildev
@@ -176,14 +203,27 @@ const demoClick = demo
       -d '{"affiliate_url":"https://shop.example/?aff=${demo.shortLink}","page_url":"https://shop.example/"}'
 `
   : '';
+/** Where each process answers /healthz, /readyz and /metrics. */
+function opsLines(): string {
+  if (replicas === 1)
+    return `http://127.0.0.1:${opsBase}/metrics (web), ports ${opsBase + 1}-${opsBase + WORKERS.length} (${WORKERS.join(', ')})`;
+  const width = Math.max(...SERVICES.map((n) => n.length));
+  return [
+    `http://127.0.0.1:<port>/metrics, ${replicas} processes of each:`,
+    ...SERVICES.map((n) => `    ${n.padEnd(width)}  ${replicaNumbers.map((r) => opsPort(n, r)).join(', ')}`),
+  ].join('\n');
+}
+const kafkaLine = stack.cluster
+  ? `${stack.kafkaBrokers} (${stack.cluster.nodes.length} nodes; topics replicated ${stack.kafkaEnv.KAFKA_REPLICATION_FACTOR}×, min.insync.replicas ${stack.kafkaEnv.KAFKA_MIN_INSYNC_REPLICAS})`
+  : stack.kafkaBrokers;
 process.stdout.write(`
   svc is running.
 
   Base URL:        ${base}${demoLines}
   OpenAPI:         ${base}/api/v1/openapi.json
   Postgres:        ${stack.databaseUrl}
-  Kafka:           ${stack.kafkaBrokers}
-  Health/metrics:  http://127.0.0.1:${opsBase}/metrics (web), ports ${opsBase + 1}-${opsBase + WORKERS.length} (${WORKERS.join(', ')})
+  Kafka:           ${kafkaLine}
+  Health/metrics:  ${opsLines()}
 ${demoClick}
   See it in Postgres (a second later, enriched):
     psql ${stack.databaseUrl} -c 'select click_id, device_type, browser_name, geo_country, click_timestamp from click_events order by click_timestamp desc limit 5'

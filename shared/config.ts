@@ -17,12 +17,24 @@ export interface Config extends MailConfig {
   clickPartitions: number;
   /** Partitions of the sales, refunds, ledger and notifications topics. */
   commandPartitions: number;
+  /**
+   * Replication factor of the topics the project creates; null: the broker's default.replication.factor.
+   * A three-broker cluster: 3 (docs/scaling.md).
+   */
+  kafkaReplicationFactor: number | null;
+  /** min.insync.replicas of the topics the project creates; null: the broker's default. A cluster: 2. */
+  kafkaMinInsyncReplicas: number | null;
   /** How long the ingress waits for a worker's answer to a lead, sale or refund before a 503. */
   commandDeadlineMs: number;
   /** When the ingress falls back to reading an outcome row (a NOTIFY lost to a reconnect). */
   outcomePollMs: number;
   httpHost: string;
   httpPort: number;
+  /**
+   * Listen with SO_REUSEPORT (REUSE_PORT=true): several web processes on one host share the port and the
+   * kernel spreads connections between them (`npm start -- --replicas N`; docs/scaling.md).
+   */
+  httpReusePort: boolean;
   /** Port of the operations server (/healthz, /readyz, /metrics); null: none. Never the public port. */
   opsPort: number | null;
   /** Fastify trustProxy: which proxies may set X-Forwarded-For. Default: loopback only. */
@@ -140,6 +152,16 @@ export function loadConfig(env: Env = process.env): Config {
     }
     return n;
   };
+  const optionalInt = (name: string, min: number, max: number): number | null =>
+    env[name] === undefined || env[name] === '' ? null : int(name, min, min, max);
+  const bool = (name: string, dflt: boolean): boolean => {
+    const raw = env[name];
+    if (raw === undefined || raw === '') return dflt;
+    if (raw === 'true' || raw === '1') return true;
+    if (raw === 'false' || raw === '0') return false;
+    problems.push(`${name} must be true or false (got "${raw}")`);
+    return dflt;
+  };
   const str = (name: string, dflt: string): string => {
     const raw = env[name];
     return raw === undefined || raw === '' ? dflt : raw;
@@ -193,10 +215,13 @@ export function loadConfig(env: Env = process.env): Config {
     kafkaPrefix,
     clickPartitions: int('KAFKA_CLICK_PARTITIONS', 6, 1, 1000),
     commandPartitions: int('KAFKA_COMMAND_PARTITIONS', 6, 1, 1000),
+    kafkaReplicationFactor: optionalInt('KAFKA_REPLICATION_FACTOR', 1, 32),
+    kafkaMinInsyncReplicas: optionalInt('KAFKA_MIN_INSYNC_REPLICAS', 1, 32),
     commandDeadlineMs: int('COMMAND_DEADLINE_MS', 5_000, 100, 120_000),
     outcomePollMs: int('OUTCOME_POLL_MS', 500, 50, 60_000),
     httpHost: str('HOST', '127.0.0.1'),
     httpPort: int('PORT', DEFAULTS.httpPort, 0, 65535),
+    httpReusePort: bool('REUSE_PORT', false),
     opsPort: env.OPS_PORT === undefined || env.OPS_PORT === '' ? null : int('OPS_PORT', 0, 0, 65535),
     trustProxy,
     bodyLimit: int('BODY_LIMIT_BYTES', 64 * 1024, 1024, 10 * 1024 * 1024),
@@ -241,6 +266,12 @@ export function loadConfig(env: Env = process.env): Config {
   if (!/^https?:\/\/[^\s/]+/.test(publicUrl)) problems.push('PUBLIC_URL must be an http:// or https:// URL');
   config.publicUrl = publicUrl;
   config.webhooks = webhookConfig(env, int, problems);
+  if (
+    config.kafkaReplicationFactor !== null &&
+    config.kafkaMinInsyncReplicas !== null &&
+    config.kafkaMinInsyncReplicas > config.kafkaReplicationFactor
+  )
+    problems.push('KAFKA_MIN_INSYNC_REPLICAS must not exceed KAFKA_REPLICATION_FACTOR');
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
 }

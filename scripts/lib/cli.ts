@@ -12,7 +12,8 @@ export function integerIn(raw: string | undefined, min: number, max: number): nu
 
 /**
  * Parses the options (strict; a mistake prints the usage and exits 2, --help prints it and exits 0).
- * `int(name, default, max)` reads an integer option in 1..max the same way.
+ * `int(name, default, max)` reads an integer option in 1..max the same way; `oneOf(name, default, allowed)`
+ * one of a few values.
  */
 export function cli<T extends NonNullable<ParseArgsConfig['options']>>(
   usage: string,
@@ -39,7 +40,14 @@ export function cli<T extends NonNullable<ParseArgsConfig['options']>>(
       usageError(usage, `--${name} must be an integer between ${min} and ${max} (got "${raw}")`);
     return n;
   };
-  return { ...parsed, int };
+  /** An integer option that must be one of `allowed`. */
+  const oneOf = (name: keyof T & string, dflt: number, allowed: number[]): number => {
+    const n = int(name, dflt, Math.max(...allowed), Math.min(...allowed));
+    if (!allowed.includes(n))
+      usageError(usage, `--${name} must be one of ${allowed.join(', ')} (got "${n}")`);
+    return n;
+  };
+  return { ...parsed, int, oneOf };
 }
 
 function usageError(usage: string, message: string): never {

@@ -4,7 +4,8 @@
 // the environment skip the matching server: the same code then talks to external servers.
 import { spawn, execFile } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { mkdir, readdir, writeFile, rm, access } from 'node:fs/promises';
+import { mkdir, readdir, readFile, writeFile, rm, access } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
 import { createServer, connect } from 'node:net';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
@@ -31,6 +32,21 @@ export function onStopSignal(stop: () => Promise<void>): void {
     process.removeAllListeners(signal);
     process.on(signal, () => void stop());
   }
+}
+
+/**
+ * Brokers still running when this process exits are killed: a teardown that gave up waiting (a cluster
+ * node stopping without a quorum waits its full bound) would otherwise leave them running for hours.
+ */
+const runningBrokers = new Set<ChildProcess>();
+let exitHook = false;
+function killOnExit(child: ChildProcess): void {
+  if (!exitHook) {
+    exitHook = true;
+    process.once('exit', () => runningBrokers.forEach((c) => c.kill('SIGKILL')));
+  }
+  runningBrokers.add(child);
+  child.once('exit', () => runningBrokers.delete(child));
 }
 
 export async function freePort(): Promise<number> {
@@ -143,6 +159,17 @@ export interface KafkaOptions {
   controllerPort: number;
   heapMb?: number;
   log: Logger;
+  /** A node of a cluster (startKafkaCluster); absent: one standalone node, everything replicated once. */
+  cluster?: ClusterMember;
+}
+
+/** What a node of a several-node KRaft cluster knows of the others (startKafkaCluster). */
+export interface ClusterMember {
+  nodeId: number;
+  /** The cluster id every node is formatted with. */
+  clusterId: string;
+  /** Every node: each is a broker and a voter of the controller quorum. */
+  nodes: { nodeId: number; port: number; controllerPort: number; directoryId: string }[];
 }
 
 /** Resolves the broker's jars once into .stack/kafka-libs (Maven, from Maven Central). */
@@ -179,6 +206,51 @@ export async function ensureKafkaLibs(log: Logger): Promise<string> {
   return libs;
 }
 
+/**
+ * The broker settings that differ between one node and a cluster. One node: every internal topic
+ * replicated once, or __consumer_offsets is never created. A cluster: three copies of everything, two of
+ * which must have a write (acks=all) before it is acknowledged, so that one node may die at any moment.
+ * The failure-detection settings are below Kafka's defaults. With the defaults a killed broker is fenced
+ * after 9 s (broker.session.timeout.ms), and until then it stays in the in-sync replicas of every
+ * partition it holds, so every acks=all write to those partitions (with three copies on three nodes: to
+ * all of them) waits: measured here, no write for 2.5 s with a 2.5 s session, 1.9 s with 1.5 s. Lower is
+ * not better on a busy machine: with 1.5 s (and followers dropped after 5 s of lag) the chaos suite saw
+ * live nodes fenced and dropped too, partitions left with one in-sync replica, and writes refused
+ * (min.insync.replicas 2) for tens of seconds. docs/scaling.md ("Kafka") says what to choose for a real
+ * cluster.
+ */
+function replicationSettings(cluster: ClusterMember | undefined): string[] {
+  if (!cluster) {
+    return [
+      'offsets.topic.replication.factor=1',
+      'transaction.state.log.replication.factor=1',
+      'transaction.state.log.min.isr=1',
+      'share.coordinator.state.topic.replication.factor=1',
+      'share.coordinator.state.topic.min.isr=1',
+    ];
+  }
+  const { rf, minIsr } = clusterReplication(cluster.nodes.length);
+  return [
+    `default.replication.factor=${rf}`,
+    `min.insync.replicas=${minIsr}`,
+    `offsets.topic.replication.factor=${rf}`,
+    `transaction.state.log.replication.factor=${rf}`,
+    `transaction.state.log.min.isr=${minIsr}`,
+    `share.coordinator.state.topic.replication.factor=${rf}`,
+    `share.coordinator.state.topic.min.isr=${minIsr}`,
+    'unclean.leader.election.enable=false',
+    'broker.heartbeat.interval.ms=500',
+    'broker.session.timeout.ms=3000',
+    'replica.lag.time.max.ms=10000',
+    'replica.fetch.wait.max.ms=100',
+    'controller.quorum.fetch.timeout.ms=1500',
+    'controller.quorum.election.timeout.ms=750',
+    // Three JVMs share the machine with the services: fewer threads each.
+    'num.network.threads=2',
+    'num.io.threads=4',
+  ];
+}
+
 export async function startKafka(opts: KafkaOptions): Promise<KafkaServer> {
   const libs = await ensureKafkaLibs(opts.log);
   const dataDir = join(opts.dir, 'data');
@@ -186,27 +258,27 @@ export async function startKafka(opts: KafkaOptions): Promise<KafkaServer> {
   await mkdir(dataDir, { recursive: true });
   await mkdir(tmpDir, { recursive: true });
   const props = join(opts.dir, 'server.properties');
-  // Single node: every internal topic needs replication factor 1, or __consumer_offsets is never created.
+  const c = opts.cluster;
+  const quorum = c
+    ? c.nodes.map((n) => `127.0.0.1:${n.controllerPort}`).join(',')
+    : `127.0.0.1:${opts.controllerPort}`;
   await writeFile(
     props,
     [
       'process.roles=broker,controller',
-      'node.id=1',
-      `controller.quorum.bootstrap.servers=127.0.0.1:${opts.controllerPort}`,
+      `node.id=${c?.nodeId ?? 1}`,
+      `controller.quorum.bootstrap.servers=${quorum}`,
       `listeners=PLAINTEXT://127.0.0.1:${opts.port},CONTROLLER://127.0.0.1:${opts.controllerPort}`,
-      `advertised.listeners=PLAINTEXT://127.0.0.1:${opts.port}`,
+      // A cluster's controllers find each other by the endpoints they advertise.
+      `advertised.listeners=PLAINTEXT://127.0.0.1:${opts.port}${c ? `,CONTROLLER://127.0.0.1:${opts.controllerPort}` : ''}`,
       'controller.listener.names=CONTROLLER',
       'listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT',
       'inter.broker.listener.name=PLAINTEXT',
       `log.dirs=${dataDir}`,
       'num.partitions=1',
       'auto.create.topics.enable=false',
-      'offsets.topic.replication.factor=1',
       'offsets.topic.num.partitions=8',
-      'transaction.state.log.replication.factor=1',
-      'transaction.state.log.min.isr=1',
-      'share.coordinator.state.topic.replication.factor=1',
-      'share.coordinator.state.topic.min.isr=1',
+      ...replicationSettings(c),
       'group.initial.rebalance.delay.ms=0',
       'log.retention.hours=168',
       '',
@@ -221,7 +293,8 @@ export async function startKafka(opts: KafkaOptions): Promise<KafkaServer> {
       'appender.console.name=STDOUT',
       'appender.console.layout.type=PatternLayout',
       'appender.console.layout.pattern=[%d] %p %m (%c)%n',
-      'rootLogger.level=WARN',
+      // KAFKA_LOG_LEVEL=INFO shows what the brokers decide (with LOG_LEVEL=debug, which prints their lines).
+      'rootLogger.level=${env:KAFKA_LOG_LEVEL:-WARN}',
       'rootLogger.appenderRef.stdout.ref=STDOUT',
       '',
     ].join('\n'),
@@ -238,26 +311,35 @@ export async function startKafka(opts: KafkaOptions): Promise<KafkaServer> {
     join(libs, '*'),
   ];
   if (!(await exists(join(dataDir, 'meta.properties')))) {
-    const { stdout: uuid } = await execFileP('java', [...jvm, 'kafka.tools.StorageTool', 'random-uuid']);
+    // A cluster: every node formatted with the same cluster id and the same initial voters, each voter
+    // named by its node id, controller endpoint and the directory id of its metadata log.
+    const format = c
+      ? [
+          '-t',
+          c.clusterId,
+          '--initial-controllers',
+          c.nodes.map((n) => `${n.nodeId}@127.0.0.1:${n.controllerPort}:${n.directoryId}`).join(','),
+        ]
+      : ['--standalone', '-t', kafkaUuid()];
     await execFileP('java', [
       ...jvm,
       'kafka.tools.StorageTool',
       'format',
-      '--standalone',
       '--ignore-formatted',
-      '-t',
-      uuid.trim().split('\n').pop()!,
+      ...format,
       '-c',
       props,
     ]);
   }
   const child = spawn('java', [...jvm, 'kafka.Kafka', props], { stdio: ['ignore', 'pipe', 'pipe'] });
+  killOnExit(child);
+  const node = c ? ` ${c.nodeId}` : '';
   const lines = (buf: Buffer) =>
     buf
       .toString()
       .split('\n')
       .filter(Boolean)
-      .forEach((l) => opts.log.debug({ kafka: l }, 'kafka'));
+      .forEach((l) => opts.log.debug({ kafka: l, node: c?.nodeId }, 'kafka'));
   child.stdout!.on('data', lines);
   child.stderr!.on('data', lines);
   let exited = false;
@@ -265,15 +347,18 @@ export async function startKafka(opts: KafkaOptions): Promise<KafkaServer> {
   // Three minutes: with every core busy (several test runs at once) a broker took more than one to listen.
   // A broker that never listened is killed, not left running without its caller.
   await Promise.race([
-    waitForPort(opts.port, 180_000),
+    // A restarted cluster node first catches up with the quorum's metadata: minutes on a busy machine.
+    waitForPort(opts.port, c ? 300_000 : 180_000),
     exitedP.then(() => {
-      throw new Error('the Kafka broker exited during start-up; run with LOG_LEVEL=debug to see its output');
+      throw new Error(
+        `the Kafka broker${node} exited during start-up; run with LOG_LEVEL=debug to see its output`,
+      );
     }),
   ]).catch((err: unknown) => {
     if (!exited) child.kill('SIGKILL');
     throw err;
   });
-  opts.log.info({ port: opts.port, dir: opts.dir }, 'kafka broker started');
+  opts.log.info({ port: opts.port, dir: opts.dir, ...(c ? { node: c.nodeId } : {}) }, 'kafka broker started');
   return {
     brokers: `127.0.0.1:${opts.port}`,
     port: opts.port,
@@ -291,11 +376,116 @@ export async function startKafka(opts: KafkaOptions): Promise<KafkaServer> {
   };
 }
 
+/**
+ * A Kafka Uuid as StorageTool random-uuid prints it (16 random bytes, base64url, no padding), without a
+ * JVM start each: Kafka refuses ones whose text starts with "-" (they read as options).
+ */
+export function kafkaUuid(): string {
+  for (;;) {
+    const id = randomBytes(16).toString('base64url');
+    if (!id.startsWith('-')) return id;
+  }
+}
+
+export interface KafkaCluster extends Server {
+  /** host:port of every node, comma-separated (KAFKA_BROKERS). */
+  brokers: string;
+  /** The running node of each node id (index 0 is node 1); replaced by restart(). */
+  nodes: KafkaServer[];
+  /** The options each node was started with: a killed node restarts on its own data with them. */
+  nodeOptions: KafkaOptions[];
+  /** Starts node `nodeId` again (after a kill or a stop) on its data. */
+  restart(nodeId: number): Promise<KafkaServer>;
+  /** The node id of the active controller (the quorum's leader), as the nodes last recorded it; null if none. */
+  activeController(): Promise<number | null>;
+}
+
+export interface KafkaClusterOptions {
+  dir: string;
+  /** One entry per node: its client port and its controller port. */
+  ports: { port: number; controllerPort: number }[];
+  heapMb?: number;
+  log: Logger;
+}
+
+/**
+ * Several KRaft nodes on this machine, each a broker and a controller (a quorum of as many voters), with
+ * replication factor 3 and min.insync.replicas 2 for every topic (three nodes or more). The cluster id and
+ * directory ids are kept in <dir>/cluster.json, so that a persistent cluster restarts on its own data.
+ */
+export async function startKafkaCluster(opts: KafkaClusterOptions): Promise<KafkaCluster> {
+  await ensureKafkaLibs(opts.log);
+  await mkdir(opts.dir, { recursive: true });
+  const idsFile = join(opts.dir, 'cluster.json');
+  type Ids = { clusterId: string; directoryIds: string[] };
+  let ids: Ids | null = (await exists(idsFile)) ? (JSON.parse(await readFile(idsFile, 'utf8')) as Ids) : null;
+  if (!ids || ids.directoryIds.length !== opts.ports.length) {
+    ids = { clusterId: kafkaUuid(), directoryIds: opts.ports.map(() => kafkaUuid()) };
+    await writeFile(idsFile, JSON.stringify(ids));
+  }
+  const nodes = opts.ports.map((p, i) => ({ nodeId: i + 1, ...p, directoryId: ids.directoryIds[i]! }));
+  const nodeOptions: KafkaOptions[] = nodes.map((n) => ({
+    dir: join(opts.dir, `node-${n.nodeId}`),
+    port: n.port,
+    controllerPort: n.controllerPort,
+    heapMb: opts.heapMb ?? 384,
+    log: opts.log,
+    cluster: { nodeId: n.nodeId, clusterId: ids.clusterId, nodes },
+  }));
+  // All at once: a node serves only once a majority of the quorum runs.
+  const started = await Promise.allSettled(nodeOptions.map((o) => startKafka(o)));
+  const failed = started.find((r) => r.status === 'rejected');
+  if (failed) {
+    await Promise.allSettled(started.map((r) => (r.status === 'fulfilled' ? r.value.stop() : null)));
+    throw (failed as PromiseRejectedResult).reason;
+  }
+  const running = started.map((r) => (r as PromiseFulfilledResult<KafkaServer>).value);
+  const cluster: KafkaCluster = {
+    brokers: nodes.map((n) => `127.0.0.1:${n.port}`).join(','),
+    nodes: running,
+    nodeOptions,
+    restart: async (nodeId) => {
+      const node = await startKafka(nodeOptions[nodeId - 1]!);
+      running[nodeId - 1] = node;
+      return node;
+    },
+    stop: async () => {
+      await Promise.allSettled(running.map((n) => n.stop()));
+    },
+    // Kafka's Metadata answer names a random broker as "controller" under KRaft (clients never talk to
+    // the quorum), and kafkajs has no DescribeQuorum: each node records the quorum's leader and its epoch
+    // in its metadata log's quorum-state file at every election; the highest epoch is the latest.
+    activeController: async () => {
+      let best: { leaderId: number; leaderEpoch: number } | null = null;
+      for (const o of nodeOptions) {
+        const file = join(o.dir, 'data', '__cluster_metadata-0', 'quorum-state');
+        const state = await readFile(file, 'utf8')
+          .then((t) => JSON.parse(t) as { leaderId: number; leaderEpoch: number })
+          .catch(() => null);
+        if (state && state.leaderId >= 0 && (!best || state.leaderEpoch > best.leaderEpoch)) best = state;
+      }
+      return best?.leaderId ?? null;
+    },
+  };
+  return cluster;
+}
+
 export interface Stack {
   databaseUrl: string;
   kafkaBrokers: string;
   postgres: PostgresServer | null;
+  /** The embedded single broker; null with a cluster (see `cluster`) or an external KAFKA_BROKERS. */
   kafka: KafkaServer | null;
+  /** The embedded cluster of `brokers` > 1; null otherwise. */
+  cluster: KafkaCluster | null;
+  /** Every embedded Kafka node running now (one, a cluster's, or none). */
+  kafkaNodes(): KafkaServer[];
+  /**
+   * The environment the services need for this Kafka: a cluster's topics are created with replication
+   * factor 3 and min.insync.replicas 2 (KAFKA_REPLICATION_FACTOR, KAFKA_MIN_INSYNC_REPLICAS); empty for
+   * one broker or an external one (whose own settings then apply).
+   */
+  kafkaEnv: Record<string, string>;
   stop(): Promise<void>;
 }
 
@@ -303,7 +493,10 @@ export interface StackOptions {
   /** Folder for data (under .stack/). */
   name: string;
   pgPort?: number;
+  /** The (first) broker's port; a cluster's node n listens on kafkaPort + 2(n-1), its controller on +1. */
   kafkaPort?: number;
+  /** Kafka nodes: 1 (default) or a cluster of 3. */
+  brokers?: number;
   fresh?: boolean;
   fast?: boolean;
   env?: Record<string, string | undefined>;
@@ -315,7 +508,21 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
   const env = opts.env ?? process.env;
   const dir = join(STACK_DIR, opts.name);
   if (opts.fresh) await rm(dir, { recursive: true, force: true });
-  const [postgres, kafka] = await Promise.all([
+  const brokers = opts.brokers ?? 1;
+  // KRaft records the controller endpoints at format time: keep them stable for a persistent data dir.
+  const clusterPorts = async () => {
+    const ports = [];
+    for (let i = 0; i < brokers; i++) {
+      ports.push(
+        opts.kafkaPort
+          ? { port: opts.kafkaPort + 2 * i, controllerPort: opts.kafkaPort + 2 * i + 1 }
+          : { port: await freePort(), controllerPort: await freePort() },
+      );
+    }
+    return ports;
+  };
+  const external = Boolean(env.KAFKA_BROKERS);
+  const [postgres, kafka, cluster] = await Promise.all([
     env.DATABASE_URL
       ? null
       : startPostgres({
@@ -325,23 +532,40 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
           fast: opts.fast,
           log: opts.log,
         }),
-    env.KAFKA_BROKERS
+    external || brokers > 1
       ? null
       : startKafka({
           dir: join(dir, 'kafka'),
           port: opts.kafkaPort ?? (await freePort()),
-          // KRaft records the controller endpoint at format time: keep it stable for a persistent data dir.
           controllerPort: opts.kafkaPort ? opts.kafkaPort + 1 : await freePort(),
           log: opts.log,
         }),
+    external || brokers === 1
+      ? null
+      : startKafkaCluster({ dir: join(dir, `kafka-${brokers}`), ports: await clusterPorts(), log: opts.log }),
   ]);
   return {
     databaseUrl: env.DATABASE_URL ?? postgres!.url,
-    kafkaBrokers: env.KAFKA_BROKERS ?? kafka!.brokers,
+    kafkaBrokers: env.KAFKA_BROKERS ?? kafka?.brokers ?? cluster!.brokers,
     postgres,
     kafka,
+    cluster,
+    kafkaNodes: () => (cluster ? [...cluster.nodes] : kafka ? [kafka] : []),
+    kafkaEnv: cluster ? clusterTopicEnv(brokers) : {},
     stop: async () => {
-      await Promise.allSettled([kafka?.stop(), postgres?.stop()]);
+      await Promise.allSettled([kafka?.stop(), cluster?.stop(), postgres?.stop()]);
     },
   };
+}
+
+/** A cluster of `nodes` keeps three copies of everything (fewer nodes: one each), two of them in sync. */
+function clusterReplication(nodes: number): { rf: number; minIsr: number } {
+  const rf = Math.min(3, nodes);
+  return { rf, minIsr: Math.min(2, rf) };
+}
+
+/** The topic settings of a cluster of `brokers` nodes, as the services read them (shared/config.ts). */
+export function clusterTopicEnv(brokers: number): Record<string, string> {
+  const { rf, minIsr } = clusterReplication(brokers);
+  return { KAFKA_REPLICATION_FACTOR: String(rf), KAFKA_MIN_INSYNC_REPLICAS: String(minIsr) };
 }

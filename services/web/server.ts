@@ -1,6 +1,7 @@
 // Process entry for the HTTP service: the ingress and the API under one base URL.
 // Boot: config → Postgres (waited for) → node id → tracking cache, outcome waiter → the built dashboard's
 // files → listen; Kafka topics and the producer connect in the background (tracking answers 503 until then).
+import type { FastifyListenOptions } from 'fastify';
 import { loadConfig } from '../../shared/config.ts';
 import { createLogger } from '../../shared/logger.ts';
 import { createSql } from '../../shared/db/sql.ts';
@@ -115,7 +116,13 @@ const app = await buildWebApp(cfg, log, {
   },
   dashboard: await loadDashboard(),
 });
-const address = await app.listen({ host: cfg.httpHost, port: cfg.httpPort });
+// reusePort: Node's listen option (Linux), passed through by Fastify, whose type does not list it.
+const listenOptions: FastifyListenOptions & { reusePort?: boolean } = {
+  host: cfg.httpHost,
+  port: cfg.httpPort,
+  ...(cfg.httpReusePort ? { reusePort: true } : {}),
+};
+const address = await app.listen(listenOptions);
 log.info({ address, node }, 'listening');
 const ops =
   cfg.opsPort === null

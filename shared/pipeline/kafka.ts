@@ -21,8 +21,13 @@ import { describeError, isOutage, MAX_BACKOFF_MS, waitForDependency } from './de
 
 // "Not the correct coordinator": the coordinator moved or is going away (a LeaveGroup that reaches a broker
 // already shutting down, as after a Ctrl-C, which reaches the broker too); kafkajs looks it up again.
+// A group of several members (replicas) rebalances whenever one joins or leaves: kafkajs logs the
+// "rebalancing" answers to its heartbeats and syncs as errors, and then rejoins, as it should. "Not aware of
+// this member": a consumer rejoining with its old member id (scripts/patch-deps.mjs) after the coordinator
+// forgot it; kafkajs then joins as a new member. "Response without match": the answer to a request kafkajs
+// had already given up on (a connection closed under it).
 const TRANSIENT =
-  /coordinator is loading|group coordinator is not available|not the correct coordinator|Restarting the consumer/i;
+  /coordinator is loading|group coordinator is not available|not the correct coordinator|Restarting the consumer|group is rebalancing|not aware of this member|Response without match/i;
 // The broker away (killed, restarting, not yet listening): kafkajs logs every attempt as an error with a
 // stack. The project says it once instead (`waiting for kafka`, the producer's circuit), so debug here.
 const OUTAGE =
@@ -57,10 +62,22 @@ export function createKafka(cfg: Pick<Config, 'kafkaBrokers' | 'kafkaClientId'>,
   });
 }
 
-/** Creates the project's topics with explicit partition counts (the broker has auto-create off). */
+/**
+ * Creates the project's topics with explicit partition counts (the broker has auto-create off), the
+ * replication factor KAFKA_REPLICATION_FACTOR and min.insync.replicas KAFKA_MIN_INSYNC_REPLICAS (unset:
+ * the broker's defaults). A topic that exists is left as it is; one replicated less than configured is
+ * reported once (a cluster that started as one broker: `kafka-reassign-partitions` fixes it).
+ */
 export async function ensureTopics(
   kafka: Kafka,
-  cfg: Pick<Config, 'kafkaPrefix' | 'clickPartitions' | 'commandPartitions'>,
+  cfg: Pick<
+    Config,
+    | 'kafkaPrefix'
+    | 'clickPartitions'
+    | 'commandPartitions'
+    | 'kafkaReplicationFactor'
+    | 'kafkaMinInsyncReplicas'
+  >,
   log: Logger,
 ): Promise<void> {
   const admin = kafka.admin();
@@ -80,8 +97,13 @@ export async function ensureTopics(
     const wanted: ITopicConfig[] = (Object.keys(TOPICS) as TopicKey[]).map((k) => ({
       topic: topicName(cfg.kafkaPrefix, k),
       numPartitions: partitions[k],
-      replicationFactor: -1,
+      replicationFactor: cfg.kafkaReplicationFactor ?? -1,
+      configEntries:
+        cfg.kafkaMinInsyncReplicas === null
+          ? []
+          : [{ name: 'min.insync.replicas', value: String(cfg.kafkaMinInsyncReplicas) }],
     }));
+    let checkedReplication = false;
     // Converge rather than assume: several processes may be creating the same topics, and a topic that is
     // listed is not yet served until every partition has a leader (subscribing earlier fails with
     // UNKNOWN_TOPIC_OR_PARTITION). Create what is missing, check leaders, repeat until the deadline.
@@ -95,12 +117,24 @@ export async function ensureTopics(
           .then(() => log.info({ topics: missing.map((t) => t.topic) }, 'kafka topics created'))
           .catch((err: Error) => log.debug({ err }, 'createTopics failed; checking again'));
       }
-      const ready = await admin
+      const metadata = await admin
         .fetchTopicMetadata({ topics: wanted.map((t) => t.topic) })
-        .then((md) =>
-          md.topics.every((t) => t.partitions.length > 0 && t.partitions.every((p) => p.leader >= 0)),
-        )
-        .catch(() => false);
+        .catch(() => null);
+      const ready =
+        metadata?.topics.every((t) => t.partitions.length > 0 && t.partitions.every((p) => p.leader >= 0)) ??
+        false;
+      if (ready && !checkedReplication) {
+        checkedReplication = true;
+        const rf = cfg.kafkaReplicationFactor;
+        const under = metadata!.topics.filter(
+          (t) => rf !== null && t.partitions.some((p) => p.replicas.length < rf),
+        );
+        if (under.length > 0)
+          log.warn(
+            { topics: under.map((t) => t.name), replicationFactor: rf },
+            'kafka topics replicated less than KAFKA_REPLICATION_FACTOR (created before it was set)',
+          );
+      }
       if (ready) break;
       if (Date.now() > deadline) {
         throw new Error(`kafka topics not ready after 30 s: ${wanted.map((t) => t.topic).join(', ')}`);
@@ -181,6 +215,8 @@ export class BatchingProducer {
   private readonly log: Logger | undefined;
   /** The circuit: true from a failed or timed-out send until the next acknowledged one. */
   private broken = false;
+  /** Told the next time the circuit opens (whenUnavailable). */
+  private readonly breakListeners = new Set<() => void>();
   /** Sends and messages, for the status line and the benchmark; refused and timedOut for the operator. */
   readonly stats = { sends: 0, messages: 0, refused: 0, timedOut: 0 };
 
@@ -198,6 +234,24 @@ export class BatchingProducer {
     this.broken = broken;
     if (broken) this.log?.warn({ reason }, 'kafka unreachable: produces refused until it acknowledges again');
     else this.log?.info('kafka acknowledges again: produces flow');
+    if (broken) {
+      for (const tell of this.breakListeners) tell();
+      this.breakListeners.clear();
+    }
+  }
+
+  /**
+   * Resolves the next time the circuit opens: a send timed out or failed, so Kafka (or, in a cluster, the
+   * in-sync replicas of a partition) is not answering. A caller waiting on something that needs Kafka
+   * (a worker's outcome) need not wait longer. `cancel` forgets the caller.
+   */
+  whenUnavailable(): { promise: Promise<void>; cancel(): void } {
+    let tell: (() => void) | null = null;
+    const promise = new Promise<void>((resolve) => {
+      tell = resolve;
+      this.breakListeners.add(resolve);
+    });
+    return { promise, cancel: () => void (tell && this.breakListeners.delete(tell)) };
   }
 
   /** Hands over the connected kafkajs producer (a process that started while Kafka was down). */

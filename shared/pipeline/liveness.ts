@@ -2,10 +2,12 @@
 // every HEARTBEAT_MS; the ingress reads the live rows, and a lead, sale or refund whose partition no live
 // worker owns (a killed or restarting worker, or Postgres away) is answered 503 after ORPHAN_GRACE_MS
 // instead of at COMMAND_DEADLINE_MS. Why and the limits: docs/operations.md "Faults".
+// The same rows let a worker's siblings remove a dead one from their group (startEvictor): its partitions
+// then go to them after EVICT_AFTER_MS instead of the Kafka session timeout (docs/scaling.md).
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import { Partitioners } from 'kafkajs';
-import type { PartitionMetadata } from 'kafkajs';
+import type { Admin, PartitionMetadata } from 'kafkajs';
 import type { Sql } from '../db/sql.ts';
 import type { Logger } from '../logger.ts';
 
@@ -16,36 +18,56 @@ export const STALE_MS = 2_000;
 export const ORPHAN_GRACE_MS = 1_500;
 const REFRESH_MS = 250;
 
+/** A worker process's name in consumer_heartbeats (`member`) and in its Kafka client id: host, pid, a nonce. */
+export function memberName(): string {
+  return `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
+}
+
 export interface Heartbeat {
+  readonly member: string;
   /** The partitions of the worker's topic it was assigned at its last join; null while not a member. */
   set(partitions: number[] | null): void;
+  /** Since when every beat was written (Date.now()); null while the last one failed. */
+  writingSince(): number | null;
   /** Removes the row: on a clean exit the partitions are known to be free at once. */
   stop(): Promise<void>;
 }
 
 /** Writes this process's assignment every HEARTBEAT_MS; failures (Postgres away) are retried by the next beat. */
-export function startHeartbeat(sql: Sql, log: Logger, opts: { group: string; topic: string }): Heartbeat {
-  const member = `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
+export function startHeartbeat(
+  sql: Sql,
+  log: Logger,
+  opts: { group: string; topic: string; member?: string },
+): Heartbeat {
+  const member = opts.member ?? memberName();
   let partitions: number[] = [];
   let busy: Promise<void> | null = null;
   let beats = 0;
+  let since: number | null = null;
   const beat = () => {
     if (busy) return;
+    const started = Date.now();
     busy = (async () => {
       await sql`
         insert into consumer_heartbeats (member, group_id, topic, partitions)
         values (${member}, ${opts.group}, ${opts.topic}, ${partitions}::int[])
         on conflict (member) do update set partitions = excluded.partitions, beat_at = now()`;
+      since ??= started;
       // Rows of processes that died long ago: removed by whichever worker beats.
       if (++beats % 120 === 1)
         await sql`delete from consumer_heartbeats where beat_at < now() - interval '1 hour'`;
     })()
-      .catch((err: unknown) => log.debug({ err }, 'heartbeat not written'))
+      .catch((err: unknown) => {
+        since = null;
+        log.debug({ err }, 'heartbeat not written');
+      })
       .finally(() => (busy = null));
   };
   const timer = setInterval(beat, HEARTBEAT_MS);
   beat();
   return {
+    member,
+    writingSince: () => since,
     set(p) {
       partitions = p ?? [];
       beat();
@@ -54,6 +76,84 @@ export function startHeartbeat(sql: Sql, log: Logger, opts: { group: string; top
       clearInterval(timer);
       await busy;
       await sql`delete from consumer_heartbeats where member = ${member}`.catch(() => {});
+    },
+  };
+}
+
+/**
+ * A member of a worker's group whose heartbeat row is this old, while this process's own rows are written,
+ * is dead (or stalled as long): its siblings remove it from the group. Far above STALE_MS (a busy machine
+ * stalls an event loop for a second or two without anything being wrong) and far below the Kafka session
+ * timeout, which otherwise decides (10 s by default, then a rebalance).
+ */
+export const EVICT_AFTER_MS = 5_000;
+const EVICT_CHECK_MS = 1_000;
+
+/** The admin call scripts/patch-deps.mjs adds to kafkajs: the LeaveGroup a dead member could not send. */
+type EvictingAdmin = Admin & {
+  removeGroupMember?(request: { groupId: string; memberId: string }): Promise<unknown>;
+};
+
+export interface EvictorOptions {
+  sql: Sql;
+  log: Logger;
+  /** This process's heartbeat: its member is never removed, and its rows must be written. */
+  heartbeat: Heartbeat;
+  /** The consumer group, as named in consumer_heartbeats and in Kafka. */
+  group: string;
+  admin: Admin;
+  /** The Kafka client id of the process whose heartbeat rows name it `member`. */
+  clientIdOf(member: string): string;
+}
+
+/**
+ * Removes the members of the group that stopped writing heartbeats, so their partitions go to the live
+ * members at once: a worker killed with -9 keeps its partitions until the coordinator expires its session
+ * otherwise. Only while this process's own heartbeats have been written for EVICT_AFTER_MS: if Postgres
+ * was away, every row is old and none of them means anything. A member removed while merely stalled
+ * rejoins when it resumes (one more rebalance); its chunk in hand is redelivered and applied once.
+ */
+export function startEvictor(o: EvictorOptions): { stop(): Promise<void> } {
+  const admin = o.admin as EvictingAdmin;
+  let connected = false;
+  let busy: Promise<void> | null = null;
+  const check = async () => {
+    const since = o.heartbeat.writingSince();
+    if (since === null || Date.now() - since < EVICT_AFTER_MS || !admin.removeGroupMember) return;
+    const silent = await o.sql<{ member: string; silent_ms: number }[]>`
+      select member, (extract(epoch from now() - beat_at) * 1000)::int as silent_ms from consumer_heartbeats
+      where group_id = ${o.group} and member <> ${o.heartbeat.member}
+        and beat_at < now() - make_interval(secs => ${EVICT_AFTER_MS / 1000})`;
+    if (silent.length === 0) return;
+    if (!connected) {
+      await admin.connect();
+      connected = true;
+    }
+    const [group] = (await admin.describeGroups([o.group])).groups;
+    for (const row of silent) {
+      const member = group?.members.find((m) => m.clientId === o.clientIdOf(row.member));
+      if (member) {
+        await admin.removeGroupMember({ groupId: o.group, memberId: member.memberId });
+        o.log.warn(
+          { member: row.member, silentMs: row.silent_ms },
+          'removed a group member that stopped writing heartbeats: its partitions go to the others now',
+        );
+      }
+      // Gone from the group (removed now, or earlier): its row only misleads. A process that was merely
+      // stalled writes it again with its next beat.
+      await o.sql`delete from consumer_heartbeats where member = ${row.member}`;
+    }
+  };
+  const timer = setInterval(() => {
+    busy ??= check()
+      .catch((err: unknown) => o.log.debug({ err }, 'evictor check failed'))
+      .finally(() => (busy = null));
+  }, EVICT_CHECK_MS);
+  return {
+    async stop() {
+      clearInterval(timer);
+      await busy;
+      if (connected) await admin.disconnect().catch(() => {});
     },
   };
 }

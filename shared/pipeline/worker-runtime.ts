@@ -20,9 +20,12 @@ import { kafkaCheck } from './kafka.ts';
 import { pipelineLag, registerPipelineMetrics } from './metrics.ts';
 import { waitForDependency } from './dependencies.ts';
 import { isConnectionError } from '../db/sql.ts';
-import { startHeartbeat } from './liveness.ts';
+import { memberName, startEvictor, startHeartbeat } from './liveness.ts';
 import { startPeriodic } from './periodic.ts';
 import type { PeriodicTask, RunningTask } from './periodic.ts';
+
+/** A worker's Kafka client id: the configured one, then its member name. */
+const kafkaClientIdOf = (configured: string, member: string) => `${configured}-${member}`;
 
 export interface WorkerContext {
   cfg: Config;
@@ -78,7 +81,10 @@ export async function runWorker(def: WorkerDefinition): Promise<void> {
   process.on('unhandledRejection', (err) => log.error({ err }, 'unhandled rejection'));
   // Started while a dependency is down: wait for it (one line every few seconds), never exit.
   await waitForDependency(log, 'postgres', () => sql`select 1`, { retryable: isConnectionError });
-  const kafka = createKafka(cfg, log);
+  // The process's name in consumer_heartbeats is also in its Kafka client id: a sibling that sees its
+  // heartbeats stop finds it in the group by that (startEvictor).
+  const member = memberName();
+  const kafka = createKafka({ ...cfg, kafkaClientId: kafkaClientIdOf(cfg.kafkaClientId, member) }, log);
   const kafkaProducer = await waitForDependency(log, 'kafka', async () => {
     await ensureTopics(kafka, cfg, log);
     return connectProducer(kafka);
@@ -147,7 +153,16 @@ export async function runWorker(def: WorkerDefinition): Promise<void> {
       messages.inc(chunk.length);
     };
     // Which partitions this worker owns, for the ingress's fail-fast on commands nobody will apply.
-    const heartbeat = startHeartbeat(sql, log, { group, topic: topics[topic] });
+    const heartbeat = startHeartbeat(sql, log, { group, topic: topics[topic], member });
+    // A member whose heartbeats stopped is removed from the group by a live sibling (liveness.ts).
+    const evictor = startEvictor({
+      sql,
+      log,
+      heartbeat,
+      group,
+      admin: kafka.admin(),
+      clientIdOf: (m) => kafkaClientIdOf(cfg.kafkaClientId, m),
+    });
     const consumer = await runBatchConsumer({
       onMembership: (partitions) => {
         isJoined = partitions !== null;
@@ -166,7 +181,7 @@ export async function runWorker(def: WorkerDefinition): Promise<void> {
       // chunkSize still bounds each.
       handle: measured,
     });
-    return { consumer, heartbeat, topic: topics[topic] };
+    return { consumer, heartbeat, evictor, topic: topics[topic] };
   }
   const consumed = def.topic === undefined ? null : await consume(def.topic, parts.handle);
   let closing = false;
@@ -201,6 +216,7 @@ export async function runWorker(def: WorkerDefinition): Promise<void> {
   onShutdownSignal(log, async () => {
     closing = true;
     clearInterval(status);
+    await consumed?.evictor.stop();
     await consumed?.consumer.disconnect();
     await consumed?.heartbeat.stop();
     await Promise.all(tasks.map((t) => t.stop()));

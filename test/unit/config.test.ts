@@ -34,6 +34,26 @@ t.test('TRUST_PROXY and GEOIP paths', async (t) => {
   t.equal(loadConfig({ GEOIP_IPV4_PATH: '/x/GeoLite2-City.mmdb' }).geoIpv4Path, '/x/GeoLite2-City.mmdb');
 });
 
+t.test('topic replication: the broker default unless configured; REUSE_PORT', async (t) => {
+  const d = loadConfig({});
+  t.equal(d.kafkaReplicationFactor, null, "unset: the broker's default.replication.factor");
+  t.equal(d.kafkaMinInsyncReplicas, null);
+  t.equal(d.httpReusePort, false);
+  const c = loadConfig({ KAFKA_REPLICATION_FACTOR: '3', KAFKA_MIN_INSYNC_REPLICAS: '2', REUSE_PORT: 'true' });
+  t.equal(c.kafkaReplicationFactor, 3);
+  t.equal(c.kafkaMinInsyncReplicas, 2);
+  t.equal(c.httpReusePort, true);
+  t.throws(
+    () => loadConfig({ KAFKA_REPLICATION_FACTOR: '1', KAFKA_MIN_INSYNC_REPLICAS: '2' }),
+    /KAFKA_MIN_INSYNC_REPLICAS must not exceed KAFKA_REPLICATION_FACTOR/,
+  );
+  t.throws(
+    () => loadConfig({ KAFKA_REPLICATION_FACTOR: '0' }),
+    /KAFKA_REPLICATION_FACTOR must be an integer/,
+  );
+  t.throws(() => loadConfig({ REUSE_PORT: 'yes' }), /REUSE_PORT must be true or false/);
+});
+
 t.test('percentile is nearest-rank', async (t) => {
   t.equal(percentile([], 50), 0);
   t.equal(percentile([5], 99), 5);

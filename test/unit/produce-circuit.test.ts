@@ -98,3 +98,30 @@ t.test('a message that timed out while still queued never goes out', async (t) =
   await tick();
   t.equal(sends.length, 1, 'b was dropped from the queue, not sent after its caller got a 503');
 });
+
+t.test('whenUnavailable resolves when the circuit opens, not before, and not once cancelled', async (t) => {
+  const { producer, sends } = fakeProducer();
+  const p = new BatchingProducer(producer, { lingerMs: 0, maxBatch: 100, timeoutMs: 5_000 });
+  const acked = settled(p.send('topic', { value: 'a' }));
+  await tick();
+  const watch = p.whenUnavailable();
+  const cancelled = p.whenUnavailable();
+  cancelled.cancel();
+  let opened = false;
+  void watch.promise.then(() => (opened = true));
+  sends[0]!.resolve();
+  await acked;
+  await tick();
+  t.equal(opened, false, 'an acknowledgement does not tell the watcher anything');
+  const failed = settled(p.send('topic', { value: 'b' }));
+  await tick();
+  sends[1]!.reject(new Error('Connection error: connect ECONNREFUSED'));
+  await failed;
+  await tick();
+  t.equal(opened, true, 'the failed send opened the circuit and told the watcher');
+  const late = await Promise.race([
+    cancelled.promise.then(() => 'told'),
+    new Promise((r) => setImmediate(() => r('not told'))),
+  ]);
+  t.equal(late, 'not told', 'a cancelled watcher is forgotten');
+});

@@ -127,11 +127,20 @@ export async function sendCommand(
       .header('retry-after', RETRY_AFTER_SECONDS)
       .send({ error: FAILURE_STRINGS[cmd.type] });
   }
-  // The command stays in Kafka either way: the worker applies it when it is back, and a retry with the
-  // same Idempotency-Key then gets its outcome.
+  // Waiting for the outcome is pointless once no live worker owns the partition (liveness) or once Kafka
+  // stops acknowledging this process's sends (the producer's circuit opens: a broker died after this
+  // command was written, and a worker needs Kafka to fetch it and to write its effects). Either way the
+  // command stays in Kafka: the worker applies it when it can, and a retry with the same Idempotency-Key
+  // then gets its outcome.
   const orphaned = deps.liveness.watch(topic, key);
-  const outcome = await Promise.race([pending.promise, orphaned.promise.then(() => null)]);
+  const kafkaDown = deps.producer.whenUnavailable();
+  const outcome = await Promise.race([
+    pending.promise,
+    orphaned.promise.then(() => null),
+    kafkaDown.promise.then(() => null),
+  ]);
   orphaned.cancel();
+  kafkaDown.cancel();
   if (!outcome) {
     pending.cancel();
     return reply.code(503).header('retry-after', RETRY_AFTER_SECONDS).send(stillProcessing(cmd.type));
