@@ -404,7 +404,8 @@ t.test('payouts: preview, create, list, read, export, mark paid, cancel, clawbac
   t.equal(note?.kind, 'payout_paid');
   t.match(note?.body, /sent you 35\.00 USD for 3 commissions\. Reference: PP-BATCH-1/);
   const mail = await sql`
-    select payload from outbox where topic = ${`${svc.prefix}mail`} and payload->>'to' = ${a.email}`;
+    select payload from outbox where topic = ${`${svc.prefix}mail`} and payload->>'to' = ${a.email}
+      and payload->'data'->>'body' like '%sent you%'`;
   t.equal(mail.length, 1, 'the partner is mailed');
   t.match((await outboxEvents('payout.paid', (d) => d.id === pa!.id))[0], {
     id: pa!.id,
