@@ -105,7 +105,7 @@ export function createPersistClicksStep(deps: { sql: Sql; breakdown?: boolean })
         insertedAll += got.length;
         for (const r of got) if (!r.is_test) inserted.add(r.event_id);
       }
-      const counted = unique.filter((c) => !c.is_test); // BROKEN ON PURPOSE: counts redeliveries again
+      const counted = unique.filter((c) => inserted.has(c.event_id));
       if (counted.length > 0) await applyCounters(tx, counted, breakdown);
       return { inserted: insertedAll, duplicates: clicks.length - insertedAll, counted: counted.length };
     });
