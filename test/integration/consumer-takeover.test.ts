@@ -1,6 +1,6 @@
 // Two click workers share the clicks topic; one is killed with -9. Its partitions go to the survivor once
 // the survivor sees its heartbeats stop (shared/pipeline/liveness.ts, startEvictor), not when the Kafka
-// coordinator expires its session: that is set to 120 s here, so a takeover within 60 s (about 6 s on a
+// coordinator expires its session: that is set to 180 s here, so a takeover within 90 s (about 6 s on a
 // quiet machine) can only be the eviction, and clicks written to the dead worker's partitions are stored.
 import t from 'tap';
 import { spawnService, lineWatcher } from '../../scripts/lib/services.ts';
@@ -8,7 +8,7 @@ import type { ServiceProcess } from '../../scripts/lib/services.ts';
 import { groupsWithOrphans } from '../../scripts/lib/cluster-state.ts';
 import { createLink, createProgram, postJson, startServices, testSql, waitFor } from '../helpers/stack.ts';
 
-const SESSION_MS = 120_000;
+const SESSION_MS = 180_000;
 const PARTITIONS = 4;
 const sql = testSql(t);
 
