@@ -157,7 +157,10 @@ t.test(
 
 t.test('GET /api/advertiser/mail: workspace-scoped, filtered, paged, with exact 400s', async (t) => {
   const api = (path: string, token: string) => getJson(`${svc.baseUrl}${path}`, bearer(token));
-  const ids = [1, 2, 3].map((i) => `test:${uniq()}:${i}`);
+  // One run prefix: mails the worker records in one transaction share created_at, and the list then orders
+  // them by id (descending), which for these ids is their queueing order too.
+  const run = uniq();
+  const ids = [1, 2, 3].map((i) => `test:${run}:${i}`);
   // A workspace of its own: no mail of another subtest lands between the two reads of the paging check.
   const quiet = await signup(svc, { workspace: 'Quiet mail' });
   // One at a time: created_at orders the list.
