@@ -35,7 +35,7 @@ Partners, links, commissions
   links list <programId> <partnerId>
   links create <programId> <partnerId> [--short-link s]
   links set <programId> <partnerId> <linkId> active|inactive
-  commissions list <programId> [--status s]           (s: pending|approved|paid|reversed|refunded|review)
+  commissions list <programId> [--status s]            (s: pending|approved|paid|reversed|refunded|review)
   commissions mark-paid <commissionId>
   commissions approve <commissionId>                   (clears a review hold)
   commissions reject <commissionId> [--reason r]       (reverses it through the ledger)
