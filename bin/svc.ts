@@ -22,6 +22,7 @@ Programs
   programs get <id>
   programs create --name <n> [--slug s] [--cookie-days n] [--currency c] [--percent p | --flat-cents n] [--origins a,b]
   programs update <id> [--name n] [--slug s] [--cookie-days n] [--currency c] [--percent p | --flat-cents n] [--origins a,b]
+      both also take [--hold-days n] [--min-payout-cents n]   (payouts, docs/payouts.md)
   programs delete <id>
   programs go-live <id>
   programs regenerate-token <id>
@@ -34,8 +35,19 @@ Partners, links, commissions
   links list <programId> <partnerId>
   links create <programId> <partnerId> [--short-link s]
   links set <programId> <partnerId> <linkId> active|inactive
-  commissions list <programId> [--status s]
+  commissions list <programId> [--status s]            (s: pending|approved|paid|reversed|refunded|review)
   commissions mark-paid <commissionId>
+  commissions approve <commissionId>                   (clears a review hold)
+  commissions reject <commissionId> [--reason r]       (reverses it through the ledger)
+Payouts (docs/payouts.md)
+  payouts preview <programId> [--partner id]           what creating payouts now would pay; writes nothing
+  payouts create <programId> [--partner id,...]        one payout per partner with payable commissions
+  payouts list <programId> [--status pending|paid|canceled] [--limit n] [--offset n]
+  payouts show <payoutId>
+  payouts export <programId> --format csv|paypal|wise [--status s] [--out file]
+                                                       the program's payouts (default: pending) as a file
+  payouts mark-paid <payoutId> [--reference r]         its commissions paid, the partner notified
+  payouts cancel <payoutId>                            its commissions payable again
 Workspace
   members list | members add --email <e> --role <r> | members remove <userId>
   keys list | keys create --name <n> [--scopes a,b] [--programs 1,2] [--expires <ISO>]
@@ -112,6 +124,14 @@ const { values: o, positionals } = parseArgs({
     description: { type: 'string' },
     reason: { type: 'string' },
     unread: { type: 'boolean' },
+    'hold-days': { type: 'string' },
+    'min-payout-cents': { type: 'string' },
+    partner: { type: 'string' },
+    limit: { type: 'string' },
+    offset: { type: 'string' },
+    format: { type: 'string' },
+    out: { type: 'string' },
+    reference: { type: 'string' },
   },
 });
 
@@ -137,6 +157,17 @@ async function token(): Promise<string> {
 }
 
 async function api(method: string, path: string, body?: unknown, auth = true): Promise<unknown> {
+  const { text } = await request(method, path, body, auth);
+  return text ? (JSON.parse(text) as unknown) : null;
+}
+
+/** One HTTP call; an answer other than 2xx is a CliError with the API's `error` string. */
+async function request(
+  method: string,
+  path: string,
+  body?: unknown,
+  auth = true,
+): Promise<{ res: Response; text: string }> {
   const headers: Record<string, string> = {};
   if (auth) headers.authorization = `Bearer ${await token()}`;
   if (body !== undefined) headers['content-type'] = 'application/json';
@@ -151,12 +182,16 @@ async function api(method: string, path: string, body?: unknown, auth = true): P
     throw new CliError(`cannot reach ${base}: ${(err as Error).message}`);
   }
   const text = await res.text();
-  const json = text ? (JSON.parse(text) as unknown) : null;
   if (!res.ok) {
-    const e = (json as { error?: string } | null)?.error ?? text;
+    let e = text;
+    try {
+      e = (JSON.parse(text) as { error?: string } | null)?.error ?? text;
+    } catch {
+      // not JSON: the text as is
+    }
     throw new CliError(`${method} ${path}: ${res.status} ${e}`);
   }
-  return json;
+  return { res, text };
 }
 
 const q = (params: Record<string, string | undefined>) => {
@@ -189,6 +224,72 @@ const linksPath = (suffix = '') => programPath(`/partners/${arg(3, 'partner id')
 const LINK_COLS = ['id', 'short_link', 'status', 'clicks', 'last_clicked'];
 const webhookPath = () => `/api/advertiser/webhooks/${arg(2, 'endpoint id')}`;
 const WEBHOOK_COLS = ['id', 'url', 'events', 'program_ids', 'status', 'disabled_reason', 'description'];
+const payoutPath = (suffix = '') => `/api/advertiser/payouts/${arg(2, 'payout id')}${suffix}`;
+const PAYOUT_COLS = [
+  'id',
+  'partner_id',
+  'partner_name',
+  'status',
+  'amount_cents',
+  'currency',
+  'commissions_cents',
+  'recovered_cents',
+  'method',
+  'reference',
+  'created_at',
+  'paid_at',
+];
+const COMMISSION_COLS = [
+  'id',
+  'status',
+  'amount_cents',
+  'deducted_cents',
+  'currency',
+  'sale_id',
+  'partner_id',
+  'review_reason',
+  'payable_at',
+  'payout_id',
+  'refund_reason',
+  'created_at',
+];
+
+/** Payouts (or preview rows) with a `method` column: the payout method's type, `none` without one. */
+function withMethod(result: unknown): unknown {
+  if (o.json) return result;
+  const r = result as { data: unknown };
+  const add = (p: Record<string, unknown>) => ({
+    ...p,
+    method: (p.payout_method as { type?: string } | null)?.type ?? 'none',
+  });
+  return {
+    ...r,
+    data: Array.isArray(r.data) ? r.data.map(add) : add(r.data as Record<string, unknown>),
+  };
+}
+
+/** `svc payouts export`: the CSV file as the API made it, to --out or stdout. */
+async function exportPayouts(): Promise<void> {
+  if (!o.format) throw new CliError('missing --format csv|paypal|wise; see svc --help');
+  const { res, text } = await request(
+    'GET',
+    programPath(`/payouts/export${q({ format: o.format, status: o.status })}`),
+  );
+  const leftOut = Number(res.headers.get('x-payouts-left-out') ?? 0);
+  // PayPal and Wise files leave out payouts of 0 and partners without a method of that kind: say so on
+  // stderr, so that stdout stays the file itself.
+  const note =
+    leftOut > 0
+      ? `${leftOut} payout(s) left out of the ${o.format} file: no ${o.format} payout method, or nothing to send\n`
+      : '';
+  if (o.out) {
+    await writeFile(o.out, text);
+    process.stdout.write(`wrote ${o.out}\n`);
+  } else {
+    process.stdout.write(text);
+  }
+  process.stderr.write(note);
+}
 
 /** A tracking call in test mode for the program of the third argument: no token, nothing real touched. */
 async function testEvent(kind: 'click' | 'lead' | 'sale', fields: Record<string, unknown>): Promise<void> {
@@ -208,6 +309,8 @@ function programFields(): Record<string, unknown> {
   if (o.percent) f.commission = { type: 'percentage', percent: Number(o.percent) };
   if (o['flat-cents']) f.commission = { type: 'flat', amount_cents: int(o['flat-cents'], '--flat-cents') };
   if (o.origins) f.allowed_origins = list(o.origins);
+  if (o['hold-days']) f.hold_days = int(o['hold-days'], '--hold-days');
+  if (o['min-payout-cents']) f.min_payout_cents = int(o['min-payout-cents'], '--min-payout-cents');
   return f;
 }
 
@@ -363,18 +466,73 @@ async function run(): Promise<void> {
         LINK_COLS,
       );
     case 'commissions list':
-      return show(await api('GET', programPath(`/commissions${q({ status: o.status })}`)), [
-        'id',
-        'status',
-        'amount_cents',
-        'currency',
-        'sale_id',
-        'partner_id',
-        'refund_reason',
-        'created_at',
-      ]);
+      return show(await api('GET', programPath(`/commissions${q({ status: o.status })}`)), COMMISSION_COLS);
     case 'commissions mark-paid':
       return show(await api('POST', `/api/advertiser/commissions/${arg(2, 'commission id')}/mark-paid`));
+    case 'commissions approve':
+      return show(
+        await api('POST', `/api/advertiser/commissions/${arg(2, 'commission id')}/approve`),
+        COMMISSION_COLS,
+      );
+    case 'commissions reject':
+      return show(
+        await api('POST', `/api/advertiser/commissions/${arg(2, 'commission id')}/reject`, {
+          reason: o.reason,
+        }),
+        COMMISSION_COLS,
+      );
+    case 'payouts preview': {
+      const r = (await api('GET', programPath(`/payouts/preview${q({ partner_id: o.partner })}`))) as {
+        data: unknown[];
+        meta: { currency: string; min_payout_cents: number; total_cents: number };
+      };
+      if (o.json) return show(r);
+      show(withMethod(r), [
+        'partner_id',
+        'partner_name',
+        'amount_cents',
+        'currency',
+        'commissions_cents',
+        'recovered_cents',
+        'method',
+        'has_payout_method',
+        'below_minimum',
+      ]);
+      process.stdout.write(
+        `total ${r.meta.total_cents} cents ${r.meta.currency} (minimum per payout ${r.meta.min_payout_cents})\n`,
+      );
+      return;
+    }
+    case 'payouts create':
+      return show(
+        withMethod(
+          await api('POST', programPath('/payouts'), {
+            partner_ids: list(o.partner)?.map((p) => int(p, '--partner')),
+          }),
+        ),
+        PAYOUT_COLS,
+      );
+    case 'payouts list':
+      return show(
+        withMethod(
+          await api(
+            'GET',
+            programPath(`/payouts${q({ status: o.status, limit: o.limit, offset: o.offset })}`),
+          ),
+        ),
+        PAYOUT_COLS,
+      );
+    case 'payouts show':
+      return show(withMethod(await api('GET', payoutPath())), [...PAYOUT_COLS, 'commission_ids']);
+    case 'payouts export':
+      return exportPayouts();
+    case 'payouts mark-paid':
+      return show(
+        withMethod(await api('POST', payoutPath('/mark-paid'), { reference: o.reference })),
+        PAYOUT_COLS,
+      );
+    case 'payouts cancel':
+      return show(withMethod(await api('POST', payoutPath('/cancel'))), [...PAYOUT_COLS, 'canceled_at']);
     case 'members list':
       return show(await api('GET', `/api/advertiser/members${ws()}`), [
         'user_id',
