@@ -3,6 +3,7 @@
 import { useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { api } from '../api.ts';
 import { ErrorBox, messageOf } from '../ui.tsx';
+import './payouts.css';
 
 export type ReviewReason = 'self_referral' | 'partner_ip';
 
