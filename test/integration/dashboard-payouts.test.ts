@@ -118,6 +118,8 @@ t.test('the review queue: the reason in words, approve one, reject one with a re
   const ok = page.locator(`tr[data-commission="${heldOk!.id}"]`);
   const bad = page.locator(`tr[data-commission="${heldBad!.id}"]`);
   await ok.waitFor();
+  // The unfiltered list had them too: wait until a payable commission has left it.
+  await page.locator(`tr[data-commission="${patA!.id}"]`).waitFor({ state: 'detached' });
   t.equal(await page.locator('tr[data-commission]').count(), 2, 'only the held commissions are listed');
   t.match(await ok.getByTestId('review-reason').innerText(), /Self-referral/);
   t.match(await bad.getByTestId('review-reason').innerText(), /Partner IP/);
@@ -251,6 +253,8 @@ t.test('390 px: the Payouts page fits; a viewer sees the payouts and no write ac
 
   const viewer = await memberOf(svc, sql, owner.workspaceId, 'viewer');
   const v = await openPage(t, browser, svc.baseUrl, { user: viewer });
+  // The viewer's own workspace comes first: open Acme's, as choosing it in the switcher would.
+  await v.page.addInitScript((ws) => localStorage.setItem('svc.workspace', String(ws)), owner.workspaceId);
   await v.goto(`/programs/${program.id}/payouts`);
   await v.page.locator('tr[data-payout]').first().waitFor();
   t.match(await v.page.locator('main').innerText(), /owners and admins create and pay them/);
