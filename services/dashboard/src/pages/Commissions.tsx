@@ -94,9 +94,10 @@ function CommissionsOf({ program }: { program: Program }) {
         'amount',
         'currency',
         'status',
-        'payable_at',
         'paid_at',
         'refund_reason',
+        // Added with payouts (issue 18): after the older columns, so their positions stay.
+        'payable_at',
         'review_reason',
       ],
       rows.map((c) => [
@@ -108,9 +109,9 @@ function CommissionsOf({ program }: { program: Program }) {
         (c.amount_cents / 100).toFixed(2),
         c.currency,
         c.status,
-        c.payable_at ?? '',
         c.paid_at ?? '',
         c.refund_reason ?? '',
+        c.payable_at ?? '',
         c.review_reason ?? '',
       ]),
     );
