@@ -177,7 +177,7 @@ t.test('owner: partner, link, referral URL, commission paid, CSV, API key, proce
   const lines = csv.split('\r\n');
   t.equal(
     lines[0],
-    'commission_id,created_at,partner_id,partner,sale_id,amount,currency,status,paid_at,refund_reason',
+    'commission_id,created_at,partner_id,partner,sale_id,amount,currency,status,paid_at,refund_reason,payable_at,review_reason',
   );
   t.match(
     lines[1],

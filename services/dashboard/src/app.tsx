@@ -14,6 +14,7 @@ import { Overview } from './pages/Overview.tsx';
 import { Events } from './pages/Events.tsx';
 import { Partners } from './pages/Partners.tsx';
 import { Commissions } from './pages/Commissions.tsx';
+import { Payouts } from './pages/Payouts.tsx';
 import { Integration } from './pages/Integration.tsx';
 import { Docs } from './pages/Docs.tsx';
 import { NotificationBell, Notifications } from './pages/Notifications.tsx';
@@ -30,6 +31,7 @@ const PROGRAM_PAGES: {
   { slug: 'events', label: 'Events', page: Events, hiddenFrom: ['viewer'] },
   { slug: 'partners', label: 'Partners', page: Partners },
   { slug: 'commissions', label: 'Commissions', page: Commissions },
+  { slug: 'payouts', label: 'Payouts', page: Payouts },
   { slug: 'integration', label: 'Integration', page: Integration },
 ];
 

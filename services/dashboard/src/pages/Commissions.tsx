@@ -1,5 +1,6 @@
 // Commissions: the program's commissions newest first, filtered by status, a page at a time; mark one
-// paid (after a confirmation); the refund reason; a CSV export of the rows listed.
+// paid (after a confirmation); the refund reason; when each is payable; the review queue (the `review`
+// filter: held commissions with their reason, approved or rejected here); a CSV export of the rows listed.
 import { useState } from 'preact/hooks';
 import { api } from '../api.ts';
 import { useSession } from '../session.tsx';
@@ -17,9 +18,13 @@ import {
 } from '../ui.tsx';
 import { toCsv } from '../csv.ts';
 import type { Program } from '../ui.tsx';
+import { ReviewActions, isHeld, reviewReasonText } from './CommissionReview.tsx';
+import '../parts.css';
 
 const STATUSES = ['pending', 'approved', 'paid', 'reversed', 'refunded'] as const;
 type Status = (typeof STATUSES)[number];
+/** The listing's filters: a status, or `review` (held for review and not yet decided). */
+type Filter = Status | 'review';
 const PAYABLE: readonly Status[] = ['pending', 'approved'];
 const PAGE_SIZE = 50;
 
@@ -31,6 +36,9 @@ interface Commission {
   sale_id: number;
   partner_id: number;
   refund_reason: string | null;
+  review_reason: string | null;
+  payable_at: string | null;
+  payout_id: number | null;
   paid_at: string | null;
   created_at: string;
 }
@@ -39,7 +47,7 @@ export const Commissions = programPage('Commissions', CommissionsOf);
 
 function CommissionsOf({ program }: { program: Program }) {
   const { canWrite } = useSession();
-  const [status, setStatus] = useState<Status | ''>('');
+  const [status, setStatus] = useState<Filter | ''>('');
   const [page, setPage] = useState(0);
   // The API pages with limit/offset and no total: one row more than a page says whether a next one exists.
   const list = useLoad(
@@ -63,14 +71,16 @@ function CommissionsOf({ program }: { program: Program }) {
       ),
     [program.id],
   );
-  const [paid, setPaid] = useState<Map<number, Commission>>(new Map());
-  const rows = (list.data ?? []).slice(0, PAGE_SIZE).map((c) => paid.get(c.id) ?? c);
+  // Commissions changed here (paid, approved, rejected) as the API answered, until the list is read again.
+  const [changed, setChanged] = useState<Map<number, Commission>>(new Map());
+  const update = (c: Commission) => setChanged((m) => new Map(m).set(c.id, c));
+  const rows = (list.data ?? []).slice(0, PAGE_SIZE).map((c) => changed.get(c.id) ?? c);
   const hasNext = (list.data?.length ?? 0) > PAGE_SIZE;
   const partnerName = (id: number) => partners.data?.get(id)?.name ?? `Partner #${id}`;
 
   const markPaid = async (c: Commission) => {
     const r = await api.post<{ data: Commission }>(`/api/advertiser/commissions/${c.id}/mark-paid`);
-    setPaid((m) => new Map(m).set(c.id, r.data));
+    update(r.data);
   };
 
   const exportCsv = () => {
@@ -86,6 +96,9 @@ function CommissionsOf({ program }: { program: Program }) {
         'status',
         'paid_at',
         'refund_reason',
+        // Added with payouts (issue 18): after the older columns, so their positions stay.
+        'payable_at',
+        'review_reason',
       ],
       rows.map((c) => [
         c.id,
@@ -98,6 +111,8 @@ function CommissionsOf({ program }: { program: Program }) {
         c.status,
         c.paid_at ?? '',
         c.refund_reason ?? '',
+        c.payable_at ?? '',
+        c.review_reason ?? '',
       ]),
     );
     const url = URL.createObjectURL(new Blob([csv], { type: 'text/csv;charset=utf-8' }));
@@ -124,15 +139,16 @@ function CommissionsOf({ program }: { program: Program }) {
           <select
             value={status}
             onChange={(e) => {
-              setStatus((e.target as HTMLSelectElement).value as Status | '');
+              setStatus((e.target as HTMLSelectElement).value as Filter | '');
               setPage(0);
-              setPaid(new Map());
+              setChanged(new Map());
             }}
           >
             <option value="">All statuses</option>
             {STATUSES.map((s) => (
               <option value={s}>{s}</option>
             ))}
+            <option value="review">held for review</option>
           </select>
         </label>
         <button type="button" disabled={rows.length === 0} onClick={exportCsv}>
@@ -146,7 +162,13 @@ function CommissionsOf({ program }: { program: Program }) {
         // The rows wait for the partners' names: a row would otherwise say `Partner #<id>` for a moment.
         <Loading />
       ) : rows.length === 0 ? (
-        <p>{status ? `No ${status} commissions.` : 'No commissions yet.'}</p>
+        <p>
+          {status === 'review'
+            ? 'No commissions wait for review.'
+            : status
+              ? `No ${status} commissions.`
+              : 'No commissions yet.'}
+        </p>
       ) : (
         <Table
           caption={`Commissions of ${program.name}`}
@@ -157,6 +179,7 @@ function CommissionsOf({ program }: { program: Program }) {
             'Sale',
             'Amount',
             'Status',
+            'Payable on',
             'Paid',
             'Refund reason',
             canWrite && 'Action',
@@ -170,18 +193,34 @@ function CommissionsOf({ program }: { program: Program }) {
               <td>{money(c.amount_cents, c.currency)}</td>
               <td>
                 <span class={`badge ${c.status}`}>{c.status}</span>
+                {isHeld(c) && (
+                  <span class="held" data-testid="review-reason">
+                    {' '}
+                    Held: {reviewReasonText(c.review_reason!)}
+                  </span>
+                )}
               </td>
+              <td>{dateTime(c.payable_at)}</td>
               <td>{dateTime(c.paid_at)}</td>
               <td>{c.refund_reason ?? '—'}</td>
               {canWrite && (
                 <td>
-                  {PAYABLE.includes(c.status) && (
-                    <ConfirmButton
-                      label="Mark paid"
-                      question={`Mark ${money(c.amount_cents, c.currency)} to ${partnerName(c.partner_id)} paid?`}
-                      confirmLabel="Yes, mark paid"
-                      onConfirm={() => markPaid(c)}
+                  {isHeld(c) ? (
+                    <ReviewActions<Commission>
+                      commissionId={c.id}
+                      label={`commission ${c.id} of ${partnerName(c.partner_id)}`}
+                      onChanged={update}
                     />
+                  ) : (
+                    PAYABLE.includes(c.status) &&
+                    c.payout_id === null && (
+                      <ConfirmButton
+                        label="Mark paid"
+                        question={`Mark ${money(c.amount_cents, c.currency)} to ${partnerName(c.partner_id)} paid?`}
+                        confirmLabel="Yes, mark paid"
+                        onConfirm={() => markPaid(c)}
+                      />
+                    )
                   )}
                 </td>
               )}

@@ -22,6 +22,12 @@ import {
   partnerSettingsBody,
   partnerSettingsOf,
 } from './ProgramPartnerFields.tsx';
+import {
+  PayoutSettingsFacts,
+  PayoutSettingsFields,
+  payoutSettingsBody,
+  payoutSettingsOf,
+} from './ProgramPayoutFields.tsx';
 
 const BASE = '/api/advertiser/affiliate-programs';
 
@@ -187,6 +193,7 @@ function ProgramCard(props: {
         <dt>Created</dt>
         <dd>{dateTime(p.created_at)}</dd>
         <PartnerSettingsFacts program={p} />
+        <PayoutSettingsFacts program={p} />
       </dl>
       <p class="actions">
         <Link href={`/programs/${p.id}/overview`}>Overview</Link>
@@ -324,6 +331,7 @@ function ProgramForm(props: {
   );
   const [origins, setOrigins] = useState(init?.allowed_origins.join('\n') ?? '');
   const [partnerSettings, setPartnerSettings] = useState(partnerSettingsOf(init));
+  const [payoutSettings, setPayoutSettings] = useState(payoutSettingsOf(init));
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
 
@@ -354,6 +362,7 @@ function ProgramForm(props: {
         .map((o) => o.trim())
         .filter(Boolean),
       ...partnerSettingsBody(partnerSettings),
+      ...payoutSettingsBody(payoutSettings),
     };
     if (slug.trim()) out.slug = slug.trim();
     return out;
@@ -489,6 +498,7 @@ function ProgramForm(props: {
         />
       </label>
       <PartnerSettingsFields value={partnerSettings} onChange={setPartnerSettings} />
+      <PayoutSettingsFields value={payoutSettings} currency={currency} onChange={setPayoutSettings} />
       <ErrorBox error={error} />
       <p class="actions">
         <button type="submit" class="primary" disabled={busy}>
