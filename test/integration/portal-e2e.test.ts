@@ -90,9 +90,14 @@ t.test('invite → mail → portal → click and sale → chart → paid, refund
   const referral = await page.evaluate<string>('navigator.clipboard.readText()');
   t.match(referral, /^https:\/\/shop\.example\/\?aff=[\w-]+$/, `copied ${referral}`);
 
-  // A click on that link and a sale through the API.
+  // A click on that link and a sale through the API. The visitor clicks from an address of their own: a
+  // click from the partner's sign-in address (127.0.0.1 here) would hold the commission for review.
   const clickId = await waitFor('a click on the copied link', async () => {
-    const r = await postJson(api('/api/v1/track/click'), { affiliate_url: referral });
+    const r = await postJson(
+      api('/api/v1/track/click'),
+      { affiliate_url: referral },
+      { 'x-forwarded-for': '198.51.100.23' },
+    );
     return r.status === 200 && r.body.success === true ? (r.body.click_id as string) : null;
   });
   const order = `order-${randomBytes(4).toString('hex')}`;
