@@ -26,8 +26,10 @@ import { describeError, isOutage, MAX_BACKOFF_MS, waitForDependency } from './de
 // this member": a consumer rejoining with its old member id (scripts/patch-deps.mjs) after the coordinator
 // forgot it; kafkajs then joins as a new member. "Response without match": the answer to a request kafkajs
 // had already given up on (a connection closed under it).
+// `write after end`: a socket the broker closed while a request was written (its first seconds after a
+// start), retried on a fresh connection; npm start's fresh broker showed it once per worker.
 const TRANSIENT =
-  /coordinator is loading|group coordinator is not available|not the correct coordinator|Restarting the consumer|group is rebalancing|not aware of this member|Response without match/i;
+  /coordinator is loading|group coordinator is not available|not the correct coordinator|Restarting the consumer|group is rebalancing|not aware of this member|Response without match|write after end/i;
 // The broker away (killed, restarting, not yet listening): kafkajs logs every attempt as an error with a
 // stack. The project says it once instead (`waiting for kafka`, the producer's circuit), so debug here.
 const OUTAGE =
