@@ -2,7 +2,7 @@
 // a wrong one), a sign-in link (its mail read from the outbox), an invite accepted in the page, the
 // program page with its links (copy, create my own, a taken code), the partner's chart and commissions
 // after a click and a sale, notifications (unread count, mark read, mark all read), the payout method,
-// the payouts' empty state, another partner's program, sign out; every page at 1280 and 390 px without
+// the payouts' empty state, what is owed above the payouts, another partner's program, sign out; every page at 1280 and 390 px without
 // sideways scrolling and without console errors.
 import t from 'tap';
 import { randomBytes } from 'node:crypto';
@@ -20,6 +20,7 @@ import {
   queuedMailUrl,
 } from '../helpers/portal.ts';
 import { notify } from '../../shared/db/notifications.ts';
+import { seedCommissions } from '../helpers/commissions.ts';
 
 const svc = await startServices(t, [
   'web',
@@ -315,6 +316,45 @@ t.test("payouts' empty state; another partner's program is not shown", async (t)
     (await getJson(api(`/api/partner/programs/${otherProgram.id}/links`), bearer(pat.session))).status,
     404,
   );
+  assertNoErrors(t);
+});
+
+t.test('the Payouts page shows what is owed: pending with its date, held, approved', async (t) => {
+  const [pp] = await sql<{ id: string }[]>`
+    select id from partner_programs where partner_id = ${pat.partnerId} and program_id = ${program.id}`;
+  const [, held] = await seedCommissions(
+    sql,
+    { programId: program.id, partnerId: pat.partnerId, partnerProgramId: Number(pp!.id) },
+    [
+      { saleCents: 10_000, amountCents: 1_234, status: 'pending', payableInDays: 3 },
+      { saleCents: 10_000, amountCents: 500, status: 'pending', payableInDays: 1 },
+      { saleCents: 10_000, amountCents: 2_000 },
+    ],
+  );
+  await sql`update commissions set review_reason = 'self_referral' where id = ${held!.id}`;
+  // Pending and held also count the commission of the sale above (held for review: its click came from the
+  // partner's own address): the page shows the API's sums.
+  const mine = (
+    (await getJson(api('/api/partner/programs'), bearer(pat.session))).body.data as {
+      program: { id: number };
+      pending_cents: number;
+      held_cents: number;
+    }[]
+  ).find((p) => p.program.id === program.id)!;
+  const { page, goto, assertNoErrors } = await openPortal(t, browser, svc.baseUrl, { as: pat });
+  await goto('/partner/payouts');
+  const line = page.getByRole('list', { name: 'Owed, not paid yet' }).getByTestId('owed');
+  await line.waitFor();
+  const euros = (cents: number) =>
+    new Intl.NumberFormat('en-US', { style: 'currency', currency: 'EUR' }).format(cents / 100);
+  const text = await line.innerText();
+  t.match(text, 'Acme shop:');
+  t.match(text, `Pending: ${euros(mine.pending_cents)} (payable from `);
+  t.match(text, `Held for review (part of pending): ${euros(mine.held_cents)}`);
+  t.match(text, `Approved, in the next payout: ${euros(2_000)}`);
+  t.ok(mine.pending_cents >= 1_234 + 500 && mine.held_cents >= 500, 'pending and held count the seeded ones');
+  await goto(`/partner/programs/${program.id}`);
+  t.match(await page.getByTestId('owed').innerText(), `Approved, in the next payout: ${euros(2_000)}`);
   assertNoErrors(t);
 });
 

@@ -8732,7 +8732,7 @@ export interface paths {
         };
         /**
          * The programs of the partner records this account has claimed
-         * @description Every program of every claimed record, with the record’s status in it (`pending`, `approved`, `rejected` with `rejection_reason`) and its partner-program balance. Deleted programs are left out.
+         * @description Every program of every claimed record, with the record’s status in it (`pending`, `approved`, `rejected` with `rejection_reason`) and its partner-program balance. Deleted programs are left out. Its unpaid money, in the program’s currency, counts what each commission is owed: `amount_cents - deducted_cents` (a partial refund keeps the commission, status `refunded`, and records what it took back in `deducted_cents`), over the commissions in no payout and not paid. `pending_cents`: status `pending` (held for review included), or partly refunded and still in its hold or held; `held_cents`: the part of it held for review; `approved_cents`: status `approved`, or partly refunded past its hold and not held, i.e. what the next payout takes; `next_payable_at`: the earliest `payable_at` of the pending commissions not held for review (null if none).
          */
         get: {
             parameters: {
@@ -8776,6 +8776,17 @@ export interface paths {
                                 balance_cents?: number;
                                 /** Format: date-time */
                                 created_at?: string;
+                                /** @description Owed, still in its hold or held for review (held ones included; see held_cents) */
+                                pending_cents?: number;
+                                /** @description The part of pending_cents held for the advertiser’s review */
+                                held_cents?: number;
+                                /** @description Approved, in no payout yet: paid in the next payout */
+                                approved_cents?: number;
+                                /**
+                                 * Format: date-time
+                                 * @description When the earliest pending, not held commission becomes payable (null: none)
+                                 */
+                                next_payable_at?: string | null;
                             }[];
                         };
                     };

@@ -22,19 +22,60 @@ export interface PartnerProgramRow {
   min_payout_cents: string | null;
 }
 
+/** A partner-program's unpaid money, by where it stands (MONEY_COLUMNS). */
+export interface PartnerMoneyRow {
+  pending_cents: string;
+  held_cents: string;
+  approved_cents: string;
+  next_payable_at: Date | null;
+}
+
 const PP_COLUMNS = (sql: Sql) => sql`
   pp.id as pp_id, pp.partner_id, pp.status, pp.rejection_reason, pp.balance_cents, pp.created_at,
   pr.id as program_id, pr.name, pr.slug, pr.status as program_status, pr.description, pr.currency,
   pr.cookie_window_days, pr.commission, pr.partner_links,
   pr.hold_days, pr.min_payout_cents`;
 
-/** The partner-programs of every record the account claimed, in live programs. */
+/**
+ * What the partner-program is owed and not yet paid, in one aggregate over its commissions (the partner's
+ * commissions in the program). A commission is owed `amount_cents - deducted_cents`: a partial refund keeps
+ * the row and records what it took back in deducted_cents (status `refunded`, the rest still payable, as
+ * the payouts' candidates read it). Unpaid and in no payout, a commission is
+ * - pending: status `pending`, or a partly refunded one still in its hold (payable_at in the future) or
+ *   held for review; held (part of pending): review_reason set;
+ * - approved (in the next payout): status `approved`, or a partly refunded one past its hold and not held.
+ * next_payable_at: the earliest payable_at of the pending ones not held for review.
+ */
+const MONEY_COLUMNS = (sql: Sql) => sql`
+  m.pending_cents, m.held_cents, m.approved_cents, m.next_payable_at`;
+const MONEY_JOIN = (sql: Sql) => sql`
+  cross join lateral (
+    select coalesce(sum(cm.owed) filter (where cm.pending), 0)::text as pending_cents,
+           coalesce(sum(cm.owed) filter (where cm.pending and cm.review_reason is not null), 0)::text
+             as held_cents,
+           coalesce(sum(cm.owed) filter (where not cm.pending), 0)::text as approved_cents,
+           min(cm.payable_at) filter (where cm.pending and cm.review_reason is null) as next_payable_at
+    from (
+      select c.amount_cents - c.deducted_cents as owed, c.review_reason, c.payable_at,
+             c.status = 'pending'
+               or (c.status = 'refunded'
+                   and (c.review_reason is not null or coalesce(c.payable_at, c.created_at) > now())) as pending
+      from commissions c
+      where c.partner_id = pp.partner_id and c.program_id = pp.program_id
+        and c.payout_id is null and c.paid_at is null
+        and (c.status in ('pending', 'approved')
+             or (c.status = 'refunded' and c.amount_cents > c.deducted_cents))
+    ) cm
+  ) m`;
+
+/** The partner-programs of every record the account claimed, in live programs, with their money. */
 export function programsOfAccount(sql: Sql, accountId: number) {
-  return sql<PartnerProgramRow[]>`
-    select ${PP_COLUMNS(sql)}
+  return sql<(PartnerProgramRow & PartnerMoneyRow)[]>`
+    select ${PP_COLUMNS(sql)}, ${MONEY_COLUMNS(sql)}
     from partner_claims c
     join partner_programs pp on pp.partner_id = c.partner_id
     join programs pr on pr.id = pp.program_id and pr.deleted_at is null
+    ${MONEY_JOIN(sql)}
     where c.account_id = ${accountId}
     order by pp.created_at, pp.id`;
 }

@@ -43,7 +43,7 @@ import {
   payoutMethodOf,
   toPartnerCommission,
   toPartnerPayout,
-  toPartnerProgram,
+  toPartnerProgramWithMoney,
   withoutCustomerData,
   withoutPartnerCounts,
 } from './service.ts';
@@ -77,6 +77,14 @@ const ProgramOut = Obj({
   rejection_reason: Nullable(Type.String()),
   balance_cents: Type.Integer({ description: 'The partner-program balance (sum of its ledger entries)' }),
   created_at: DateTime(),
+  pending_cents: Type.Integer({
+    description: 'Owed, still in its hold or held for review (held ones included; see held_cents)',
+  }),
+  held_cents: Type.Integer({ description: 'The part of pending_cents held for the advertiser’s review' }),
+  approved_cents: Type.Integer({ description: 'Approved, in no payout yet: paid in the next payout' }),
+  next_payable_at: Nullable(
+    DateTime({ description: 'When the earliest pending, not held commission becomes payable (null: none)' }),
+  ),
 });
 const LinkOut = Obj({
   id: Type.Integer(),
@@ -132,13 +140,20 @@ export function registerPartnerPortalRoutes(fastify: FastifyInstance, deps: ApiD
         summary: 'The programs of the partner records this account has claimed',
         description:
           'Every program of every claimed record, with the record’s status in it (`pending`, `approved`, ' +
-          '`rejected` with `rejection_reason`) and its partner-program balance. Deleted programs are left out.',
+          '`rejected` with `rejection_reason`) and its partner-program balance. Deleted programs are left out. ' +
+          'Its unpaid money, in the program’s currency, counts what each commission is owed: `amount_cents - ' +
+          'deducted_cents` (a partial refund keeps the commission, status `refunded`, and records what it took ' +
+          'back in `deducted_cents`), over the commissions in no payout and not paid. `pending_cents`: status ' +
+          '`pending` (held for review included), or partly refunded and still in its hold or held; ' +
+          '`held_cents`: the part of it held for review; `approved_cents`: status `approved`, or partly ' +
+          'refunded past its hold and not held, i.e. what the next payout takes; `next_payable_at`: the ' +
+          'earliest `payable_at` of the pending commissions not held for review (null if none).',
         security,
         response: { 200: dataOf(Type.Array(ProgramOut)), ...errorResponses(401) },
       },
     },
     async (req) => ({
-      data: (await dal.programsOfAccount(sql, partnerOf(req).accountId)).map(toPartnerProgram),
+      data: (await dal.programsOfAccount(sql, partnerOf(req).accountId)).map(toPartnerProgramWithMoney),
     }),
   );
 

@@ -3,7 +3,7 @@
 // does not count itself joining).
 import { parsePolicy } from '../../../../shared/domain/commission-policy.ts';
 import { iso } from '../../common.ts';
-import type { CommissionRow, PartnerPayoutRow, PartnerProgramRow } from './dal.ts';
+import type { CommissionRow, PartnerMoneyRow, PartnerPayoutRow, PartnerProgramRow } from './dal.ts';
 
 export const ERR = {
   programNotFound: 'Program not found',
@@ -52,6 +52,15 @@ export function toPartnerProgram(r: PartnerProgramRow) {
     created_at: iso(r.created_at)!,
   };
 }
+
+/** A program of GET /api/partner/programs: the partner-program and its unpaid money (dal MONEY_COLUMNS). */
+export const toPartnerProgramWithMoney = (r: PartnerProgramRow & PartnerMoneyRow) => ({
+  ...toPartnerProgram(r),
+  pending_cents: Number(r.pending_cents),
+  held_cents: Number(r.held_cents),
+  approved_cents: Number(r.approved_cents),
+  next_payable_at: iso(r.next_payable_at),
+});
 
 export const toPartnerCommission = (r: CommissionRow) => ({
   id: Number(r.id),

@@ -47,6 +47,14 @@ export interface PartnerProgram {
   rejection_reason?: string | null;
   balance_cents: number;
   created_at: string;
+  /** Owed, unpaid: in its hold or held for review (amount less deductions; held ones included). */
+  pending_cents?: number;
+  /** The part of pending_cents held for the advertiser's review. */
+  held_cents?: number;
+  /** Approved, in no payout yet: what the next payout pays. */
+  approved_cents?: number;
+  /** When the earliest pending, not held commission becomes payable (null: none). */
+  next_payable_at?: string | null;
 }
 
 export interface PartnerLink {

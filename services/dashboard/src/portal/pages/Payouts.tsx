@@ -1,8 +1,10 @@
-// The partner's payouts: what the advertisers paid them, newest first. Empty until a payout exists.
+// The partner's payouts: what the advertisers paid them, newest first. Empty until a payout exists. Above
+// them, per program, what is owed and not paid yet (pending, held for review, approved: ../money.tsx).
 import { api } from '../../api.ts';
 import { Link } from '../../router.tsx';
 import { Table, dateTime, money, useLoad } from '../../ui.tsx';
 import type { PartnerPayout } from '../types.ts';
+import { Owed, owedParts } from '../money.tsx';
 import { Title, View } from '../parts.tsx';
 import { usePartnerPrograms } from './Programs.tsx';
 
@@ -12,10 +14,20 @@ export function Payouts() {
     [],
   );
   const programs = usePartnerPrograms();
+  const owing = (programs.data ?? []).filter((p) => owedParts(p).length > 0);
   const byId = new Map((programs.data ?? []).map((p) => [p.program.id, p.program.name]));
   return (
     <>
       <Title>Payouts</Title>
+      {owing.length > 0 && (
+        <ul class="owed-list" aria-label="Owed, not paid yet">
+          {owing.map((p) => (
+            <li key={p.program.id}>
+              <Owed p={p} label={p.program.name} />
+            </li>
+          ))}
+        </ul>
+      )}
       <View loaded={payouts} lines={4} label="Loading your payouts">
         {(list) =>
           list.length === 0 ? (

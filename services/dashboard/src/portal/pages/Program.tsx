@@ -8,6 +8,7 @@ import { defaultLanding, referralUrl } from '../../referral.ts';
 import type { PartnerLink, PartnerProgram } from '../types.ts';
 import { Skeleton, StatusBadge, Terms, Title, View, useAction } from '../parts.tsx';
 import { usePartnerPrograms } from './Programs.tsx';
+import { Owed, owedParts } from '../money.tsx';
 import { PerformancePanel } from './Performance.tsx';
 
 export function ProgramPage(props: { programId: number }) {
@@ -35,6 +36,11 @@ export function ProgramPage(props: { programId: number }) {
         </strong>{' '}
         · <Link href={`/partner/commissions?program_id=${p.program.id}`}>commissions</Link>
       </p>
+      {owedParts(p).length > 0 && (
+        <p>
+          <Owed p={p} />
+        </p>
+      )}
       {p.status === 'pending' && (
         <p class="note" role="status">
           Your application is waiting for the advertiser's review. You get an email and a notification when it
