@@ -309,6 +309,14 @@ t.test('svc commissions approve|reject and svc payouts, end to end', async (t) =
   const noFormat = await cli(['payouts', 'export', pid]);
   t.same([noFormat.code, noFormat.stderr], [1, 'svc: missing --format csv|paypal|wise; see svc --help\n']);
 
+  // Another partner sets a payout method just before: the paid payout records its own partner's (PayPal).
+  const other = await send(
+    'PUT',
+    url('/api/partner/payout-method'),
+    { type: 'wise', email: `wise-${uniq()}@example.com` },
+    bearer(b.session),
+  );
+  t.equal(other.status, 200, other.text);
   // Mark paid, with a reference; twice is 409.
   const paid = await cli(['payouts', 'mark-paid', String(pa), '--reference', 'PP-BATCH-7']);
   t.equal(paid.code, 0, paid.stderr);

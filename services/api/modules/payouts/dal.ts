@@ -32,9 +32,10 @@ export interface PayoutRow {
 /**
  * The partner's payout method as it is now, as a SQL expression over the partner id column given: the method
  * a partner account that claimed the record set in the partner portal (the most recently set one, should
- * several accounts have claimed it). Null when none has.
+ * several accounts have claimed it). Null when none has. The column is always qualified: a bare
+ * `partner_id` inside the subquery is partner_claims' own, which made every claim match.
  */
-const currentMethod = (sql: Sql | Tx, partnerIdColumn: 'po.partner_id' | 'pa.id' | 'partner_id') => sql`
+const currentMethod = (sql: Sql | Tx, partnerIdColumn: 'po.partner_id' | 'pa.id' | 'payouts.partner_id') => sql`
   (select a.payout_method from partner_claims pc join partner_accounts a on a.id = pc.account_id
    where pc.partner_id = ${sql.unsafe(partnerIdColumn)} and a.payout_method is not null
    order by a.payout_method ->> 'updated_at' desc nulls last, a.id desc
@@ -288,7 +289,7 @@ export function markPayoutPaid(
     await applyLedgerEntries(tx, rules.entries(before, commissions));
     await tx`
       update payouts set status = 'paid', paid_at = now(), updated_at = now(), reference = ${rules.reference},
-                         payout_method = ${currentMethod(tx, 'partner_id')}
+                         payout_method = ${currentMethod(tx, 'payouts.partner_id')}
       where id = ${payoutId}`;
     const paid = (await findPayout(tx, payoutId))!;
     await rules.after(tx, paid, commissions);
