@@ -35,7 +35,10 @@ export interface PayoutRow {
  * several accounts have claimed it). Null when none has. The column is always qualified: a bare
  * `partner_id` inside the subquery is partner_claims' own, which made every claim match.
  */
-const currentMethod = (sql: Sql | Tx, partnerIdColumn: 'po.partner_id' | 'pa.id' | 'payouts.partner_id') => sql`
+const currentMethod = (
+  sql: Sql | Tx,
+  partnerIdColumn: 'po.partner_id' | 'pa.id' | 'payouts.partner_id',
+) => sql`
   (select a.payout_method from partner_claims pc join partner_accounts a on a.id = pc.account_id
    where pc.partner_id = ${sql.unsafe(partnerIdColumn)} and a.payout_method is not null
    order by a.payout_method ->> 'updated_at' desc nulls last, a.id desc
