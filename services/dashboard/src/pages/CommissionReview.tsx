@@ -1,6 +1,7 @@
 // The review queue's part of the Commissions page (CONTRACT part two "Review holds"): why a commission is
 // held, in words, and Approve / Reject (with an optional reason, recorded as `rejected: <reason>`).
-import { useLayoutEffect, useRef, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
+import { RejectForm } from './RejectForm.tsx';
 import { api } from '../api.ts';
 import { ErrorBox, messageOf } from '../ui.tsx';
 import './payouts.css';
@@ -52,6 +53,8 @@ export function ReviewActions<C>(props: { commissionId: number; label: string; o
       {rejecting ? (
         <RejectForm
           label={props.label}
+          hint="(optional)"
+          confirm="Yes, reject"
           busy={busy}
           onCancel={() => setRejecting(false)}
           onReject={(reason) => void act('reject', reason ? { reason } : {})}
@@ -63,46 +66,5 @@ export function ReviewActions<C>(props: { commissionId: number; label: string; o
       )}
       <ErrorBox error={error} />
     </div>
-  );
-}
-
-/** The optional reason (kept as the commission's refund reason); focus on it when it opens, Escape cancels. */
-function RejectForm(props: {
-  label: string;
-  busy: boolean;
-  onReject(reason: string): void;
-  onCancel(): void;
-}) {
-  const [reason, setReason] = useState('');
-  const input = useRef<HTMLInputElement>(null);
-  useLayoutEffect(() => input.current?.focus(), []);
-  return (
-    <form
-      class="confirm"
-      aria-label={`Reject ${props.label}`}
-      onKeyDown={(e) => {
-        if (e.key === 'Escape') props.onCancel();
-      }}
-      onSubmit={(e) => {
-        e.preventDefault();
-        props.onReject(reason.trim());
-      }}
-    >
-      <label class="compact">
-        Reason <span class="subtle">(optional)</span>
-        <input
-          ref={input}
-          value={reason}
-          maxLength={500}
-          onInput={(e) => setReason((e.target as HTMLInputElement).value)}
-        />
-      </label>
-      <button type="submit" class="danger" disabled={props.busy}>
-        Yes, reject
-      </button>
-      <button type="button" disabled={props.busy} onClick={props.onCancel}>
-        Cancel
-      </button>
-    </form>
   );
 }

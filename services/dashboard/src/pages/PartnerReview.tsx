@@ -1,7 +1,8 @@
 // The advertiser's side of partner applications, on the Partners page: each partner's status (pending,
 // approved, rejected), approve, reject with a reason the partner is told, a new invite link, and the invite
 // link shown once after adding a partner (it is also mailed when mail is configured).
-import { useLayoutEffect, useRef, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
+import { RejectForm } from './RejectForm.tsx';
 import { api } from '../api.ts';
 import { ErrorBox, SecretOnce, messageOf } from '../ui.tsx';
 import '../parts.css';
@@ -82,7 +83,9 @@ export function ReviewActions(props: {
       {partner.status !== 'rejected' &&
         (rejecting ? (
           <RejectForm
-            name={partner.name}
+            label={partner.name}
+            hint="(optional, told to the partner)"
+            confirm={`Yes, reject ${partner.name}`}
             busy={busy}
             onCancel={() => setRejecting(false)}
             onReject={(reason) =>
@@ -113,46 +116,5 @@ export function ReviewActions(props: {
       </button>
       <ErrorBox error={error} />
     </div>
-  );
-}
-
-/** The reason, optional, told to the partner; focus on it when it opens, Escape cancels. */
-function RejectForm(props: {
-  name: string;
-  busy: boolean;
-  onReject(reason: string): void;
-  onCancel(): void;
-}) {
-  const [reason, setReason] = useState('');
-  const input = useRef<HTMLInputElement>(null);
-  useLayoutEffect(() => input.current?.focus(), []);
-  return (
-    <form
-      class="confirm"
-      aria-label={`Reject ${props.name}`}
-      onKeyDown={(e) => {
-        if (e.key === 'Escape') props.onCancel();
-      }}
-      onSubmit={(e) => {
-        e.preventDefault();
-        props.onReject(reason.trim());
-      }}
-    >
-      <label class="compact">
-        Reason <span class="subtle">(optional, told to the partner)</span>
-        <input
-          ref={input}
-          value={reason}
-          maxLength={500}
-          onInput={(e) => setReason((e.target as HTMLInputElement).value)}
-        />
-      </label>
-      <button type="submit" class="danger" disabled={props.busy}>
-        Yes, reject {props.name}
-      </button>
-      <button type="button" disabled={props.busy} onClick={props.onCancel}>
-        Cancel
-      </button>
-    </form>
   );
 }
