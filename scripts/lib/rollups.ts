@@ -302,7 +302,54 @@ export async function checkProgram(db: Db, programId: number, range: DayRange): 
         problem: 'program_daily_stats differs from the raw events',
       });
   }
+  diffs.push(...(await weeklyDifferences(db, programId, range)));
   return diffs.sort((a, b) => (a.day < b.day ? -1 : a.day > b.day ? 1 : 0));
+}
+
+/**
+ * program_weekly_breakdown against the sum of its days in program_daily_breakdown, for every week that
+ * meets the range (whole weeks: a week's row counts all seven of its days). `day` is the week's Monday.
+ */
+export async function weeklyDifferences(db: Db, programId: number, range: DayRange): Promise<Difference[]> {
+  const monday = (d: string) => db`${d}::date - extract(isodow from ${d}::date)::int + 1`;
+  const from = range.first === null ? db`` : db`and week >= ${monday(range.first)}`;
+  const to = range.last === null ? db`` : db`and week <= ${monday(range.last)}`;
+  const rows = await db<Record<string, string | null>[]>`
+    with d as (
+      select day - extract(isodow from day)::int + 1 as week, dimension, key, sum(clicks) as clicks,
+             sum(leads) as leads, sum(conversions) as conversions, sum(sales) as sales,
+             sum(revenue_cents) as revenue_cents, sum(commission_cents) as commission_cents
+      from program_daily_breakdown where program_id = ${programId}
+      group by 1, 2, 3
+    ), w as (
+      select week, dimension, key, clicks, leads, conversions, sales, revenue_cents, commission_cents
+      from program_weekly_breakdown where program_id = ${programId}
+    )
+    select week::text as day, dimension, key,
+           w.clicks::text as w_clicks, w.leads::text as w_leads, w.conversions::text as w_conversions,
+           w.sales::text as w_sales, w.revenue_cents::text as w_revenue_cents,
+           w.commission_cents::text as w_commission_cents,
+           d.clicks::text as d_clicks, d.leads::text as d_leads, d.conversions::text as d_conversions,
+           d.sales::text as d_sales, d.revenue_cents::text as d_revenue_cents,
+           d.commission_cents::text as d_commission_cents
+    from w full join d using (week, dimension, key)
+    where true ${from} ${to}
+      and (w.clicks, w.leads, w.conversions, w.sales, w.revenue_cents, w.commission_cents) is distinct from
+          (d.clicks, d.leads, d.conversions, d.sales, d.revenue_cents, d.commission_cents)`;
+  const counters = (r: Record<string, string | null>, p: string): Counters => {
+    const c = zero();
+    for (const k of COUNTERS) c[k] = Number(r[`${p}${k}`] ?? 0);
+    return c;
+  };
+  return rows.map((r) => ({
+    programId,
+    day: r.day!,
+    dimension: r.dimension as Dimension,
+    key: r.key!,
+    rollup: counters(r, 'w_'),
+    raw: counters(r, 'd_'),
+    problem: 'weekly row differs from the sum of its days',
+  }));
 }
 
 /** One line per difference, for people. */
@@ -341,10 +388,45 @@ export async function fillCustomerKeys(sql: Sql, programId: number, batch = 5000
 }
 
 /**
- * Rewrites one program's day of program_daily_breakdown from the raw events, in one transaction that first
- * locks the day's program_daily_stats row, as every worker does before it writes the day's breakdown: a
- * worker's chunk committed before is in the raw events read here, one committed after adds its own delta.
- * So it is safe while the workers run. `after` runs in the same transaction (the resumable cursor).
+ * The day's week in program_weekly_breakdown, written again as the sum of its days in
+ * program_daily_breakdown. The caller holds the program_daily_stats rows of all seven days (lockWeek), so
+ * no worker writes any day of the week meanwhile: the sum is exact, and a weekly row that was wrong itself
+ * is put right too.
+ */
+async function rebuildWeek(tx: Tx, programId: number, day: string) {
+  const monday = tx`${day}::date - extract(isodow from ${day}::date)::int + 1`;
+  await tx`delete from program_weekly_breakdown where program_id = ${programId} and week = ${monday}`;
+  await tx`
+    insert into program_weekly_breakdown (program_id, dimension, week, key, clicks, leads, conversions, sales,
+                                          revenue_cents, commission_cents)
+    select program_id, dimension, ${monday}, key, sum(clicks), sum(leads), sum(conversions), sum(sales),
+           sum(revenue_cents), sum(commission_cents)
+    from program_daily_breakdown
+    where program_id = ${programId} and day between ${monday} and ${monday} + 6
+    group by program_id, dimension, key
+    order by dimension, key`;
+}
+
+/**
+ * Locks the program_daily_stats rows of the seven days of `day`'s week (created, zero, where missing), in
+ * day order as every worker locks them: from here to the commit, nobody else writes those days' rollups.
+ */
+async function lockWeek(tx: Tx, programId: number, day: string) {
+  const monday = tx`${day}::date - extract(isodow from ${day}::date)::int + 1`;
+  await tx`insert into program_daily_stats (program_id, day)
+           select ${programId}, d::date from generate_series(${monday}, ${monday} + 6, interval '1 day') d
+           on conflict do nothing`;
+  await tx`select 1 from program_daily_stats
+           where program_id = ${programId} and day between ${monday} and ${monday} + 6
+           order by day for no key update`;
+}
+
+/**
+ * Rewrites one program's day of program_daily_breakdown from the raw events, and its week's rows of
+ * program_weekly_breakdown from the days, in one transaction that first locks the program_daily_stats rows
+ * of the week's days, as every worker does before it writes a day's breakdown: a worker's chunk committed
+ * before is in the raw events read here, one committed after adds its own delta. So it is safe while the
+ * workers run. `after` runs in the same transaction (the resumable cursor).
  */
 export async function rebuildDay(
   sql: Sql,
@@ -353,10 +435,7 @@ export async function rebuildDay(
   after?: (tx: Tx) => Promise<unknown>,
 ): Promise<number> {
   return sql.begin(async (tx) => {
-    await tx`insert into program_daily_stats (program_id, day) values (${programId}, ${day}::date)
-             on conflict do nothing`;
-    await tx`select 1 from program_daily_stats where program_id = ${programId} and day = ${day}::date
-             for no key update`;
+    await lockWeek(tx, programId, day);
     const rows = capKeys(await rawBreakdown(tx, programId, { first: day, last: day }, 'stored'));
     await tx`delete from program_daily_breakdown where program_id = ${programId} and day = ${day}::date`;
     if (rows.length > 0) {
@@ -369,6 +448,7 @@ export async function rebuildDay(
                                            ${col('conversions')}::bigint[], ${col('sales')}::bigint[],
                                            ${col('revenue_cents')}::bigint[], ${col('commission_cents')}::bigint[])`;
     }
+    await rebuildWeek(tx, programId, day);
     if (after) await after(tx);
     return rows.length;
   });
@@ -376,13 +456,15 @@ export async function rebuildDay(
 
 /**
  * The days of a program worth rebuilding in the range, oldest first: those with a program_daily_stats row
- * (every day with an event has one) or a breakdown row.
+ * that counts something (every day with an event has one; a rebuild leaves zero rows on the other days of
+ * the weeks it locked) or a breakdown row.
  */
 export async function programDays(db: Db, programId: number, range: DayRange): Promise<string[]> {
   const where = db`${range.first === null ? db`` : db`and day >= ${range.first}::date`}
                    ${range.last === null ? db`` : db`and day <= ${range.last}::date`}`;
   const rows = await db<{ day: string }[]>`
     select day::text as day from program_daily_stats where program_id = ${programId} ${where}
+      and (clicks, leads, conversions, sales, revenue_cents, commission_cents) <> (0, 0, 0, 0, 0, 0)
     union
     select distinct day::text from program_daily_breakdown where program_id = ${programId} ${where}
     order by 1`;

@@ -242,20 +242,41 @@ export class BreakdownBuffer {
     const rows = await this.admit(tx, [...this.rows.values()]);
     rows.sort(compareRows);
     const col = <K extends keyof Row>(k: K) => rows.map((r) => r[k]);
+    // The week's row (0018_weekly_breakdown.sql) in the same statement: it gets the same deltas, after the
+    // cap, so it always equals the sum of its days. Both in key order (the weeks' rows grouped and sorted),
+    // so two writers of one week lock its rows in the same order.
     await tx`
-      insert into program_daily_breakdown (program_id, dimension, day, key, clicks, leads, conversions, sales,
-                                           revenue_cents, commission_cents)
-      select * from unnest(${col('programId')}::bigint[], ${col('dimension')}::text[], ${col('day')}::date[],
-                           ${col('key')}::text[], ${col('clicks')}::bigint[], ${col('leads')}::bigint[],
-                           ${col('conversions')}::bigint[], ${col('sales')}::bigint[],
-                           ${col('revenue_cents')}::bigint[], ${col('commission_cents')}::bigint[])
-      on conflict (program_id, dimension, day, key) do update set
-        clicks = program_daily_breakdown.clicks + excluded.clicks,
-        leads = program_daily_breakdown.leads + excluded.leads,
-        conversions = program_daily_breakdown.conversions + excluded.conversions,
-        sales = program_daily_breakdown.sales + excluded.sales,
-        revenue_cents = program_daily_breakdown.revenue_cents + excluded.revenue_cents,
-        commission_cents = program_daily_breakdown.commission_cents + excluded.commission_cents`;
+      with u as (
+        select * from unnest(${col('programId')}::bigint[], ${col('dimension')}::text[], ${col('day')}::date[],
+                             ${col('key')}::text[], ${col('clicks')}::bigint[], ${col('leads')}::bigint[],
+                             ${col('conversions')}::bigint[], ${col('sales')}::bigint[],
+                             ${col('revenue_cents')}::bigint[], ${col('commission_cents')}::bigint[])
+                      as u(program_id, dimension, day, key, clicks, leads, conversions, sales, revenue_cents,
+                           commission_cents)
+      ), daily as (
+        insert into program_daily_breakdown (program_id, dimension, day, key, clicks, leads, conversions, sales,
+                                             revenue_cents, commission_cents)
+        select * from u
+        on conflict (program_id, dimension, day, key) do update set
+          clicks = program_daily_breakdown.clicks + excluded.clicks,
+          leads = program_daily_breakdown.leads + excluded.leads,
+          conversions = program_daily_breakdown.conversions + excluded.conversions,
+          sales = program_daily_breakdown.sales + excluded.sales,
+          revenue_cents = program_daily_breakdown.revenue_cents + excluded.revenue_cents,
+          commission_cents = program_daily_breakdown.commission_cents + excluded.commission_cents
+      )
+      insert into program_weekly_breakdown (program_id, dimension, week, key, clicks, leads, conversions, sales,
+                                            revenue_cents, commission_cents)
+      select program_id, dimension, day - extract(isodow from day)::int + 1, key, sum(clicks), sum(leads),
+             sum(conversions), sum(sales), sum(revenue_cents), sum(commission_cents)
+      from u group by 1, 2, 3, 4 order by 1, 2, 3, 4
+      on conflict (program_id, dimension, week, key) do update set
+        clicks = program_weekly_breakdown.clicks + excluded.clicks,
+        leads = program_weekly_breakdown.leads + excluded.leads,
+        conversions = program_weekly_breakdown.conversions + excluded.conversions,
+        sales = program_weekly_breakdown.sales + excluded.sales,
+        revenue_cents = program_weekly_breakdown.revenue_cents + excluded.revenue_cents,
+        commission_cents = program_weekly_breakdown.commission_cents + excluded.commission_cents`;
   }
 
   /** The rows with every capped key past its day's allowance turned into `other` (merged). */

@@ -37,6 +37,7 @@ function rollups(args: string[], onLine?: (line: string, kill: () => void) => vo
 
 const forget = async () => {
   await sql`delete from program_daily_breakdown where program_id = ${P}`;
+  await sql`delete from program_weekly_breakdown where program_id = ${P}`;
   await sql`update customers set attr_country = null, attr_device = null, attr_browser = null, attr_os = null,
                                  attr_referrer = null, attr_landing_page = null where program_id = ${P}`;
 };

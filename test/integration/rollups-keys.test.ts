@@ -198,7 +198,12 @@ t.test('the check finds a wrong row; the rebuild writes the raw events back, cap
   await sql`update program_daily_breakdown set leads = 1
             where program_id = ${program.id} and dimension = 'landing_page' and key = 'other'`;
   const diffs = (await checkProgram(sql, program.id, all)).map(describe);
-  t.equal(diffs.length, 2, 'both found');
+  // Each wrong day row, and its week's row, which no longer is the sum of its days.
+  t.equal(diffs.length, 4, 'both found, and their weeks');
+  t.match(
+    diffs.join('\n'),
+    /country "DE": weekly row differs from the sum of its days: clicks \d+ \(raw \d+\)/,
+  );
   t.match(diffs.join('\n'), /country "DE": key row differs from the raw events: clicks \d+ \(raw \d+\)/);
   t.match(diffs.join('\n'), /landing_page "other": `other` differs/);
   await rebuildDay(sql, program.id, DAY);
