@@ -16,7 +16,8 @@ export interface BreakdownRow {
 }
 
 // The days first..last as whole weeks (program_weekly_breakdown, $5..$6: the Mondays of the first and last
-// of them) and the days before and after them (program_daily_breakdown: $3..$7 and $8..$4); without a whole
+// of them) and the days before and after them (program_daily_breakdown: $3..$7 and $8..$4, two branches:
+// as one condition with an OR, Postgres scanned every day of the dimension and filtered); without a whole
 // week inside the range, $5 is after $6 and every day comes from the daily rows.
 const TOP_KEYS = `
   select key, sum(clicks)::text as clicks, sum(leads)::text as leads, sum(conversions)::text as conversions,
@@ -29,8 +30,11 @@ const TOP_KEYS = `
     union all
     select key, clicks, leads, conversions, revenue_cents, commission_cents
     from program_daily_breakdown
-    where program_id = $1 and dimension = $2
-      and (day between $3::text::date and $7::text::date or day between $8::text::date and $4::text::date)
+    where program_id = $1 and dimension = $2 and day between $3::text::date and $7::text::date
+    union all
+    select key, clicks, leads, conversions, revenue_cents, commission_cents
+    from program_daily_breakdown
+    where program_id = $1 and dimension = $2 and day between $8::text::date and $4::text::date
   ) rows
   group by key
   order by sum(clicks) desc, key collate "C"
