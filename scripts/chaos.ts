@@ -7,7 +7,7 @@
 // for (scripts/lib/chaos-cluster.ts).
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
-import { rm } from 'node:fs/promises';
+import { rm, writeFile } from 'node:fs/promises';
 import { cli } from './lib/cli.ts';
 import {
   STACK_DIR,
@@ -80,6 +80,8 @@ Options:
   --concurrency <n>    load loops (default 8)
   --settle-max <s>     longest wait for recovery after a fault, seconds (default 45)
   --strict             a missed time target fails the run too
+  --trace <file>       write every attempt, progress line and service log line (JSON lines, ms since
+                       start) to <file>, to see when failures happened relative to a fault
   -h, --help`;
 
 const { values, int } = cli(USAGE, {
@@ -91,7 +93,13 @@ const { values, int } = cli(USAGE, {
   concurrency: { type: 'string' },
   'settle-max': { type: 'string' },
   strict: { type: 'boolean' },
+  trace: { type: 'string' },
 });
+const tracePath = typeof values.trace === 'string' ? values.trace : null;
+const traced: string[] = [];
+/** One line of --trace (nothing without it). */
+const trace = (what: Record<string, unknown>) =>
+  tracePath && traced.push(JSON.stringify({ t: Date.now() - T0, ...what }));
 const clusterMode = values.cluster === true;
 const replicas = int('replicas', clusterMode ? 2 : 1, 4);
 const holdMs = int('hold', 10, 600) * 1000;
@@ -102,7 +110,10 @@ const log = createLogger('chaos', process.env.LOG_LEVEL ?? 'warn');
 const say = (line: string) => process.stdout.write(`${line}\n`);
 const T0 = Date.now();
 const stamp = () => `[${((Date.now() - T0) / 1000).toFixed(1).padStart(6)} s]`;
-const progress = (line: string) => process.stderr.write(`${stamp()} ${line}\n`);
+const progress = (line: string) => {
+  trace({ ev: 'progress', line });
+  process.stderr.write(`${stamp()} ${line}\n`);
+};
 
 // ------------------------------------------------------------------------------------------------
 // Faults
@@ -251,6 +262,7 @@ function spawn(id: string): ServiceProcess {
   const p = spawnService(serviceOf(id), {
     env: { ...env, OPS_PORT: String(opsPorts.get(id)) },
     onLine: (line) => {
+      trace({ ev: 'log', id, line });
       tail.push(`[${id}] ${line}`);
       if (tail.length > 400) tail.splice(0, 100);
     },
@@ -358,6 +370,8 @@ async function post(kind: Kind, path: string, body: unknown, headers: Record<str
           : (e.cause?.code ?? 'network error');
   }
   attempts.push({ kind, sent, answered: Date.now(), status });
+  if (status !== 200 || Date.now() - sent > 1000)
+    trace({ ev: status === 200 ? 'slow' : 'failed', kind, sent: sent - T0, status, error: json.error });
   return { status, json };
 }
 
@@ -858,5 +872,6 @@ try {
 } finally {
   progress('stopping');
   await cleanup();
+  if (tracePath) await writeFile(tracePath, traced.join('\n') + '\n');
 }
 process.exit(code);
