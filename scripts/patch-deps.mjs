@@ -28,6 +28,12 @@
 // refreshes the metadata and fetches again (200 ms apart), as for a closed connection and as the Java
 // client does for a disconnected leader: the new leaders are used as soon as the controller elects them.
 //
+// kafkajs 2.2.4: the offset manager commits to the group coordinator it found when the group was joined;
+// once that broker is gone it looks it up again by node id, in metadata that still names the dead node or
+// no longer has it ("Broker 1 not found in the cached metadata"), so every commit fails until the consumer
+// crashes and rejoins. The fix asks the cluster for the group's coordinator again (FindCoordinator), which
+// names the broker the group's offsets partition moved to.
+//
 // kafkajs 2.2.4: the request queue schedules its throttle check with a negative delay when it was never
 // throttled; Node 24 prints a TimeoutNegativeWarning for it on every start. Node already runs such a timer
 // after 1 ms, so the fix passes 1 ms explicitly: same behaviour, no warning.
@@ -120,6 +126,24 @@ const fixes = [
       '      return\n' +
       '    }\n\n' +
       "    if (e.name === 'KafkaJSConnectionClosedError') {\n      this.cluster.removeBroker",
+  },
+  {
+    mark: '/* svc: find the coordinator where it moved */',
+    files: [join(root, 'node_modules', 'kafkajs', 'src', 'consumer', 'offsetManager', 'index.js')],
+    find:
+      '    if (!this.coordinator.isConnected()) {\n' +
+      '      this.coordinator = await this.cluster.findBroker(this.coordinator)\n' +
+      '    }\n',
+    replace:
+      '    if (!this.coordinator.isConnected()) {\n' +
+      '      try {\n' +
+      '        this.coordinator = await this.cluster.findBroker(this.coordinator)\n' +
+      '      } catch (e) { /* svc: find the coordinator where it moved */\n' +
+      "        if (e.name !== 'KafkaJSConnectionError' && e.name !== 'KafkaJSBrokerNotFound') throw e\n" +
+      '        await this.cluster.refreshMetadata()\n' +
+      '        this.coordinator = await this.cluster.findGroupCoordinator({ groupId: this.groupId })\n' +
+      '      }\n' +
+      '    }\n',
   },
 ];
 

@@ -215,13 +215,13 @@ export async function ensureKafkaLibs(log: Logger): Promise<string> {
  * fenced after 9 s (broker.session.timeout.ms), and until then it stays in the in-sync replicas of every
  * partition it holds, so every acks=all write to those partitions (with three copies on three nodes: to
  * all of them) waits, and callers get 503 once PRODUCE_TIMEOUT_MS (2 s) passes. Here a node is fenced
- * after 1.5 s without a heartbeat (every 250 ms), a follower that stopped fetching leaves the in-sync set
+ * after 1 s without a heartbeat (every 200 ms), a follower that stopped fetching leaves the in-sync set
  * after 1.5 s even while the controller quorum elects a new leader (replica.lag.time.max.ms), and the
- * quorum notices its dead leader after 1 s: leaders move about 2.2 s after a node is killed, 3.7 s after
- * the active controller is (chaos --cluster, docs/scaling.md "Kafka"). What keeps a live node from being taken for dead on a busy machine
+ * quorum notices its dead leader after 1 s (chaos --cluster; docs/scaling.md, "Three Kafka nodes on one
+ * machine", has the measured moves). What keeps a live node from being taken for dead on a busy machine
  * is brokerPrecedence (the nodes run before the services on the cores); the first runs without it, at
  * load 40, saw live nodes fenced, partitions left with one in-sync replica and writes refused for tens of
- * seconds. docs/scaling.md ("Kafka") says what to choose for a real cluster.
+ * seconds. The same section says what to choose for a real cluster.
  */
 function replicationSettings(cluster: ClusterMember | undefined): string[] {
   if (!cluster) {
@@ -243,8 +243,8 @@ function replicationSettings(cluster: ClusterMember | undefined): string[] {
     `share.coordinator.state.topic.replication.factor=${rf}`,
     `share.coordinator.state.topic.min.isr=${minIsr}`,
     'unclean.leader.election.enable=false',
-    'broker.heartbeat.interval.ms=250',
-    'broker.session.timeout.ms=1500',
+    'broker.heartbeat.interval.ms=200',
+    'broker.session.timeout.ms=1000',
     'replica.lag.time.max.ms=1500',
     'replica.fetch.wait.max.ms=100',
     'controller.quorum.fetch.timeout.ms=1000',
@@ -383,7 +383,7 @@ export async function startKafka(opts: KafkaOptions): Promise<KafkaServer> {
 
 /**
  * A cluster node runs before the services on this machine's cores (nice -5, when allowed): its heartbeats
- * and replica fetches are what the cluster's failure detection times (1.5 s, replicationSettings), and a
+ * and replica fetches are what the cluster's failure detection times (1 s, replicationSettings), and a
  * node starved of CPU by the load beside it would be taken for dead. On their own machines brokers need
  * no such thing. Without the privilege to raise a priority (not root) it stays as it is.
  */
