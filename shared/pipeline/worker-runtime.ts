@@ -93,7 +93,6 @@ export async function runWorker(def: WorkerDefinition): Promise<void> {
     lingerMs: 0,
     maxBatch: 1000,
     timeoutMs: cfg.produceTimeoutMs,
-    failFast: (cfg.kafkaReplicationFactor ?? 1) <= 1,
     log,
   });
   const topics = Object.fromEntries(
