@@ -170,7 +170,25 @@ export interface BreakdownDelta {
   revenue_cents: number;
   commission_cents: number;
 }
-const FIELDS = ['clicks', 'leads', 'conversions', 'sales', 'revenue_cents', 'commission_cents'] as const;
+/** The counters every rollup row holds (program_daily_stats and the breakdown tables alike). */
+export const FIELDS = [
+  'clicks',
+  'leads',
+  'conversions',
+  'sales',
+  'revenue_cents',
+  'commission_cents',
+] as const;
+
+/**
+ * The `do update set` list of a rollup upsert: each counter of the stored row plus the new row's. One text
+ * for the three rollup tables, so no counter can be left out of one of them.
+ */
+export function addCounters(
+  table: 'program_daily_stats' | 'program_daily_breakdown' | 'program_weekly_breakdown',
+): string {
+  return FIELDS.map((f) => `${f} = ${table}.${f} + excluded.${f}`).join(', ');
+}
 
 interface Row extends BreakdownDelta {
   programId: number;
@@ -258,12 +276,7 @@ export class BreakdownBuffer {
                                              revenue_cents, commission_cents)
         select * from u
         on conflict (program_id, dimension, day, key) do update set
-          clicks = program_daily_breakdown.clicks + excluded.clicks,
-          leads = program_daily_breakdown.leads + excluded.leads,
-          conversions = program_daily_breakdown.conversions + excluded.conversions,
-          sales = program_daily_breakdown.sales + excluded.sales,
-          revenue_cents = program_daily_breakdown.revenue_cents + excluded.revenue_cents,
-          commission_cents = program_daily_breakdown.commission_cents + excluded.commission_cents
+          ${tx.unsafe(addCounters('program_daily_breakdown'))}
       )
       insert into program_weekly_breakdown (program_id, dimension, week, key, clicks, leads, conversions, sales,
                                             revenue_cents, commission_cents)
@@ -271,12 +284,7 @@ export class BreakdownBuffer {
              sum(conversions), sum(sales), sum(revenue_cents), sum(commission_cents)
       from u group by 1, 2, 3, 4 order by 1, 2, 3, 4
       on conflict (program_id, dimension, week, key) do update set
-        clicks = program_weekly_breakdown.clicks + excluded.clicks,
-        leads = program_weekly_breakdown.leads + excluded.leads,
-        conversions = program_weekly_breakdown.conversions + excluded.conversions,
-        sales = program_weekly_breakdown.sales + excluded.sales,
-        revenue_cents = program_weekly_breakdown.revenue_cents + excluded.revenue_cents,
-        commission_cents = program_weekly_breakdown.commission_cents + excluded.commission_cents`;
+        ${tx.unsafe(addCounters('program_weekly_breakdown'))}`;
   }
 
   /** The rows with every capped key past its day's allowance turned into `other` (merged). */

@@ -3,7 +3,7 @@
 // transaction of the events they count. Calendar days are UTC. Workers collect deltas over a chunk
 // (RollupBuffer) and write them once, in key order, as the transaction's last statements.
 import type { Tx } from '../db/sql.ts';
-import { BreakdownBuffer } from './breakdown.ts';
+import { BreakdownBuffer, FIELDS, addCounters } from './breakdown.ts';
 import type { DimensionKeys } from './breakdown.ts';
 
 export interface DailyDelta {
@@ -14,8 +14,6 @@ export interface DailyDelta {
   revenue_cents?: number;
   commission_cents?: number;
 }
-
-const FIELDS = ['clicks', 'leads', 'conversions', 'sales', 'revenue_cents', 'commission_cents'] as const;
 
 export function utcDay(ms: number): string {
   return new Date(ms).toISOString().slice(0, 10);
@@ -86,13 +84,7 @@ export class RollupBuffer {
       select * from unnest(${col('programId')}::bigint[], ${col('day')}::date[], ${col('clicks')}::bigint[],
                            ${col('leads')}::bigint[], ${col('conversions')}::bigint[], ${col('sales')}::bigint[],
                            ${col('revenue_cents')}::bigint[], ${col('commission_cents')}::bigint[])
-      on conflict (program_id, day) do update set
-        clicks = program_daily_stats.clicks + excluded.clicks,
-        leads = program_daily_stats.leads + excluded.leads,
-        conversions = program_daily_stats.conversions + excluded.conversions,
-        sales = program_daily_stats.sales + excluded.sales,
-        revenue_cents = program_daily_stats.revenue_cents + excluded.revenue_cents,
-        commission_cents = program_daily_stats.commission_cents + excluded.commission_cents`;
+      on conflict (program_id, day) do update set ${tx.unsafe(addCounters('program_daily_stats'))}`;
     await this.breakdown?.flush(tx);
   }
 }
