@@ -25,6 +25,7 @@ import { clusterFaults, clusterRow, CLUSTER_HEADER, SHORT_CLUSTER_FAULTS } from 
 import type { Fault, FaultExtra } from './lib/chaos-cluster.ts';
 import { loadConfig } from '../shared/config.ts';
 import { createKafka } from '../shared/pipeline/kafka.ts';
+import { topicName } from '../shared/contracts/topics.ts';
 import type { ServiceName, ServiceProcess } from './lib/services.ts';
 import { migrate } from '../shared/db/migrate.ts';
 import { createLogger } from '../shared/logger.ts';
@@ -239,6 +240,7 @@ let kafka: KafkaServer;
 let kafkaCluster: KafkaCluster;
 /** The harness's own view of the cluster (leaders, replicas in sync) and of Postgres. */
 let admin: ReturnType<ReturnType<typeof createKafka>['admin']>;
+let kafkaBrokers = '';
 let chaosSql: Sql;
 let databaseUrl = '';
 let sessionTimeoutMs = 0;
@@ -530,6 +532,52 @@ function measure(
   };
 }
 
+/**
+ * Where lost clicks are in Kafka, if anywhere: reads the clicks topic from its start to its end offsets in a
+ * group of its own and names each lost click's partition and offset, with the click worker's committed
+ * offset of that partition. Tells a click never written (or dropped by the brokers) from one skipped by
+ * the consumer.
+ */
+async function whereInKafka(clickIds: string[]): Promise<string[]> {
+  if (clickIds.length === 0) return [];
+  const topic = topicName(PREFIX, 'clicks');
+  const kafkaClient = createKafka(
+    { kafkaBrokers: kafkaBrokers.split(','), kafkaClientId: 'svc-chaos-scan' },
+    log,
+  );
+  const ends = await admin.fetchTopicOffsets(topic);
+  const committed = await admin.fetchOffsets({ groupId: `${PREFIX}click-worker`, topics: [topic] });
+  const committedOf = new Map(committed[0]!.partitions.map((p) => [p.partition, p.offset]));
+  const remaining = new Map(ends.map((e) => [e.partition, Number(e.high)]));
+  for (const [p, high] of remaining) if (high === 0) remaining.delete(p);
+  const found = new Map<string, string>();
+  const consumer = kafkaClient.consumer({ groupId: `svc-chaos-scan-${randomUUID()}` });
+  await consumer.connect();
+  await consumer.subscribe({ topic, fromBeginning: true });
+  let finish = () => {};
+  const done = new Promise<void>((r) => (finish = r));
+  await consumer.run({
+    eachBatch: async ({ batch }) => {
+      for (const m of batch.messages) {
+        const text = m.value?.toString('utf8') ?? '';
+        for (const id of clickIds)
+          if (text.includes(id))
+            found.set(
+              id,
+              `partition ${batch.partition} offset ${m.offset} (written ${new Date(Number(m.timestamp)).toISOString()}; the click worker's committed offset ${committedOf.get(batch.partition) ?? '?'})`,
+            );
+      }
+      const high = remaining.get(batch.partition);
+      if (high !== undefined && Number(batch.lastOffset()) + 1 >= high) remaining.delete(batch.partition);
+      if (remaining.size === 0) finish();
+    },
+  });
+  if (remaining.size === 0) finish();
+  await Promise.race([done, sleep(60_000)]);
+  await consumer.disconnect().catch(() => {});
+  return clickIds.map((id) => `${id}: ${found.get(id) ?? 'not in Kafka'}`);
+}
+
 /** Lost and duplicated, per phase, once the pipeline drained. */
 async function account(
   sql: Sql,
@@ -713,6 +761,7 @@ try {
   await migrate(databaseUrl, log);
   const sql = createSql(databaseUrl, 2, 'svc-chaos');
   chaosSql = sql;
+  kafkaBrokers = brokers;
   admin = createKafka({ kafkaBrokers: brokers.split(','), kafkaClientId: 'svc-chaos' }, log).admin();
   await admin.connect();
   const bench = await seedBenchProgram(sql, { customers: 2000, customerKeys: false });
@@ -843,6 +892,14 @@ try {
   );
   for (const [ph, what] of [...lost, ...dup])
     say(`  phase ${ph}: ${what.slice(0, 5).join('; ')}${what.length > 5 ? ' …' : ''}`);
+  const lostClicks = [...lost.values()]
+    .flat()
+    .filter((w) => w.startsWith('click '))
+    .map((w) => w.slice(6));
+  for (const line of await whereInKafka(lostClicks.slice(0, 20)).catch((err: unknown) => [
+    `looking the lost clicks up in Kafka failed: ${(err as Error).message}`,
+  ]))
+    say(`  lost click ${line}`);
   const fourxx = new Map<string, number>();
   for (const l of logical)
     if (!l.ok && l.answer && typeof l.answer.error === 'string')
