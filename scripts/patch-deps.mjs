@@ -24,6 +24,15 @@
 // kafkajs 2.2.4: the request queue schedules its throttle check with a negative delay when it was never
 // throttled; Node 24 prints a TimeoutNegativeWarning for it on every start. Node already runs such a timer
 // after 1 ms, so the fix passes 1 ms explicitly: same behaviour, no warning.
+//
+// kafkajs 2.2.4: a send that failed on one broker is retried only to brokers that had not answered yet. When
+// a partition's leader moved to a broker that had already acknowledged the send's other partitions (a broker
+// killed, its partitions led by a survivor), that partition's messages were never sent again and the send
+// resolved anyway: acknowledged messages lost (seen as clicks answered 200 and never stored in the cluster
+// chaos run). The fix keeps the acknowledgements per partition: a retry sends every partition not yet
+// acknowledged to its current leader, whoever answered before; the messages' partitions are fixed at the
+// first attempt; a partition without a known leader is a retriable error, not a silent skip.
+// test/unit/kafkajs-send-retry.test.ts.
 import { readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -100,6 +109,73 @@ const fixes = [
     files: [join(root, 'node_modules', 'kafkajs', 'src', 'admin', 'index.js')],
     find: '    deleteGroups,\n',
     replace: '    deleteGroups,\n    removeGroupMember, /* svc: remove a dead group member (export) */\n',
+  },
+  {
+    mark: '/* svc: acknowledged per partition (declare) */',
+    files: [join(root, 'node_modules', 'kafkajs', 'src', 'producer', 'sendMessages.js')],
+    find: '    const responsePerBroker = new Map()\n',
+    replace:
+      '    const responsePerBroker = new Map()\n' +
+      '    const ackedPartitions = new Set() /* svc: acknowledged per partition (declare) */\n' +
+      '    const assignedPartitions = new Map()\n',
+  },
+  {
+    mark: '/* svc: acknowledged per partition (assign) */',
+    files: [join(root, 'node_modules', 'kafkajs', 'src', 'producer', 'sendMessages.js')],
+    find:
+      '        const messagesPerPartition = groupMessagesPerPartition({\n' +
+      '          topic,\n' +
+      '          partitionMetadata,\n' +
+      '          messages,\n' +
+      '          partitioner,\n' +
+      '        })\n\n' +
+      '        const partitions = keys(messagesPerPartition)\n' +
+      '        const partitionsPerLeader = cluster.findLeaderForPartitions(topic, partitions)\n',
+    replace:
+      '        if (!assignedPartitions.has(topic)) { /* svc: acknowledged per partition (assign) */\n' +
+      '          assignedPartitions.set(topic, groupMessagesPerPartition({ topic, partitionMetadata, messages, partitioner }))\n' +
+      '        }\n' +
+      '        const messagesPerPartition = assignedPartitions.get(topic)\n' +
+      '        const partitions = keys(messagesPerPartition).filter(p => !ackedPartitions.has(`${topic}:${p}`))\n' +
+      '        const partitionsPerLeader = cluster.findLeaderForPartitions(topic, partitions)\n' +
+      '        const placed = new Set(Object.values(partitionsPerLeader).flat().map(String))\n' +
+      '        if (partitions.some(p => !placed.has(String(p)))) {\n' +
+      "          throw new KafkaJSMetadataNotLoaded('No leader known for a partition of the send')\n" +
+      '        }\n',
+  },
+  {
+    mark: '/* svc: acknowledged per partition (send) */',
+    files: [join(root, 'node_modules', 'kafkajs', 'src', 'producer', 'sendMessages.js')],
+    find: '      const brokersWithoutResponse = brokers.filter(broker => !responsePerBroker.get(broker))\n',
+    replace:
+      '      const leading = brokers.filter(broker => /* svc: acknowledged per partition (send) */\n' +
+      '        Array.from(topicMetadata.values()).some(({ partitionsPerLeader }) => !!partitionsPerLeader[broker.nodeId])\n' +
+      '      )\n' +
+      '      const brokersWithoutResponse = Array.from(new Map(leading.map(b => [b.nodeId, b])).values())\n',
+  },
+  {
+    mark: '/* svc: acknowledged per partition (record) */',
+    files: [join(root, 'node_modules', 'kafkajs', 'src', 'producer', 'sendMessages.js')],
+    find: '          responsePerBroker.set(broker, formattedResponse)\n',
+    replace:
+      '          responsePerBroker.set(broker, [...(responsePerBroker.get(broker) || []), ...formattedResponse])\n' +
+      '          topicData.forEach(({ topic, partitions }) => /* svc: acknowledged per partition (record) */\n' +
+      '            partitions.forEach(entry => ackedPartitions.add(`${topic}:${entry.partition}`))\n' +
+      '          )\n',
+  },
+  {
+    mark: '/* svc: acknowledged per partition (keep) */',
+    files: [join(root, 'node_modules', 'kafkajs', 'src', 'producer', 'sendMessages.js')],
+    find: '          responsePerBroker.delete(broker)\n',
+    replace:
+      '          if (!responsePerBroker.get(broker)) responsePerBroker.delete(broker) /* svc: acknowledged per partition (keep) */\n',
+  },
+  {
+    mark: '/* svc: acknowledged per partition (result) */',
+    files: [join(root, 'node_modules', 'kafkajs', 'src', 'producer', 'sendMessages.js')],
+    find: '        return Array.from(responsePerBroker.values()).flat()\n',
+    replace:
+      '        return Array.from(responsePerBroker.values()).filter(Boolean).flat() /* svc: acknowledged per partition (result) */\n',
   },
 ];
 
