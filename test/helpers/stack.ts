@@ -3,6 +3,7 @@
 // run in parallel without sharing topics or consumer groups), and data fixtures written with SQL.
 import { randomBytes } from 'node:crypto';
 import { createSql } from '../../shared/db/sql.ts';
+import { migrate } from '../../shared/db/migrate.ts';
 import type { Sql } from '../../shared/db/sql.ts';
 import { freePort } from '../../scripts/lib/stack.ts';
 import { spawnService, waitForWeb, lineWatcher } from '../../scripts/lib/services.ts';
@@ -27,6 +28,36 @@ export function testSql(t: Teardown): Sql {
   const sql = createSql(stackEnv().DATABASE_URL, 4, 'svc-test');
   t.teardown(() => sql.end({ timeout: 5 }));
   return sql;
+}
+
+/**
+ * A database of the test file's own, created and migrated here, for files that run a webhook worker: a
+ * webhook worker delivers every due delivery of its database, so in the shared one it also takes the
+ * deliveries of the file running beside it (under its own WEBHOOK_RESOLVE and retry schedule: measured, a
+ * faults-test delivery refused "hooks.test does not resolve" and put off an hour by the SSRF test's worker)
+ * and the leftovers of earlier files. Pass `env` to startServices. Dropped at teardown when nothing holds
+ * it any longer (the test stack is thrown away anyway).
+ */
+export async function ownDatabase(t: Teardown): Promise<{ sql: Sql; env: { DATABASE_URL: string } }> {
+  const base = stackEnv().DATABASE_URL;
+  const name = `svc_t${randomBytes(5).toString('hex')}`;
+  const admin = createSql(base, 1, 'svc-test-admin');
+  try {
+    await admin.unsafe(`create database ${name}`);
+  } finally {
+    await admin.end({ timeout: 5 });
+  }
+  const url = new URL(base);
+  url.pathname = `/${name}`;
+  await migrate(url.toString(), { info() {} });
+  const sql = createSql(url.toString(), 4, 'svc-test');
+  t.teardown(async () => {
+    await sql.end({ timeout: 5 });
+    const a = createSql(base, 1, 'svc-test-admin');
+    await a.unsafe(`drop database if exists ${name}`).catch(() => {});
+    await a.end({ timeout: 5 });
+  });
+  return { sql, env: { DATABASE_URL: url.toString() } };
 }
 
 export interface Services {

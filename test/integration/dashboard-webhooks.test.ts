@@ -4,16 +4,18 @@
 // rotation (the new secret shown once), disable, enable, delete; a member sees no webhooks; no console
 // errors; nothing scrolls sideways at 390 px. Screenshots in test/screenshots/ (git-ignored).
 import t from 'tap';
-import { postJson, startServices, testSql, waitFor } from '../helpers/stack.ts';
+import { postJson, startServices, ownDatabase, waitFor } from '../helpers/stack.ts';
 import { bearer, memberOf, signup } from '../helpers/accounts.ts';
 import { focusWhenShown, launchBrowser, openPage, screenshot } from '../helpers/browser.ts';
 import type { BrowserTest, PageOptions } from '../helpers/browser.ts';
 import type { User } from '../helpers/accounts.ts';
 import { startReceiver, verify } from '../helpers/webhook-receiver.ts';
 
-const sql = testSql(t);
+const db = await ownDatabase(t);
+const sql = db.sql;
 const receiver = await startReceiver(t, { https: false });
 const svc = await startServices(t, ['web', 'outbox-relay', 'webhook-worker'], {
+  ...db.env,
   WEBHOOK_ALLOW_PRIVATE: 'true',
   WEBHOOK_POLL_MS: '200',
   OUTBOX_POLL_MS: '200',

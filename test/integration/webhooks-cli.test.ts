@@ -5,14 +5,16 @@ import t from 'tap';
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { startServices, waitFor } from '../helpers/stack.ts';
+import { ownDatabase, startServices, waitFor } from '../helpers/stack.ts';
 import { signup } from '../helpers/accounts.ts';
 import { startReceiver, verify } from '../helpers/webhook-receiver.ts';
 import { ROOT } from '../../scripts/lib/stack.ts';
 
 const execFileP = promisify(execFile);
 const receiver = await startReceiver(t, { https: false });
+const db = await ownDatabase(t);
 const svc = await startServices(t, ['web', 'outbox-relay', 'webhook-worker'], {
+  ...db.env,
   WEBHOOK_ALLOW_PRIVATE: 'true',
   WEBHOOK_POLL_MS: '200',
   OUTBOX_POLL_MS: '200',

@@ -4,19 +4,28 @@
 // endpoint's filters (events, programs), a test event, the delivery log, a second workspace's isolation, and
 // a secret rotation: both signatures during the overlap, only the new one after it.
 import t from 'tap';
-import { createLink, createProgram, postJson, startServices, testSql, waitFor } from '../helpers/stack.ts';
+import {
+  createLink,
+  createProgram,
+  postJson,
+  startServices,
+  ownDatabase,
+  waitFor,
+} from '../helpers/stack.ts';
 import { bearer, getJson, send, signup } from '../helpers/accounts.ts';
 import { HOOKS_HOST, startReceiver, verify } from '../helpers/webhook-receiver.ts';
 import type { Received } from '../helpers/webhook-receiver.ts';
 import { Webhook } from 'standardwebhooks';
 import { writeFileSync } from 'node:fs';
 
-const sql = testSql(t);
+const db = await ownDatabase(t);
+const sql = db.sql;
 const receiver = await startReceiver(t);
 const svc = await startServices(
   t,
   ['web', 'click-worker', 'attribution-worker', 'reversal-worker', 'outbox-relay', 'webhook-worker'],
   {
+    ...db.env,
     WEBHOOK_ALLOW_PRIVATE: 'true',
     WEBHOOK_RESOLVE: `${HOOKS_HOST}=127.0.0.1`,
     NODE_EXTRA_CA_CERTS: receiver.caFile!,

@@ -11,7 +11,7 @@ import { rm } from 'node:fs/promises';
 import { STACK_DIR, freePort, startKafka } from '../../scripts/lib/stack.ts';
 import type { KafkaServer } from '../../scripts/lib/stack.ts';
 import { createLogger } from '../../shared/logger.ts';
-import { createProgram, postJson, startServices, testSql, waitFor } from '../helpers/stack.ts';
+import { createProgram, ownDatabase, postJson, startServices, waitFor } from '../helpers/stack.ts';
 import type { Services } from '../helpers/stack.ts';
 import type { Sql } from '../../shared/db/sql.ts';
 import { bearer, getJson, send, signup } from '../helpers/accounts.ts';
@@ -19,7 +19,9 @@ import { readTopic } from '../helpers/kafka.ts';
 import { HOOKS_HOST, startReceiver, verify } from '../helpers/webhook-receiver.ts';
 import type { Receiver } from '../helpers/webhook-receiver.ts';
 
-const sql = testSql(t);
+// Its own database: no other file's webhook worker takes its deliveries (helpers/stack.ts, ownDatabase).
+const db = await ownDatabase(t);
+const sql = db.sql;
 // A long tail (20 delays, the most WEBHOOK_RETRY_SCHEDULE takes, 91 s): on a slow machine the last delivery may
 // reach its second attempt long after the first, and none may run out of attempts before the receiver is down.
 const SCHEDULE_MS = [1_000, 2_000, 3_000, ...Array<number>(17).fill(5_000)];
@@ -34,6 +36,7 @@ function webhookEnv(receiver: Receiver, extra: Record<string, string> = {}) {
     WEBHOOK_TIMEOUT_MS: '4000',
     WEBHOOK_POLL_MS: '200',
     OUTBOX_POLL_MS: '200',
+    ...db.env,
     ...extra,
   };
 }
@@ -74,6 +77,31 @@ async function checkSchedule(t: Test, db: Sql, endpointId: number): Promise<void
     }
   }
   t.same(early, [], `${gaps} retries, none before its scheduled delay`);
+}
+
+/** For a timeout's message: each delivery's state, its attempts' errors and what the receiver saw. */
+async function diagnose(db: Sql, endpointId: number, receiver: Receiver): Promise<string> {
+  const rows = await db<
+    {
+      id: string;
+      webhook_id: string;
+      status: string;
+      attempts: number;
+      due: string;
+      lease: boolean;
+      errors: string;
+    }[]
+  >`
+    select d.id, d.webhook_id, d.status, d.attempts, (d.next_attempt_at - now())::text as due, d.lease_id is not null as lease,
+      (select string_agg(coalesce(a.error, 'HTTP ' || a.status_code), ',' order by a.id) from webhook_attempts a where a.delivery_id = d.id) as errors
+    from webhook_deliveries d where d.endpoint_id = ${endpointId} order by d.id`;
+  const seen = (id: string) => receiver.received.filter((r) => r.headers['webhook-id'] === id).length;
+  return `${rows.length} deliveries at ${new Date().toISOString()}: ${rows
+    .map(
+      (r) =>
+        `#${r.id} ${r.status} attempts=${r.attempts} due=${r.due} lease=${r.lease} received=${seen(r.webhook_id)} [${r.errors}]`,
+    )
+    .join(' | ')}`;
 }
 
 /** Each webhook-id of the endpoint's deliveries acknowledged exactly once, and nothing else received. */
@@ -140,7 +168,8 @@ t.test('500, then a timeout, then down, then up: every event delivered once, on 
     'every delivery attempted twice',
     async () => {
       const d = await deliveries(sql, ep.id);
-      return d.length === SALES && d.every((x) => x.attempts >= 2);
+      if (d.length === SALES && d.every((x) => x.attempts >= 2)) return true;
+      throw new Error(await diagnose(sql, ep.id, receiver));
     },
     120_000,
   );
@@ -152,7 +181,9 @@ t.test('500, then a timeout, then down, then up: every event delivered once, on 
         select count(distinct a.delivery_id)::int as n from webhook_attempts a
         join webhook_deliveries d on d.id = a.delivery_id
         where d.endpoint_id = ${ep.id} and a.error = 'connection refused'`;
-      return r!.n === SALES;
+      if (r!.n === SALES) return true;
+      // Not yet: what the deliveries still waiting got, for the timeout's message.
+      throw new Error(`${SALES - r!.n} not yet: ${await diagnose(sql, ep.id, receiver)}`);
     },
     120_000,
   );

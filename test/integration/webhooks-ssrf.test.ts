@@ -9,11 +9,12 @@
 // service. The other classes go through the same guarded lookup, checked class by class without any
 // connection in test/unit/webhooks.test.ts. A redirect is not followed either: a 3xx is a failed attempt.
 import t from 'tap';
-import { postJson, startServices, testSql, waitFor } from '../helpers/stack.ts';
+import { ownDatabase, postJson, startServices, waitFor } from '../helpers/stack.ts';
 import { bearer, getJson, signup } from '../helpers/accounts.ts';
 import { startReceiver } from '../helpers/webhook-receiver.ts';
 
-const sql = testSql(t);
+const db = await ownDatabase(t);
+const sql = db.sql;
 const receiver = await startReceiver(t, { https: false });
 receiver.respond = () => 204;
 // Each points at this machine, where the receiver listens: a connection would be seen there.
@@ -29,6 +30,7 @@ const pinned = (map: (host: string) => string) =>
     .map((h) => `${h}=${map(h)}`)
     .join(',');
 const svc = await startServices(t, ['web', 'outbox-relay'], {
+  ...db.env,
   // At registration every name is public (93.184.216.34 is only resolved, never connected to).
   WEBHOOK_RESOLVE: pinned(() => '93.184.216.34'),
   WEBHOOK_POLL_MS: '200',
