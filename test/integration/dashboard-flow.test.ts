@@ -91,7 +91,9 @@ t.test(
     t.equal(await page.getByLabel('Name', { exact: true }).inputValue(), 'Flow Program');
     await page.getByLabel('Attribution window (days)').fill('30');
     await page.getByRole('button', { name: 'Save changes' }).click();
-    await page.getByText('30 days').waitFor();
+    // The attribution window's own fact: the payout hold (30 days by default) shows "30 days" too, so a bare
+    // text match held before the save landed and failed once both showed it.
+    await page.locator('dt:text-is("Attribution window") + dd:text-is("30 days")').waitFor();
 
     // Regenerate asks first, then shows the new token once; the old one is refused from then on.
     await page.getByRole('button', { name: 'Regenerate token' }).click();
