@@ -43,6 +43,7 @@ const producer = new BatchingProducer(null, {
   lingerMs: cfg.producerLingerMs,
   maxBatch: cfg.producerMaxBatch,
   timeoutMs: cfg.produceTimeoutMs,
+  failFast: (cfg.kafkaReplicationFactor ?? 1) <= 1,
   log,
 });
 void waitForDependency(

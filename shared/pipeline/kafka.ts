@@ -198,12 +198,20 @@ export interface BatchingProducerOptions {
   maxBatch: number;
   /** Longest wait for an acknowledgement before the send rejects (PRODUCE_TIMEOUT_MS). */
   timeoutMs: number;
+  /**
+   * Refuse new sends at once while the circuit is open and a request is still out (default true). False
+   * with replicated topics (KAFKA_REPLICATION_FACTOR > 1): there a send that timed out is a partition's
+   * leadership moving to another broker, which ends within seconds, so a new send waits for it (up to
+   * timeoutMs) instead of being answered 503 at once. One broker: its death lasts until it is back.
+   */
+  failFast?: boolean;
 }
 
 /**
  * Fail fast: a send that times out or fails opens a circuit. While it is open and a request is still out
- * (kafkajs retrying it), every new send is refused at once; with nothing out, the next send goes out as the
- * trial. The first acknowledged request closes the circuit, so sends flow again within about a second of
+ * (kafkajs retrying it), every new send is refused at once (with one broker; with replicated topics it
+ * waits instead, failFast); with nothing out, the next send goes out as the trial. The first acknowledged
+ * request closes the circuit, so sends flow again within about a second of
  * the broker's return (kafkajs retries at most 1 s apart). docs/operations.md "Faults".
  */
 export class BatchingProducer {
@@ -214,6 +222,7 @@ export class BatchingProducer {
   private readonly lingerMs: number;
   private readonly maxBatch: number;
   private readonly timeoutMs: number;
+  private readonly failFast: boolean;
   private readonly log: Logger | undefined;
   /** The circuit: true from a failed or timed-out send until the next acknowledged one. */
   private broken = false;
@@ -228,6 +237,7 @@ export class BatchingProducer {
     this.lingerMs = opts.lingerMs;
     this.maxBatch = opts.maxBatch;
     this.timeoutMs = opts.timeoutMs;
+    this.failFast = opts.failFast ?? true;
     this.log = opts.log;
   }
 
@@ -276,7 +286,7 @@ export class BatchingProducer {
   /** Resolves once the broker acknowledged the message (acks=-1); rejects within `timeoutMs` otherwise. */
   send(topic: string, message: Message): Promise<void> {
     if (this.producer === null) return this.refuse('Kafka is not connected yet');
-    if (this.broken && this.inFlight) return this.refuse('Kafka is unreachable');
+    if (this.broken && this.inFlight && this.failFast) return this.refuse('Kafka is unreachable');
     return new Promise((resolve, reject) => {
       const p: Pending = {
         topic,

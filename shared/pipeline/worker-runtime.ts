@@ -93,6 +93,7 @@ export async function runWorker(def: WorkerDefinition): Promise<void> {
     lingerMs: 0,
     maxBatch: 1000,
     timeoutMs: cfg.produceTimeoutMs,
+    failFast: (cfg.kafkaReplicationFactor ?? 1) <= 1,
     log,
   });
   const topics = Object.fromEntries(

@@ -1,6 +1,7 @@
 // BatchingProducer's bound and circuit (issue 11 item 1) against a fake kafkajs producer whose sends the
 // test settles by hand: a send past the bound rejects with ProduceUnavailableError, a send while another
-// is stuck is refused at once, the trial after a failure goes out, and an acknowledgement closes the circuit.
+// is stuck is refused at once (with one broker; with replicated topics it waits), the trial after a failure
+// goes out, and an acknowledgement closes the circuit.
 import t from 'tap';
 import type { Producer } from 'kafkajs';
 import { BatchingProducer, ProduceUnavailableError } from '../../shared/pipeline/kafka.ts';
@@ -51,6 +52,23 @@ t.test('while a send is stuck, new sends are refused at once; an ack closes the 
   await tick();
   sends[1]!.resolve();
   t.equal(await ok, 'ok', 'sends flow again');
+});
+
+t.test('with replicated topics (failFast false), a send while one is stuck waits for it', async (t) => {
+  const { producer, sends } = fakeProducer();
+  const p = new BatchingProducer(producer, { lingerMs: 0, maxBatch: 100, timeoutMs: 200, failFast: false });
+  await settled(p.send('topic', { value: 'a' }));
+  t.equal(p.available, false, 'the circuit is open');
+  // Not refused: it waits behind the stuck request, and goes out once that one is acknowledged (a
+  // partition's new leader), within its own bound.
+  const waiting = settled(p.send('topic', { value: 'b' }));
+  const early = await Promise.race([waiting, new Promise((r) => setTimeout(() => r('pending'), 20))]);
+  t.equal(early, 'pending', 'not refused at once');
+  sends[0]!.resolve();
+  await tick();
+  t.equal(sends.length, 2, 'it went out after the stuck one');
+  sends[1]!.resolve();
+  t.equal(await waiting, 'ok', 'and was acknowledged');
 });
 
 t.test('after a failed send with nothing out, the next send is the trial', async (t) => {
