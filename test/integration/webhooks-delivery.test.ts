@@ -218,7 +218,12 @@ t.test('a test event goes to the one endpoint, and the delivery log pages', asyn
     0,
     'not sent elsewhere',
   );
-  const log = await getJson(url(`/api/advertiser/webhooks/${ep.id}/deliveries`), auth);
+  // The receiver has the request before the worker records the answer (a batch after the response): the
+  // log is read until it shows the attempt (a full run once read it still pending).
+  const log = await waitFor('the test delivery recorded', async () => {
+    const l = await getJson(url(`/api/advertiser/webhooks/${ep.id}/deliveries`), auth);
+    return (l.body.data as { attempts: number }[])[0]?.attempts ? l : null;
+  });
   t.match(log.body, {
     data: [{ type: 'webhook.test', status: 'delivered', attempts: 1 }],
     meta: { has_more: false },
