@@ -17,21 +17,14 @@ import {
   DIMENSIONS,
   KEYS_PER_DAY,
   OTHER_KEY,
+  FIELDS,
   UNKNOWN_KEY,
   VISIT_DIMENSIONS,
   visitKeySql,
 } from '../../shared/pipeline/breakdown.ts';
 import type { Dimension } from '../../shared/pipeline/breakdown.ts';
 
-export const COUNTERS = [
-  'clicks',
-  'leads',
-  'conversions',
-  'sales',
-  'revenue_cents',
-  'commission_cents',
-] as const;
-export type Counters = Record<(typeof COUNTERS)[number], number>;
+export type Counters = Record<(typeof FIELDS)[number], number>;
 export interface KeyRow extends Counters {
   day: string;
   dimension: Dimension;
@@ -53,10 +46,10 @@ const zero = (): Counters => ({
   commission_cents: 0,
 });
 const add = (a: Counters, b: Counters): void => {
-  for (const c of COUNTERS) a[c] += b[c];
+  for (const c of FIELDS) a[c] += b[c];
 };
-const equal = (a: Counters, b: Counters): boolean => COUNTERS.every((c) => a[c] === b[c]);
-const isZero = (a: Counters): boolean => COUNTERS.every((c) => a[c] === 0);
+const equal = (a: Counters, b: Counters): boolean => FIELDS.every((c) => a[c] === b[c]);
+const isZero = (a: Counters): boolean => FIELDS.every((c) => a[c] === 0);
 
 type Db = Sql | Tx;
 
@@ -338,7 +331,7 @@ export async function weeklyDifferences(db: Db, programId: number, range: DayRan
           (d.clicks, d.leads, d.conversions, d.sales, d.revenue_cents, d.commission_cents)`;
   const counters = (r: Record<string, string | null>, p: string): Counters => {
     const c = zero();
-    for (const k of COUNTERS) c[k] = Number(r[`${p}${k}`] ?? 0);
+    for (const k of FIELDS) c[k] = Number(r[`${p}${k}`] ?? 0);
     return c;
   };
   return rows.map((r) => ({
@@ -354,7 +347,7 @@ export async function weeklyDifferences(db: Db, programId: number, range: DayRan
 
 /** One line per difference, for people. */
 export function describe(d: Difference): string {
-  const fields = COUNTERS.filter((c) => d.rollup[c] !== d.raw[c])
+  const fields = FIELDS.filter((c) => d.rollup[c] !== d.raw[c])
     .map((c) => `${c} ${d.rollup[c]} (raw ${d.raw[c]})`)
     .join(', ');
   return `program ${d.programId} ${d.day} ${d.dimension}${d.key === '' ? '' : ` ${JSON.stringify(d.key)}`}: ${d.problem}${fields ? `: ${fields}` : ''}`;
