@@ -21,6 +21,19 @@
 // a consumer sends for itself on a clean stop, sent by a surviving member for a dead one, so that the
 // group rebalances at once (shared/pipeline/liveness.ts, "evict").
 //
+// kafkajs 2.2.4: a fetch from a broker that is gone (connection refused: a cluster node killed) is not
+// recovered like a closed connection: the consumer retries the same dead broker from its cached metadata,
+// crashes after its retries and restarts as a group member whose partitions nobody serves meanwhile
+// (seen in `npm run chaos -- --cluster`: commands answered 503 for 3-8 s after a broker kill). The fix
+// refreshes the metadata and fetches again (200 ms apart), as for a closed connection and as the Java
+// client does for a disconnected leader: the new leaders are used as soon as the controller elects them.
+//
+// kafkajs 2.2.4: the offset manager commits to the group coordinator it found when the group was joined;
+// once that broker is gone it looks it up again by node id, in metadata that still names the dead node or
+// no longer has it ("Broker 1 not found in the cached metadata"), so every commit fails until the consumer
+// crashes and rejoins. The fix asks the cluster for the group's coordinator again (FindCoordinator), which
+// names the broker the group's offsets partition moved to.
+//
 // kafkajs 2.2.4: the request queue schedules its throttle check with a negative delay when it was never
 // throttled; Node 24 prints a TimeoutNegativeWarning for it on every start. Node already runs such a timer
 // after 1 ms, so the fix passes 1 ms explicitly: same behaviour, no warning.
@@ -109,6 +122,37 @@ const fixes = [
     files: [join(root, 'node_modules', 'kafkajs', 'src', 'admin', 'index.js')],
     find: '    deleteGroups,\n',
     replace: '    deleteGroups,\n    removeGroupMember, /* svc: remove a dead group member (export) */\n',
+  },
+  {
+    mark: '/* svc: fetch again after a dead leader */',
+    files: [join(root, 'node_modules', 'kafkajs', 'src', 'consumer', 'consumerGroup.js')],
+    find: "    if (e.name === 'KafkaJSConnectionClosedError') {\n      this.cluster.removeBroker",
+    replace:
+      "    if (e.name === 'KafkaJSConnectionError') { /* svc: fetch again after a dead leader */\n" +
+      '      this.logger.debug(`${e.message}, refreshing metadata and retrying...`)\n' +
+      '      await new Promise(resolve => setTimeout(resolve, 200))\n' +
+      '      await this.cluster.refreshMetadata()\n' +
+      '      return\n' +
+      '    }\n\n' +
+      "    if (e.name === 'KafkaJSConnectionClosedError') {\n      this.cluster.removeBroker",
+  },
+  {
+    mark: '/* svc: find the coordinator where it moved */',
+    files: [join(root, 'node_modules', 'kafkajs', 'src', 'consumer', 'offsetManager', 'index.js')],
+    find:
+      '    if (!this.coordinator.isConnected()) {\n' +
+      '      this.coordinator = await this.cluster.findBroker(this.coordinator)\n' +
+      '    }\n',
+    replace:
+      '    if (!this.coordinator.isConnected()) {\n' +
+      '      try {\n' +
+      '        this.coordinator = await this.cluster.findBroker(this.coordinator)\n' +
+      '      } catch (e) { /* svc: find the coordinator where it moved */\n' +
+      "        if (e.name !== 'KafkaJSConnectionError' && e.name !== 'KafkaJSBrokerNotFound') throw e\n" +
+      '        await this.cluster.refreshMetadata()\n' +
+      '        this.coordinator = await this.cluster.findGroupCoordinator({ groupId: this.groupId })\n' +
+      '      }\n' +
+      '    }\n',
   },
   {
     mark: '/* svc: acknowledged per partition (declare) */',

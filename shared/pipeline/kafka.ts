@@ -160,9 +160,10 @@ export async function connectProducer(kafka: Kafka): Promise<Producer> {
     idempotent: false,
     maxInFlightRequests: 1,
     allowAutoTopicCreation: false,
-    // Bounded and at most 1 s apart: a send stuck in kafkajs's retries while the broker is away succeeds
-    // within about a second of its return (which closes the circuit below), and gives up after ~10 s.
-    retry: { initialRetryTime: 100, maxRetryTime: 1000, retries: 10 },
+    // Bounded and at most 250 ms apart: a send stuck in kafkajs's retries while the broker is away (or, in
+    // a cluster, while a dead leader's partitions get new leaders) goes through within a quarter second of
+    // its return (which closes the circuit below), and gives up after ~10 s.
+    retry: { initialRetryTime: 100, maxRetryTime: 250, retries: 40 },
   });
   await producer.connect();
   return producer;
