@@ -28,6 +28,14 @@
 // refreshes the metadata and fetches again (200 ms apart), as for a closed connection and as the Java
 // client does for a disconnected leader: the new leaders are used as soon as the controller elects them.
 //
+// kafkajs 2.2.4: a fetch answered "not the leader" (a leader moved: a broker's controlled shutdown, a
+// preferred leader brought back) makes the consumer rejoin its group after refreshing the metadata, and a
+// JoinGroup from the group's leader member rebalances the whole group: every member stops and rejoins,
+// seconds of nothing fetched for one partition that moved (seen in chaos --cluster's rolling restart: a
+// sale answered after 2.9 s as the next broker shut down). The fix refreshes the metadata and fetches from
+// the new leader, as the Java client does; the other errors that list covers (a topic or partition
+// unknown) still rejoin.
+//
 // kafkajs 2.2.4: the offset manager commits to the group coordinator it found when the group was joined;
 // once that broker is gone it looks it up again by node id, in metadata that still names the dead node or
 // no longer has it ("Broker 1 not found in the cached metadata"), so every commit fails until the consumer
@@ -135,6 +143,20 @@ const fixes = [
       '      return\n' +
       '    }\n\n' +
       "    if (e.name === 'KafkaJSConnectionClosedError') {\n      this.cluster.removeBroker",
+  },
+  {
+    mark: '/* svc: a moved leader needs metadata, not a rejoin */',
+    files: [join(root, 'node_modules', 'kafkajs', 'src', 'consumer', 'consumerGroup.js')],
+    find: '  async recoverFromFetch(e) {\n',
+    replace:
+      '  async recoverFromFetch(e) {\n' +
+      "    if (['LEADER_NOT_AVAILABLE', 'NOT_LEADER_FOR_PARTITION', 'FENCED_LEADER_EPOCH', 'UNKNOWN_LEADER_EPOCH']" +
+      '.includes(e.type)) { /* svc: a moved leader needs metadata, not a rejoin */\n' +
+      '      this.logger.debug(`${e.message}, refreshing metadata and fetching again`)\n' +
+      '      await sleep(100)\n' +
+      '      await this.cluster.refreshMetadata()\n' +
+      '      return\n' +
+      '    }\n\n',
   },
   {
     mark: '/* svc: find the coordinator where it moved */',

@@ -1,0 +1,133 @@
+// The kafkajs consumer's recovery from a broker that died or gave up a partition's leadership
+// (scripts/patch-deps.mjs: "fetch again after a dead leader", "a moved leader needs metadata, not a
+// rejoin", "find the coordinator where it moved"). kafkajs's own ConsumerGroup.recoverFromFetch and
+// OffsetManager.getCoordinator run here on fakes that record what they were asked; no network.
+// Unpatched (kafkajs 2.2.4): a dead leader's connection error escapes (the consumer crashes and rejoins),
+// a moved leader makes the member rejoin its group (a rebalance of every member), and a dead coordinator is
+// looked up again by its old node id, which fails until the consumer crashes.
+import t from 'tap';
+import { createRequire } from 'node:module';
+
+const require = createRequire(import.meta.url);
+type Recover = (this: unknown, e: Error) => Promise<void>;
+const ConsumerGroup = require('kafkajs/src/consumer/consumerGroup.js') as {
+  prototype: { recoverFromFetch: Recover };
+};
+const OffsetManager = require('kafkajs/src/consumer/offsetManager/index.js') as {
+  prototype: { getCoordinator(this: unknown): Promise<unknown> };
+};
+const errors = require('kafkajs/src/errors.js') as Record<string, new (...args: unknown[]) => Error>;
+const { KafkaJSConnectionError, KafkaJSProtocolError, KafkaJSBrokerNotFound } = errors as {
+  KafkaJSConnectionError: new (msg: string) => Error;
+  KafkaJSProtocolError: new (e: { type: string; code: number; retriable: boolean; message: string }) => Error;
+  KafkaJSBrokerNotFound: new (msg: string) => Error;
+};
+
+const silent = { debug() {}, info() {}, warn() {}, error() {} };
+
+/** A consumer group as recoverFromFetch sees it: which of its recoveries ran, in order. */
+function fakeGroup() {
+  const calls: string[] = [];
+  return {
+    calls,
+    groupId: 'g',
+    memberId: 'm',
+    logger: silent,
+    cluster: {
+      async refreshMetadata() {
+        calls.push('refreshMetadata');
+      },
+      removeBroker() {
+        calls.push('removeBroker');
+      },
+    },
+    async joinAndSync() {
+      calls.push('joinAndSync');
+    },
+  };
+}
+
+const protocolError = (type: string, code: number) =>
+  new KafkaJSProtocolError({ type, code, retriable: true, message: `${type} (test)` });
+
+t.test('a fetch from a dead leader refreshes the metadata and fetches again, no crash', async (t) => {
+  const group = fakeGroup();
+  await ConsumerGroup.prototype.recoverFromFetch.call(
+    group,
+    new KafkaJSConnectionError('Connection error: connect ECONNREFUSED 127.0.0.1:9092'),
+  );
+  t.same(group.calls, ['refreshMetadata']);
+});
+
+for (const [type, code] of [
+  ['NOT_LEADER_FOR_PARTITION', 6],
+  ['LEADER_NOT_AVAILABLE', 5],
+  ['FENCED_LEADER_EPOCH', 74],
+  ['UNKNOWN_LEADER_EPOCH', 75],
+] as const) {
+  t.test(`${type}: the metadata is refreshed and the group is not rejoined`, async (t) => {
+    const group = fakeGroup();
+    await ConsumerGroup.prototype.recoverFromFetch.call(group, protocolError(type, code));
+    t.same(group.calls, ['refreshMetadata'], 'no joinAndSync: a JoinGroup from the leader rebalances everyone');
+  });
+}
+
+t.test('an unknown topic or partition still rejoins (the assignment may have to change)', async (t) => {
+  const group = fakeGroup();
+  await ConsumerGroup.prototype.recoverFromFetch.call(group, protocolError('UNKNOWN_TOPIC_OR_PARTITION', 3));
+  t.same(group.calls, ['refreshMetadata', 'joinAndSync']);
+});
+
+t.test('other errors still escape to the runner', async (t) => {
+  const group = fakeGroup();
+  await t.rejects(
+    ConsumerGroup.prototype.recoverFromFetch.call(group, protocolError('CORRUPT_MESSAGE', 2)),
+    /CORRUPT_MESSAGE/,
+  );
+});
+
+/** An offset manager whose coordinator (node 1) is gone; the group's offsets now live on node 2. */
+function fakeOffsetManager(findBrokerError: Error | null) {
+  const calls: string[] = [];
+  const node = (nodeId: number, connected: boolean) => ({ nodeId, isConnected: () => connected });
+  return {
+    calls,
+    groupId: 'g',
+    coordinator: node(1, false),
+    cluster: {
+      async findBroker({ nodeId }: { nodeId: number }) {
+        calls.push(`findBroker ${nodeId}`);
+        if (findBrokerError) throw findBrokerError;
+        return node(nodeId, true);
+      },
+      async refreshMetadata() {
+        calls.push('refreshMetadata');
+      },
+      async findGroupCoordinator({ groupId }: { groupId: string }) {
+        calls.push(`findGroupCoordinator ${groupId}`);
+        return node(2, true);
+      },
+    },
+  };
+}
+
+for (const [what, err] of [
+  ['refuses connections', new KafkaJSConnectionError('Connection error: connect ECONNREFUSED')],
+  ['left the metadata', new KafkaJSBrokerNotFound('Broker 1 not found in the cached metadata')],
+] as const) {
+  t.test(`a commit whose coordinator ${what} asks the cluster for the group's coordinator`, async (t) => {
+    const om = fakeOffsetManager(err);
+    const coordinator = (await OffsetManager.prototype.getCoordinator.call(om)) as { nodeId: number };
+    t.equal(coordinator.nodeId, 2, 'the coordinator the group moved to');
+    t.same(om.calls, ['findBroker 1', 'refreshMetadata', 'findGroupCoordinator g']);
+  });
+}
+
+t.test('a coordinator that reconnects is kept; other errors escape', async (t) => {
+  const om = fakeOffsetManager(null);
+  const coordinator = (await OffsetManager.prototype.getCoordinator.call(om)) as { nodeId: number };
+  t.equal(coordinator.nodeId, 1);
+  t.same(om.calls, ['findBroker 1']);
+  const bad = fakeOffsetManager(new Error('something else'));
+  await t.rejects(OffsetManager.prototype.getCoordinator.call(bad), /something else/);
+});
