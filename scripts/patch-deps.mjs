@@ -36,6 +36,13 @@
 // the new leader, as the Java client does; the other errors that list covers (a topic or partition
 // unknown) still rejoin.
 //
+// kafkajs 2.2.4: a consumer heartbeats the group coordinator it found when it joined; once that broker is
+// gone (or answers that it no longer coordinates the group) the heartbeat fails until the consumer
+// crashes and rejoins, and its JoinGroup rebalances the group: every member's partitions idle meanwhile
+// (seen in chaos --cluster's controller kill: sales answered 503 "no live consumer" 5 s after the kill).
+// The fix asks the cluster for the group's coordinator again and heartbeats it there; the new coordinator
+// loaded the group's members and generation from __consumer_offsets, so the member keeps its partitions.
+//
 // kafkajs 2.2.4: the offset manager commits to the group coordinator it found when the group was joined;
 // once that broker is gone it looks it up again by node id, in metadata that still names the dead node or
 // no longer has it ("Broker 1 not found in the cached metadata"), so every commit fails until the consumer
@@ -157,6 +164,21 @@ const fixes = [
       '      await this.cluster.refreshMetadata()\n' +
       '      return\n' +
       '    }\n\n',
+  },
+  {
+    mark: '/* svc: heartbeat the coordinator where it moved */',
+    files: [join(root, 'node_modules', 'kafkajs', 'src', 'consumer', 'consumerGroup.js')],
+    find: '        await this.coordinator.heartbeat(payload)\n',
+    replace:
+      '        try {\n' +
+      '          await this.coordinator.heartbeat(payload)\n' +
+      '        } catch (e) { /* svc: heartbeat the coordinator where it moved */\n' +
+      "          if (!['KafkaJSConnectionError', 'KafkaJSConnectionClosedError'].includes(e.name) &&\n" +
+      "            !['NOT_COORDINATOR_FOR_GROUP', 'GROUP_COORDINATOR_NOT_AVAILABLE'].includes(e.type)) throw e\n" +
+      '          await this.cluster.refreshMetadata()\n' +
+      '          this.coordinator = await this.cluster.findGroupCoordinator({ groupId })\n' +
+      '          await this.coordinator.heartbeat(payload)\n' +
+      '        }\n',
   },
   {
     mark: '/* svc: find the coordinator where it moved */',

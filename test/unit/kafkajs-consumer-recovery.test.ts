@@ -1,17 +1,20 @@
 // The kafkajs consumer's recovery from a broker that died or gave up a partition's leadership
 // (scripts/patch-deps.mjs: "fetch again after a dead leader", "a moved leader needs metadata, not a
-// rejoin", "find the coordinator where it moved"). kafkajs's own ConsumerGroup.recoverFromFetch and
-// OffsetManager.getCoordinator run here on fakes that record what they were asked; no network.
-// Unpatched (kafkajs 2.2.4): a dead leader's connection error escapes (the consumer crashes and rejoins),
-// a moved leader makes the member rejoin its group (a rebalance of every member), and a dead coordinator is
-// looked up again by its old node id, which fails until the consumer crashes.
+// rejoin", "find the coordinator where it moved", "heartbeat the coordinator where it moved"). kafkajs's
+// own ConsumerGroup (recoverFromFetch, heartbeat) and OffsetManager.getCoordinator run here on fakes that
+// record what they were asked; no network. Unpatched (kafkajs 2.2.4): a dead leader's connection error
+// escapes (the consumer crashes and rejoins), a moved leader makes the member rejoin its group (a
+// rebalance of every member), and a dead coordinator is committed to and heartbeated where it was, which
+// fails until the consumer crashes and rejoins.
 import t from 'tap';
 import { createRequire } from 'node:module';
 
 const require = createRequire(import.meta.url);
 type Recover = (this: unknown, e: Error) => Promise<void>;
+type Heartbeats = { heartbeat(opts: { interval: number }): Promise<void>; coordinator: unknown };
 const ConsumerGroup = require('kafkajs/src/consumer/consumerGroup.js') as {
   prototype: { recoverFromFetch: Recover };
+  new (opts: Record<string, unknown>): Heartbeats & Record<string, unknown>;
 };
 const OffsetManager = require('kafkajs/src/consumer/offsetManager/index.js') as {
   prototype: { getCoordinator(this: unknown): Promise<unknown> };
@@ -130,4 +133,59 @@ t.test('a coordinator that reconnects is kept; other errors escape', async (t) =
   t.same(om.calls, ['findBroker 1']);
   const bad = fakeOffsetManager(new Error('something else'));
   await t.rejects(OffsetManager.prototype.getCoordinator.call(bad), /something else/);
+});
+
+/** A consumer group that joined with node 1 as its coordinator; the group's coordinator is now node 2. */
+function groupWithCoordinator(fail: () => Error | null) {
+  const sent: string[] = [];
+  const coordinator = (nodeId: number) => ({
+    nodeId,
+    async heartbeat({ memberId, groupGenerationId }: { memberId: string; groupGenerationId: number }) {
+      const err = nodeId === 1 ? fail() : null;
+      sent.push(`heartbeat ${nodeId} ${memberId} ${groupGenerationId}${err ? ' failed' : ''}`);
+      if (err) throw err;
+    },
+  });
+  const logger = { ...silent, namespace: () => silent };
+  const group = new ConsumerGroup({
+    retry: { retries: 0 },
+    cluster: {
+      async refreshMetadata() {
+        sent.push('refreshMetadata');
+      },
+      async findGroupCoordinator() {
+        sent.push('findGroupCoordinator');
+        return coordinator(2);
+      },
+    },
+    groupId: 'g',
+    topics: [],
+    logger,
+    instrumentationEmitter: { emit() {} },
+  });
+  Object.assign(group, { coordinator: coordinator(1), memberId: 'm-1', generationId: 7, lastRequest: 0 });
+  return { group, sent };
+}
+
+for (const [what, err] of [
+  ['is gone (connection refused)', () => new KafkaJSConnectionError('Connection error: connect ECONNREFUSED')],
+  ['no longer coordinates the group', () => protocolError('NOT_COORDINATOR_FOR_GROUP', 16)],
+] as const) {
+  t.test(`a heartbeat whose coordinator ${what} goes to the group's coordinator now`, async (t) => {
+    const { group, sent } = groupWithCoordinator(err);
+    await group.heartbeat({ interval: 0 });
+    t.same(
+      sent,
+      ['heartbeat 1 m-1 7 failed', 'refreshMetadata', 'findGroupCoordinator', 'heartbeat 2 m-1 7'],
+      'the same member and generation: the member keeps its partitions, no rejoin',
+    );
+    await group.heartbeat({ interval: 0 });
+    t.equal(sent.at(-1), 'heartbeat 2 m-1 7', 'and stays with it');
+  });
+}
+
+t.test('a heartbeat answered with a rebalance still escapes (the runner rejoins)', async (t) => {
+  const { group, sent } = groupWithCoordinator(() => protocolError('REBALANCE_IN_PROGRESS', 27));
+  await t.rejects(group.heartbeat({ interval: 0 }), /REBALANCE_IN_PROGRESS/);
+  t.same(sent, ['heartbeat 1 m-1 7 failed']);
 });
