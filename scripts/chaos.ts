@@ -78,7 +78,8 @@ Options:
   --cluster            three Kafka nodes, two processes of everything, the cluster faults (above)
   --replicas <n>       processes of web and of each worker (default 1; 2 with --cluster)
   --hold <s>           with --cluster: how long a killed broker stays down (default 10)
-  --concurrency <n>    load loops (default 8)
+  --concurrency <n>    load loops (default 8; 4 with --cluster: eight saturate two cores running three
+                       Kafka nodes and 20 processes, docs/scaling.md)
   --settle-max <s>     longest wait for recovery after a fault, seconds (default 45)
   --strict             a missed time target fails the run too
   --trace <file>       write every attempt, progress line and service log line (JSON lines, ms since
@@ -104,7 +105,7 @@ const trace = (what: Record<string, unknown>) =>
 const clusterMode = values.cluster === true;
 const replicas = int('replicas', clusterMode ? 2 : 1, 4);
 const holdMs = int('hold', 10, 600) * 1000;
-const concurrency = int('concurrency', 8, 64);
+const concurrency = int('concurrency', clusterMode ? 4 : 8, 64);
 const settleMaxMs = int('settle-max', 45, 600) * 1000;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const log = createLogger('chaos', process.env.LOG_LEVEL ?? 'warn');
