@@ -63,7 +63,7 @@ applies the faults a cluster is for:
 and prints a second table: while a broker was down, the requests answered 200 (target: 99 %) and the
 slowest answer (target: 2.5 s); after kill-replicas, how long each worker's partitions waited for the
 surviving process (target: the session timeout, KAFKA_SESSION_TIMEOUT_MS); and whether the partners'
-balances equal their ledger entries. About 5 minutes on a quiet machine (--short: leader-kill and
+balances equal their ledger entries. About 7 minutes on a quiet machine (--short: leader-kill and
 kill-replicas, about 3).
 
 Exit status: 1 when anything answered 200 was lost or duplicated, a balance differs from its ledger, a

@@ -71,7 +71,11 @@ for (const [type, code] of [
   t.test(`${type}: the metadata is refreshed and the group is not rejoined`, async (t) => {
     const group = fakeGroup();
     await ConsumerGroup.prototype.recoverFromFetch.call(group, protocolError(type, code));
-    t.same(group.calls, ['refreshMetadata'], 'no joinAndSync: a JoinGroup from the leader rebalances everyone');
+    t.same(
+      group.calls,
+      ['refreshMetadata'],
+      'no joinAndSync: a JoinGroup from the leader rebalances everyone',
+    );
   });
 }
 
@@ -168,7 +172,10 @@ function groupWithCoordinator(fail: () => Error | null) {
 }
 
 for (const [what, err] of [
-  ['is gone (connection refused)', () => new KafkaJSConnectionError('Connection error: connect ECONNREFUSED')],
+  [
+    'is gone (connection refused)',
+    () => new KafkaJSConnectionError('Connection error: connect ECONNREFUSED'),
+  ],
   ['no longer coordinates the group', () => protocolError('NOT_COORDINATOR_FOR_GROUP', 16)],
 ] as const) {
   t.test(`a heartbeat whose coordinator ${what} goes to the group's coordinator now`, async (t) => {
