@@ -145,7 +145,7 @@ const fixes = [
     replace:
       "    if (e.name === 'KafkaJSConnectionError') { /* svc: fetch again after a dead leader */\n" +
       '      this.logger.debug(`${e.message}, refreshing metadata and retrying...`)\n' +
-      '      await new Promise(resolve => setTimeout(resolve, 200))\n' +
+      '      await sleep(200)\n' +
       '      await this.cluster.refreshMetadata()\n' +
       '      return\n' +
       '    }\n\n' +
