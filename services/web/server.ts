@@ -5,7 +5,13 @@ import type { FastifyListenOptions } from 'fastify';
 import { loadConfig } from '../../shared/config.ts';
 import { createLogger } from '../../shared/logger.ts';
 import { createSql } from '../../shared/db/sql.ts';
-import { BatchingProducer, connectProducer, createKafka, ensureTopics } from '../../shared/pipeline/kafka.ts';
+import {
+  BatchingProducer,
+  connectProducer,
+  createKafka,
+  ensureTopics,
+  failsFast,
+} from '../../shared/pipeline/kafka.ts';
 import { topicName } from '../../shared/contracts/topics.ts';
 import { MAX_NODE, Snowflake } from '../../shared/domain/ids.ts';
 import { TrackingCache } from '../ingress/tracking-cache.ts';
@@ -43,7 +49,7 @@ const producer = new BatchingProducer(null, {
   lingerMs: cfg.producerLingerMs,
   maxBatch: cfg.producerMaxBatch,
   timeoutMs: cfg.produceTimeoutMs,
-  failFast: (cfg.kafkaReplicationFactor ?? 1) <= 1,
+  failFast: failsFast(cfg),
   log,
 });
 void waitForDependency(

@@ -204,9 +204,14 @@ export interface BatchingProducerOptions {
    * with replicated topics (KAFKA_REPLICATION_FACTOR > 1): there a send that timed out is a partition's
    * leadership moving to another broker, which ends within seconds, so a new send waits for it (up to
    * timeoutMs) instead of being answered 503 at once. One broker: its death lasts until it is back.
+   * `failsFast(cfg)` says which.
    */
   failFast?: boolean;
 }
+
+/** BatchingProducerOptions.failFast for this deployment: one copy of each topic (one broker), not replicated. */
+export const failsFast = (cfg: Pick<Config, 'kafkaReplicationFactor'>): boolean =>
+  (cfg.kafkaReplicationFactor ?? 1) <= 1;
 
 /**
  * Fail fast: a send that times out or fails opens a circuit. While it is open and a request is still out

@@ -7,7 +7,14 @@ import { createLogger } from '../logger.ts';
 import type { Logger } from '../logger.ts';
 import { createSql } from '../db/sql.ts';
 import type { Sql } from '../db/sql.ts';
-import { BatchingProducer, connectProducer, createKafka, ensureTopics, runBatchConsumer } from './kafka.ts';
+import {
+  BatchingProducer,
+  connectProducer,
+  createKafka,
+  ensureTopics,
+  failsFast,
+  runBatchConsumer,
+} from './kafka.ts';
 import { topicName, TOPICS } from '../contracts/topics.ts';
 import type { ConsumedMessage } from './kafka.ts';
 import type { TopicKey } from '../contracts/topics.ts';
@@ -93,7 +100,7 @@ export async function runWorker(def: WorkerDefinition): Promise<void> {
     lingerMs: 0,
     maxBatch: 1000,
     timeoutMs: cfg.produceTimeoutMs,
-    failFast: (cfg.kafkaReplicationFactor ?? 1) <= 1,
+    failFast: failsFast(cfg),
     log,
   });
   const topics = Object.fromEntries(

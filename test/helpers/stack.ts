@@ -31,9 +31,10 @@ export function testSql(t: Teardown): Sql {
 }
 
 /**
- * A database of the test file's own, created and migrated here, for files that run a webhook worker: a
- * webhook worker delivers every due delivery of its database, so in the shared one it also takes the
- * deliveries of the file running beside it (under its own WEBHOOK_RESOLVE and retry schedule: measured, a
+ * A database of the test file's own, created and migrated here, for files that act on a whole database:
+ * one that terminates every backend of it (restart.test.ts), and those that run a webhook worker, which
+ * delivers every due delivery of its database, so in the shared one it also takes the deliveries of the
+ * file running beside it (under its own WEBHOOK_RESOLVE and retry schedule: measured, a
  * faults-test delivery refused "hooks.test does not resolve" and put off an hour by the SSRF test's worker)
  * and the leftovers of earlier files. Pass `env` to startServices. Dropped at teardown when nothing holds
  * it any longer (the test stack is thrown away anyway).

@@ -9,26 +9,10 @@ import { STACK_DIR, freePort, startKafka } from '../../scripts/lib/stack.ts';
 import type { KafkaServer } from '../../scripts/lib/stack.ts';
 import { createLogger } from '../../shared/logger.ts';
 import { clickLoad } from '../helpers/load.ts';
-import { createLink, createProgram, stackEnv, startServices, testSql, waitFor } from '../helpers/stack.ts';
-import { createSql } from '../../shared/db/sql.ts';
-import { migrate } from '../../shared/db/migrate.ts';
+import { createLink, createProgram, ownDatabase, startServices, waitFor } from '../helpers/stack.ts';
 
-const admin = testSql(t);
-const dbName = `restart_${process.pid}`;
-await admin.unsafe(`create database ${dbName}`);
-const databaseUrl = (() => {
-  const u = new URL(stackEnv().DATABASE_URL);
-  u.pathname = `/${dbName}`;
-  return u.toString();
-})();
-await migrate(databaseUrl, createLogger('restart-test', 'warn'));
-const sql = createSql(databaseUrl, 4, 'svc-test');
-t.teardown(async () => {
-  await sql.end({ timeout: 5 });
-  const dropper = createSql(stackEnv().DATABASE_URL, 1, 'svc-test-drop');
-  await dropper.unsafe(`drop database if exists ${dbName} with (force)`);
-  await dropper.end({ timeout: 5 });
-});
+const db = await ownDatabase(t);
+const sql = db.sql;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const log = createLogger('restart-test', 'warn');
 
@@ -42,7 +26,7 @@ t.test('kill -9 of the broker and a Postgres crash mid-load lose and double noth
   });
   const svc = await startServices(t, ['web', 'click-worker'], {
     KAFKA_BROKERS: broker.brokers,
-    DATABASE_URL: databaseUrl,
+    ...db.env,
   });
   const program = await createProgram(sql);
   const links = await Promise.all([0, 1, 2].map(() => createLink(sql, program.id)));

@@ -4,7 +4,7 @@
 // goes out, and an acknowledgement closes the circuit.
 import t from 'tap';
 import type { Producer } from 'kafkajs';
-import { BatchingProducer, ProduceUnavailableError } from '../../shared/pipeline/kafka.ts';
+import { BatchingProducer, ProduceUnavailableError, failsFast } from '../../shared/pipeline/kafka.ts';
 
 function fakeProducer() {
   const sends: { resolve: () => void; reject: (e: Error) => void; count: number }[] = [];
@@ -69,6 +69,12 @@ t.test('with replicated topics (failFast false), a send while one is stuck waits
   t.equal(sends.length, 2, 'it went out after the stuck one');
   sends[1]!.resolve();
   t.equal(await waiting, 'ok', 'and was acknowledged');
+});
+
+t.test('fail fast with one copy of each topic, wait with replicated topics', async (t) => {
+  t.equal(failsFast({ kafkaReplicationFactor: null }), true, "unset: the broker's default, one broker");
+  t.equal(failsFast({ kafkaReplicationFactor: 1 }), true);
+  t.equal(failsFast({ kafkaReplicationFactor: 3 }), false);
 });
 
 t.test('after a failed send with nothing out, the next send is the trial', async (t) => {
