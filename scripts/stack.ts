@@ -3,6 +3,7 @@
 import { mkdir } from 'node:fs/promises';
 import { cli } from './lib/cli.ts';
 import { DEV_STACK, STACK_DIR, onStopSignal, startStack } from './lib/stack.ts';
+import { onServerExit, startFailed } from './lib/servers.ts';
 import { createLogger } from '../shared/logger.ts';
 
 const USAGE = `Usage: npm run stack [-- options]
@@ -28,11 +29,21 @@ process.stdout.write(
   `starting PostgreSQL and Kafka${brokers > 1 ? ` (${brokers} nodes)` : ''} in .stack/${DEV_STACK.name}/ ...\n`,
 );
 await mkdir(STACK_DIR, { recursive: true });
-const stack = await startStack({ ...DEV_STACK, brokers, fresh: values.fresh, env: {}, log });
-onStopSignal(async () => {
+const stack = await startStack({ ...DEV_STACK, brokers, fresh: values.fresh, env: {}, log }).catch((err) =>
+  startFailed(log, err),
+);
+let stopping = false;
+const stop = async (code: number) => {
+  if (stopping) return;
+  stopping = true;
   process.stdout.write('stopping PostgreSQL and Kafka\n');
   await stack.stop();
-  process.exit(0);
+  process.exit(code);
+};
+onStopSignal(() => stop(0));
+onServerExit((server, code, signal) => {
+  log.error({ server, code, signal }, `${server} exited; stopping`);
+  void stop(1);
 });
 process.stdout.write(`
   PostgreSQL:  DATABASE_URL=${stack.databaseUrl}

@@ -7,6 +7,7 @@ import { build as prettyStream } from 'pino-pretty';
 import { cli } from './lib/cli.ts';
 import { runInOwnGroup } from './lib/own-group.ts';
 import { DEV_STACK, onStopSignal, startStack, STACK_DIR } from './lib/stack.ts';
+import { assertPortFree, onServerExit, startFailed } from './lib/servers.ts';
 import { WORKERS, spawnService, waitForWeb } from './lib/services.ts';
 import type { ServiceName, ServiceProcess } from './lib/services.ts';
 import { seedFullDemo } from './lib/seed.ts';
@@ -77,6 +78,25 @@ const pretty = values['json-logs']
 // The start script's own lines (stack, migrations, seed) are as readable as the services' lines.
 const log = createLogger('start', process.env.LOG_LEVEL ?? 'info', pretty ?? undefined);
 const port = int('port', Number(process.env.PORT ?? 8080), 65535);
+// Each process's operations endpoints (/healthz, /readyz, /metrics) on its own port: web on OPS_PORT
+// (default 9464), the workers on the ports after it, in the order of WORKERS; with --replicas, replica r
+// (1-based) of each on the same layout shifted by (r - 1) × (1 + WORKERS.length).
+const opsBase = Number(process.env.OPS_PORT || 9464);
+const SERVICES: ServiceName[] = ['web', ...WORKERS];
+const opsPort = (name: ServiceName, replica: number) =>
+  opsBase + (replica - 1) * SERVICES.length + SERVICES.indexOf(name);
+const instance = (name: ServiceName, replica: number) => (replicas > 1 ? `${name}#${replica}` : name);
+const replicaNumbers = Array.from({ length: replicas }, (_, i) => i + 1);
+// Every port of the services free before anything starts (Postgres and Kafka check theirs as they start):
+// a web process that cannot bind its port would only be restarted, again and again.
+try {
+  await assertPortFree(port, 'web');
+  for (const r of replicaNumbers)
+    for (const name of SERVICES)
+      await assertPortFree(opsPort(name, r), `${instance(name, r)} /metrics, OPS_PORT`);
+} catch (err) {
+  startFailed(log, err);
+}
 await mkdir(STACK_DIR, { recursive: true });
 // Before the web service starts: it reads the dashboard's files once, at boot. A failed build does not stop
 // the service: the web process serves the previous build, or a 503 page saying the dashboard is not built.
@@ -99,7 +119,10 @@ const mailDevStarting = process.env.SMTP_URL
         log,
       }),
     );
-const stack = await startStack({ ...DEV_STACK, brokers, fresh: values.fresh, log });
+const stack = await startStack({ ...DEV_STACK, brokers, fresh: values.fresh, log }).catch(async (err) => {
+  await (await mailDevStarting)?.stop();
+  return startFailed(log, err);
+});
 const maildev = await mailDevStarting;
 
 // From here on a stop (Ctrl-C) stops what runs, in order: the services, then Kafka and Postgres.
@@ -120,9 +143,18 @@ async function shutdown(): Promise<void> {
   log.info('services stopped; stopping Kafka, Postgres and MailDev');
   await Promise.allSettled([stack.stop(), maildev?.stop()]);
   log.info('stopped');
-  process.exit(0);
+  process.exit(exitCode);
 }
+let exitCode = 0;
 onStopSignal(shutdown);
+// Postgres, a Kafka node or MailDev gone after start-up: everything stops (exit 1) rather than run on
+// without it (a stack with no Kafka answers every click 503).
+onServerExit((server, code, signal) => {
+  if (stopping) return;
+  log.error({ server, code, signal }, `${server} exited; stopping everything`);
+  exitCode = 1;
+  void shutdown();
+});
 const env: Record<string, string> = {
   DATABASE_URL: stack.databaseUrl,
   KAFKA_BROKERS: stack.kafkaBrokers,
@@ -147,14 +179,6 @@ if (stack.postgres) {
   if (demo.traffic.seeded) log.info(demo.traffic, 'seeded 30 days of demo traffic');
 }
 
-// Each process's operations endpoints (/healthz, /readyz, /metrics) on its own port: web on OPS_PORT
-// (default 9464), the workers on the ports after it, in the order of WORKERS; with --replicas, replica r
-// (1-based) of each on the same layout shifted by (r - 1) × (1 + WORKERS.length).
-const opsBase = Number(process.env.OPS_PORT || 9464);
-const SERVICES: ServiceName[] = ['web', ...WORKERS];
-const opsPort = (name: ServiceName, replica: number) =>
-  opsBase + (replica - 1) * SERVICES.length + SERVICES.indexOf(name);
-const instance = (name: ServiceName, replica: number) => (replicas > 1 ? `${name}#${replica}` : name);
 function launch(name: ServiceName, replica: number): ServiceProcess {
   if (stopping) throw new Error('stopping'); // a stop came while starting: nothing more to start
   const svc = spawnService(name, {
@@ -170,7 +194,6 @@ function launch(name: ServiceName, replica: number): ServiceProcess {
   });
   return svc;
 }
-const replicaNumbers = Array.from({ length: replicas }, (_, i) => i + 1);
 const webs = replicaNumbers.map((r) => launch('web', r));
 for (const r of replicaNumbers) for (const w of WORKERS) launch(w, r);
 // Every web process: waitForWeb asks /readyz on the shared port, which any of them may answer, so ask

