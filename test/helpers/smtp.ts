@@ -5,6 +5,8 @@
 //   const mail = await sink.waitForMail((m) => m.to.includes('ada@example.com'));
 //   mail.subject; mail.text; mail.html; mail.links  // the http(s) links of the text body
 //   sink.refuse(2);                                   // the next 2 mails are answered 550 (Infinity: all)
+//   sink.holdAfter(60); await sink.waitForHeld();     // accept 60 more, then leave mails unanswered
+//   sink.release();                                   // answer (accept) the held mails, stop holding
 //
 // `messages` holds every accepted mail in arrival order; `refused` counts the refused ones.
 import { SMTPServer } from 'smtp-server';
@@ -36,6 +38,19 @@ export interface SmtpSink {
   refused: number;
   /** Answers the next `count` mails 550 (after reading them); Infinity refuses all, 0 stops refusing. */
   refuse(count: number): void;
+  /**
+   * Accepts `count` more mails, then reads each further one and leaves it unanswered (not accepted, not in
+   * `messages`): its sender waits for the server's answer. A crash test's "killed mid-backlog" by
+   * construction, whatever the machine's speed. A held mail whose connection closes (its sender killed) was
+   * never accepted and is dropped.
+   */
+  holdAfter(count: number): void;
+  /** Accepts the held mails whose senders are still connected, and stops holding. */
+  release(): void;
+  /** Mails held now. */
+  readonly held: number;
+  /** Resolves once at least one mail is held; rejects after `timeoutMs`. */
+  waitForHeld(timeoutMs?: number): Promise<void>;
   /** The first mail (already received or still to come) that `pred` accepts; rejects after `timeoutMs`. */
   waitForMail(pred?: (m: SinkMail) => boolean, timeoutMs?: number): Promise<SinkMail>;
   close(): Promise<void>;
@@ -48,12 +63,19 @@ export async function startSmtpSink(t: Teardown): Promise<SmtpSink> {
   const port = await freePort();
   const waiters: { pred: (m: SinkMail) => boolean; resolve: (m: SinkMail) => void }[] = [];
   let refuseNext = 0;
+  /** Mails still to accept before holding (Infinity: not holding). */
+  let acceptBeforeHold = Infinity;
+  const held: { sessionId: string; accept: () => void }[] = [];
+  const heldWaiters: (() => void)[] = [];
   const server = new SMTPServer({
     authOptional: true,
     disabledCommands: ['AUTH', 'STARTTLS'],
     logger: false,
     // Pooled client connections (the mail worker's) must not hold the teardown up.
     closeTimeout: 2_000,
+    onClose(session) {
+      for (let i = held.length - 1; i >= 0; i--) if (held[i]!.sessionId === session.id) held.splice(i, 1);
+    },
     onData(stream, session, callback) {
       const chunks: Buffer[] = [];
       stream.on('data', (c: Buffer) => chunks.push(c));
@@ -69,35 +91,43 @@ export async function startSmtpSink(t: Teardown): Promise<SmtpSink> {
         }
         const raw = Buffer.concat(chunks);
         const envelopeFrom = session.envelope.mailFrom;
-        simpleParser(raw).then(
-          (parsed) => {
-            const headers: Record<string, string> = {};
-            for (const line of parsed.headerLines) {
-              headers[line.key] = line.line.slice(line.line.indexOf(':') + 1).trim();
-            }
-            const text = parsed.text ?? '';
-            const mail: SinkMail = {
-              from: envelopeFrom ? envelopeFrom.address.toLowerCase() : '',
-              to: session.envelope.rcptTo.map((r) => r.address.toLowerCase()),
-              subject: parsed.subject ?? '',
-              text,
-              html: typeof parsed.html === 'string' ? parsed.html : '',
-              headers,
-              links: text.match(/https?:\/\/[^\s<>"]+/g) ?? [],
-              raw: raw.toString('utf8'),
-            };
-            if (mail.to.length === 0) mail.to = addresses(parsed.to);
-            sink.messages.push(mail);
-            for (let i = waiters.length - 1; i >= 0; i--) {
-              if (waiters[i]!.pred(mail)) {
-                waiters[i]!.resolve(mail);
-                waiters.splice(i, 1);
+        const accept = () =>
+          simpleParser(raw).then(
+            (parsed) => {
+              const headers: Record<string, string> = {};
+              for (const line of parsed.headerLines) {
+                headers[line.key] = line.line.slice(line.line.indexOf(':') + 1).trim();
               }
-            }
-            callback();
-          },
-          (err: Error) => callback(err),
-        );
+              const text = parsed.text ?? '';
+              const mail: SinkMail = {
+                from: envelopeFrom ? envelopeFrom.address.toLowerCase() : '',
+                to: session.envelope.rcptTo.map((r) => r.address.toLowerCase()),
+                subject: parsed.subject ?? '',
+                text,
+                html: typeof parsed.html === 'string' ? parsed.html : '',
+                headers,
+                links: text.match(/https?:\/\/[^\s<>"]+/g) ?? [],
+                raw: raw.toString('utf8'),
+              };
+              if (mail.to.length === 0) mail.to = addresses(parsed.to);
+              sink.messages.push(mail);
+              for (let i = waiters.length - 1; i >= 0; i--) {
+                if (waiters[i]!.pred(mail)) {
+                  waiters[i]!.resolve(mail);
+                  waiters.splice(i, 1);
+                }
+              }
+              callback();
+            },
+            (err: Error) => callback(err),
+          );
+        if (acceptBeforeHold === 0) {
+          held.push({ sessionId: session.id, accept: () => void accept() });
+          heldWaiters.splice(0).forEach((w) => w());
+          return;
+        }
+        acceptBeforeHold--;
+        void accept();
       });
     },
   });
@@ -115,6 +145,29 @@ export async function startSmtpSink(t: Teardown): Promise<SmtpSink> {
     refused: 0,
     refuse(count) {
       refuseNext = count;
+    },
+    holdAfter(count) {
+      acceptBeforeHold = count;
+    },
+    release() {
+      acceptBeforeHold = Infinity;
+      held.splice(0).forEach((h) => h.accept());
+    },
+    get held() {
+      return held.length;
+    },
+    waitForHeld(timeoutMs = 120_000) {
+      if (held.length > 0) return Promise.resolve();
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(
+          () => reject(new Error(`no mail held within ${timeoutMs} ms (${sink.messages.length} accepted)`)),
+          timeoutMs,
+        );
+        heldWaiters.push(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
     },
     waitForMail(pred = () => true, timeoutMs = 60_000) {
       const found = sink.messages.find(pred);

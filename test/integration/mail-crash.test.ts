@@ -66,10 +66,15 @@ async function secondWorker(opsPort: number) {
 
 t.test('two workers share a backlog: every mail sent once', async (t) => {
   const ids = mailIds(200, 'shared');
-  await queue(ids);
   await svc.start('mail-worker');
   const opsPort = await freePort();
   const b = await secondWorker(opsPort);
+  // Both workers sending by construction: the sink answers nothing until more mails wait for an answer
+  // than one worker sends at once (a fast first worker had sent all 200 before the second one started).
+  sink.holdAfter(0);
+  await queue(ids);
+  await waitFor('both workers sending', async () => sink.held > CONCURRENCY, 120_000, 20);
+  sink.release();
   await waitFor('all recorded sent', async () => (await sent(ids)) === ids.length, 180_000, 200);
   const metrics = await (await fetch(`http://127.0.0.1:${opsPort}/metrics`)).text();
   const value = (name: string) =>
@@ -91,6 +96,10 @@ t.test('two workers share a backlog: every mail sent once', async (t) => {
 
 t.test('kill -9 mid-backlog, twice: nothing lost, a duplicate only where SMTP had accepted', async (t) => {
   const ids = mailIds(600, 'crash');
+  // Mid-backlog by construction, whatever the machine's speed: the sink accepts 400 of the 600 and then
+  // leaves every mail unanswered until both kills have happened (on a fast machine the workers had sent
+  // all 600 before the second kill). Held mails of a killed worker were never accepted: taken again later.
+  sink.holdAfter(400);
   await queue(ids);
   await svc.start('mail-worker');
   const b = await secondWorker(await freePort());
@@ -105,6 +114,10 @@ t.test('kill -9 mid-backlog, twice: nothing lost, a duplicate only where SMTP ha
   await b.kill();
   const atKill = countIn(ids);
   t.ok(atKill < ids.length, `killed with mail still waiting (${atKill} of ${ids.length} delivered)`);
+  // The killed workers' held mails are dropped once the sink sees their connections close; released
+  // before that, they would count as accepted by a server whose answer never reached anyone.
+  await waitFor('the killed workers disconnected', async () => sink.held === 0, 60_000, 20);
+  sink.release();
   await svc.start('mail-worker');
   await waitFor('every mail recorded sent', async () => (await sent(ids)) === ids.length, 300_000, 200);
 
