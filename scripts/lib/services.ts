@@ -121,19 +121,19 @@ export async function waitForWeb(svc: ServiceProcess, port: number, timeoutMs = 
   ]);
 }
 
-/** Resolves when a line matching `re` appears on the service's output. */
+/** Resolves with the first line matching `re` that appears on the service's output after the call. */
 export function lineWatcher() {
-  const waiters: { re: RegExp; resolve: () => void }[] = [];
+  const waiters: { re: RegExp; resolve: (line: string) => void }[] = [];
   return {
     onLine(line: string) {
       for (let i = waiters.length - 1; i >= 0; i--) {
         if (waiters[i]!.re.test(line)) {
-          waiters[i]!.resolve();
+          waiters[i]!.resolve(line);
           waiters.splice(i, 1);
         }
       }
     },
-    waitFor(re: RegExp, timeoutMs: number): Promise<void> {
+    waitFor(re: RegExp, timeoutMs: number): Promise<string> {
       return new Promise((resolve, reject) => {
         const t = setTimeout(
           () => reject(new Error(`no line matching ${re} within ${timeoutMs} ms`)),
@@ -141,9 +141,9 @@ export function lineWatcher() {
         );
         waiters.push({
           re,
-          resolve: () => {
+          resolve: (line) => {
             clearTimeout(t);
-            resolve();
+            resolve(line);
           },
         });
       });

@@ -176,6 +176,8 @@ export async function runWorker(def: WorkerDefinition): Promise<void> {
         isJoined = partitions !== null;
         joined.set(isJoined ? 1 : 0);
         heartbeat.set(partitions);
+        // Each (re)join, with what it was given: a worker counts as started (for the tests too) once it is.
+        if (partitions !== null) log.info({ group, partitions }, `${label} joined its group`);
       },
       kafka,
       groupId: group,

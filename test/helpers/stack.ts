@@ -102,18 +102,28 @@ export async function startServices(
     procs,
     output,
     async start(name) {
+      let joined = false;
       const p = spawnService(name, {
         env: name === 'web' ? env : { ...env, LOG_LEVEL: 'info' },
         onLine: (line) => {
           if (output.length < 5000) output.push(`[${name}] ${line}`);
+          if (line.includes('joined its group')) joined = true;
           watcher.onLine(`[${name}] ${line}`);
         },
       });
       procs.set(name, p);
+      // A consuming worker is started once it has joined its group: it says "running" before that, and a
+      // command sent then finds no owner of its partition (503 after ORPHAN_GRACE_MS) on a slow machine.
       const ready =
         name === 'web'
           ? waitForWeb(p, port)
-          : watcher.waitFor(new RegExp(`\\[${name}\\].*(${name}|click worker) running`), 60_000);
+          : watcher
+              .waitFor(new RegExp(`\\[${name}\\].*(${name}|click worker) running`), 60_000)
+              .then((line) =>
+                line.includes('"topic"')
+                  ? waitFor(`${name} to join its consumer group`, async () => joined, 120_000, 20)
+                  : undefined,
+              );
       await Promise.race([
         ready,
         p.exited.then((code) => {
