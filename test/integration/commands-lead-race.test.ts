@@ -51,20 +51,22 @@ function lead(programId: number, clickId: string, customerKey: string): LeadComm
 async function race<T>(programId: number, key: string, apply: () => Promise<T>): Promise<T> {
   let commit!: () => void;
   const committed = new Promise<void>((r) => (commit = r));
-  let inserted!: () => void;
-  const holding = new Promise<void>((r) => (inserted = r));
+  let inserted!: (pid: number) => void;
+  const holding = new Promise<number>((r) => (inserted = r));
   const rival = other.begin(async (tx) => {
     await tx`insert into customers (program_id, customer_status, customer_key) values (${programId}, 'lead', ${key})`;
-    inserted();
+    const [me] = await tx<{ pid: number }[]>`select pg_backend_pid() as pid`;
+    inserted(me!.pid);
     await committed;
   });
-  await holding;
+  const rivalPid = await holding;
   const result = apply();
-  // The applier's write waits for the rival's transaction: commit it then, not earlier.
+  // The applier's write waits for the rival's transaction: commit it then, not earlier. Only a backend
+  // blocked by the rival's own backend counts (every test connection, of every file, is 'svc-test').
   await waitFor('the lead write to wait on the rival insert', async () => {
     const [w] = await other`
       select count(*)::int as n from pg_stat_activity
-      where application_name = 'svc-test' and wait_event_type = 'Lock' and query like '%update customers%'`;
+      where pg_blocking_pids(pid) @> array[${rivalPid}]::int[] and query like '%update customers%'`;
     return w!.n > 0;
   });
   commit();

@@ -5,24 +5,28 @@
 // the admin's request, waits until Postgres shows that request waiting for the lock, demotes the admin in
 // the same transaction, then commits.
 import t from 'tap';
-import { startServices, testSql } from '../helpers/stack.ts';
+import { startServices, testSql, waitFor } from '../helpers/stack.ts';
+import { blockedBy } from '../helpers/locks.ts';
 import { bearer, memberOf, send, signup } from '../helpers/accounts.ts';
-import type { Sql } from '../../shared/db/sql.ts';
+import type { Sql, Tx } from '../../shared/db/sql.ts';
 
 const sql = testSql(t);
 const svc = await startServices(t, ['web']);
 const url = (p: string) => `${svc.baseUrl}${p}`;
 
-/** Resolves once some backend of the web service waits for a lock (the request reached the lock). */
-async function lockWaiterAppears(db: Sql): Promise<void> {
-  for (let i = 0; i < 600; i++) {
-    const [row] = await db<{ n: number }[]>`
-      select count(*)::int as n from pg_stat_activity
-      where wait_event_type = 'Lock' and application_name like 'svc-web%'`;
-    if (row!.n > 0) return;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error('the request never waited for the workspace lock');
+/**
+ * Resolves once a backend of the web service waits for a lock the test's transaction `tx` holds (the
+ * request reached the workspace lock). Only waiters blocked by that transaction's backend count: other test
+ * files' web processes share the database and may wait for locks of their own meanwhile.
+ */
+async function lockWaiterAppears(db: Sql, tx: Tx): Promise<void> {
+  const [holder] = await tx<{ pid: number }[]>`select pg_backend_pid() as pid`;
+  await waitFor(
+    'the request waiting for the workspace lock the test holds',
+    () => blockedBy(db, 'svc-web%', holder!.pid),
+    30_000,
+    50,
+  );
 }
 
 type Change = (
@@ -64,7 +68,7 @@ for (const [name, change] of Object.entries(changes)) {
     await sql.begin(async (tx) => {
       await tx`select id from workspaces where id = ${ws} for no key update`;
       answer = change.run(admin, ws, target.userId);
-      await lockWaiterAppears(sql);
+      await lockWaiterAppears(sql, tx);
       await tx`update memberships set role = 'viewer' where workspace_id = ${ws} and user_id = ${admin.userId}`;
     });
     const r = await answer!;
@@ -90,7 +94,7 @@ t.test('an addition by an admin demoted while the request waits for the lock is 
       { email: newcomer.email, role: 'admin' },
       bearer(admin.session),
     );
-    await lockWaiterAppears(sql);
+    await lockWaiterAppears(sql, tx);
     await tx`update memberships set status = 'inactive' where workspace_id = ${ws} and user_id = ${admin.userId}`;
   });
   const r = await answer!;
@@ -143,7 +147,7 @@ t.test('a key created by an admin demoted while the request waits for the lock i
       { name: 'late' },
       bearer(admin.session),
     );
-    await lockWaiterAppears(sql);
+    await lockWaiterAppears(sql, tx);
     // What PUT /members/:id with role member does: the role, and the revocation of the member's keys.
     await tx`update memberships set role = 'member' where workspace_id = ${ws} and user_id = ${admin.userId}`;
     await tx`update api_keys set status = 'revoked', revoked_at = now()

@@ -541,16 +541,17 @@ t.test(
       // insert waits on the unique index, and the rival commits once it waits.
       let commit!: () => void;
       const committed = new Promise<void>((r) => (commit = r));
-      let held!: () => void;
-      const holding = new Promise<void>((r) => (held = r));
+      let held!: (pid: number) => void;
+      const holding = new Promise<number>((r) => (held = r));
       const rival = other.begin(async (tx) => {
         await tx`
         insert into sales (request_id, program_id, transaction_id, amount_cents, currency, sale_type, sale_date)
         values (${`${txn}-rival`}, ${program.id}, ${txn}, 1, 'USD', 'payment', now())`;
-        held();
+        const [me] = await tx<{ pid: number }[]>`select pg_backend_pid() as pid`;
+        held(me!.pid);
         await committed;
       });
-      await holding;
+      const rivalPid = await holding;
       const ctx: ApplyContext = { rollups: new RollupBuffer(), careful, memo: new Map() };
       const result = sql
         .begin((tx) => applier.apply(tx, cmd, ctx))
@@ -558,7 +559,7 @@ t.test(
           (a) => a,
           (err: unknown) => err,
         );
-      await waitUntilBlocked();
+      await waitUntilBlocked(rivalPid);
       commit();
       await rival;
       const got = await result;
@@ -572,11 +573,13 @@ t.test(
       }
     }
 
-    async function waitUntilBlocked(): Promise<void> {
-      for (let i = 0; i < 200; i++) {
+    // Only a backend blocked by the rival's own backend counts: every test connection, of every file
+    // sharing the database, is 'svc-test'.
+    async function waitUntilBlocked(rivalPid: number): Promise<void> {
+      for (let i = 0; i < 1200; i++) {
         const [w] = await other`
         select count(*)::int as n from pg_stat_activity
-        where application_name = 'svc-test' and wait_event_type = 'Lock' and query like '%insert into sales%'`;
+        where pg_blocking_pids(pid) @> array[${rivalPid}]::int[] and query like '%insert into sales%'`;
         if (w!.n > 0) return;
         await sleep(25);
       }
