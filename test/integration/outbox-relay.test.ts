@@ -48,14 +48,49 @@ t.test('the outbox relay publishes exactly the committed rows, and survives kill
   const [left] = await sql`select count(*)::int as n from outbox where topic = ${foreign}`;
   t.equal(left!.n, 1, "another prefix's row is left for its own relay");
 
-  // A backlog, the relay killed while it works through it, then started again.
+  // A backlog, the relay killed while it works through it, then started again. Rows must still be waiting
+  // at the kill whatever the machine's speed, so the test holds every tenth backlog row `for update` in a
+  // transaction of its own from before the relay starts until after the kill: the relay's rounds skip them
+  // (skip locked) and take the rest, and they are left for the restarted relay once released.
   await svc.kill('outbox-relay');
   const backlog = Array.from({ length: 3000 }, (_, i) => item(i % 2 ? 'mail' : 'webhookEvents', `b${i}`));
   await sql.begin((tx) => writeOutbox(tx, backlog));
-  await svc.start('outbox-relay');
-  await waitFor('the relay under way', async () => (await waiting()) < 3000, 60_000, 5);
-  await svc.kill('outbox-relay');
-  t.ok((await waiting()) > 0, 'killed with rows still waiting');
+  const heldKeys = backlog.filter((_, i) => i % 10 === 0).map((b) => b.key);
+  const stillHeld = async () =>
+    Number(
+      (
+        await sql`select count(*)::int as n from outbox
+                  where topic = any(${mine}) and message_key = any(${heldKeys})`
+      )[0]!.n,
+    );
+  let release!: () => void;
+  const released = new Promise<void>((r) => (release = r));
+  let locked!: (n: number) => void;
+  const holding = new Promise<number>((r) => (locked = r));
+  const holder = sql.begin(async (tx) => {
+    const rows = await tx`select id from outbox
+                          where topic = any(${mine}) and message_key = any(${heldKeys}) for update`;
+    locked(rows.length);
+    await released;
+  });
+  try {
+    const n = await Promise.race([
+      holding,
+      holder.then(() => Promise.reject(new Error('the holding transaction ended before it held the rows'))),
+    ]);
+    t.equal(n, heldKeys.length, 'the test holds every tenth backlog row');
+    await svc.start('outbox-relay');
+    await waitFor('the relay under way', async () => (await waiting()) < 3000, 60_000, 5);
+    await svc.kill('outbox-relay');
+    t.equal(
+      await stillHeld(),
+      heldKeys.length,
+      'killed with rows still waiting: the held ones, which the relay skipped',
+    );
+  } finally {
+    release();
+    await holder;
+  }
   await svc.start('outbox-relay');
   await waitFor('the backlog drained', async () => (await waiting()) === 0, 120_000);
   await waitFor(
