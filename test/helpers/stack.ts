@@ -72,6 +72,9 @@ export interface Services {
   stop(name: ServiceName): Promise<void>;
 }
 
+/** How long a service may take to start (a bound on a wait, never a pause). */
+const START_MS = 180_000;
+
 /** Starts the named services for one test file; all are stopped at teardown. */
 export async function startServices(
   t: Teardown,
@@ -114,11 +117,12 @@ export async function startServices(
       procs.set(name, p);
       // A consuming worker is started once it has joined its group: it says "running" before that, and a
       // command sent then finds no owner of its partition (503 after ORPHAN_GRACE_MS) on a slow machine.
+      // Three minutes to start: with every core busy (several test runs at once) a web process took over one.
       const ready =
         name === 'web'
-          ? waitForWeb(p, port)
+          ? waitForWeb(p, port, START_MS)
           : watcher
-              .waitFor(new RegExp(`\\[${name}\\].*(${name}|click worker) running`), 60_000)
+              .waitFor(new RegExp(`\\[${name}\\].*(${name}|click worker) running`), START_MS)
               .then((line) =>
                 line.includes('"topic"')
                   ? waitFor(`${name} to join its consumer group`, async () => joined, 120_000, 20)
