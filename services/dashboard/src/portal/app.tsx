@@ -16,6 +16,7 @@ import { Payouts } from './pages/Payouts.tsx';
 import { Notifications } from './pages/Notifications.tsx';
 import { PayoutMethodPage } from './pages/PayoutMethod.tsx';
 import { PublicProgram } from './pages/PublicProgram.tsx';
+import { VerifyEmail } from './pages/VerifyEmail.tsx';
 
 const HOME = '/partner/';
 const NAV = [
@@ -56,6 +57,18 @@ function SignedIn(props: { path: string }) {
 
   if (error) return <ErrorBox error={error} />;
   if (info === undefined) return <Skeleton label="Loading the portal" />;
+  if (info && info.account.email_verified === false) {
+    return (
+      <VerifyEmail
+        email={info.account.email}
+        onSignOut={async () => {
+          await signOutRequest();
+          setInfo(null);
+          navigate('/partner/login');
+        }}
+      />
+    );
+  }
   if (!info) {
     return (
       <SignIn
