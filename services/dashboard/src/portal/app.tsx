@@ -53,7 +53,9 @@ function SignedIn(props: { path: string }) {
     loadPartnerSession().then(setInfo, (e: unknown) => setError(messageOf(e)));
   }, []);
   // Asked on every page change and after a read (tick), once a minute meanwhile; not while signed out.
-  const unread = useUnreadCount(info ? '/api/partner/notifications' : null, {}, [path, tick]);
+  // Not for an unverified account either: it sees nothing but the banner (the API answers it 403).
+  const verified = info ? info.account.email_verified !== false : false;
+  const unread = useUnreadCount(verified ? '/api/partner/notifications' : null, {}, [path, tick]);
 
   if (error) return <ErrorBox error={error} />;
   if (info === undefined) return <Skeleton label="Loading the portal" />;
