@@ -24,10 +24,16 @@ import {
   registerAdvertiserNotificationRoutes,
   registerPartnerNotificationRoutes,
 } from './modules/notifications/routes.ts';
-import { authenticatePartner, refuseOtherBearers } from './modules/partner-auth/access.ts';
+import {
+  authenticatePartner,
+  refuseOtherBearers,
+  requireVerifiedPartner,
+} from './modules/partner-auth/access.ts';
 import { registerPartnerAccountRoutes, registerPartnerAuthRoutes } from './modules/partner-auth/routes.ts';
 import { registerPartnerPortalRoutes } from './modules/partner-portal/routes.ts';
+import { registerPayoutMethodRoutes } from './modules/partner-portal/payout-method.ts';
 import { registerApplicationRoutes } from './modules/applications/routes.ts';
+import { registerPartnerClaimRoutes } from './modules/partner-claims/routes.ts';
 
 /** Route modules whose TypeBox schemas validate (docs/api-modules.md). */
 const validatedRoutes: AuthedRoutes[] = [
@@ -49,7 +55,9 @@ const validatedRoutes: AuthedRoutes[] = [
 /** The partner API (/api/partner/*): a partner session only (docs/partners.md). */
 const partnerRoutes: AuthedRoutes[] = [
   registerPartnerAccountRoutes,
+  registerPartnerClaimRoutes,
   registerPartnerPortalRoutes,
+  registerPayoutMethodRoutes,
   registerPartnerNotificationRoutes,
 ];
 
@@ -83,6 +91,7 @@ export async function apiPlugin(app: FastifyInstance, deps: ApiDeps): Promise<vo
     partner.setValidatorCompiler(typeBoxValidator);
     partner.addHook('onRequest', async (req) => {
       req.partner = await authenticatePartner(deps.sql, req);
+      requireVerifiedPartner(req);
     });
     for (const register of partnerRoutes) register(partner, deps);
   });

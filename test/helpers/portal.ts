@@ -2,6 +2,7 @@
 // partner accepts the invite through the API), a browser page signed in as that partner through the real
 // cookie session, the mail a request queued (read from the outbox, for tests that run no mail worker), and
 // the page-width check every portal test makes at 390 px.
+import type { MailTemplate } from '../../shared/contracts/mail.ts';
 import { randomBytes } from 'node:crypto';
 import { copyFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -97,7 +98,7 @@ export async function queuedMailUrl(
   sql: Sql,
   prefix: string,
   to: string,
-  template: 'magic_link' | 'partner_invite' | 'notification',
+  template: MailTemplate,
 ): Promise<string> {
   return waitFor(`a ${template} mail to ${to} in the outbox`, async () => {
     const [row] = await sql<{ url: string }[]>`

@@ -6608,7 +6608,7 @@ export interface paths {
                                 id?: string;
                                 to?: string;
                                 /** @enum {string} */
-                                template?: "partner_invite" | "magic_link" | "notification";
+                                template?: "partner_invite" | "magic_link" | "notification" | "payout_method_changed";
                                 subject?: string;
                                 /** @enum {string} */
                                 status?: "queued" | "sending" | "sent" | "failed" | "skipped";
@@ -7909,8 +7909,10 @@ export interface paths {
                                     name?: string | null;
                                     /** @description False for accounts that sign in with magic links only */
                                     has_password?: boolean;
-                                    /** @description A magic link mailed to the address was followed */
+                                    /** @description A sign-in link was followed or an invite accepted. Until then the account sees nothing but this (every other partner route answers 403) */
                                     email_verified?: boolean;
+                                    /** @description A sign-in link mailed to the address was followed: invitations from other records of the email are shown */
+                                    mailbox_verified?: boolean;
                                     /** Format: date-time */
                                     created_at?: string;
                                 };
@@ -7970,8 +7972,10 @@ export interface paths {
                                     name?: string | null;
                                     /** @description False for accounts that sign in with magic links only */
                                     has_password?: boolean;
-                                    /** @description A magic link mailed to the address was followed */
+                                    /** @description A sign-in link was followed or an invite accepted. Until then the account sees nothing but this (every other partner route answers 403) */
                                     email_verified?: boolean;
+                                    /** @description A sign-in link mailed to the address was followed: invitations from other records of the email are shown */
+                                    mailbox_verified?: boolean;
                                     /** Format: date-time */
                                     created_at?: string;
                                 };
@@ -8147,7 +8151,7 @@ export interface paths {
         put?: never;
         /**
          * Follow a sign-in link: returns a session
-         * @description The link is one use and lasts 15 minutes. The account of its email is created if missing and claims every partner record with that email it has not claimed. The first magic link of an account whose password was set before its email was proven (accepting an invite, applying with a password) clears that password and ends its other sessions: set one again with PUT /api/partner/me. Unknown, used or expired: 400 `Invalid or expired sign-in link`.
+         * @description The link is one use and lasts 15 minutes. The account of its email is created if missing; following the link verifies its email and its mailbox. A link mailed after an application claims the partner record that application created; other links claim nothing (records of the email show as invitations: GET /api/partner/invitations). The first link an account follows clears a password set before (by an invite or an application form), ends its other sessions, and turns the records claimed by accepting invites back into invitations: set a password again with PUT /api/partner/me. Unknown, used or expired: 400 `Invalid or expired sign-in link`.
          */
         post: {
             parameters: {
@@ -8215,7 +8219,7 @@ export interface paths {
         put?: never;
         /**
          * Follow a sign-in link: the session as an HttpOnly cookie (the portal)
-         * @description Sets the HttpOnly, SameSite=Lax `svc_partner_session` cookie (Path=/, Secure over HTTPS); the partner routes accept it when no Authorization header is sent. The link is one use and lasts 15 minutes. The account of its email is created if missing and claims every partner record with that email it has not claimed. The first magic link of an account whose password was set before its email was proven (accepting an invite, applying with a password) clears that password and ends its other sessions: set one again with PUT /api/partner/me. Unknown, used or expired: 400 `Invalid or expired sign-in link`.
+         * @description Sets the HttpOnly, SameSite=Lax `svc_partner_session` cookie (Path=/, Secure over HTTPS); the partner routes accept it when no Authorization header is sent. The link is one use and lasts 15 minutes. The account of its email is created if missing; following the link verifies its email and its mailbox. A link mailed after an application claims the partner record that application created; other links claim nothing (records of the email show as invitations: GET /api/partner/invitations). The first link an account follows clears a password set before (by an invite or an application form), ends its other sessions, and turns the records claimed by accepting invites back into invitations: set a password again with PUT /api/partner/me. Unknown, used or expired: 400 `Invalid or expired sign-in link`.
          */
         post: {
             parameters: {
@@ -8246,8 +8250,10 @@ export interface paths {
                                     name?: string | null;
                                     /** @description False for accounts that sign in with magic links only */
                                     has_password?: boolean;
-                                    /** @description A magic link mailed to the address was followed */
+                                    /** @description A sign-in link was followed or an invite accepted. Until then the account sees nothing but this (every other partner route answers 403) */
                                     email_verified?: boolean;
+                                    /** @description A sign-in link mailed to the address was followed: invitations from other records of the email are shown */
+                                    mailbox_verified?: boolean;
                                     /** Format: date-time */
                                     created_at?: string;
                                 };
@@ -8289,7 +8295,7 @@ export interface paths {
         put?: never;
         /**
          * Accept an invite: claims its partner record and returns a session
-         * @description `password` (10+ characters) is required when no account has the invited email yet: the account is created with it. An existing account is reached only with its own password (401 `Invalid email or password`, rate-limited like sign-in); one without a password is 409 `A partner account with this email exists without a password: request a sign-in link to see this program` (a magic link claims the record anyway). The invite is used once; an unknown, used, revoked (a newer invite was issued) or expired (14 days) token is 400 `Invalid or expired invite`. The account claims the invite's partner record.
+         * @description `password` (10+ characters) is required when no account has the invited email yet (the account is created with it, verified), and when the account of that email is not verified (made by an application form): its password is replaced with the one given and its other sessions end, so an invite always reaches its recipient. A verified account is reached only with its own password (401 `Invalid email or password`, rate-limited like sign-in); one without a password is 409 `A partner account with this email exists without a password: request a sign-in link to see this program` (after a sign-in link, the record shows among its invitations). The invite is used once; an unknown, used, revoked (a newer invite was issued) or expired (14 days) token is 400 `Invalid or expired invite`. The account claims the invite's partner record.
          */
         post: {
             parameters: {
@@ -8392,7 +8398,7 @@ export interface paths {
         put?: never;
         /**
          * Accept an invite: the session as an HttpOnly cookie (the portal)
-         * @description Sets the HttpOnly, SameSite=Lax `svc_partner_session` cookie (Path=/, Secure over HTTPS); the partner routes accept it when no Authorization header is sent. `password` (10+ characters) is required when no account has the invited email yet: the account is created with it. An existing account is reached only with its own password (401 `Invalid email or password`, rate-limited like sign-in); one without a password is 409 `A partner account with this email exists without a password: request a sign-in link to see this program` (a magic link claims the record anyway). The invite is used once; an unknown, used, revoked (a newer invite was issued) or expired (14 days) token is 400 `Invalid or expired invite`. The account claims the invite's partner record.
+         * @description Sets the HttpOnly, SameSite=Lax `svc_partner_session` cookie (Path=/, Secure over HTTPS); the partner routes accept it when no Authorization header is sent. `password` (10+ characters) is required when no account has the invited email yet (the account is created with it, verified), and when the account of that email is not verified (made by an application form): its password is replaced with the one given and its other sessions end, so an invite always reaches its recipient. A verified account is reached only with its own password (401 `Invalid email or password`, rate-limited like sign-in); one without a password is 409 `A partner account with this email exists without a password: request a sign-in link to see this program` (after a sign-in link, the record shows among its invitations). The invite is used once; an unknown, used, revoked (a newer invite was issued) or expired (14 days) token is 400 `Invalid or expired invite`. The account claims the invite's partner record.
          */
         post: {
             parameters: {
@@ -8425,8 +8431,10 @@ export interface paths {
                                     name?: string | null;
                                     /** @description False for accounts that sign in with magic links only */
                                     has_password?: boolean;
-                                    /** @description A magic link mailed to the address was followed */
+                                    /** @description A sign-in link was followed or an invite accepted. Until then the account sees nothing but this (every other partner route answers 403) */
                                     email_verified?: boolean;
+                                    /** @description A sign-in link mailed to the address was followed: invitations from other records of the email are shown */
+                                    mailbox_verified?: boolean;
                                     /** Format: date-time */
                                     created_at?: string;
                                 };
@@ -8556,7 +8564,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The signed-in account and the partner records it has claimed */
+        /**
+         * The signed-in account and the partner records it has claimed
+         * @description Answers an unverified account too (`email_verified: false`, no records): the portal shows it a banner asking to follow the link mailed to the address. Every other partner route answers it 403.
+         */
         get: {
             parameters: {
                 query?: never;
@@ -8580,8 +8591,10 @@ export interface paths {
                                     name?: string | null;
                                     /** @description False for accounts that sign in with magic links only */
                                     has_password?: boolean;
-                                    /** @description A magic link mailed to the address was followed */
+                                    /** @description A sign-in link was followed or an invite accepted. Until then the account sees nothing but this (every other partner route answers 403) */
                                     email_verified?: boolean;
+                                    /** @description A sign-in link mailed to the address was followed: invitations from other records of the email are shown */
+                                    mailbox_verified?: boolean;
                                     /** Format: date-time */
                                     created_at?: string;
                                 };
@@ -8593,7 +8606,7 @@ export interface paths {
                                     workspace_id?: number | null;
                                     workspace_name?: string | null;
                                     /** @enum {string} */
-                                    claimed_via?: "invite" | "application" | "magic_link" | "seed";
+                                    claimed_via?: "invite" | "application" | "magic_link" | "seed" | "invitation";
                                     /** Format: date-time */
                                     claimed_at?: string;
                                 }[];
@@ -8649,8 +8662,10 @@ export interface paths {
                                     name?: string | null;
                                     /** @description False for accounts that sign in with magic links only */
                                     has_password?: boolean;
-                                    /** @description A magic link mailed to the address was followed */
+                                    /** @description A sign-in link was followed or an invite accepted. Until then the account sees nothing but this (every other partner route answers 403) */
                                     email_verified?: boolean;
+                                    /** @description A sign-in link mailed to the address was followed: invitations from other records of the email are shown */
+                                    mailbox_verified?: boolean;
                                     /** Format: date-time */
                                     created_at?: string;
                                 };
@@ -8662,7 +8677,7 @@ export interface paths {
                                     workspace_id?: number | null;
                                     workspace_name?: string | null;
                                     /** @enum {string} */
-                                    claimed_via?: "invite" | "application" | "magic_link" | "seed";
+                                    claimed_via?: "invite" | "application" | "magic_link" | "seed" | "invitation";
                                     /** Format: date-time */
                                     claimed_at?: string;
                                 }[];
@@ -8717,6 +8732,284 @@ export interface paths {
             };
         };
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/partner/invitations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Partner records of your email that workspaces made and you have not joined
+         * @description A workspace that adds a partner with your email sees nothing of your account (no payout method, no name) until you accept its invitation here; an invite mailed to you is the other way in. Empty until a sign-in link mailed to your address has been followed (`mailbox_verified` in GET /api/partner/me): an invite URL is shown to the advertiser who made it, so accepting one does not prove the address to other workspaces.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data?: {
+                                /** @description The partner record the workspace made for this email */
+                                partner_id?: number;
+                                workspace_name?: string | null;
+                                programs?: {
+                                    id?: number;
+                                    name?: string;
+                                    /** @description The commission policy */
+                                    commission?: {
+                                        [key: string]: unknown;
+                                    };
+                                    currency?: string;
+                                }[];
+                            }[];
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/partner/invitations/{partnerId}/accept": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Join a workspace: claim its partner record of your email
+         * @description The record's programs, links, money and notifications become yours, and its workspace sees your payout method. Answers the invitation accepted. 404 `Invitation not found` when the record is not an invitation of the account (another email, claimed already, declined, in no live program, or your mailbox not verified yet).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Partner record id */
+                    partnerId: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data?: {
+                                /** @description The partner record the workspace made for this email */
+                                partner_id?: number;
+                                workspace_name?: string | null;
+                                programs?: {
+                                    id?: number;
+                                    name?: string;
+                                    /** @description The commission policy */
+                                    commission?: {
+                                        [key: string]: unknown;
+                                    };
+                                    currency?: string;
+                                }[];
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/partner/invitations/{partnerId}/decline": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Decline an invitation: it is not shown again
+         * @description The workspace is not told. Answers the invitation declined. 404 `Invitation not found` when the record is not an invitation of the account (another email, claimed already, declined, in no live program, or your mailbox not verified yet).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Partner record id */
+                    partnerId: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data?: {
+                                /** @description The partner record the workspace made for this email */
+                                partner_id?: number;
+                                workspace_name?: string | null;
+                                programs?: {
+                                    id?: number;
+                                    name?: string;
+                                    /** @description The commission policy */
+                                    commission?: {
+                                        [key: string]: unknown;
+                                    };
+                                    currency?: string;
+                                }[];
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
         delete?: never;
         options?: never;
         head?: never;
@@ -9509,7 +9802,7 @@ export interface paths {
         };
         /**
          * Set how the account wants to be paid
-         * @description `{ type: paypal|wise|bank_transfer, email?, details? }`: paypal and wise need `email`, bank_transfer needs `details` (account holder, IBAN or account number, bank; free text). It applies to every claimed partner record; the advertiser's payout exports read it. Errors: 400 `type must be 'paypal', 'wise' or 'bank_transfer'`, `email must be a valid email address (required for paypal and wise)`, `details must be a string of 1 to 2000 characters (required for bank_transfer)`.
+         * @description `{ type: paypal|wise|bank_transfer, email?, details? }`: paypal and wise need `email`, bank_transfer needs `details` (account holder, IBAN or account number, bank; free text). It applies to every claimed partner record; the advertiser's payout exports read it. Every change is announced by mail to the account (the time and the new method, masked). Errors: 400 `type must be 'paypal', 'wise' or 'bank_transfer'`, `email must be a valid email address (required for paypal and wise)`, `details must be a string of 1 to 2000 characters (required for bank_transfer)`.
          */
         put: {
             parameters: {
@@ -9966,7 +10259,7 @@ export interface paths {
         put?: never;
         /**
          * Apply to be a partner of a public program
-         * @description No credential. One partner record per email per workspace: a first application answers 201 `{ data: { status } }` (`pending`, or `approved` when the program auto-approves, which also creates one link); applying again to the same program answers 200 with the current status and changes nothing. With `password` and no partner account for the email, the account is created (password sign-in works at once) and claims the record; with a partner session of that email (Bearer or the portal cookie with its X-CSRF-Token) the record is claimed at once; otherwise a sign-in link is mailed, which claims it. The applicant gets a confirmation and the program's owners and admins a notification (both mailed); `partner.applied` (and `partner.approved`) are recorded. Errors: 400 `name is required and must be 1 to 200 characters`, `email must be a valid email address`, `password must be at least 10 characters`, `website must be an http(s) URL of at most 500 characters`, `message must be a string of at most 2000 characters`; 404 `Program not found`; 409 (a partner's programs share one currency); 429 per IP with Retry-After.
+         * @description No credential. One partner record per email per workspace: a first application answers 201 `{ data: { status } }` (`pending`, or `approved` when the program auto-approves, which also creates one link); applying again to the same program answers 200 with the current status and changes nothing. With `password` and no partner account for the email, an unverified account is created: its password signs in, and it sees nothing until a link mailed to the address is followed. A new partner record is claimed at once only with a partner session of that email whose mailbox is verified (Bearer or the portal cookie with its X-CSRF-Token); otherwise a sign-in link is mailed, which claims it when followed. When the workspace already had a record of this email (another program), the application is added to it and claims nothing: the mailed sign-in link shows it as an invitation. The applicant gets a confirmation and the program's owners and admins a notification (both mailed); `partner.applied` (and `partner.approved`) are recorded. Errors: 400 `name is required and must be 1 to 200 characters`, `email must be a valid email address`, `password must be at least 10 characters`, `website must be an http(s) URL of at most 500 characters`, `message must be a string of at most 2000 characters`; 404 `Program not found`; 409 (a partner's programs share one currency); 429 per IP with Retry-After.
          */
         post: {
             parameters: {

@@ -15,6 +15,7 @@ import type { IpHasher } from '../../../../shared/domain/ip-hash.ts';
 import { CSRF_ERROR, CSRF_HEADER, SAFE_METHODS, csrfMatches, readCookie } from '../auth/cookie.ts';
 import { sessionByHash } from './dal.ts';
 import { ERR, PARTNER_COOKIE, normalEmail } from './service.ts';
+import { ERR as CLAIMS_ERR } from '../partner-claims/service.ts';
 import type { ApiDeps } from '../../deps.ts';
 
 /** The OpenAPI security of partner routes: a Bearer partner session, or the portal's cookie. */
@@ -29,11 +30,17 @@ export interface PartnerPrincipal {
   /** The session token (the CSRF token is derived from it). */
   token: string;
   via: 'header' | 'cookie';
+  /** A sign-in link followed or an invite accepted: the account may see its claimed records. */
+  verified: boolean;
 }
 
 declare module 'fastify' {
   interface FastifyRequest {
     partner?: PartnerPrincipal;
+  }
+  interface FastifyContextConfig {
+    /** A partner route an unverified account may call (its own account: GET/PUT /api/partner/me). */
+    unverifiedPartner?: boolean;
   }
 }
 
@@ -62,7 +69,24 @@ export async function authenticatePartner(sql: Sql, req: FastifyRequest): Promis
   if (via === 'cookie' && !SAFE_METHODS.has(req.method) && !csrfMatches(token, req.headers[CSRF_HEADER])) {
     throw new HttpError(403, CSRF_ERROR);
   }
-  return { accountId: Number(row.account_id), sessionId: Number(row.id), token, via };
+  return {
+    accountId: Number(row.account_id),
+    sessionId: Number(row.id),
+    token,
+    via,
+    verified: row.email_verified_at !== null,
+  };
+}
+
+/**
+ * The partner scope's check after authentication: an account whose email is not verified (made by a
+ * password typed into an application form) reaches only the routes marked `unverifiedPartner`; every other
+ * partner route is 403 until a link mailed to the address is followed (partner-claims/service.ts).
+ */
+export function requireVerifiedPartner(req: FastifyRequest): void {
+  if (!partnerOf(req).verified && !req.routeOptions.config.unverifiedPartner) {
+    throw new HttpError(403, CLAIMS_ERR.unverified);
+  }
 }
 
 /** The caller the partner scope's onRequest hook resolved. */

@@ -56,21 +56,32 @@ export async function issueInvite(
 
 /**
  * A sign-in link for `email` (15 minutes, one use), mailed through the outbox of `tx`: following it signs
- * in to the account of that email (created if missing) and claims every partner record with that email.
+ * in to the account of that email (created if missing) and proves its mailbox. After an application, `claim`
+ * names the record it created: following the link then claims it (and the mail says what it confirms).
  */
 export async function queueMagicLink(
   tx: Tx,
   ctx: { kafkaPrefix: string; publicUrl: string },
   email: string,
+  claim: { partnerId: number; programName: string } | null = null,
 ): Promise<void> {
   const token = generateSecret('pmagic_');
-  const id = await insertMagicLink(tx, email, hashSecret(token), new Date(Date.now() + MAGIC_LINK_TTL_MS));
+  const id = await insertMagicLink(
+    tx,
+    email,
+    hashSecret(token),
+    new Date(Date.now() + MAGIC_LINK_TTL_MS),
+    claim?.partnerId ?? null,
+  );
   await queueMail(tx, ctx.kafkaPrefix, [
     {
       id: `magic:${id}`,
       to: email,
       template: 'magic_link',
-      data: { url: `${ctx.publicUrl}/partner/magic/${token}` },
+      data: {
+        url: `${ctx.publicUrl}/partner/magic/${token}`,
+        ...(claim ? { program_name: claim.programName } : {}),
+      },
       workspace_id: null,
     },
   ]);

@@ -16,6 +16,7 @@ import { Payouts } from './pages/Payouts.tsx';
 import { Notifications } from './pages/Notifications.tsx';
 import { PayoutMethodPage } from './pages/PayoutMethod.tsx';
 import { PublicProgram } from './pages/PublicProgram.tsx';
+import { VerifyEmail } from './pages/VerifyEmail.tsx';
 
 const HOME = '/partner/';
 const NAV = [
@@ -52,10 +53,24 @@ function SignedIn(props: { path: string }) {
     loadPartnerSession().then(setInfo, (e: unknown) => setError(messageOf(e)));
   }, []);
   // Asked on every page change and after a read (tick), once a minute meanwhile; not while signed out.
-  const unread = useUnreadCount(info ? '/api/partner/notifications' : null, {}, [path, tick]);
+  // Not for an unverified account either: it sees nothing but the banner (the API answers it 403).
+  const verified = info ? info.account.email_verified !== false : false;
+  const unread = useUnreadCount(verified ? '/api/partner/notifications' : null, {}, [path, tick]);
 
   if (error) return <ErrorBox error={error} />;
   if (info === undefined) return <Skeleton label="Loading the portal" />;
+  if (info && info.account.email_verified === false) {
+    return (
+      <VerifyEmail
+        email={info.account.email}
+        onSignOut={async () => {
+          await signOutRequest();
+          setInfo(null);
+          navigate('/partner/login');
+        }}
+      />
+    );
+  }
   if (!info) {
     return (
       <SignIn
