@@ -84,6 +84,17 @@ t.test('dashboard log in: 30 wrong passwords for one email from one address', as
   t.equal(ok.status, 200, 'another email is not locked by this one');
 });
 
+t.test('30 guesses for one email at once: still exactly 10 are checked', async (t) => {
+  const user = await signup(svc);
+  const answers = await Promise.all(
+    Array.from({ length: 30 }, () =>
+      postJson(url(svc, '/api/auth/login'), { email: user.email, password: 'wrong password!' }, address()),
+    ),
+  );
+  const count = (status: number) => answers.filter((a) => a.status === status).length;
+  t.same([count(401), count(429)], [10, 20], 'a check counts from the moment it starts');
+});
+
 t.test('the cookie log in counts with the bearer one; a success clears the failures', async (t) => {
   const user = await signup(svc);
   const from = address();
