@@ -3,8 +3,10 @@
 import { isIP } from 'node:net';
 import { loadMailConfig } from './config-mail.ts';
 import type { MailConfig } from './config-mail.ts';
+import { loadSignInConfig } from './config-sign-in.ts';
+import type { SignInConfig } from './config-sign-in.ts';
 
-export interface Config extends MailConfig {
+export interface Config extends MailConfig, SignInConfig {
   /** postgres://... of the system of record. */
   databaseUrl: string;
   databasePoolSize: number;
@@ -92,13 +94,9 @@ export interface Config extends MailConfig {
    */
   rollupBreakdown: boolean;
   /**
-   * Partner sign-ins and magic-link requests (docs/partners.md "Rate limits"): requests per minute per
-   * email and per IP (each also the burst; 0 = off), held in Postgres across web processes. IPs of
-   * RATE_LIMIT_EXEMPT skip the per-IP bucket only.
+   * Applications from a program's public page, per IP and minute (also the burst; 0 = off); IPs of
+   * RATE_LIMIT_EXEMPT skip it. The sign-in limits are SignInConfig's (shared/config-sign-in.ts).
    */
-  authRateLimitPerMinute: number;
-  authRateLimitIpPerMinute: number;
-  /** Applications from a program's public page, per IP and minute (also the burst; 0 = off). */
   applyRateLimitPerMinute: number;
 }
 
@@ -258,8 +256,7 @@ export function loadConfig(env: Env = process.env): Config {
     ...loadMailConfig(env, problems),
     rollupBreakdown: rollupBreakdown === 'on',
     ...loadMailConfig(env, problems),
-    authRateLimitPerMinute: int('AUTH_RATE_LIMIT_PER_MINUTE', 10, 0, 1_000_000),
-    authRateLimitIpPerMinute: int('AUTH_RATE_LIMIT_IP_PER_MINUTE', 30, 0, 1_000_000),
+    ...loadSignInConfig(env, problems),
     applyRateLimitPerMinute: int('APPLY_RATE_LIMIT_PER_MINUTE', 10, 0, 1_000_000),
   };
   const publicUrl = str('PUBLIC_URL', `http://127.0.0.1:${config.httpPort}`).replace(/\/+$/, '');

@@ -114,9 +114,15 @@ const app = await buildWebApp(cfg, log, {
     kafkaPrefix: cfg.kafkaPrefix,
     publicUrl: cfg.publicUrl,
     webhookPolicy: cfg.webhooks,
+    signInLimits: {
+      ipPerMinute: cfg.authRateLimitIpPerMinute,
+      failuresPerEmail: cfg.authFailuresPerEmail,
+      failureWindowMs: cfg.authFailureWindowMs,
+      magicLinkPerMinute: cfg.authRateLimitPerMinute,
+      signupPerHour: cfg.signupRateLimitPerHour,
+      exempt: cfg.authRateLimitExempt,
+    },
     partnerLimits: {
-      authPerMinute: cfg.authRateLimitPerMinute,
-      authIpPerMinute: cfg.authRateLimitIpPerMinute,
       applyPerMinute: cfg.applyRateLimitPerMinute,
       exempt: cfg.rateLimitExempt,
     },

@@ -1211,7 +1211,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Create a user and the workspace it owns; returns a session */
+        /**
+         * Create a user and the workspace it owns; returns a session
+         * @description Limited per client address and per email (429 `Too many attempts` with Retry-After, the seconds until the next attempt is allowed; docs/security.md).
+         */
         post: {
             parameters: {
                 query?: never;
@@ -1275,6 +1278,17 @@ export interface paths {
                         };
                     };
                 };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
             };
         };
         delete?: never;
@@ -1292,7 +1306,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Log in; returns a session token */
+        /**
+         * Log in; returns a session token
+         * @description Limited per client address and per email (429 `Too many attempts` with Retry-After, the seconds until the next attempt is allowed; docs/security.md). At most 10 failures per email in 15 minutes by default; a successful log in clears them. A password hash of an older kind is replaced at a successful log in.
+         */
         post: {
             parameters: {
                 query?: never;
@@ -1337,6 +1354,17 @@ export interface paths {
                 };
                 /** @description Default Response */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -1462,7 +1490,7 @@ export interface paths {
         put?: never;
         /**
          * Dashboard log in: the session as an HttpOnly cookie
-         * @description Sets the HttpOnly, SameSite=Strict `svc_session` cookie (Secure over HTTPS); the API accepts it on every authenticated route when no Authorization header is sent.
+         * @description Sets the HttpOnly, SameSite=Strict `svc_session` cookie (Secure over HTTPS); the API accepts it on every authenticated route when no Authorization header is sent. Limited per client address and per email (429 `Too many attempts` with Retry-After, the seconds until the next attempt is allowed; docs/security.md). At most 10 failures per email in 15 minutes by default; a successful log in clears them. A password hash of an older kind is replaced at a successful log in.
          */
         post: {
             parameters: {
@@ -1520,6 +1548,17 @@ export interface paths {
                 };
                 /** @description Default Response */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -1588,7 +1627,7 @@ export interface paths {
         put?: never;
         /**
          * Dashboard sign up: a user, the workspace it owns, and the session as an HttpOnly cookie
-         * @description Sets the HttpOnly, SameSite=Strict `svc_session` cookie (Secure over HTTPS); the API accepts it on every authenticated route when no Authorization header is sent. Same validation and errors as POST /api/auth/signup.
+         * @description Sets the HttpOnly, SameSite=Strict `svc_session` cookie (Secure over HTTPS); the API accepts it on every authenticated route when no Authorization header is sent. Same validation, limits and errors as POST /api/auth/signup.
          */
         post: {
             parameters: {
@@ -1649,6 +1688,17 @@ export interface paths {
                 };
                 /** @description Default Response */
                 409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -7798,7 +7848,7 @@ export interface paths {
         put?: never;
         /**
          * Partner sign-in with email and password; returns a psess_ session token
-         * @description Rate-limited per IP and per email (429 `Too many attempts; retry later` with Retry-After). 401 `Invalid email or password` for an unknown email, a wrong password, or an account that signs in with magic links only.
+         * @description Limited per client address and per email (429 `Too many attempts` with Retry-After): at most 10 failures per email in 15 minutes by default, a successful sign-in clears them (docs/security.md). 401 `Invalid email or password` for an unknown email, a wrong password, or an account that signs in with magic links only. A password hash of an older kind is replaced at a successful sign-in.
          */
         post: {
             parameters: {
@@ -7940,7 +7990,7 @@ export interface paths {
         put?: never;
         /**
          * Partner portal sign-in: the session as an HttpOnly cookie
-         * @description Sets the HttpOnly, SameSite=Lax `svc_partner_session` cookie (Path=/, Secure over HTTPS); the partner routes accept it when no Authorization header is sent. Rate-limited per IP and per email (429 `Too many attempts; retry later` with Retry-After). 401 `Invalid email or password` for an unknown email, a wrong password, or an account that signs in with magic links only.
+         * @description Sets the HttpOnly, SameSite=Lax `svc_partner_session` cookie (Path=/, Secure over HTTPS); the partner routes accept it when no Authorization header is sent. Limited per client address and per email (429 `Too many attempts` with Retry-After): at most 10 failures per email in 15 minutes by default, a successful sign-in clears them (docs/security.md). 401 `Invalid email or password` for an unknown email, a wrong password, or an account that signs in with magic links only. A password hash of an older kind is replaced at a successful sign-in.
          */
         post: {
             parameters: {
@@ -8079,7 +8129,7 @@ export interface paths {
         put?: never;
         /**
          * Mail a sign-in link (202 whether or not the email is known)
-         * @description Answers 202 `{ data: { sent: true } }` for any valid email, so the answer never tells whether an account or partner record exists; the link (`{PUBLIC_URL}/partner/magic/<token>`, 15 minutes, one use) is mailed only to an address that has a partner account or partner record. Rate-limited per IP and per email (429 `Too many attempts; retry later` with Retry-After).
+         * @description Answers 202 `{ data: { sent: true } }` for any valid email, so the answer never tells whether an account or partner record exists; the link (`{PUBLIC_URL}/partner/magic/<token>`, 15 minutes, one use) is mailed only to an address that has a partner account or partner record. Limited per client address and per email (429 `Too many attempts` with Retry-After).
          */
         post: {
             parameters: {
@@ -8629,7 +8679,7 @@ export interface paths {
         };
         /**
          * Change the account's name or password
-         * @description Changing the password of an account that has one needs `current_password` (400 `current_password is incorrect`; rate-limited like sign-in); an account without one (magic links only) sets it directly. A password change ends every other session of the account. 400 `Nothing to update: give name or password` for an empty body.
+         * @description Changing the password of an account that has one needs `current_password` (400 `current_password is incorrect`; limited like sign-in, 429 `Too many attempts`); an account without one (magic links only) sets it directly. A password change ends every other session of the account. 400 `Nothing to update: give name or password` for an empty body.
          */
         put: {
             parameters: {

@@ -13,7 +13,7 @@ import { notify } from '../../../../shared/db/notifications.ts';
 import { recordWebhookEvents } from '../../../../shared/db/webhook-events.ts';
 import { Nullable, Obj, dataOf, requireBodyObject } from '../../common.ts';
 import type { ApiDeps } from '../../deps.ts';
-import { authenticatePartner, rateLimit } from '../partner-auth/access.ts';
+import { authenticatePartner, limitApplications } from '../partner-auth/access.ts';
 import { accountByEmail, claim, hasClaimed, insertAccount } from '../partner-auth/dal.ts';
 import { applicationClaim } from '../partner-claims/service.ts';
 import { queueMagicLink } from '../partner-auth/invites.ts';
@@ -96,7 +96,7 @@ export function registerApplicationRoutes(fastify: FastifyInstance, deps: ApiDep
     '/api/public/programs/:slug/apply',
     {
       preValidation: [
-        async (req, reply) => rateLimit(sql, deps, req, reply, 'apply'),
+        async (req, reply) => limitApplications(sql, deps, req, reply),
         requirePublicProgram,
         requireBodyObject,
       ],

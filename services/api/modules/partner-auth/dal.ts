@@ -233,6 +233,17 @@ export async function updateAccount(
   return row;
 }
 
+/**
+ * Replaces the account's password hash with `next` only if it is still `previous` (a hash of an older kind,
+ * upgraded at sign-in): a password changed or cleared meanwhile stays as it is. True when replaced.
+ */
+export async function replacePasswordHash(sql: Sql | Tx, accountId: number, previous: string, next: string) {
+  const rows = await sql`
+    update partner_accounts set password_hash = ${next}, updated_at = now()
+    where id = ${accountId} and password_hash = ${previous}`;
+  return rows.count === 1;
+}
+
 /** What GET /api/partner/me shows: the account's claimed records with their workspaces. */
 export function claimedRecords(sql: Sql, accountId: number) {
   return sql<

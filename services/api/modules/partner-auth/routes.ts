@@ -1,7 +1,8 @@
 // Partner accounts and sessions (CONTRACT part two "Credentials, extended" and "Partners who sign in";
 // docs/partners.md): password sign-in, magic links, invites, sign-out, and the cookie variants the portal
-// uses (`svc_partner_session`, with the dashboard's CSRF rule). Sign-in and magic-link requests are
-// rate-limited per IP and per email (access.ts); every sign-in records the hash of its IP address.
+// uses (`svc_partner_session`, with the dashboard's CSRF rule). Every password check and magic-link request
+// is limited per address and per email before any hashing (../../sign-in-limits.ts); every sign-in records
+// the hash of its IP address.
 //
 // registerPartnerAuthRoutes: the routes that create or end sessions (no session needed to call them).
 // registerPartnerAccountRoutes: GET/PUT /api/partner/me, in the partner-authenticated scope.
@@ -12,11 +13,12 @@ import { ERROR_SCHEMA, HttpError, errorResponses } from '../../../../shared/http
 import { Checked } from '../../../../shared/http/validation.ts';
 import type { TypeBoxProvider } from '../../../../shared/http/validation.ts';
 import { generateSecret, hashSecret } from '../../../../shared/domain/secrets.ts';
-import { DUMMY_HASH, hashPassword, verifyPassword } from '../../../../shared/domain/passwords.ts';
+import { hashPassword, needsRehash, verifyPassword } from '../../../../shared/domain/passwords.ts';
 import { DateTime, Nullable, Obj, dataOf, requireBodyObject } from '../../common.ts';
 import type { ApiDeps } from '../../deps.ts';
 import { csrfTokenFor } from '../auth/cookie.ts';
-import { authenticatePartner, ipHashOf, partnerOf, partnerSecurity, rateLimit } from './access.ts';
+import { authenticatePartner, partnerOf, partnerSecurity } from './access.ts';
+import { beginPasswordCheck, ipHashOf, limitMagicLink } from '../../sign-in-limits.ts';
 import * as dal from './dal.ts';
 import { queueMagicLink } from './invites.ts';
 import { acceptInvite as acceptInviteTx, followMagicLink } from '../partner-claims/operations.ts';
@@ -98,9 +100,12 @@ const MeBody = Type.Object({
   current_password: Type.Optional(Type.String({ errorMessage: 'current_password must be a string' })),
 });
 
+const limitsDoc =
+  `Limited per client address and per email (429 \`${ERR.tooMany}\` with Retry-After): at most 10 failures ` +
+  'per email in 15 minutes by default, a successful sign-in clears them (docs/security.md).';
 const loginDoc =
-  `Rate-limited per IP and per email (429 \`${ERR.tooMany}\` with Retry-After). 401 \`${ERR.credentials}\` ` +
-  'for an unknown email, a wrong password, or an account that signs in with magic links only.';
+  `${limitsDoc} 401 \`${ERR.credentials}\` for an unknown email, a wrong password, or an account that ` +
+  'signs in with magic links only. A password hash of an older kind is replaced at a successful sign-in.';
 const inviteDoc =
   '`password` (10+ characters) is required when no account has the invited email yet (the account is ' +
   'created with it, verified), and when the account of that email is not verified (made by an application ' +
@@ -135,11 +140,18 @@ export function registerPartnerAuthRoutes(fastify: FastifyInstance, deps: ApiDep
 
   async function logIn(req: FastifyRequest, reply: FastifyReply, b: { email: string; password: string }) {
     const email = normalEmail(b.email);
-    await rateLimit(sql, deps, req, reply, 'sign-in', email);
+    const attempt = await beginPasswordCheck(deps, req, reply, 'partner', email);
     const account = await dal.accountByEmail(sql, email);
-    // Verify against a dummy hash when there is no password, so timing does not reveal which emails exist.
-    const ok = await verifyPassword(b.password, account?.password_hash ?? DUMMY_HASH);
-    if (!account || account.password_hash === null || !ok) throw new HttpError(401, ERR.credentials);
+    // No account or no password: verified against a dummy hash, so timing does not reveal which emails exist.
+    const stored = account?.password_hash ?? null;
+    const ok = await verifyPassword(b.password, stored);
+    if (!account || stored === null || !ok) throw new HttpError(401, ERR.credentials);
+    await attempt.succeeded();
+    // An older kind of hash is replaced now that the password is known; compare-and-set, so a password
+    // changed meanwhile is never overwritten.
+    if (needsRehash(stored)) {
+      await dal.replacePasswordHash(sql, Number(account.id), stored, await hashPassword(b.password));
+    }
     return { account, ...(await newSession(sql, Number(account.id), req)) };
   }
 
@@ -151,7 +163,7 @@ export function registerPartnerAuthRoutes(fastify: FastifyInstance, deps: ApiDep
     b: { token: string; password?: string | null; name?: string | null },
   ): Promise<Signed> => {
     const s = await acceptInviteTx(sql, b, {
-      limit: (email) => rateLimit(sql, deps, req, reply, 'sign-in', email),
+      limit: (email) => beginPasswordCheck(deps, req, reply, 'partner', email),
       newSession: (tx, id) => newSession(tx, id, req),
     });
     return { account: s.account, ...s.session };
@@ -220,15 +232,15 @@ export function registerPartnerAuthRoutes(fastify: FastifyInstance, deps: ApiDep
         description:
           'Answers 202 `{ data: { sent: true } }` for any valid email, so the answer never tells whether an ' +
           'account or partner record exists; the link (`{PUBLIC_URL}/partner/magic/<token>`, 15 minutes, one ' +
-          'use) is mailed only to an address that has a partner account or partner record. Rate-limited per ' +
-          `IP and per email (429 \`${ERR.tooMany}\` with Retry-After).`,
+          'use) is mailed only to an address that has a partner account or partner record. Limited per ' +
+          `client address and per email (429 \`${ERR.tooMany}\` with Retry-After).`,
         body: EmailBody,
         response: { 202: dataOf(Obj({ sent: Type.Boolean() })), ...errorResponses(400, 429) },
       },
     },
     async (req, reply) => {
       const email = normalEmail(req.body.email);
-      await rateLimit(sql, deps, req, reply, 'magic-link', email);
+      await limitMagicLink(deps, req, reply, email);
       if (await dal.emailKnown(sql, email)) await sql.begin((tx) => queueMagicLink(tx, deps, email));
       return reply.code(202).send({ data: { sent: true } });
     },
@@ -433,7 +445,9 @@ export function registerPartnerAccountRoutes(fastify: FastifyInstance, deps: Api
         description:
           'Changing the password of an account that has one needs `current_password` (400 `' +
           ERR.currentPassword +
-          '`; rate-limited like sign-in); an account without one (magic links only) sets it directly. ' +
+          '`; limited like sign-in, 429 `' +
+          ERR.tooMany +
+          '`); an account without one (magic links only) sets it directly. ' +
           'A password change ends every other session of the account. 400 `' +
           ERR.nothing +
           '` for an empty body.',
@@ -451,11 +465,12 @@ export function registerPartnerAccountRoutes(fastify: FastifyInstance, deps: Api
       let passwordHash: string | undefined;
       if (b.password !== undefined) {
         if (account.password_hash !== null) {
-          await rateLimit(sql, deps, req, reply, 'sign-in', account.email);
+          const attempt = await beginPasswordCheck(deps, req, reply, 'partner', account.email);
           const ok =
             typeof b.current_password === 'string' &&
             (await verifyPassword(b.current_password, account.password_hash));
           if (!ok) throw new HttpError(400, ERR.currentPassword);
+          await attempt.succeeded();
         }
         passwordHash = await hashPassword(b.password);
       }

@@ -2,6 +2,7 @@
 // error strings and token lifetimes. Who may claim what is partner-claims/service.ts.
 import { EMAIL_RE } from '../../../../shared/http/server.ts';
 import { iso } from '../../common.ts';
+import { TOO_MANY_ATTEMPTS } from '../../sign-in-limits.ts';
 import type { AccountRow } from './dal.ts';
 
 export const PARTNER_COOKIE = 'svc_partner_session';
@@ -22,7 +23,7 @@ export const ERR = {
     'A partner account with this email exists without a password: request a sign-in link to see this program',
   sessionRequired: 'A partner session is required',
   session: 'Invalid or expired session',
-  tooMany: 'Too many attempts; retry later',
+  tooMany: TOO_MANY_ATTEMPTS,
   currentPassword: 'current_password is incorrect',
   nothing: 'Nothing to update: give name or password',
 } as const;

@@ -19,12 +19,16 @@ export interface Signed<S> {
 
 /**
  * Accepting an invite: claims its record for the account of the invite's email (created if missing), which
- * it verifies. `limit` is the sign-in limit of the email, taken before a password is checked.
+ * it verifies. `limit` takes the sign-in limit of the email before a password is checked; its answer is
+ * told when the password was right.
  */
 export function acceptInvite<S>(
   sql: Sql,
   b: { token: string; password?: string | null; name?: string | null },
-  hooks: { limit: (email: string) => Promise<void>; newSession: (tx: Tx, accountId: number) => Promise<S> },
+  hooks: {
+    limit: (email: string) => Promise<{ succeeded(): Promise<void> }>;
+    newSession: (tx: Tx, accountId: number) => Promise<S>;
+  },
 ): Promise<Signed<S>> {
   return sql.begin(async (tx) => {
     const invite = await auth.lockInvite(tx, hashSecret(b.token));
@@ -51,10 +55,11 @@ export function acceptInvite<S>(
       account = await auth.markInviteVerified(tx, Number(account!.id), await hashPassword(b.password!));
       await auth.revokeOtherSessions(tx, Number(account.id), null);
     } else if (rule.kind === 'check-password') {
-      await hooks.limit(email);
+      const attempt = await hooks.limit(email);
       if (typeof b.password !== 'string' || !(await verifyPassword(b.password, rule.hash))) {
         throw new HttpError(401, AUTH_ERR.credentials);
       }
+      await attempt.succeeded();
     } else {
       throw new HttpError(409, AUTH_ERR.inviteNeedsMagicLink);
     }
