@@ -8,6 +8,13 @@ import { queueMail } from '../../../../shared/db/mail.ts';
 import { insertInvite, insertMagicLink } from './dal.ts';
 import { INVITE_TTL_MS, MAGIC_LINK_TTL_MS } from './service.ts';
 
+/**
+ * The links that carry a token: the token after `#`, so it is never sent to the server (nor kept in its
+ * logs, a proxy's, or a Referer); the portal reads it from the address and then removes it (docs/portal.md).
+ */
+export const inviteLink = (publicUrl: string, token: string) => `${publicUrl}/partner/invite#${token}`;
+export const magicLink = (publicUrl: string, token: string) => `${publicUrl}/partner/magic#${token}`;
+
 export interface IssuedInvite {
   inviteUrl: string;
   expiresAt: Date;
@@ -24,7 +31,7 @@ export async function issueInvite(
     tokenHash: hashSecret(token),
     expiresAt: new Date(Date.now() + INVITE_TTL_MS),
   });
-  const inviteUrl = `${ctx.publicUrl}/partner/invite/${token}`;
+  const inviteUrl = inviteLink(ctx.publicUrl, token);
   const [names] = await tx<
     {
       email: string;
@@ -70,7 +77,7 @@ export async function queueMagicLink(
       id: `magic:${id}`,
       to: email,
       template: 'magic_link',
-      data: { url: `${ctx.publicUrl}/partner/magic/${token}` },
+      data: { url: magicLink(ctx.publicUrl, token) },
       workspace_id: null,
     },
   ]);
