@@ -36,7 +36,7 @@ export class HttpError extends Error {
   }
 }
 
-/** The 415 of a request body that is not application/json (docs/api.md "Errors"). */
+/** The 415 of a request body that is not application/json (docs/api.md "Request bodies and cross-site writes"). */
 export const NOT_JSON = 'Content-Type must be application/json';
 
 /**

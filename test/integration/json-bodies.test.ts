@@ -1,4 +1,4 @@
-// Request bodies are JSON (docs/api.md "Errors"; docs/security.md "Cross-site requests and tokens in links"):
+// Request bodies are JSON (docs/api.md "Request bodies and cross-site writes"; docs/security.md "Cross-site requests and tokens in links"):
 // outside the tracking routes and the processor webhooks, a body of any other type (or of none) is 415
 // `Content-Type must be application/json`, whatever the route, before the body is read; a request without a
 // body needs no type; a missing credential is 401 first. The tracking routes still read text/plain (the
