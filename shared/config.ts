@@ -86,6 +86,11 @@ export interface Config extends MailConfig, SignInConfig {
    * (invite_url, magic links) are built from it. Default http://127.0.0.1:<PORT>.
    */
   publicUrl: string;
+  /**
+   * PUBLIC_URL's origin when PUBLIC_URL is set: the only origin a browser's session write may come from
+   * (services/api/cross-site.ts). null when it is not set: the origin each request was sent to (its Host).
+   */
+  publicOrigin: string | null;
   /** Outbound webhooks (docs/webhooks.md): the retry schedule, the failure window, SSRF rules. */
   webhooks: WebhookConfig;
   /**
@@ -252,6 +257,7 @@ export function loadConfig(env: Env = process.env): Config {
     outboxPollMs: int('OUTBOX_POLL_MS', 1_000, 10, 60_000),
     approvalSweepMs: env.APPROVAL_SWEEP_MS === 'off' ? 0 : int('APPROVAL_SWEEP_MS', 15_000, 10, 60_000),
     publicUrl: '',
+    publicOrigin: null,
     webhooks: null as unknown as WebhookConfig,
     ...loadMailConfig(env, problems),
     rollupBreakdown: rollupBreakdown === 'on',
@@ -260,8 +266,10 @@ export function loadConfig(env: Env = process.env): Config {
     applyRateLimitPerMinute: int('APPLY_RATE_LIMIT_PER_MINUTE', 10, 0, 1_000_000),
   };
   const publicUrl = str('PUBLIC_URL', `http://127.0.0.1:${config.httpPort}`).replace(/\/+$/, '');
-  if (!/^https?:\/\/[^\s/]+/.test(publicUrl)) problems.push('PUBLIC_URL must be an http:// or https:// URL');
+  const origin = /^https?:\/\/[^\s/]+/.test(publicUrl) ? URL.parse(publicUrl)?.origin : undefined;
+  if (origin === undefined) problems.push('PUBLIC_URL must be an http:// or https:// URL');
   config.publicUrl = publicUrl;
+  if (env.PUBLIC_URL !== undefined && env.PUBLIC_URL !== '') config.publicOrigin = origin ?? null;
   config.webhooks = webhookConfig(env, int, problems);
   if (
     config.kafkaReplicationFactor !== null &&

@@ -11,6 +11,11 @@ export interface ApiDeps {
   kafkaPrefix: string;
   /** PUBLIC_URL: the base of links in answers and mail (invite_url, magic links). */
   publicUrl: string;
+  /**
+   * The origin browser writes with a session cookie must come from (cross-site.ts): PUBLIC_URL's when
+   * PUBLIC_URL is set; null or omitted: the origin each request was sent to.
+   */
+  publicOrigin?: string | null;
   /** WEBHOOK_ALLOW_PRIVATE and WEBHOOK_RESOLVE: the SSRF rules a webhook URL is registered under. */
   webhookPolicy?: AddressPolicy;
   /**

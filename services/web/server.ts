@@ -113,6 +113,7 @@ const app = await buildWebApp(cfg, log, {
     sessionTtlHours: cfg.sessionTtlHours,
     kafkaPrefix: cfg.kafkaPrefix,
     publicUrl: cfg.publicUrl,
+    publicOrigin: cfg.publicOrigin,
     webhookPolicy: cfg.webhooks,
     signInLimits: {
       ipPerMinute: cfg.authRateLimitIpPerMinute,

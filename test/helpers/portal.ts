@@ -57,7 +57,7 @@ export async function partnerAccount(
   opts: { name?: string; email?: string } = {},
 ): Promise<PartnerAccount> {
   const inv = await invitePartner(baseUrl, ownerSession, programId, opts);
-  const token = new URL(inv.inviteUrl).pathname.split('/').pop()!;
+  const token = new URL(inv.inviteUrl).hash.slice(1);
   const r = await postJson(`${baseUrl}/api/partner/auth/accept-invite`, {
     token,
     password: PARTNER_PASSWORD,
@@ -115,10 +115,10 @@ export async function pageWiderThanViewport(page: Page): Promise<boolean> {
   return page.evaluate<boolean>('document.documentElement.scrollWidth > window.innerWidth + 1');
 }
 
-/** The path of an absolute URL the service made (invite_url, a mail link), for page.goto. */
+/** The path of an absolute URL the service made (invite_url, a mail link), for page.goto: with its `#…`. */
 export const pathOf = (url: string) => {
   const u = new URL(url);
-  return `${u.pathname}${u.search}`;
+  return `${u.pathname}${u.search}${u.hash}`;
 };
 
 /**

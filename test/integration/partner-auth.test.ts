@@ -25,7 +25,7 @@ t.test(
   'an invite: invite_url once, mailed; accepting it makes the account, claims the record, signs in',
   async (t) => {
     const added = await addPartner(svc, owner, program.id);
-    t.match(added.inviteUrl, new RegExp(`^${svc.baseUrl}/partner/invite/pinv_[A-Za-z0-9_-]{32}$`));
+    t.match(added.inviteUrl, new RegExp(`^${svc.baseUrl}/partner/invite#pinv_[A-Za-z0-9_-]{32}$`));
     const [mail] = await mailsTo(sql, svc.prefix, added.email);
     t.equal(mail?.template, 'partner_invite', 'the invite is mailed');
     t.equal((mail?.data as { url: string }).url, added.inviteUrl, 'with the same URL');

@@ -2566,7 +2566,7 @@ export interface paths {
         put?: never;
         /**
          * Add a partner to the program
-         * @description Scope program:update. A partner of the same workspace with this email (case-insensitive) is reused; its name is kept. `invite_url` (`{PUBLIC_URL}/partner/invite/<token>`, 14 days, shown only here) lets the partner sign in to the portal; it is also mailed to the partner. It is null when a partner account has already claimed the record: the partner then sees the program at once and is notified. Records `partner.created`. Errors: 400 `name is required and must be 1 to 200 characters`, `email must be a valid email address`, `status must be 'approved' or 'pending'`; 404 `Program not found`; 409 `Partner is already in this program`, `Partner earns in <currency> in its other programs; a partner's programs share one currency (its balance is one amount)`.
+         * @description Scope program:update. A partner of the same workspace with this email (case-insensitive) is reused; its name is kept. `invite_url` (`{PUBLIC_URL}/partner/invite#<token>`, 14 days, shown only here) lets the partner sign in to the portal; it is also mailed to the partner. It is null when a partner account has already claimed the record: the partner then sees the program at once and is notified. Records `partner.created`. Errors: 400 `name is required and must be 1 to 200 characters`, `email must be a valid email address`, `status must be 'approved' or 'pending'`; 404 `Program not found`; 409 `Partner is already in this program`, `Partner earns in <currency> in its other programs; a partner's programs share one currency (its balance is one amount)`.
          */
         post: {
             parameters: {
@@ -8129,7 +8129,7 @@ export interface paths {
         put?: never;
         /**
          * Mail a sign-in link (202 whether or not the email is known)
-         * @description Answers 202 `{ data: { sent: true } }` for any valid email, so the answer never tells whether an account or partner record exists; the link (`{PUBLIC_URL}/partner/magic/<token>`, 15 minutes, one use) is mailed only to an address that has a partner account or partner record. Limited per client address and per email (429 `Too many attempts` with Retry-After).
+         * @description Answers 202 `{ data: { sent: true } }` for any valid email, so the answer never tells whether an account or partner record exists; the link (`{PUBLIC_URL}/partner/magic#<token>`, 15 minutes, one use) is mailed only to an address that has a partner account or partner record. Limited per client address and per email (429 `Too many attempts` with Retry-After).
          */
         post: {
             parameters: {

@@ -8,6 +8,13 @@ import { queueMail } from '../../../../shared/db/mail.ts';
 import { insertInvite, insertMagicLink } from './dal.ts';
 import { INVITE_TTL_MS, MAGIC_LINK_TTL_MS } from './service.ts';
 
+/**
+ * The links that carry a token: the token after `#`, so it is never sent to the server (nor kept in its
+ * logs, a proxy's, or a Referer); the portal reads it from the address and then removes it (docs/portal.md).
+ */
+export const inviteLink = (publicUrl: string, token: string) => `${publicUrl}/partner/invite#${token}`;
+export const magicLink = (publicUrl: string, token: string) => `${publicUrl}/partner/magic#${token}`;
+
 export interface IssuedInvite {
   inviteUrl: string;
   expiresAt: Date;
@@ -24,7 +31,7 @@ export async function issueInvite(
     tokenHash: hashSecret(token),
     expiresAt: new Date(Date.now() + INVITE_TTL_MS),
   });
-  const inviteUrl = `${ctx.publicUrl}/partner/invite/${token}`;
+  const inviteUrl = inviteLink(ctx.publicUrl, token);
   const [names] = await tx<
     {
       email: string;
@@ -79,7 +86,7 @@ export async function queueMagicLink(
       to: email,
       template: 'magic_link',
       data: {
-        url: `${ctx.publicUrl}/partner/magic/${token}`,
+        url: magicLink(ctx.publicUrl, token),
         ...(claim ? { program_name: claim.programName } : {}),
       },
       workspace_id: null,

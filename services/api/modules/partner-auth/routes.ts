@@ -231,7 +231,7 @@ export function registerPartnerAuthRoutes(fastify: FastifyInstance, deps: ApiDep
         summary: 'Mail a sign-in link (202 whether or not the email is known)',
         description:
           'Answers 202 `{ data: { sent: true } }` for any valid email, so the answer never tells whether an ' +
-          'account or partner record exists; the link (`{PUBLIC_URL}/partner/magic/<token>`, 15 minutes, one ' +
+          'account or partner record exists; the link (`{PUBLIC_URL}/partner/magic#<token>`, 15 minutes, one ' +
           'use) is mailed only to an address that has a partner account or partner record. Limited per ' +
           `client address and per email (429 \`${ERR.tooMany}\` with Retry-After).`,
         body: EmailBody,

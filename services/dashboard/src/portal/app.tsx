@@ -9,6 +9,7 @@ import type { PartnerSessionInfo } from './types.ts';
 import { Skeleton } from './parts.tsx';
 import { UnreadBadge, useUnreadCount } from '../notifications.tsx';
 import { InvitePage, MagicLinkPage, SignIn } from './pages/SignIn.tsx';
+import { linkToken } from './link-token.ts';
 import { Programs } from './pages/Programs.tsx';
 import { ProgramPage } from './pages/Program.tsx';
 import { Commissions } from './pages/Commissions.tsx';
@@ -32,10 +33,9 @@ export function PortalApp() {
   // Pages that need no session, and do not ask for one (no 401 on a stranger's first visit).
   const pub = match('/p/:slug', path);
   if (pub) return <PublicProgram slug={pub.slug!} />;
-  const magic = match('/partner/magic/:token', path);
-  if (magic) return <MagicLinkPage token={magic.token!} onSession={goHome} />;
-  const invite = match('/partner/invite/:token', path);
-  if (invite) return <InvitePage token={invite.token!} onSession={goHome} />;
+  // The link's token was read and taken out of the address before the first render (link-token.ts).
+  if (match('/partner/magic', path)) return <MagicLinkPage token={linkToken('magic')} onSession={goHome} />;
+  if (match('/partner/invite', path)) return <InvitePage token={linkToken('invite')} onSession={goHome} />;
   return <SignedIn path={path} />;
 }
 
