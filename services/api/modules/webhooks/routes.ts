@@ -5,15 +5,28 @@
 // neither). POST and GET of the list act on `?workspace_id=` (POST also takes it in the body), by default the
 // one the caller owns (else administers); the others act on the endpoint's own workspace, and an endpoint or
 // delivery of a workspace the caller cannot see is 404.
+//
+// A key limited to some programs (program_scope) sees and manages only the endpoints wholly inside its
+// scope: those whose program_ids are all its programs. Others (program_ids null, or naming another
+// program) are not listed and are 404 by id, as are their deliveries; registering or changing an endpoint
+// with program_ids null (or omitted at registration) or naming another program is 403 `API key is limited
+// to programs <ids>` (docs/security.md).
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { HttpError, errorResponses } from '../../../../shared/http/server.ts';
 import { Checked, Data, DataList, Nullable, StringEnum } from '../../../../shared/http/validation.ts';
 import type { TypeBoxProvider } from '../../../../shared/http/validation.ts';
-import { principalOf, workspaceAccess } from '../auth/access.ts';
+import { principalOf, programScopeError, scopedWorkspaceAccess } from '../auth/access.ts';
 import type { Permission, WorkspaceAccess } from '../auth/access.ts';
 import type { ApiDeps } from '../../deps.ts';
-import { WorkspaceIdField, WorkspaceIdQuery, managementSecurity, pathId, workspaceOf } from '../../common.ts';
+import {
+  WorkspaceIdField,
+  WorkspaceIdQuery,
+  managementSecurity,
+  pathId,
+  requireWorkspace,
+  workspaceOfReq,
+} from '../../common.ts';
 import { recordWebhookEvents } from '../../../../shared/db/webhook-events.ts';
 import { RefusedAddressError, checkWebhookUrl } from '../../../../shared/webhooks/address.ts';
 import type { AddressPolicy } from '../../../../shared/webhooks/address.ts';
@@ -28,6 +41,8 @@ import {
   ERR,
   MAX_URL,
   ROTATION_OVERLAP_HOURS,
+  endpointInScope,
+  programIdsPastScope,
   WEBHOOK_EVENT_TYPES,
   eventsError,
   missingProgramsError,
@@ -152,7 +167,11 @@ const DeliveryQuery = Type.Object({
 
 const ACCESS =
   'Scope webhooks:read (reads) or webhooks:write (changes): owner and admin sessions and `*` keys; member ' +
-  'and viewer roles have neither. ';
+  'and viewer roles have neither. A key limited to some programs sees only the endpoints whose ' +
+  'program_ids are all its programs (others are 404). ';
+const PAST_SCOPE =
+  '403 `API key is limited to programs <ids>` for a key limited to some programs when program_ids is ' +
+  'null (or omitted at registration) or names another program; ';
 
 /** Without a policy from the configuration: the strict rules. */
 const STRICT: AddressPolicy = { allowPrivate: false, resolve: {} };
@@ -163,12 +182,26 @@ export function registerWebhookRoutes(fastify: FastifyInstance, deps: ApiDeps): 
   const webhookPolicy = deps.webhookPolicy ?? STRICT;
   const base = '/api/advertiser/webhooks';
 
-  /** The endpoint, after checking the caller may do `permission` in its workspace (else 404 or 403). */
+  /**
+   * The endpoint, after checking the caller may do `permission` in its workspace (else 404 or 403) and,
+   * for a key limited to some programs, that the endpoint is wholly inside its scope (else 404).
+   */
   async function endpointFor(req: { principal?: unknown }, id: number, permission: Permission) {
+    const { row } = await scopedEndpoint(req, id, permission);
+    return row;
+  }
+  async function scopedEndpoint(req: { principal?: unknown }, id: number, permission: Permission) {
     const row = await dal.findEndpoint(sql, id);
     if (!row) throw new HttpError(404, ENDPOINT_NOT_FOUND);
-    await accessTo(req, Number(row.workspace_id), permission, ENDPOINT_NOT_FOUND);
-    return row;
+    const access = await accessTo(req, Number(row.workspace_id), permission, ENDPOINT_NOT_FOUND);
+    if (!endpointInScope(row.program_ids, access.programScope)) throw new HttpError(404, ENDPOINT_NOT_FOUND);
+    return { row, access };
+  }
+
+  /** 403 when a caller limited to some programs sends program_ids reaching past them. */
+  function checkProgramIds(access: WorkspaceAccess, programIds: unknown): void {
+    if (access.programScope !== null && programIdsPastScope(programIds, access.programScope))
+      throw new HttpError(403, programScopeError(access.programScope));
   }
 
   async function accessTo(
@@ -178,7 +211,7 @@ export function registerWebhookRoutes(fastify: FastifyInstance, deps: ApiDeps): 
     notFound: string,
   ): Promise<WorkspaceAccess> {
     try {
-      return await workspaceAccess(sql, principalOf(req as never), permission, workspaceId);
+      return await scopedWorkspaceAccess(sql, principalOf(req as never), permission, workspaceId);
     } catch (err) {
       // Not a member of that workspace (or another key's): the object is not revealed.
       if (err instanceof HttpError && err.statusCode === 404) throw new HttpError(404, notFound);
@@ -215,7 +248,17 @@ export function registerWebhookRoutes(fastify: FastifyInstance, deps: ApiDeps): 
   app.post(
     base,
     {
-      preValidation: async (req) => void workspaceOf(req),
+      // The caller's access, and a scoped key's program_ids, before the body's 400s.
+      preValidation: [
+        requireWorkspace(sql, 'webhooks:write', true),
+        async (req) => {
+          const b = req.body;
+          checkProgramIds(
+            workspaceOfReq(req),
+            b !== null && typeof b === 'object' ? (b as Record<string, unknown>).program_ids : undefined,
+          );
+        },
+      ],
       schema: {
         tags: ['webhooks'],
         summary: 'Register a webhook endpoint; the signing secret is returned this once',
@@ -226,8 +269,9 @@ export function registerWebhookRoutes(fastify: FastifyInstance, deps: ApiDeps): 
           'webhook-signature (HMAC-SHA256 with the secret). Errors: 400 `url must be an https:// URL`, ' +
           '`url host <host> resolves to a <class> address (<ip>): webhooks are only sent to public addresses`, ' +
           '`url host <host> does not resolve (…)`, `Unknown event type: <type>. Allowed: …`, ' +
-          '`program_ids has a program not in this workspace: <ids>`, `description must be …`; 403; 404 ' +
-          '`Workspace not found`.',
+          '`program_ids has a program not in this workspace: <ids>`, `description must be …`; ' +
+          PAST_SCOPE +
+          '403; 404 `Workspace not found`.',
         security: managementSecurity,
         querystring: WorkspaceIdQuery,
         body: EndpointCreate,
@@ -235,7 +279,7 @@ export function registerWebhookRoutes(fastify: FastifyInstance, deps: ApiDeps): 
       },
     },
     async (req, reply) => {
-      const ws = await workspaceAccess(sql, principalOf(req), 'webhooks:write', workspaceOf(req));
+      const ws = workspaceOfReq(req);
       const input = {
         url: req.body.url.trim(),
         events: normaliseEvents(req.body.events),
@@ -260,10 +304,11 @@ export function registerWebhookRoutes(fastify: FastifyInstance, deps: ApiDeps): 
         querystring: WorkspaceIdQuery,
         response: { 200: DataList(EndpointOut), ...errorResponses(400, 401, 403, 404) },
       },
+      preValidation: requireWorkspace(sql, 'webhooks:read', true),
     },
     async (req) => {
-      const ws = await workspaceAccess(sql, principalOf(req), 'webhooks:read', workspaceOf(req));
-      return { data: (await dal.endpointsOf(sql, ws.workspaceId)).map(toEndpoint) };
+      const ws = workspaceOfReq(req);
+      return { data: (await dal.endpointsOf(sql, ws.workspaceId, ws.programScope)).map(toEndpoint) };
     },
   );
 
@@ -288,7 +333,13 @@ export function registerWebhookRoutes(fastify: FastifyInstance, deps: ApiDeps): 
     {
       preValidation: async (req) => {
         // Before the body's 400s: a caller who may not touch the endpoint learns nothing from them.
-        await endpointFor(req, pathId((req.params as { id?: unknown }).id), 'webhooks:write');
+        const { access } = await scopedEndpoint(
+          req,
+          pathId((req.params as { id?: unknown }).id),
+          'webhooks:write',
+        );
+        const b = req.body;
+        if (b !== null && typeof b === 'object' && 'program_ids' in b) checkProgramIds(access, b.program_ids);
       },
       schema: {
         tags: ['webhooks'],
@@ -297,8 +348,8 @@ export function registerWebhookRoutes(fastify: FastifyInstance, deps: ApiDeps): 
           ACCESS +
           URL_RULES +
           'Omitted fields keep their values. `status: "disabled"` stops deliveries to it (pending ones wait); ' +
-          '`"enabled"` is the same as POST …/enable. Errors as for POST, and 400 `status must be enabled or ' +
-          'disabled`; 404 `Webhook endpoint not found`.',
+          '`"enabled"` is the same as POST …/enable. Errors as for POST (program_ids: when given), and 400 ' +
+          '`status must be enabled or disabled`; 404 `Webhook endpoint not found`.',
         security: managementSecurity,
         params: IdParams,
         body: EndpointUpdate,
@@ -487,7 +538,9 @@ export function registerWebhookRoutes(fastify: FastifyInstance, deps: ApiDeps): 
     if (!row) throw new HttpError(404, DELIVERY_NOT_FOUND);
     const endpoint = await dal.findEndpoint(sql, Number(row.endpoint_id));
     if (!endpoint) throw new HttpError(404, DELIVERY_NOT_FOUND);
-    await accessTo(req, Number(endpoint.workspace_id), permission, DELIVERY_NOT_FOUND);
+    const access = await accessTo(req, Number(endpoint.workspace_id), permission, DELIVERY_NOT_FOUND);
+    if (!endpointInScope(endpoint.program_ids, access.programScope))
+      throw new HttpError(404, DELIVERY_NOT_FOUND);
     return { row, endpoint };
   }
 
