@@ -14,13 +14,11 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { HttpError, errorResponses } from '../../../../shared/http/server.ts';
-import { Checked, Data, DataList, Nullable, StringEnum } from '../../../../shared/http/validation.ts';
+import { Data, DataList } from '../../../../shared/http/validation.ts';
 import type { TypeBoxProvider } from '../../../../shared/http/validation.ts';
-import { principalOf, programScopeError, scopedWorkspaceAccess } from '../auth/access.ts';
-import type { Permission, WorkspaceAccess } from '../auth/access.ts';
+import { isPlainObject } from '../../../../shared/json.ts';
 import type { ApiDeps } from '../../deps.ts';
 import {
-  WorkspaceIdField,
   WorkspaceIdQuery,
   managementSecurity,
   pathId,
@@ -32,146 +30,36 @@ import { RefusedAddressError, checkWebhookUrl } from '../../../../shared/webhook
 import type { AddressPolicy } from '../../../../shared/webhooks/address.ts';
 import { newSigningSecret } from '../../../../shared/webhooks/signature.ts';
 import * as dal from './dal.ts';
+import { createWebhookAccess } from './access.ts';
+import {
+  ACCESS,
+  AttemptOut,
+  DeliveryOut,
+  DeliveryQuery,
+  EndpointCreate,
+  EndpointOut,
+  EndpointUpdate,
+  EndpointWithSecret,
+  IdParams,
+  PAST_SCOPE,
+  SECRET_DOC,
+  URL_RULES,
+  deliveryProperties,
+} from './schemas.ts';
 import {
   DELIVERY_NOT_FOUND,
-  DELIVERY_STATUSES,
   ENDPOINT_DISABLED,
   ENDPOINT_NOT_FOUND,
-  ENDPOINT_STATUSES,
-  ERR,
-  MAX_URL,
   ROTATION_OVERLAP_HOURS,
-  endpointInScope,
-  programIdsPastScope,
-  WEBHOOK_EVENT_TYPES,
-  eventsError,
   missingProgramsError,
   normaliseDescription,
   normaliseEvents,
   normaliseProgramIds,
-  programIdsError,
   testEventData,
   toAttempt,
   toDelivery,
   toEndpoint,
 } from './service.ts';
-
-const nullableDate = Type.Union([Type.String({ format: 'date-time' }), Type.Null()]);
-const endpointProperties = {
-  id: Type.Integer(),
-  workspace_id: Type.Integer(),
-  url: Type.String(),
-  description: Type.Union([Type.String(), Type.Null()]),
-  events: Type.Array(Type.String(), { description: 'Event types it receives; ["*"] is every type' }),
-  program_ids: Type.Union([Type.Array(Type.Integer()), Type.Null()], {
-    description: 'Programs whose events it receives; null: every program',
-  }),
-  status: Type.String({ enum: [...ENDPOINT_STATUSES] }),
-  disabled_reason: Type.Union([Type.String({ enum: ['manual', 'failing', 'gone'] }), Type.Null()]),
-  disabled_at: nullableDate,
-  failing_since: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
-    description: 'The first failed attempt since the last successful one; null while it answers',
-  }),
-  previous_secret_expires_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
-    description: 'After a rotation: until when the previous secret signs too',
-  }),
-  created_at: Type.String({ format: 'date-time' }),
-  updated_at: Type.String({ format: 'date-time' }),
-};
-const EndpointOut = Type.Object(endpointProperties);
-const SECRET_DOC =
-  'The signing secret, `whsec_` and the base64 of 24 random bytes, for the Standard Webhooks verifier ' +
-  'libraries. Shown only in this response.';
-const EndpointWithSecret = Type.Object({
-  ...endpointProperties,
-  secret: Type.String({ description: SECRET_DOC }),
-});
-
-const deliveryProperties = {
-  id: Type.Integer(),
-  endpoint_id: Type.Integer(),
-  event_id: Type.String(),
-  webhook_id: Type.String({ description: 'The `webhook-id` header: the same at every attempt' }),
-  type: Type.String(),
-  status: Type.String({ enum: [...DELIVERY_STATUSES] }),
-  attempts: Type.Integer(),
-  last_status_code: Type.Union([Type.Integer(), Type.Null()]),
-  last_error: Type.Union([Type.String(), Type.Null()]),
-  last_response: Type.Union([Type.String(), Type.Null()], {
-    description: "The last answer's body, its first 4 KB",
-  }),
-  next_attempt_at: nullableDate,
-  created_at: Type.String({ format: 'date-time' }),
-  delivered_at: nullableDate,
-  payload: Type.Object(
-    {},
-    { additionalProperties: true, description: 'The body sent: { type, timestamp, data }' },
-  ),
-};
-const DeliveryOut = Type.Object(deliveryProperties);
-const AttemptOut = Type.Object({
-  attempted_at: Type.String({ format: 'date-time' }),
-  duration_ms: Type.Integer(),
-  status_code: Type.Union([Type.Integer(), Type.Null()]),
-  error: Type.Union([Type.String(), Type.Null()]),
-  response: Type.Union([Type.String(), Type.Null()]),
-});
-
-// Request schemas; property order is the order of the checks (shared/http/validation.ts).
-const url = Type.String({
-  minLength: 1,
-  maxLength: MAX_URL,
-  errorMessage: ERR.url,
-  description: 'https:// URL',
-});
-const events = Checked<string[]>(
-  {
-    type: 'array',
-    items: { type: 'string', enum: ['*', ...WEBHOOK_EVENT_TYPES] },
-    minItems: 1,
-    description: 'Event types to receive; default ["*"] (every type)',
-  },
-  eventsError,
-);
-const programIds = Checked<(number | string)[] | null>(
-  {
-    type: ['array', 'null'],
-    items: { type: 'integer', minimum: 1 },
-    description: 'Programs of the workspace whose events it receives; null (default): every program',
-  },
-  programIdsError,
-);
-const description = Nullable(Type.String({ maxLength: 500 }), ERR.description);
-const EndpointCreate = Type.Object({
-  workspace_id: WorkspaceIdField,
-  url,
-  events: Type.Optional(events),
-  program_ids: Type.Optional(programIds),
-  description: Type.Optional(description),
-});
-const EndpointUpdate = Type.Object({
-  url: Type.Optional(url),
-  events: Type.Optional(events),
-  program_ids: Type.Optional(programIds),
-  description: Type.Optional(description),
-  status: Type.Optional(StringEnum(ENDPOINT_STATUSES, ERR.status)),
-});
-const IdParams = Type.Object({ id: Type.Integer({ minimum: 1 }) });
-const DeliveryQuery = Type.Object({
-  status: Type.Optional(StringEnum(DELIVERY_STATUSES, ERR.deliveryStatus)),
-  page: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1, errorMessage: ERR.page })),
-  pageSize: Type.Optional(
-    Type.Integer({ minimum: 1, maximum: 100, default: 20, errorMessage: ERR.pageSize }),
-  ),
-});
-
-const ACCESS =
-  'Scope webhooks:read (reads) or webhooks:write (changes): owner and admin sessions and `*` keys; member ' +
-  'and viewer roles have neither. A key limited to some programs sees only the endpoints whose ' +
-  'program_ids are all its programs (others are 404). ';
-const PAST_SCOPE =
-  '403 `API key is limited to programs <ids>` for a key limited to some programs when program_ids is ' +
-  'null (or omitted at registration) or names another program; ';
 
 /** Without a policy from the configuration: the strict rules. */
 const STRICT: AddressPolicy = { allowPrivate: false, resolve: {} };
@@ -181,43 +69,7 @@ export function registerWebhookRoutes(fastify: FastifyInstance, deps: ApiDeps): 
   const { sql } = deps;
   const webhookPolicy = deps.webhookPolicy ?? STRICT;
   const base = '/api/advertiser/webhooks';
-
-  /**
-   * The endpoint, after checking the caller may do `permission` in its workspace (else 404 or 403) and,
-   * for a key limited to some programs, that the endpoint is wholly inside its scope (else 404).
-   */
-  async function endpointFor(req: { principal?: unknown }, id: number, permission: Permission) {
-    const { row } = await scopedEndpoint(req, id, permission);
-    return row;
-  }
-  async function scopedEndpoint(req: { principal?: unknown }, id: number, permission: Permission) {
-    const row = await dal.findEndpoint(sql, id);
-    if (!row) throw new HttpError(404, ENDPOINT_NOT_FOUND);
-    const access = await accessTo(req, Number(row.workspace_id), permission, ENDPOINT_NOT_FOUND);
-    if (!endpointInScope(row.program_ids, access.programScope)) throw new HttpError(404, ENDPOINT_NOT_FOUND);
-    return { row, access };
-  }
-
-  /** 403 when a caller limited to some programs sends program_ids reaching past them. */
-  function checkProgramIds(access: WorkspaceAccess, programIds: unknown): void {
-    if (access.programScope !== null && programIdsPastScope(programIds, access.programScope))
-      throw new HttpError(403, programScopeError(access.programScope));
-  }
-
-  async function accessTo(
-    req: { principal?: unknown },
-    workspaceId: number,
-    permission: Permission,
-    notFound: string,
-  ): Promise<WorkspaceAccess> {
-    try {
-      return await scopedWorkspaceAccess(sql, principalOf(req as never), permission, workspaceId);
-    } catch (err) {
-      // Not a member of that workspace (or another key's): the object is not revealed.
-      if (err instanceof HttpError && err.statusCode === 404) throw new HttpError(404, notFound);
-      throw err;
-    }
-  }
+  const { endpointFor, scopedEndpoint, deliveryFor, checkProgramIds } = createWebhookAccess(sql);
 
   /** 400 unless the URL passes the SSRF rules (resolving its name) and the programs are the workspace's. */
   async function checkTargets(
@@ -239,12 +91,6 @@ export function registerWebhookRoutes(fastify: FastifyInstance, deps: ApiDeps): 
     }
   }
 
-  const URL_RULES =
-    'The URL must be https:// and must not resolve to a loopback, private (RFC 1918, fc00::/7), link-local ' +
-    '(169.254/16, fe80::/10), carrier-grade NAT (100.64/10), unspecified, multicast, reserved or cloud ' +
-    'metadata address (the name is resolved now, and again at every delivery); with WEBHOOK_ALLOW_PRIVATE=true ' +
-    '(local use) http:// and those addresses are allowed. ';
-
   app.post(
     base,
     {
@@ -253,10 +99,7 @@ export function registerWebhookRoutes(fastify: FastifyInstance, deps: ApiDeps): 
         requireWorkspace(sql, 'webhooks:write', true),
         async (req) => {
           const b = req.body;
-          checkProgramIds(
-            workspaceOfReq(req),
-            b !== null && typeof b === 'object' ? (b as Record<string, unknown>).program_ids : undefined,
-          );
+          checkProgramIds(workspaceOfReq(req), isPlainObject(b) ? b.program_ids : undefined);
         },
       ],
       schema: {
@@ -339,7 +182,7 @@ export function registerWebhookRoutes(fastify: FastifyInstance, deps: ApiDeps): 
           'webhooks:write',
         );
         const b = req.body;
-        if (b !== null && typeof b === 'object' && 'program_ids' in b) checkProgramIds(access, b.program_ids);
+        if (isPlainObject(b) && b.program_ids !== undefined) checkProgramIds(access, b.program_ids);
       },
       schema: {
         tags: ['webhooks'],
@@ -531,18 +374,6 @@ export function registerWebhookRoutes(fastify: FastifyInstance, deps: ApiDeps): 
       };
     },
   );
-
-  /** The delivery, after checking the caller may do `permission` in its endpoint's workspace. */
-  async function deliveryFor(req: { principal?: unknown }, id: number, permission: Permission) {
-    const row = await dal.findDelivery(sql, id);
-    if (!row) throw new HttpError(404, DELIVERY_NOT_FOUND);
-    const endpoint = await dal.findEndpoint(sql, Number(row.endpoint_id));
-    if (!endpoint) throw new HttpError(404, DELIVERY_NOT_FOUND);
-    const access = await accessTo(req, Number(endpoint.workspace_id), permission, DELIVERY_NOT_FOUND);
-    if (!endpointInScope(endpoint.program_ids, access.programScope))
-      throw new HttpError(404, DELIVERY_NOT_FOUND);
-    return { row, endpoint };
-  }
 
   app.get(
     '/api/advertiser/webhook-deliveries/:id',
