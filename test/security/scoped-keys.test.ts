@@ -277,10 +277,18 @@ t.test("other programs' rows by id and by filter: refused", async (t) => {
       await send('POST', url(`/api/advertiser/commissions/${c!.id}/approve`), undefined, scoped),
     ],
     ['commission reject', await send('POST', url(`/api/advertiser/commissions/${c!.id}/reject`), {}, scoped)],
+    [
+      'commission reject with a bad body: 403 before 400',
+      await send('POST', url(`/api/advertiser/commissions/${c!.id}/reject`), { reason: 5 }, scoped),
+    ],
     ['payout', await getJson(url(`/api/advertiser/payouts/${payout!.id}`), scoped)],
     [
       'payout mark-paid',
       await send('POST', url(`/api/advertiser/payouts/${payout!.id}/mark-paid`), {}, scoped),
+    ],
+    [
+      'payout mark-paid with a bad body: 403 before 400',
+      await send('POST', url(`/api/advertiser/payouts/${payout!.id}/mark-paid`), { reference: 5 }, scoped),
     ],
     [
       'payout cancel',
