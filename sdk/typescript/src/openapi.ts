@@ -1799,7 +1799,7 @@ export interface paths {
         put?: never;
         /**
          * Create a program (status draft); the tracking token is returned in full this once
-         * @description Scope program:create. `workspace_id` picks the workspace (default: the key’s workspace, or the session user’s own). The slug is generated from the name when omitted (with a random suffix when taken). Errors: 400 `name is required and must be 1 to 200 characters`, `slug must be 1 to 63 lowercase letters, digits or dashes, starting with a letter or digit`, `cookie_window_days must be an integer from 1 to 3650`, `currency must be an ISO 4217 currency code`, commission policy messages, `allowed_origins…`, `hold_days must be an integer from 0 to 365` (default 30), `min_payout_cents must be an integer from 0 to 1000000000000` (default 0), `workspace_id must be a positive integer`; 404 `Workspace not found`; 409 `slug is already taken`. Applications (docs/partners.md): `public_page` and `auto_approve` (default false), `partner_links` (default true), `description` (at most 2,000 characters): 400 `public_page must be true or false`, `auto_approve must be true or false`, `partner_links must be true or false`, `description must be a string of at most 2000 characters`.
+         * @description Scope program:create. `workspace_id` picks the workspace (default: the key’s workspace, or the session user’s own). The slug is generated from the name when omitted (with a random suffix when taken). Errors: 400 `name is required and must be 1 to 200 characters`, `slug must be 1 to 63 lowercase letters, digits or dashes, starting with a letter or digit`, `cookie_window_days must be an integer from 1 to 3650`, `currency must be an ISO 4217 currency code`, commission policy messages, `allowed_origins…`, `hold_days must be an integer from 0 to 365` (default 30), `min_payout_cents must be an integer from 0 to 1000000000000` (default 0), `workspace_id must be a positive integer`; 403 (a key limited to some programs: `API key is limited to programs <ids>`); 404 `Workspace not found`; 409 `slug is already taken`. Applications (docs/partners.md): `public_page` and `auto_approve` (default false), `partner_links` (default true), `description` (at most 2,000 characters): 400 `public_page must be true or false`, `auto_approve must be true or false`, `partner_links must be true or false`, `description must be a string of at most 2000 characters`.
          */
         post: {
             parameters: {
@@ -3723,7 +3723,7 @@ export interface paths {
         };
         /**
          * Read the payment-processor connection (without the signing secret)
-         * @description Workspace-level; needs program:read. Without a stored connection the answer is status `pending`, no account and every flag false. Query `workspace_id` picks the workspace.
+         * @description Workspace-level; needs program:read. Without a stored connection the answer is status `pending`, no account and every flag false. Query `workspace_id` picks the workspace. 403 for a key limited to some programs (`API key is limited to programs <ids>`).
          */
         get: {
             parameters: {
@@ -3804,7 +3804,7 @@ export interface paths {
         };
         /**
          * Record the payment-processor connection; returns the webhook signing secret
-         * @description Workspace-level; needs program:update (owner or admin session, or a key with that scope). The body replaces the stored state: omitted booleans are false, an omitted account_id is null. The `whsec_` signing secret is created on the first PUT and kept afterwards; connected_at is set the first time status becomes `connected`. Errors: 400 `status must be one of pending, connected, restricted, disconnected`, `account_id must be a string of 1 to 255 characters or null`, `<field> must be a boolean`, `workspace_id must be a positive integer`; 403; 404 `Workspace not found`.
+         * @description Workspace-level; needs program:update (owner or admin session, or a key with that scope). The body replaces the stored state: omitted booleans are false, an omitted account_id is null. The `whsec_` signing secret is created on the first PUT and kept afterwards; connected_at is set the first time status becomes `connected`. Errors: 400 `status must be one of pending, connected, restricted, disconnected`, `account_id must be a string of 1 to 255 characters or null`, `<field> must be a boolean`, `workspace_id must be a positive integer`; 403 (a key limited to some programs: `API key is limited to programs <ids>`); 404 `Workspace not found`.
          */
         put: {
             parameters: {
@@ -3914,7 +3914,7 @@ export interface paths {
         put?: never;
         /**
          * Roll the webhook signing secret
-         * @description Workspace-level; needs program:update. Returns a new `whsec_` secret; the previous one keeps verifying for 24 hours, so the processor can be updated without losing events (as Stripe rolls its own). Errors: 404 `No payment-processor connection to roll` before the first PUT; 403; 404 `Workspace not found`.
+         * @description Workspace-level; needs program:update. Returns a new `whsec_` secret; the previous one keeps verifying for 24 hours, so the processor can be updated without losing events (as Stripe rolls its own). Errors: 404 `No payment-processor connection to roll` before the first PUT; 403 (a key limited to some programs: `API key is limited to programs <ids>`); 404 `Workspace not found`.
          */
         post: {
             parameters: {
@@ -5432,7 +5432,7 @@ export interface paths {
         };
         /**
          * The workspace's webhook endpoints (without their secrets)
-         * @description Scope webhooks:read (reads) or webhooks:write (changes): owner and admin sessions and `*` keys; member and viewer roles have neither. Query `workspace_id` picks the workspace.
+         * @description Scope webhooks:read (reads) or webhooks:write (changes): owner and admin sessions and `*` keys; member and viewer roles have neither. A key limited to some programs sees only the endpoints whose program_ids are all its programs (others are 404). Query `workspace_id` picks the workspace.
          */
         get: {
             parameters: {
@@ -5527,7 +5527,7 @@ export interface paths {
         put?: never;
         /**
          * Register a webhook endpoint; the signing secret is returned this once
-         * @description Scope webhooks:read (reads) or webhooks:write (changes): owner and admin sessions and `*` keys; member and viewer roles have neither. The URL must be https:// and must not resolve to a loopback, private (RFC 1918, fc00::/7), link-local (169.254/16, fe80::/10), carrier-grade NAT (100.64/10), unspecified, multicast, reserved or cloud metadata address (the name is resolved now, and again at every delivery); with WEBHOOK_ALLOW_PRIVATE=true (local use) http:// and those addresses are allowed. Deliveries follow Standard Webhooks (docs/webhooks.md): headers webhook-id, webhook-timestamp and webhook-signature (HMAC-SHA256 with the secret). Errors: 400 `url must be an https:// URL`, `url host <host> resolves to a <class> address (<ip>): webhooks are only sent to public addresses`, `url host <host> does not resolve (…)`, `Unknown event type: <type>. Allowed: …`, `program_ids has a program not in this workspace: <ids>`, `description must be …`; 403; 404 `Workspace not found`.
+         * @description Scope webhooks:read (reads) or webhooks:write (changes): owner and admin sessions and `*` keys; member and viewer roles have neither. A key limited to some programs sees only the endpoints whose program_ids are all its programs (others are 404). The URL must be https:// and must not resolve to a loopback, private (RFC 1918, fc00::/7), link-local (169.254/16, fe80::/10), carrier-grade NAT (100.64/10), unspecified, multicast, reserved or cloud metadata address (the name is resolved now, and again at every delivery); with WEBHOOK_ALLOW_PRIVATE=true (local use) http:// and those addresses are allowed. Deliveries follow Standard Webhooks (docs/webhooks.md): headers webhook-id, webhook-timestamp and webhook-signature (HMAC-SHA256 with the secret). Errors: 400 `url must be an https:// URL`, `url host <host> resolves to a <class> address (<ip>): webhooks are only sent to public addresses`, `url host <host> does not resolve (…)`, `Unknown event type: <type>. Allowed: …`, `program_ids has a program not in this workspace: <ids>`, `description must be …`; 403 `API key is limited to programs <ids>` for a key limited to some programs when program_ids is null (or omitted at registration) or names another program; 403; 404 `Workspace not found`.
          */
         post: {
             parameters: {
@@ -5650,7 +5650,7 @@ export interface paths {
         };
         /**
          * One webhook endpoint (without its secret)
-         * @description Scope webhooks:read (reads) or webhooks:write (changes): owner and admin sessions and `*` keys; member and viewer roles have neither. Errors: 404 `Webhook endpoint not found`.
+         * @description Scope webhooks:read (reads) or webhooks:write (changes): owner and admin sessions and `*` keys; member and viewer roles have neither. A key limited to some programs sees only the endpoints whose program_ids are all its programs (others are 404). Errors: 404 `Webhook endpoint not found`.
          */
         get: {
             parameters: {
@@ -5732,7 +5732,7 @@ export interface paths {
         };
         /**
          * Change a webhook endpoint: url, events, program_ids, description, status
-         * @description Scope webhooks:read (reads) or webhooks:write (changes): owner and admin sessions and `*` keys; member and viewer roles have neither. The URL must be https:// and must not resolve to a loopback, private (RFC 1918, fc00::/7), link-local (169.254/16, fe80::/10), carrier-grade NAT (100.64/10), unspecified, multicast, reserved or cloud metadata address (the name is resolved now, and again at every delivery); with WEBHOOK_ALLOW_PRIVATE=true (local use) http:// and those addresses are allowed. Omitted fields keep their values. `status: "disabled"` stops deliveries to it (pending ones wait); `"enabled"` is the same as POST …/enable. Errors as for POST, and 400 `status must be enabled or disabled`; 404 `Webhook endpoint not found`.
+         * @description Scope webhooks:read (reads) or webhooks:write (changes): owner and admin sessions and `*` keys; member and viewer roles have neither. A key limited to some programs sees only the endpoints whose program_ids are all its programs (others are 404). The URL must be https:// and must not resolve to a loopback, private (RFC 1918, fc00::/7), link-local (169.254/16, fe80::/10), carrier-grade NAT (100.64/10), unspecified, multicast, reserved or cloud metadata address (the name is resolved now, and again at every delivery); with WEBHOOK_ALLOW_PRIVATE=true (local use) http:// and those addresses are allowed. Omitted fields keep their values. `status: "disabled"` stops deliveries to it (pending ones wait); `"enabled"` is the same as POST …/enable. Errors as for POST (program_ids: when given), and 400 `status must be enabled or disabled`; 404 `Webhook endpoint not found`.
          */
         put: {
             parameters: {
@@ -5840,7 +5840,7 @@ export interface paths {
         post?: never;
         /**
          * Delete a webhook endpoint and its delivery log
-         * @description Scope webhooks:read (reads) or webhooks:write (changes): owner and admin sessions and `*` keys; member and viewer roles have neither. Pending deliveries are dropped. Errors: 404 `Webhook endpoint not found`.
+         * @description Scope webhooks:read (reads) or webhooks:write (changes): owner and admin sessions and `*` keys; member and viewer roles have neither. A key limited to some programs sees only the endpoints whose program_ids are all its programs (others are 404). Pending deliveries are dropped. Errors: 404 `Webhook endpoint not found`.
          */
         delete: {
             parameters: {
@@ -5911,7 +5911,7 @@ export interface paths {
         put?: never;
         /**
          * Rotate the signing secret; the new one is returned this once
-         * @description Scope webhooks:read (reads) or webhooks:write (changes): owner and admin sessions and `*` keys; member and viewer roles have neither. For 24 hours both secrets sign every delivery (two space-separated signatures in webhook-signature, the new one first), so the receiver can switch without missing one; after that only the new one. Rotating again within that time drops the oldest secret. Errors: 404 `Webhook endpoint not found`.
+         * @description Scope webhooks:read (reads) or webhooks:write (changes): owner and admin sessions and `*` keys; member and viewer roles have neither. A key limited to some programs sees only the endpoints whose program_ids are all its programs (others are 404). For 24 hours both secrets sign every delivery (two space-separated signatures in webhook-signature, the new one first), so the receiver can switch without missing one; after that only the new one. Rotating again within that time drops the oldest secret. Errors: 404 `Webhook endpoint not found`.
          */
         post: {
             parameters: {
@@ -5992,7 +5992,7 @@ export interface paths {
         put?: never;
         /**
          * Send a webhook.test event to this endpoint
-         * @description Scope webhooks:read (reads) or webhooks:write (changes): owner and admin sessions and `*` keys; member and viewer roles have neither. A `webhook.test` event (data: endpoint_id, message, is_test: true) is recorded and delivered to this endpoint only, like any event: signed, retried, in the delivery log. Errors: 404 `Webhook endpoint not found`; 409 `Webhook endpoint is disabled; enable it first`.
+         * @description Scope webhooks:read (reads) or webhooks:write (changes): owner and admin sessions and `*` keys; member and viewer roles have neither. A key limited to some programs sees only the endpoints whose program_ids are all its programs (others are 404). A `webhook.test` event (data: endpoint_id, message, is_test: true) is recorded and delivered to this endpoint only, like any event: signed, retried, in the delivery log. Errors: 404 `Webhook endpoint not found`; 409 `Webhook endpoint is disabled; enable it first`.
          */
         post: {
             parameters: {
@@ -6083,7 +6083,7 @@ export interface paths {
         put?: never;
         /**
          * Enable a disabled webhook endpoint
-         * @description Scope webhooks:read (reads) or webhooks:write (changes): owner and admin sessions and `*` keys; member and viewer roles have neither. An endpoint is disabled by its owner, after failing every attempt for 5 days (WEBHOOK_DISABLE_AFTER), or when it answers 410 Gone. Enabling it makes its pending deliveries due at once; failed ones can be retried one by one. Events that happened while it was disabled are not sent. Errors: 404 `Webhook endpoint not found`.
+         * @description Scope webhooks:read (reads) or webhooks:write (changes): owner and admin sessions and `*` keys; member and viewer roles have neither. A key limited to some programs sees only the endpoints whose program_ids are all its programs (others are 404). An endpoint is disabled by its owner, after failing every attempt for 5 days (WEBHOOK_DISABLE_AFTER), or when it answers 410 Gone. Enabling it makes its pending deliveries due at once; failed ones can be retried one by one. Events that happened while it was disabled are not sent. Errors: 404 `Webhook endpoint not found`.
          */
         post: {
             parameters: {
@@ -6178,7 +6178,7 @@ export interface paths {
         };
         /**
          * The endpoint's delivery log, newest first
-         * @description Scope webhooks:read (reads) or webhooks:write (changes): owner and admin sessions and `*` keys; member and viewer roles have neither. One row per event sent to this endpoint: its webhook-id (the same at every attempt), status (pending, delivered, failed), attempts, the last answer (status code, error, first 4 KB of the body), when the next attempt is due, and the payload. `status` filters; `page` (default 1) and `pageSize` (1..100, default 20) page; `meta.has_more` says whether a next page exists. Errors: 400 `status must be one of pending, delivered, failed`, `page must be a positive integer`, `pageSize must be an integer from 1 to 100`; 404 `Webhook endpoint not found`.
+         * @description Scope webhooks:read (reads) or webhooks:write (changes): owner and admin sessions and `*` keys; member and viewer roles have neither. A key limited to some programs sees only the endpoints whose program_ids are all its programs (others are 404). One row per event sent to this endpoint: its webhook-id (the same at every attempt), status (pending, delivered, failed), attempts, the last answer (status code, error, first 4 KB of the body), when the next attempt is due, and the payload. `status` filters; `page` (default 1) and `pageSize` (1..100, default 20) page; `meta.has_more` says whether a next page exists. Errors: 400 `status must be one of pending, delivered, failed`, `page must be a positive integer`, `pageSize must be an integer from 1 to 100`; 404 `Webhook endpoint not found`.
          */
         get: {
             parameters: {
@@ -6296,7 +6296,7 @@ export interface paths {
         };
         /**
          * One delivery with every attempt
-         * @description Scope webhooks:read (reads) or webhooks:write (changes): owner and admin sessions and `*` keys; member and viewer roles have neither. The delivery as in the log, plus `attempt_log`: each attempt's time, duration and answer. Errors: 404 `Webhook delivery not found`.
+         * @description Scope webhooks:read (reads) or webhooks:write (changes): owner and admin sessions and `*` keys; member and viewer roles have neither. A key limited to some programs sees only the endpoints whose program_ids are all its programs (others are 404). The delivery as in the log, plus `attempt_log`: each attempt's time, duration and answer. Errors: 404 `Webhook delivery not found`.
          */
         get: {
             parameters: {
@@ -6404,7 +6404,7 @@ export interface paths {
         put?: never;
         /**
          * Attempt a delivery again now
-         * @description Scope webhooks:read (reads) or webhooks:write (changes): owner and admin sessions and `*` keys; member and viewer roles have neither. A pending delivery is attempted now, its schedule going on after; a delivered or failed one gets one more attempt with the same webhook-id (and ends delivered or failed again). An attempt already in flight is left to finish. Errors: 404 `Webhook delivery not found`; 409 `Webhook endpoint is disabled; enable it first`.
+         * @description Scope webhooks:read (reads) or webhooks:write (changes): owner and admin sessions and `*` keys; member and viewer roles have neither. A key limited to some programs sees only the endpoints whose program_ids are all its programs (others are 404). A pending delivery is attempted now, its schedule going on after; a delivered or failed one gets one more attempt with the same webhook-id (and ends delivered or failed again). An attempt already in flight is left to finish. Errors: 404 `Webhook delivery not found`; 409 `Webhook endpoint is disabled; enable it first`.
          */
         post: {
             parameters: {
@@ -6629,7 +6629,7 @@ export interface paths {
         };
         /**
          * The workspace's mail log: what was sent, what is retried, what failed
-         * @description Permission program:read (every role; an API key with scope program:read and no program_scope). Newest first. `status`: queued (waiting for its next attempt, `next_attempt_at`), sending, sent, failed (every attempt failed: the workspace also got a `mail_failed` notification), skipped (no SMTP server configured). The recipient and subject are shown, the body never. `page` (default 1) and `pageSize` (1..100, default 50). Errors: 400 `workspace_id must be a positive integer`, `status must be one of queued, sending, sent, failed, skipped`, `page must be a positive integer`, `pageSize must be an integer from 1 to 100`; 403 for a key limited to some programs; 404 `Workspace not found`.
+         * @description Permission program:read (every role; an API key with scope program:read and no program_scope). Newest first. `status`: queued (waiting for its next attempt, `next_attempt_at`), sending, sent, failed (every attempt failed: the workspace also got a `mail_failed` notification), skipped (no SMTP server configured). The recipient and subject are shown, the body never. `page` (default 1) and `pageSize` (1..100, default 50). Errors: 400 `workspace_id must be a positive integer`, `status must be one of queued, sending, sent, failed, skipped`, `page must be a positive integer`, `pageSize must be an integer from 1 to 100`; 403 `API key is limited to programs <ids>` for a key limited to some programs; 404 `Workspace not found`.
          */
         get: {
             parameters: {
