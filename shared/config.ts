@@ -3,8 +3,10 @@
 import { isIP } from 'node:net';
 import { loadMailConfig } from './config-mail.ts';
 import type { MailConfig } from './config-mail.ts';
+import { loadSignInConfig } from './config-sign-in.ts';
+import type { SignInConfig } from './config-sign-in.ts';
 
-export interface Config extends MailConfig {
+export interface Config extends MailConfig, SignInConfig {
   /** postgres://... of the system of record. */
   databaseUrl: string;
   databasePoolSize: number;
@@ -84,6 +86,11 @@ export interface Config extends MailConfig {
    * (invite_url, magic links) are built from it. Default http://127.0.0.1:<PORT>.
    */
   publicUrl: string;
+  /**
+   * PUBLIC_URL's origin when PUBLIC_URL is set: the only origin a browser's session write may come from
+   * (services/api/cross-site.ts). null when it is not set: the origin each request was sent to (its Host).
+   */
+  publicOrigin: string | null;
   /** Outbound webhooks (docs/webhooks.md): the retry schedule, the failure window, SSRF rules. */
   webhooks: WebhookConfig;
   /**
@@ -92,13 +99,9 @@ export interface Config extends MailConfig {
    */
   rollupBreakdown: boolean;
   /**
-   * Partner sign-ins and magic-link requests (docs/partners.md "Rate limits"): requests per minute per
-   * email and per IP (each also the burst; 0 = off), held in Postgres across web processes. IPs of
-   * RATE_LIMIT_EXEMPT skip the per-IP bucket only.
+   * Applications from a program's public page, per IP and minute (also the burst; 0 = off); IPs of
+   * RATE_LIMIT_EXEMPT skip it. The sign-in limits are SignInConfig's (shared/config-sign-in.ts).
    */
-  authRateLimitPerMinute: number;
-  authRateLimitIpPerMinute: number;
-  /** Applications from a program's public page, per IP and minute (also the burst; 0 = off). */
   applyRateLimitPerMinute: number;
 }
 
@@ -254,17 +257,19 @@ export function loadConfig(env: Env = process.env): Config {
     outboxPollMs: int('OUTBOX_POLL_MS', 1_000, 10, 60_000),
     approvalSweepMs: env.APPROVAL_SWEEP_MS === 'off' ? 0 : int('APPROVAL_SWEEP_MS', 15_000, 10, 60_000),
     publicUrl: '',
+    publicOrigin: null,
     webhooks: null as unknown as WebhookConfig,
     ...loadMailConfig(env, problems),
     rollupBreakdown: rollupBreakdown === 'on',
     ...loadMailConfig(env, problems),
-    authRateLimitPerMinute: int('AUTH_RATE_LIMIT_PER_MINUTE', 10, 0, 1_000_000),
-    authRateLimitIpPerMinute: int('AUTH_RATE_LIMIT_IP_PER_MINUTE', 30, 0, 1_000_000),
+    ...loadSignInConfig(env, problems),
     applyRateLimitPerMinute: int('APPLY_RATE_LIMIT_PER_MINUTE', 10, 0, 1_000_000),
   };
   const publicUrl = str('PUBLIC_URL', `http://127.0.0.1:${config.httpPort}`).replace(/\/+$/, '');
-  if (!/^https?:\/\/[^\s/]+/.test(publicUrl)) problems.push('PUBLIC_URL must be an http:// or https:// URL');
+  const origin = /^https?:\/\/[^\s/]+/.test(publicUrl) ? URL.parse(publicUrl)?.origin : undefined;
+  if (origin === undefined) problems.push('PUBLIC_URL must be an http:// or https:// URL');
   config.publicUrl = publicUrl;
+  if (env.PUBLIC_URL !== undefined && env.PUBLIC_URL !== '') config.publicOrigin = origin ?? null;
   config.webhooks = webhookConfig(env, int, problems);
   if (
     config.kafkaReplicationFactor !== null &&

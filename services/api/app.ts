@@ -6,6 +6,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { ApiDeps, AuthedRoutes } from './deps.ts';
 import { authenticate } from './modules/auth/access.ts';
+import { refuseCrossSiteWrites } from './cross-site.ts';
 import { typeBoxValidator } from '../../shared/http/validation.ts';
 import { registerAuthRoutes } from './modules/auth/routes.ts';
 import { registerMemberRoutes } from './modules/members/routes.ts';
@@ -24,10 +25,16 @@ import {
   registerAdvertiserNotificationRoutes,
   registerPartnerNotificationRoutes,
 } from './modules/notifications/routes.ts';
-import { authenticatePartner, refuseOtherBearers } from './modules/partner-auth/access.ts';
+import {
+  authenticatePartner,
+  refuseOtherBearers,
+  requireVerifiedPartner,
+} from './modules/partner-auth/access.ts';
 import { registerPartnerAccountRoutes, registerPartnerAuthRoutes } from './modules/partner-auth/routes.ts';
 import { registerPartnerPortalRoutes } from './modules/partner-portal/routes.ts';
+import { registerPayoutMethodRoutes } from './modules/partner-portal/payout-method.ts';
 import { registerApplicationRoutes } from './modules/applications/routes.ts';
+import { registerPartnerClaimRoutes } from './modules/partner-claims/routes.ts';
 
 /** Route modules whose TypeBox schemas validate (docs/api-modules.md). */
 const validatedRoutes: AuthedRoutes[] = [
@@ -49,7 +56,9 @@ const validatedRoutes: AuthedRoutes[] = [
 /** The partner API (/api/partner/*): a partner session only (docs/partners.md). */
 const partnerRoutes: AuthedRoutes[] = [
   registerPartnerAccountRoutes,
+  registerPartnerClaimRoutes,
   registerPartnerPortalRoutes,
+  registerPayoutMethodRoutes,
   registerPartnerNotificationRoutes,
 ];
 
@@ -58,6 +67,8 @@ export async function apiPlugin(app: FastifyInstance, deps: ApiDeps): Promise<vo
     reply.header('cache-control', 'no-store');
     return payload;
   });
+  // Before every scope's authentication: a session write from another origin is 403 (cross-site.ts).
+  app.addHook('onRequest', refuseCrossSiteWrites(deps.publicOrigin ?? null));
   // Signup, login and logout sit outside the authenticated scope; their schemas validate too.
   await app.register(async (auth) => {
     auth.setValidatorCompiler(typeBoxValidator);
@@ -83,6 +94,7 @@ export async function apiPlugin(app: FastifyInstance, deps: ApiDeps): Promise<vo
     partner.setValidatorCompiler(typeBoxValidator);
     partner.addHook('onRequest', async (req) => {
       req.partner = await authenticatePartner(deps.sql, req);
+      requireVerifiedPartner(req);
     });
     for (const register of partnerRoutes) register(partner, deps);
   });

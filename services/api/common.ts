@@ -7,7 +7,14 @@ import type { Sql } from '../../shared/db/sql.ts';
 import { HttpError, errorResponses } from '../../shared/http/server.ts';
 import { pathId } from '../../shared/http/validation.ts';
 import { isPlainObject } from '../../shared/json.ts';
-import { manageWorkspace, principalOf, programAccess, requestedWorkspace } from './modules/auth/access.ts';
+import {
+  manageWorkspace,
+  principalOf,
+  programAccess,
+  requestedWorkspace,
+  scopedWorkspaceAccess,
+  workspaceAccess,
+} from './modules/auth/access.ts';
 import type { Permission, ProgramAccess, WorkspaceAccess } from './modules/auth/access.ts';
 
 export const managementSecurity: Record<string, string[]>[] = [
@@ -42,6 +49,8 @@ declare module 'fastify' {
     programAccess?: ProgramAccess;
     /** Set by the requireManage hook: the workspace a member or API-key route manages. */
     manageAccess?: WorkspaceAccess;
+    /** Set by the requireWorkspace hook: the workspace a workspace-level route acts on. */
+    workspaceAccess?: WorkspaceAccess;
   }
 }
 
@@ -78,6 +87,25 @@ export function requireManage(sql: Sql, withBody = false) {
 export function manageOf(req: FastifyRequest): WorkspaceAccess {
   if (!req.manageAccess) throw new Error('route has no requireManage hook');
   return req.manageAccess;
+}
+
+/**
+ * A preValidation hook of workspace-level routes: the caller may do `permission` on the workspace of
+ * `?workspace_id=` (or the body's), so its 400 on workspace_id and its 404/403 come before any 400 of the
+ * body. A key limited to some programs is 403 (workspaceAccess), unless `scoped`: then the route applies
+ * the scope itself (scopedWorkspaceAccess). Result via workspaceOfReq(req).
+ */
+export function requireWorkspace(sql: Sql, permission: Permission, scoped = false) {
+  return async (req: FastifyRequest): Promise<void> => {
+    const check = scoped ? scopedWorkspaceAccess : workspaceAccess;
+    req.workspaceAccess = await check(sql, principalOf(req), permission, workspaceOf(req));
+  };
+}
+
+/** What requireWorkspace found. */
+export function workspaceOfReq(req: FastifyRequest): WorkspaceAccess {
+  if (!req.workspaceAccess) throw new Error('route has no requireWorkspace hook');
+  return req.workspaceAccess;
 }
 
 /**

@@ -11,18 +11,41 @@ export interface ApiDeps {
   kafkaPrefix: string;
   /** PUBLIC_URL: the base of links in answers and mail (invite_url, magic links). */
   publicUrl: string;
+  /**
+   * The origin browser writes with a session cookie must come from (cross-site.ts): PUBLIC_URL's when
+   * PUBLIC_URL is set; null or omitted: the origin each request was sent to.
+   */
+  publicOrigin?: string | null;
   /** WEBHOOK_ALLOW_PRIVATE and WEBHOOK_RESOLVE: the SSRF rules a webhook URL is registered under. */
   webhookPolicy?: AddressPolicy;
   /**
-   * Partner sign-in, magic-link and application rate limits (per minute; 0 = off) and the IPs exempt from
-   * the per-IP buckets (docs/partners.md "Rate limits"); omitted: the defaults of shared/config.ts.
+   * The limits of sign-in, signup and magic-link requests (sign-in-limits.ts; docs/security.md "Sign-in
+   * limits and password hashing"); omitted: the defaults of shared/config-sign-in.ts.
+   */
+  signInLimits?: SignInLimits;
+  /**
+   * Applications from public program pages per IP and minute (0 = off) and the IPs exempt from it
+   * (RATE_LIMIT_EXEMPT; docs/partners.md "Rate limits"); omitted: 10, none.
    */
   partnerLimits?: {
-    authPerMinute: number;
-    authIpPerMinute: number;
     applyPerMinute: number;
     exempt: string[];
   };
+}
+
+/** The limits of sign-in-limits.ts, from shared/config-sign-in.ts (which says what each one is). */
+export interface SignInLimits {
+  /** Password checks per address and minute (also the burst); 0 = off. */
+  ipPerMinute: number;
+  /** Failed password checks (and signups) per email within failureWindowMs; 0 = off. */
+  failuresPerEmail: number;
+  failureWindowMs: number;
+  /** Magic-link requests per email and minute (also the burst); 0 = off. */
+  magicLinkPerMinute: number;
+  /** Dashboard signups per address and hour (also the burst); 0 = off. */
+  signupPerHour: number;
+  /** Addresses that skip the per-address limits. */
+  exempt: string[];
 }
 
 /** Route modules that need a caller: each registers its routes on the authenticated scope. */

@@ -4,7 +4,8 @@
 // time. `GET /` and any GET of an unknown path outside the API, tracking and operations prefixes that
 // accepts HTML (text/html, text/* or */*: wantsHtml) answer index.html, so the SPA's history routes (/programs/1/overview, /settings, ...)
 // load on a refresh or a pasted link. Unknown /api/* paths keep their JSON 404. When dist is missing the
-// process still starts; those pages answer 503 "dashboard not built".
+// process still starts; those pages answer 503 "dashboard not built". The portal's pages (partner.html) send
+// Referrer-Policy: no-referrer, and an older invite or sign-in link (its token in the path) is no-store.
 import { readFile, readdir, stat } from 'node:fs/promises';
 import { extname, join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -49,6 +50,13 @@ const COMPRESSIBLE = new Set([
 /** The partner portal and the public program pages: partner.html, the app's second entry (docs/portal.md). */
 const PORTAL = /^\/(partner|p)(\/|$)/;
 
+/**
+ * An invite or sign-in link of the older form, its token in the path (`/partner/invite/<token>`,
+ * `/partner/magic/<token>`; links are mailed as `/partner/invite#<token>` now, docs/security.md): the page
+ * is the same, never stored by a cache (its URL holds the token).
+ */
+const TOKEN_PATH = /^\/partner\/(invite|magic)\/[^/]/;
+
 /** Paths that are never the SPA: their unknown URLs stay the JSON 404. */
 const NOT_SPA = /^\/(api|track|js|healthz|readyz|metrics)(\/|$)/;
 
@@ -68,6 +76,11 @@ const SECURITY_HEADERS = {
   'x-frame-options': 'DENY',
   'referrer-policy': 'same-origin',
 };
+/**
+ * The portal's pages send no Referer at all: an invite or sign-in page opened from an older link holds its
+ * token in the address until the page takes it out, and the requests that page makes must not carry it.
+ */
+const PORTAL_HEADERS = { ...SECURITY_HEADERS, 'referrer-policy': 'no-referrer' };
 
 export interface StaticFile {
   body: Buffer;
@@ -114,9 +127,17 @@ export async function loadDashboard(dir = DASHBOARD_DIST): Promise<DashboardFile
   return { files };
 }
 
-function send(req: FastifyRequest, reply: FastifyReply, file: StaticFile): FastifyReply {
-  reply.header('content-type', file.type).header('cache-control', file.cacheControl);
-  if (file.type.startsWith('text/html')) reply.headers(SECURITY_HEADERS);
+/** `portal`: the portal's page (its Referrer-Policy); `noStore`: a URL no cache may keep. */
+function send(
+  req: FastifyRequest,
+  reply: FastifyReply,
+  file: StaticFile,
+  opts: { portal?: boolean; noStore?: boolean } = {},
+): FastifyReply {
+  reply
+    .header('content-type', file.type)
+    .header('cache-control', opts.noStore ? 'no-store' : file.cacheControl);
+  if (file.type.startsWith('text/html')) reply.headers(opts.portal ? PORTAL_HEADERS : SECURITY_HEADERS);
   if (file.gzip) {
     reply.header('vary', 'accept-encoding');
     if (/\bgzip\b/.test(String(req.headers['accept-encoding'] ?? ''))) {
@@ -146,8 +167,13 @@ export function registerDashboard(app: FastifyInstance, dashboard: DashboardFile
   if (!dashboard) log.warn({ dir: DASHBOARD_DIST }, NOT_BUILT);
   const index = dashboard?.files.get('/');
   const portal = dashboard?.files.get('/partner.html');
-  const page = (req: FastifyRequest, reply: FastifyReply, html: StaticFile | null | undefined = index) => {
-    if (html) return send(req, reply, html);
+  const page = (
+    req: FastifyRequest,
+    reply: FastifyReply,
+    html: StaticFile | null | undefined = index,
+    noStore = false,
+  ) => {
+    if (html) return send(req, reply, html, { portal: html === portal, noStore });
     return reply
       .code(503)
       .header('content-type', 'text/html; charset=utf-8')
@@ -166,9 +192,9 @@ export function registerDashboard(app: FastifyInstance, dashboard: DashboardFile
       return notFound(req, reply);
     }
     const file = path === '/' ? undefined : dashboard?.files.get(path);
-    if (file) return send(req, reply, file);
+    if (file) return send(req, reply, file, { portal: file === portal });
     // A missing asset is a 404 (an old tab asking for a replaced bundle must not get HTML as script).
     if (NOT_SPA.test(path) || path.startsWith('/assets/') || !wantsHtml(req)) return notFound(req, reply);
-    return page(req, reply, PORTAL.test(path) ? (portal ?? null) : index);
+    return page(req, reply, PORTAL.test(path) ? (portal ?? null) : index, TOKEN_PATH.test(path));
   });
 }

@@ -1,6 +1,9 @@
 // Pieces every HTTP service registers: the JSON body parser (exact "Invalid JSON body" 400; raw body kept
 // for signature checks), one error handler (4xx with an `error` string, 5xx hiding internals), and the
-// 404 answer.
+// 404 answer. application/json is the only body type the service reads: any other is 415 (NOT_JSON), so no
+// HTML form of another site (text/plain, urlencoded, multipart: no CORS preflight) reaches a handler. The
+// two exceptions register their own parser in their own scope: the tracking routes also read text/plain
+// (jsonBodyParser, services/ingress/app.ts) and the processor webhooks take any body raw.
 import type { FastifyInstance, FastifyError, FastifyRequest } from 'fastify';
 import {
   BAD_STRING,
@@ -33,32 +36,44 @@ export class HttpError extends Error {
   }
 }
 
+/** The 415 of a request body that is not application/json (docs/api.md "Request bodies and cross-site writes"). */
+export const NOT_JSON = 'Content-Type must be application/json';
+
+/**
+ * Reads a body as JSON (as a string: `req.rawBody` keeps it for signature checks); an empty body is {}.
+ * For `addContentTypeParser(types, { parseAs: 'string' }, jsonBodyParser)`.
+ */
+export function jsonBodyParser(
+  req: FastifyRequest,
+  body: string | Buffer,
+  done: (err: Error | null, body?: unknown) => void,
+): void {
+  const text = typeof body === 'string' ? body : body.toString('utf8');
+  req.rawBody = text;
+  if (text.trim() === '') return done(null, {});
+  if (jsonTooDeep(text)) return done(new HttpError(400, TOO_DEEP));
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    return done(new HttpError(400, 'Invalid JSON body'));
+  }
+  // Only escapes produce these characters (raw NULs are invalid JSON; invalid UTF-8 decodes to U+FFFD).
+  if (ESCAPED_NUL_OR_SURROGATE.test(text)) {
+    const clean = cleanStrings(parsed);
+    if (clean === BAD_STRING) return done(new HttpError(400, UNPAIRED_SURROGATE));
+    parsed = clean;
+  }
+  done(null, parsed);
+}
+
 export function installJsonHandling(app: FastifyInstance): void {
-  app.removeContentTypeParser(['application/json', 'text/plain']);
-  // text/plain too: navigator.sendBeacon and no-preflight browser posts send JSON under that type.
-  app.addContentTypeParser(
-    ['application/json', 'text/plain'],
-    { parseAs: 'string' },
-    (req: FastifyRequest, body: string | Buffer, done: (err: Error | null, body?: unknown) => void) => {
-      const text = typeof body === 'string' ? body : body.toString('utf8');
-      req.rawBody = text;
-      if (text.trim() === '') return done(null, {});
-      if (jsonTooDeep(text)) return done(new HttpError(400, TOO_DEEP));
-      let parsed: unknown;
-      try {
-        parsed = JSON.parse(text);
-      } catch {
-        return done(new HttpError(400, 'Invalid JSON body'));
-      }
-      // Only escapes produce these characters (raw NULs are invalid JSON; invalid UTF-8 decodes to U+FFFD).
-      if (ESCAPED_NUL_OR_SURROGATE.test(text)) {
-        const clean = cleanStrings(parsed);
-        if (clean === BAD_STRING) return done(new HttpError(400, UNPAIRED_SURROGATE));
-        parsed = clean;
-      }
-      done(null, parsed);
-    },
-  );
+  // application/json only (its parameters, e.g. charset, are allowed): Fastify answers any other type, and a
+  // body without a Content-Type, with FST_ERR_CTP_INVALID_MEDIA_TYPE (the 415 below) before reading it. A
+  // request without a body (no Content-Type, no Content-Length or 0) needs no type. Content types are
+  // checked after the onRequest hooks (the cross-site check, authentication) and before the body is read.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, jsonBodyParser);
 
   app.setErrorHandler((err: FastifyError | HttpError, req, reply) => {
     if (err instanceof HttpError) {
@@ -69,7 +84,7 @@ export function installJsonHandling(app: FastifyInstance): void {
       return reply.code(413).send({ error: 'Request body is too large' });
     }
     if (err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
-      return reply.code(415).send({ error: 'Content-Type must be application/json' });
+      return reply.code(415).send({ error: NOT_JSON });
     }
     if (err.validation) {
       return reply.code(400).send({ error: `Invalid request: ${err.message}` });

@@ -20,8 +20,8 @@ export async function mailsTo(sql: Sql, prefix: string, to: string): Promise<Mai
   return rows.map((r) => r.payload);
 }
 
-/** The token at the end of an invite or magic-link URL. */
-export const tokenOf = (url: string) => url.slice(url.lastIndexOf('/') + 1);
+/** The token of an invite or magic-link URL: after `#` (or after the last `/` of an older link). */
+export const tokenOf = (url: string) => url.slice(Math.max(url.lastIndexOf('/'), url.lastIndexOf('#')) + 1);
 
 /** The newest magic-link token mailed to `to`. */
 export async function magicTokenOf(sql: Sql, prefix: string, to: string): Promise<string | undefined> {

@@ -2,6 +2,7 @@
 // partner accepts the invite through the API), a browser page signed in as that partner through the real
 // cookie session, the mail a request queued (read from the outbox, for tests that run no mail worker), and
 // the page-width check every portal test makes at 390 px.
+import type { MailTemplate } from '../../shared/contracts/mail.ts';
 import { randomBytes } from 'node:crypto';
 import { copyFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -56,7 +57,7 @@ export async function partnerAccount(
   opts: { name?: string; email?: string } = {},
 ): Promise<PartnerAccount> {
   const inv = await invitePartner(baseUrl, ownerSession, programId, opts);
-  const token = new URL(inv.inviteUrl).pathname.split('/').pop()!;
+  const token = new URL(inv.inviteUrl).hash.slice(1);
   const r = await postJson(`${baseUrl}/api/partner/auth/accept-invite`, {
     token,
     password: PARTNER_PASSWORD,
@@ -97,7 +98,7 @@ export async function queuedMailUrl(
   sql: Sql,
   prefix: string,
   to: string,
-  template: 'magic_link' | 'partner_invite' | 'notification',
+  template: MailTemplate,
 ): Promise<string> {
   return waitFor(`a ${template} mail to ${to} in the outbox`, async () => {
     const [row] = await sql<{ url: string }[]>`
@@ -114,10 +115,10 @@ export async function pageWiderThanViewport(page: Page): Promise<boolean> {
   return page.evaluate<boolean>('document.documentElement.scrollWidth > window.innerWidth + 1');
 }
 
-/** The path of an absolute URL the service made (invite_url, a mail link), for page.goto. */
+/** The path of an absolute URL the service made (invite_url, a mail link), for page.goto: with its `#…`. */
 export const pathOf = (url: string) => {
   const u = new URL(url);
-  return `${u.pathname}${u.search}`;
+  return `${u.pathname}${u.search}${u.hash}`;
 };
 
 /**

@@ -93,6 +93,10 @@ export async function startServices(
     // The approval sweep approves due commissions of the whole database, whichever test file made them: only
     // the files that test it turn it on (APPROVAL_SWEEP_MS), so no other file's commissions move under it.
     APPROVAL_SWEEP_MS: 'off',
+    // Every test file signs up and signs in from loopback, all against one database: the per-address sign-in
+    // and signup limits would be one bucket for the whole suite. The files that test those limits send
+    // X-Forwarded-For addresses of their own (or set AUTH_RATE_LIMIT_EXEMPT to '').
+    AUTH_RATE_LIMIT_EXEMPT: '127.0.0.1,::1',
     ...extraEnv,
   };
   const output: string[] = [];

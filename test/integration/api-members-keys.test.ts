@@ -45,10 +45,16 @@ async function createKey(user: User, body: Record<string, unknown> = {}): Promis
   return r.body.data as KeyData & { key: string };
 }
 
-/** 403 on a members route with the "session" reason proves the key authenticated (a bad key is 401). */
+/**
+ * 403 on a members route with the "session" reason (or, for a key limited to some programs, the
+ * workspace-wide route's `API key is limited to programs <ids>`) proves the key authenticated (a bad key
+ * is 401).
+ */
 async function keyStatus(key: string): Promise<number> {
   const r = await getJson(url('/api/advertiser/members'), bearer(key));
-  if (r.status === 403 && r.body.error !== KEY_DENIED) throw new Error(`unexpected 403: ${r.text}`);
+  const reason = String(r.body.error);
+  if (r.status === 403 && reason !== KEY_DENIED && !reason.startsWith('API key is limited to programs '))
+    throw new Error(`unexpected 403: ${r.text}`);
   return r.status;
 }
 

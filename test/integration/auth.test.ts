@@ -1,7 +1,8 @@
-// Dashboard sessions: signup, login, logout; bearer kinds told apart by prefix; scrypt-hashed passwords.
+// Dashboard sessions: signup, login, logout; bearer kinds told apart by prefix; Argon2id-hashed passwords.
 import t from 'tap';
 import { postJson, startServices, testSql } from '../helpers/stack.ts';
 import { PASSWORD, bearer, getJson, signup } from '../helpers/accounts.ts';
+import { CURRENT_HASH } from '../helpers/passwords.ts';
 
 const sql = testSql(t);
 const svc = await startServices(t, ['web']);
@@ -30,7 +31,7 @@ t.test('signup creates the user, an owned workspace and a session', async (t) =>
     await sql`select role, status from memberships where user_id = ${data.user.id} and workspace_id = ${data.workspace.id}`;
   t.same(m, { role: 'owner', status: 'active' });
   const [u] = await sql`select password_hash from users where id = ${data.user.id}`;
-  t.match(u!.password_hash, /^scrypt\$32768\$8\$1\$/, 'scrypt, not the password');
+  t.match(u!.password_hash, CURRENT_HASH, 'Argon2id with the current parameters, not the password');
   const [s] =
     await sql`select count(*)::int as n from sessions where token_hash = sha256(${data.session_token}::bytea)`;
   t.equal(s!.n, 1, 'the session is stored as its SHA-256');

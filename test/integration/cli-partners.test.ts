@@ -50,7 +50,7 @@ t.test('svc partners approve, reject, invite', async (t) => {
   t.match(reject.stdout, /rejected\s+Spam/);
   const invite = await cli(['partners', 'invite', String(program.id), String(p.partnerId), '--json']);
   t.equal(invite.code, 0, invite.stderr);
-  t.match(JSON.parse(invite.stdout), { data: { invite_url: /\/partner\/invite\/pinv_/ } });
+  t.match(JSON.parse(invite.stdout), { data: { invite_url: /\/partner\/invite#pinv_/ } });
   const missing = await cli(['partners', 'approve', String(program.id), '999999999']);
   t.equal(missing.code, 1);
   t.match(missing.stderr, /404 Partner not found in this program/);

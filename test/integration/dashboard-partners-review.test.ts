@@ -67,7 +67,7 @@ t.test('adding a partner shows the invite link once; a new invite replaces it', 
   t.match(await focusAtInvite(), /Invite link for Jane Partner/, 'the invite link takes the focus');
   t.match(await once.innerText(), /also mailed to jane@partners\.example/);
   const first = (await once.getByTestId('secret').innerText()).trim();
-  t.match(first, new RegExp(`^${svc.baseUrl}/partner/invite/pinv_`));
+  t.match(first, new RegExp(`^${svc.baseUrl}/partner/invite#pinv_`));
   await once.getByRole('button', { name: 'Copy' }).click();
   t.equal(await page.evaluate<string>('navigator.clipboard.readText()'), first);
   await docShot(page, 'dashboard-invite-once');

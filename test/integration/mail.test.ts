@@ -225,6 +225,7 @@ t.test('GET /api/advertiser/mail: workspace-scoped, filtered, paged, with exact 
     await key({ scopes: ['program:read'], program_scope: [Number(program!.id)] }),
   );
   t.equal(scoped.status, 403, 'a key limited to some programs cannot read the workspace-wide log');
+  t.same(scoped.body, { error: `API key is limited to programs ${program!.id}` });
 
   const bad = async (query: string, error: string) =>
     t.same((await api(`/api/advertiser/mail?${query}`, owner.session)).body, { error }, query);

@@ -196,41 +196,65 @@ t.test(
 );
 
 t.test(
-  'apply with a password: the account is made and claims; auto-approve: approved with one link',
+  'apply with a password: an unverified account that sees nothing until the mailed link; auto-approve: one link',
   async (t) => {
     const p = await apiProgram(svc, owner, { public_page: true, auto_approve: true });
     const email = uniqEmail('auto');
     const r = await apply(p.slug, { name: 'Bo', email, password: 'bo password 123' }, freshIp());
     t.same([r.status, r.body], [201, { data: { status: 'approved' } }]);
     const login = await postJson(url('/api/partner/auth/login'), { email, password: 'bo password 123' });
-    t.equal(login.status, 200, 'the account signs in at once');
-    const session = (login.body.data as { session_token: string }).session_token;
+    t.equal(login.status, 200, 'the password signs in');
+    const unverified = (login.body.data as { session_token: string }).session_token;
+    const me = await getJson(url('/api/partner/me'), bearer(unverified));
+    t.match(me.body.data, { account: { email_verified: false, mailbox_verified: false }, partners: [] });
+    const hidden = await getJson(url('/api/partner/programs'), bearer(unverified));
+    t.equal(hidden.status, 403, 'and sees nothing until the address is proven');
+    t.match(hidden.body, { error: /^Email address not verified/ });
+    const links0 = await mailsTo(sql, svc.prefix, email);
+    const claimLink = links0.filter((m) => m.template === 'magic_link');
+    t.equal(claimLink.length, 1, 'a link that confirms the application');
+    t.match(claimLink[0]!.data, { program_name: String });
+    const v = await postJson(url('/api/partner/auth/magic-link/verify'), {
+      token: await magicTokenOf(sql, svc.prefix, email),
+    });
+    t.equal(v.status, 200);
+    const session = (v.body.data as { session_token: string }).session_token;
+    const old = await getJson(url('/api/partner/me'), bearer(unverified));
+    t.equal(old.status, 401, "the form's session ended: the mailbox owner's account now");
     const programs = await getJson(url('/api/partner/programs'), bearer(session));
     t.match(programs.body.data, [{ program: { id: p.id }, status: 'approved' }]);
     const links = await getJson(url(`/api/partner/programs/${p.id}/links`), bearer(session));
     t.equal((links.body.data as unknown[]).length, 1, 'one link');
-    t.equal(
-      (await mailsTo(sql, svc.prefix, email)).filter((m) => m.template === 'magic_link').length,
-      0,
-      'no sign-in link needed',
-    );
     t.equal((await webhookEvents('partner.approved', p.id)).length, 1, 'partner.approved too');
-    // Applying to another program of the workspace while signed in claims it at once (same record).
+    const relogin = await postJson(url('/api/partner/auth/login'), { email, password: 'bo password 123' });
+    t.equal(relogin.status, 401, 'the password typed into the form was cleared by the proof');
+    // Applying to another program of the workspace while signed in: the same record, already claimed.
     const p2 = await apiProgram(svc, owner, { public_page: true });
     const r2 = await apply(p2.slug, { name: 'Bo', email }, { ...freshIp(), ...bearer(session) });
     t.equal(r2.status, 201);
-    t.equal((await mailsTo(sql, svc.prefix, email)).filter((m) => m.template === 'magic_link').length, 0);
+    t.equal((await mailsTo(sql, svc.prefix, email)).filter((m) => m.template === 'magic_link').length, 1);
     const after = await getJson(url('/api/partner/programs'), bearer(session));
     t.equal((after.body.data as unknown[]).length, 2);
-    // An existing account's email with a password: no second account, a sign-in link instead.
+    // Another workspace, signed in with the mailbox-verified account: its new record is claimed at once.
+    const other = await signup(svc);
+    const p4 = await apiProgram(svc, other, { public_page: true });
+    const r4 = await apply(p4.slug, { name: 'Bo', email }, { ...freshIp(), ...bearer(session) });
+    t.equal(r4.status, 201);
+    t.equal((await mailsTo(sql, svc.prefix, email)).filter((m) => m.template === 'magic_link').length, 1);
+    t.equal(
+      ((await getJson(url('/api/partner/programs'), bearer(session))).body.data as unknown[]).length,
+      3,
+    );
+    // An existing account's email with a password, not signed in: no second account, no password change,
+    // nothing claimed; a sign-in link that would claim the new record instead.
     const p3 = await apiProgram(svc, await signup(svc), { public_page: true });
     const r3 = await apply(p3.slug, { name: 'Bo', email, password: 'not bos password' }, freshIp());
     t.equal(r3.status, 201);
-    t.equal((await mailsTo(sql, svc.prefix, email)).filter((m) => m.template === 'magic_link').length, 1);
-    const still = await postJson(url('/api/partner/auth/login'), { email, password: 'bo password 123' });
-    t.equal(still.status, 200, 'the password is unchanged');
+    t.equal((await mailsTo(sql, svc.prefix, email)).filter((m) => m.template === 'magic_link').length, 2);
+    const still = await postJson(url('/api/partner/auth/login'), { email, password: 'not bos password' });
+    t.equal(still.status, 401, "the password typed into the form is not the account's");
     const seen = await getJson(url('/api/partner/programs'), bearer(session));
-    t.equal((seen.body.data as unknown[]).length, 2, 'not claimed by the application alone');
+    t.equal((seen.body.data as unknown[]).length, 3, 'not claimed by the application alone');
   },
 );
 
@@ -281,7 +305,7 @@ t.test('apply is rate-limited per IP: 429 with Retry-After', async (t) => {
     statuses.map((s) => s.status),
     [201, 201, 201, 201, 429],
   );
-  t.same(statuses[4]!.body, { error: 'Too many attempts; retry later' });
+  t.same(statuses[4]!.body, { error: 'Too many attempts' });
   t.match(statuses[4]!.headers.get('retry-after'), /^[1-9][0-9]*$/);
   const other = await apply(
     p.slug,

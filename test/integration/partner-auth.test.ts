@@ -25,7 +25,7 @@ t.test(
   'an invite: invite_url once, mailed; accepting it makes the account, claims the record, signs in',
   async (t) => {
     const added = await addPartner(svc, owner, program.id);
-    t.match(added.inviteUrl, new RegExp(`^${svc.baseUrl}/partner/invite/pinv_[A-Za-z0-9_-]{32}$`));
+    t.match(added.inviteUrl, new RegExp(`^${svc.baseUrl}/partner/invite#pinv_[A-Za-z0-9_-]{32}$`));
     const [mail] = await mailsTo(sql, svc.prefix, added.email);
     t.equal(mail?.template, 'partner_invite', 'the invite is mailed');
     t.equal((mail?.data as { url: string }).url, added.inviteUrl, 'with the same URL');
@@ -253,7 +253,8 @@ t.test(
     const bad = await send('POST', url('/api/partner/auth/magic-link'), { email: 'not-an-email' });
     t.same([bad.status, bad.body], [400, { error: 'email must be a valid email address' }]);
 
-    // Two records with one email, in two workspaces, none claimed: one link claims both.
+    // Two records with one email, in two workspaces, none claimed: a sign-in link claims neither; they
+    // are invitations, which the mailbox's owner accepts or declines.
     const email = uniqEmail('magic');
     const a = await addPartner(svc, owner, program.id, { email });
     const owner2 = await signup(svc);
@@ -273,12 +274,59 @@ t.test(
     t.equal(v.status, 200);
     const session = (v.body.data as { session_token: string }).session_token;
     const me = await getJson(url('/api/partner/me'), bearer(session));
-    const meData = me.body.data as { account: { has_password: boolean }; partners: { id: number }[] };
+    const meData = me.body.data as {
+      account: { has_password: boolean; email_verified: boolean; mailbox_verified: boolean };
+      partners: { id: number }[];
+    };
+    t.same(meData.partners, [], 'no record is claimed by the email alone');
+    t.match(meData.account, { has_password: false, email_verified: true, mailbox_verified: true });
+    const invitations = await getJson(url('/api/partner/invitations'), bearer(session));
     t.same(
-      meData.partners.map((p) => p.id).sort(),
+      (invitations.body.data as { partner_id: number }[]).map((i) => i.partner_id).sort(),
       [a.partnerId, b.partnerId].sort(),
-      'every record of the email',
+      'both records are invitations',
     );
+    t.match(invitations.body.data, [
+      { workspace_name: String, programs: [{ name: String, currency: 'USD' }] },
+    ]);
+    const accept = await send(
+      'POST',
+      url(`/api/partner/invitations/${a.partnerId}/accept`),
+      {},
+      bearer(session),
+    );
+    t.match([accept.status, accept.body], [200, { data: { partner_id: a.partnerId } }]);
+    const decline = await send(
+      'POST',
+      url(`/api/partner/invitations/${b.partnerId}/decline`),
+      {},
+      bearer(session),
+    );
+    t.equal(decline.status, 200);
+    const again = await send(
+      'POST',
+      url(`/api/partner/invitations/${b.partnerId}/accept`),
+      {},
+      bearer(session),
+    );
+    t.same([again.status, again.body], [404, { error: 'Invitation not found' }], 'declined: gone');
+    const twice = await send(
+      'POST',
+      url(`/api/partner/invitations/${a.partnerId}/accept`),
+      {},
+      bearer(session),
+    );
+    t.equal(twice.status, 404, 'accepted: not an invitation any more');
+    const claimed = await getJson(url('/api/partner/me'), bearer(session));
+    t.same(
+      (claimed.body.data as { partners: { id: number; claimed_via: string }[] }).partners.map((p) => [
+        p.id,
+        p.claimed_via,
+      ]),
+      [[a.partnerId, 'invitation']],
+      'the accepted record is claimed, the declined one not',
+    );
+    t.same((await getJson(url('/api/partner/invitations'), bearer(session))).body.data, []);
     t.equal(meData.account.has_password, false, 'a magic-link account has no password');
     const used = await send('POST', url('/api/partner/auth/magic-link/verify'), { token });
     t.same([used.status, used.body], [400, { error: 'Invalid or expired sign-in link' }], 'one use');
@@ -294,7 +342,12 @@ t.test(
     const me2 = await getJson(url('/api/partner/me'), bearer(session));
     t.notOk(
       (me2.body.data as { partners: { id: number }[] }).partners.some((p) => p.id === c.partnerId),
-      'an unclaimed record with the same email stays invisible',
+      'an unclaimed record with the same email is not claimed',
+    );
+    t.match(
+      (await getJson(url('/api/partner/invitations'), bearer(session))).body.data,
+      [{ partner_id: c.partnerId }],
+      'it is an invitation',
     );
     // A password set from the session; then sign-in with it works.
     const set = await send('PUT', url('/api/partner/me'), { password: 'a new password 1' }, bearer(session));
@@ -318,8 +371,13 @@ t.test(
       token: await magicTokenOf(sql, svc.prefix, p.email),
     });
     t.equal(v.status, 200, 'the cookie variant');
-    t.match(v.body.data, { account: { has_password: false, email_verified: true } });
+    t.match(v.body.data, { account: { has_password: false, email_verified: true, mailbox_verified: true } });
     t.equal((await getJson(url('/api/partner/me'), bearer(p.session))).status, 401, 'the old session ended');
+    // ... and the record claimed by accepting the invite (which the advertiser could have done itself) is an
+    // invitation again: its workspace sees the owner's account only once the owner accepts.
+    const [claims] = await sql<{ n: number }[]>`
+      select count(*)::int as n from partner_claims where account_id = ${p.accountId}`;
+    t.equal(claims!.n, 0, 'the invite claim was undone');
     const login = await send('POST', url('/api/partner/auth/login'), {
       email: p.email,
       password: PARTNER_PASSWORD,
@@ -334,6 +392,11 @@ t.test(
         })(),
       })
     ).body.data as { session_token: string };
+    t.match(
+      (await getJson(url('/api/partner/invitations'), bearer(session.session_token))).body.data,
+      [{ partner_id: p.partnerId }],
+      'the record is an invitation to its owner',
+    );
     await send(
       'PUT',
       url('/api/partner/me'),

@@ -12,7 +12,7 @@ import type { RouteOptions } from 'fastify';
 import { randomBytes } from 'node:crypto';
 import { postJson, startServices, testSql, waitFor } from '../helpers/stack.ts';
 import { PASSWORD, bearer, getJson, send, signup } from '../helpers/accounts.ts';
-import { apiProgram, invitedPartner, PARTNER_PASSWORD } from '../helpers/partners.ts';
+import { addPartner, apiProgram, invitedPartner, PARTNER_PASSWORD } from '../helpers/partners.ts';
 import { apiPlugin } from '../../services/api/app.ts';
 import { ingressPlugin } from '../../services/ingress/app.ts';
 import type { ApiDeps } from '../../services/api/deps.ts';
@@ -126,13 +126,28 @@ await waitFor('the partner rollup', async () => {
   return r!.n === 3;
 });
 
+// A's invitations: two records other workspaces made with A's email (one to accept, one to decline). A's
+// mailbox counts as verified, as if A had followed a sign-in link before accepting its invite: invitations
+// are shown only then (partner-claims/service.ts).
+await sql`update partner_accounts set mailbox_verified_at = now() where id = ${A.accountId}`;
+const invitationFor = async () => {
+  const owner = await signup(svc);
+  const program = await apiProgram(svc, owner);
+  return (await addPartner(svc, owner, program.id, { email: A.email })).partnerId;
+};
+const [toAccept, toDecline] = [await invitationFor(), await invitationFor()];
+
 /** A's ids for a route's path parameters; an unknown parameter fails the test until it is added here. */
-const aParams: Record<string, string> = { programId: String(PA.id), id: note!.id };
-function fill(path: string, params: Record<string, string>): string {
+const aParams: Record<string, string | ((path: string) => string)> = {
+  programId: String(PA.id),
+  id: note!.id,
+  partnerId: (path) => String(path.endsWith('/decline') ? toDecline : toAccept),
+};
+function fill(path: string, params: Record<string, string | ((path: string) => string)>): string {
   return path.replace(/:([A-Za-z]+)/g, (_m, name: string) => {
     const v = params[name];
     if (v === undefined) throw new Error(`${path}: no value for :${name}; add it to the test`);
-    return v;
+    return typeof v === 'function' ? v(path) : v;
   });
 }
 /** Dummy values for the path parameters of non-partner routes (any id: the credential is refused first). */
@@ -169,6 +184,9 @@ t.test('the route table has the partner routes of the contract', async (t) => {
     'GET /api/partner/payouts',
     'GET /api/partner/payout-method',
     'PUT /api/partner/payout-method',
+    'GET /api/partner/invitations',
+    'POST /api/partner/invitations/:partnerId/accept',
+    'POST /api/partner/invitations/:partnerId/decline',
     'GET /api/partner/notifications',
     'POST /api/partner/notifications/:id/read',
     'POST /api/partner/notifications/read-all',

@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { postJson, startServices, testSql } from '../helpers/stack.ts';
 import { bearer, getJson, signup } from '../helpers/accounts.ts';
 import { launchBrowser } from '../helpers/browser.ts';
-import { docShot, openPortal, pageWiderThanViewport } from '../helpers/portal.ts';
+import { docShot, openPortal, pageWiderThanViewport, pathOf, queuedMailUrl } from '../helpers/portal.ts';
 
 // A small application limit, so the rate-limit answer can be seen; loopback is not exempt here.
 const APPLY_LIMIT = 6;
@@ -88,30 +88,40 @@ t.test('the terms, an application, and applying again', async (t) => {
   assertNoErrors(t);
 });
 
-t.test('auto-approval with a password at 390 px: approved, and the portal shows the link', async (t) => {
-  const { page, goto, assertNoErrors } = await openPortal(t, browser, svc.baseUrl, { viewport: phone });
-  await goto(`/p/${automatic.slug}`);
-  await page.getByRole('heading', { name: 'Auto Beans', level: 1 }).waitFor();
-  const email = `ben-${uniq()}@video.example`;
-  await page.getByLabel('Your name').fill('Ben Video');
-  await page.getByLabel('Email').fill(email);
-  await page.getByLabel(/Password/).fill('ben video password');
-  t.notOk(await pageWiderThanViewport(page), 'no sideways scrolling at 390 px');
-  await page.getByRole('button', { name: 'Apply' }).click();
-  await page.getByRole('status').filter({ hasText: 'You are approved' }).waitFor();
-  await docShot(page, 'portal-public-approved', { fullPage: false });
+t.test(
+  'auto-approval with a password at 390 px: approved; the banner until the mailed link; then the link',
+  async (t) => {
+    const { page, goto, assertNoErrors } = await openPortal(t, browser, svc.baseUrl, { viewport: phone });
+    await goto(`/p/${automatic.slug}`);
+    await page.getByRole('heading', { name: 'Auto Beans', level: 1 }).waitFor();
+    const email = `ben-${uniq()}@video.example`;
+    await page.getByLabel('Your name').fill('Ben Video');
+    await page.getByLabel('Email').fill(email);
+    await page.getByLabel(/Password/).fill('ben video password');
+    t.notOk(await pageWiderThanViewport(page), 'no sideways scrolling at 390 px');
+    await page.getByRole('button', { name: 'Apply' }).click();
+    await page.getByRole('status').filter({ hasText: 'You are approved' }).waitFor();
+    await docShot(page, 'portal-public-approved', { fullPage: false });
 
-  await page.getByRole('link', { name: 'Go to the partner portal' }).click();
-  await page.getByRole('heading', { name: 'Sign in' }).waitFor();
-  await page.getByLabel('Email', { exact: true }).fill(email);
-  await page.getByLabel('Password', { exact: true }).fill('ben video password');
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.getByRole('heading', { name: 'Your programs' }).waitFor();
-  await page.getByRole('link', { name: 'Auto Beans', exact: true }).click();
-  await page.getByTestId('referral-url').first().waitFor();
-  t.notOk(await pageWiderThanViewport(page), 'the program page fits too');
-  assertNoErrors(t);
-});
+    await page.getByRole('link', { name: 'Go to the partner portal' }).click();
+    await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+    await page.getByLabel('Email', { exact: true }).fill(email);
+    await page.getByLabel('Password', { exact: true }).fill('ben video password');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    // A password typed into a public form proves nothing: only a banner until the mailed link is followed.
+    await page.getByRole('heading', { name: 'Verify your email address' }).waitFor();
+    t.match(await page.getByRole('alert').innerText(), new RegExp(email));
+    t.equal(await page.getByRole('navigation', { name: 'Portal' }).count(), 0, 'no programs, no menu');
+    t.notOk(await pageWiderThanViewport(page), 'the banner fits at 390 px');
+    await docShot(page, 'portal-verify-email', { fullPage: false });
+    await goto(pathOf(await queuedMailUrl(sql, svc.prefix, email, 'magic_link')));
+    await page.getByRole('heading', { name: 'Your programs' }).waitFor();
+    await page.getByRole('link', { name: 'Auto Beans', exact: true }).click();
+    await page.getByTestId('referral-url').first().waitFor();
+    t.notOk(await pageWiderThanViewport(page), 'the program page fits too');
+    assertNoErrors(t);
+  },
+);
 
 t.test('an unknown program, and a program without a public page', async (t) => {
   const hidden = await postJson(

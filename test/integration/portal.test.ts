@@ -1,7 +1,8 @@
 // The partner portal (/partner/) in a real browser against the real service: sign in with a password (and
 // a wrong one), a sign-in link (its mail read from the outbox), an invite accepted in the page, the
 // program page with its links (copy, create my own, a taken code), the partner's chart and commissions
-// after a click and a sale, notifications (unread count, mark read, mark all read), the payout method,
+// after a click and a sale, an invitation accepted after a sign-in link, notifications (unread count, mark
+// read, mark all read), the payout method and its mailed notice,
 // the payouts' empty state, what is owed above the payouts, another partner's program, sign out; every page at 1280 and 390 px without
 // sideways scrolling and without console errors.
 import t from 'tap';
@@ -100,10 +101,19 @@ t.test('a sign-in link by mail signs in once; an unknown email gets the same ans
   await docShot(page, 'portal-sign-in', { fullPage: false });
 
   const link = await queuedMailUrl(sql, svc.prefix, mia.email, 'magic_link');
-  t.match(link, new RegExp(`^${svc.baseUrl}/partner/magic/`), 'the mail links to the portal');
+  t.match(link, new RegExp(`^${svc.baseUrl}/partner/magic#pmagic_`), 'the mail links to the portal');
   await goto(pathOf(link));
   await page.getByRole('heading', { name: 'Your programs' }).waitFor();
   t.equal(page.url(), api('/partner/'), 'the token left the address bar');
+  // Mia had joined by an invite (whose URL the advertiser sees too): the first sign-in link proves her
+  // mailbox and asks her to accept that record again (docs/security.md "Partner accounts and claims").
+  const invitation = page.getByRole('article', { name: 'Invitation from Acme' });
+  await invitation.waitFor();
+  t.match(await invitation.innerText(), /Acme shop: 25% of each sale/);
+  await docShot(page, 'portal-invitations', { fullPage: false });
+  await invitation.getByRole('button', { name: 'Accept' }).click();
+  await page.locator('.card', { hasText: 'Acme shop' }).getByTestId('balance').waitFor();
+  t.equal(await page.getByRole('article', { name: 'Invitation from Acme' }).count(), 0, 'accepted');
 
   const second = await openPortal(t, browser, svc.baseUrl, {
     allowStatus: [{ status: 400, url: /\/api\/partner\/auth\/session\/magic-link$/ }],
@@ -121,13 +131,15 @@ t.test('an invite accepted in the page: name, password, then the program', async
     viewport: phone,
     allowStatus: [{ status: 400, url: /\/api\/partner\/auth\/session\/accept-invite$/ }],
   });
+  t.match(inv.inviteUrl, new RegExp(`^${svc.baseUrl}/partner/invite#pinv_`), 'the token after #');
   await goto(pathOf(inv.inviteUrl));
   await page.getByRole('heading', { name: 'Accept your invite' }).waitFor();
+  t.equal(page.url(), api('/partner/invite'), 'the token left the address bar at once');
   await page.getByLabel('Your name').fill('Ivy Invited');
   await page.getByLabel('Password').fill('short');
   await page.getByRole('button', { name: 'Accept invite' }).click();
   // The browser's own check (minLength) keeps a short password from being sent at all.
-  t.equal(page.url(), api(pathOf(inv.inviteUrl)), 'still on the invite');
+  t.equal(page.url(), api('/partner/invite'), 'still on the invite');
   await page.getByLabel('Password').fill('ivy invited password');
   await docShot(page, 'portal-invite', { fullPage: false });
   await page.getByRole('button', { name: 'Accept invite' }).click();
@@ -286,7 +298,12 @@ t.test('the payout method: PayPal, then a bank transfer; kept across reloads', a
   t.ok(await page.getByLabel('PayPal', { exact: true }).isChecked(), 'PayPal is the first choice');
   await page.getByLabel('PayPal email').fill('pat@paypal.example');
   await page.getByRole('button', { name: 'Save payout method' }).click();
-  await page.getByRole('status').filter({ hasText: 'Saved' }).waitFor();
+  await page
+    .getByRole('status')
+    .filter({ hasText: `We mailed a notice of the change to ${pat.email}` })
+    .waitFor();
+  const notice = await queuedMailUrl(sql, svc.prefix, pat.email, 'payout_method_changed');
+  t.equal(notice, api('/partner/payout-method'), 'the notice links to this page');
   await page.reload();
   t.equal(await page.getByLabel('PayPal email').inputValue(), 'pat@paypal.example', 'kept');
 

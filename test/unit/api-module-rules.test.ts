@@ -18,6 +18,8 @@ import { partnerInput } from '../../services/api/modules/partners/service.ts';
 import { shortLinkCandidates } from '../../services/api/modules/links/service.ts';
 import { checkPayable, paidEntry } from '../../services/api/modules/commissions/service.ts';
 import { connectionInput, connectionView } from '../../services/api/modules/processor/service.ts';
+import { programScopeError } from '../../services/api/modules/auth/service.ts';
+import { endpointInScope, programIdsPastScope } from '../../services/api/modules/webhooks/service.ts';
 
 /** "<status> <message>" of the HttpError `fn` throws, or null when it returns. */
 const errorOf = (fn: () => unknown): string | null => {
@@ -179,3 +181,35 @@ t.test('processor connection: the body replaces the state', async (t) => {
   t.equal(connectionInput({ status: 'pending', account_id: null }).account_id, null);
   t.match(connectionView(undefined), { status: 'pending', account_id: null, webhook_secret_masked: null });
 });
+
+t.test(
+  'program-scoped keys: the message, and which webhook endpoints and program_ids stay inside',
+  async (t) => {
+    t.equal(
+      programScopeError([7, 3]),
+      'API key is limited to programs 3, 7',
+      'ids ascending, comma and space',
+    );
+    t.equal(programScopeError([12]), 'API key is limited to programs 12');
+    t.equal(programScopeError([10, 9, 100]), 'API key is limited to programs 9, 10, 100', 'numeric order');
+
+    t.ok(endpointInScope(null, null), 'no scope: every endpoint');
+    t.ok(endpointInScope([5], null));
+    t.notOk(endpointInScope(null, [3, 7]), 'an endpoint for every program is outside any scope');
+    t.ok(endpointInScope([3], [3, 7]));
+    t.ok(endpointInScope(['3', '7'], [3, 7]), 'ids as Postgres returns them');
+    t.notOk(endpointInScope([3, 8], [3, 7]), 'one program outside is enough');
+    t.ok(endpointInScope([], [3]), 'vacuously (program_ids is never empty)');
+
+    const past = (v: unknown) => programIdsPastScope(v, [3, 7]);
+    t.ok(past(undefined), 'omitted at registration: every program');
+    t.ok(past(null), 'null: every program');
+    t.ok(past([3, 8]), 'another program');
+    t.ok(past(['8']), 'another program, as text');
+    t.notOk(past([3, '7']), 'inside');
+    t.notOk(past([]), "empty: the schema's 400");
+    t.notOk(past('3'), "not an array: the schema's 400");
+    t.notOk(past([3, 'x']), "a malformed id: the schema's 400");
+    t.ok(past(['x', 9]), 'a malformed id beside another program: 403 first');
+  },
+);

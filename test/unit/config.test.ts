@@ -62,3 +62,37 @@ t.test('percentile is nearest-rank', async (t) => {
   t.equal(percentile(v, 99), 99);
   t.equal(percentile(v, 100), 100);
 });
+
+t.test('sign-in limits: defaults, overrides, and bad values refused at boot', async (t) => {
+  const d = loadConfig({});
+  t.same(
+    [
+      d.authFailuresPerEmail,
+      d.authFailureWindowMs,
+      d.authRateLimitIpPerMinute,
+      d.authRateLimitPerMinute,
+      d.signupRateLimitPerHour,
+      d.authRateLimitExempt,
+    ],
+    [10, 15 * 60_000, 30, 10, 20, []],
+    'the contract: 10 failures per email per 15 minutes; no address exempt',
+  );
+  const c = loadConfig({
+    AUTH_FAILURES_PER_EMAIL: '0',
+    AUTH_FAILURE_WINDOW: '1h',
+    SIGNUP_RATE_LIMIT_PER_HOUR: '5',
+    AUTH_RATE_LIMIT_EXEMPT: '10.0.0.5, ::1',
+  });
+  t.same(
+    [c.authFailuresPerEmail, c.authFailureWindowMs, c.signupRateLimitPerHour, c.authRateLimitExempt],
+    [0, 3_600_000, 5, ['10.0.0.5', '::1']],
+  );
+  t.throws(() => loadConfig({ AUTH_FAILURES_PER_EMAIL: '-1' }), /AUTH_FAILURES_PER_EMAIL must be an integer/);
+  t.throws(() => loadConfig({ AUTH_FAILURE_WINDOW: 'soon' }), /AUTH_FAILURE_WINDOW must be a duration/);
+  t.throws(() => loadConfig({ AUTH_FAILURE_WINDOW: '500ms' }), /AUTH_FAILURE_WINDOW must be a duration/);
+  t.throws(() => loadConfig({ SIGNUP_RATE_LIMIT_PER_HOUR: 'many' }), /SIGNUP_RATE_LIMIT_PER_HOUR/);
+  t.throws(
+    () => loadConfig({ AUTH_RATE_LIMIT_EXEMPT: 'localhost' }),
+    /AUTH_RATE_LIMIT_EXEMPT entries must be IP addresses/,
+  );
+});

@@ -2,9 +2,7 @@
 import t from 'tap';
 import {
   clearedPartnerCookie,
-  clearsPasswordOnVerify,
   emailError,
-  inviteAccountRule,
   normalEmail,
   optionalPasswordError,
   partnerCookie,
@@ -18,6 +16,12 @@ import {
   withoutPartnerCounts,
 } from '../../services/api/modules/partner-portal/service.ts';
 import { applicationNotices, websiteError } from '../../services/api/modules/applications/service.ts';
+import {
+  applicationClaim,
+  firstMailboxProof,
+  inviteAccountRule,
+  maskedMethod,
+} from '../../services/api/modules/partner-claims/service.ts';
 import { partnerEventData } from '../../services/api/modules/partners/review.ts';
 
 t.test('the partner cookie: HttpOnly, SameSite=Lax, Path=/, Secure over HTTPS; cleared', async (t) => {
@@ -32,17 +36,64 @@ t.test('the partner cookie: HttpOnly, SameSite=Lax, Path=/, Secure over HTTPS; c
   );
 });
 
-t.test('what an invite may do to an account', async (t) => {
+t.test('what an invite may do to an account: it always reaches its recipient', async (t) => {
+  const now = new Date();
+  const account = (verified: boolean, hash: string | null) => ({
+    email_verified_at: verified ? now : null,
+    mailbox_verified_at: null,
+    password_hash: hash,
+  });
   t.same(inviteAccountRule(undefined), { kind: 'create' });
-  t.same(inviteAccountRule({ password_hash: 'scrypt$…' }), { kind: 'check-password', hash: 'scrypt$…' });
-  t.same(inviteAccountRule({ password_hash: null }), { kind: 'needs-magic-link' });
+  t.same(inviteAccountRule(account(false, 'h')), { kind: 'take-over' }, 'an application form made it');
+  t.same(inviteAccountRule(account(false, null)), { kind: 'take-over' });
+  t.same(inviteAccountRule(account(true, 'h')), { kind: 'check-password', hash: 'h' });
+  t.same(inviteAccountRule(account(true, null)), { kind: 'needs-magic-link' });
 });
 
-t.test('a first magic link clears a password set before the email was proven', async (t) => {
+t.test('the first sign-in link proves the mailbox, once', async (t) => {
+  t.equal(firstMailboxProof({ mailbox_verified_at: null }), true);
+  t.equal(firstMailboxProof({ mailbox_verified_at: new Date() }), false);
+});
+
+t.test('what an application claims: never a record that existed, never without the mailbox', async (t) => {
   const now = new Date();
-  t.equal(clearsPasswordOnVerify({ email_verified_at: null, password_hash: 'h' }), true);
-  t.equal(clearsPasswordOnVerify({ email_verified_at: now, password_hash: 'h' }), false);
-  t.equal(clearsPasswordOnVerify({ email_verified_at: null, password_hash: null }), false);
+  const acc = (mailbox: boolean) => ({
+    id: '7',
+    email_verified_at: now,
+    mailbox_verified_at: mailbox ? now : null,
+  });
+  const base = { recordCreated: true, signedIn: 7, alreadyClaimed: false };
+  t.same(applicationClaim({ ...base, account: acc(true) }), { kind: 'claim' }, 'own session, mailbox proven');
+  t.same(
+    applicationClaim({ ...base, account: acc(false) }),
+    { kind: 'mail-claim-link' },
+    'verified by an invite only: the mailbox decides',
+  );
+  t.same(
+    applicationClaim({ ...base, signedIn: 8, account: acc(true) }),
+    { kind: 'mail-claim-link' },
+    "another account's session",
+  );
+  t.same(applicationClaim({ ...base, signedIn: null, account: undefined }), { kind: 'mail-claim-link' });
+  t.same(
+    applicationClaim({ ...base, recordCreated: false, account: acc(true) }),
+    { kind: 'mail-sign-in-link' },
+    'an existing record is never claimed by an application',
+  );
+  t.same(applicationClaim({ ...base, alreadyClaimed: true, account: acc(true) }), { kind: 'nothing' });
+});
+
+t.test('the payout-method change notice masks the method', async (t) => {
+  t.equal(
+    maskedMethod({ type: 'paypal', email: 'pat.partner@example.com' }),
+    'PayPal p**********@example.com',
+  );
+  t.equal(maskedMethod({ type: 'wise', email: 'a@b.co' }), 'Wise a***@b.co');
+  t.equal(
+    maskedMethod({ type: 'bank_transfer', details: 'DE89 3704 0044 0532 0130 00' }),
+    'Bank transfer, details ending 3000',
+  );
+  t.equal(maskedMethod({ type: 'bank_transfer', details: 'x' }), 'Bank transfer');
 });
 
 t.test('emails and passwords', async (t) => {

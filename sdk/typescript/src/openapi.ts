@@ -1211,7 +1211,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Create a user and the workspace it owns; returns a session */
+        /**
+         * Create a user and the workspace it owns; returns a session
+         * @description Limited per client address and per email (429 `Too many attempts` with Retry-After, the seconds until the next attempt is allowed; docs/security.md).
+         */
         post: {
             parameters: {
                 query?: never;
@@ -1275,6 +1278,17 @@ export interface paths {
                         };
                     };
                 };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
             };
         };
         delete?: never;
@@ -1292,7 +1306,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Log in; returns a session token */
+        /**
+         * Log in; returns a session token
+         * @description Limited per client address and per email (429 `Too many attempts` with Retry-After, the seconds until the next attempt is allowed; docs/security.md). At most 10 failures per email in 15 minutes by default; a successful log in clears them. A password hash of an older kind is replaced at a successful log in.
+         */
         post: {
             parameters: {
                 query?: never;
@@ -1337,6 +1354,17 @@ export interface paths {
                 };
                 /** @description Default Response */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -1462,7 +1490,7 @@ export interface paths {
         put?: never;
         /**
          * Dashboard log in: the session as an HttpOnly cookie
-         * @description Sets the HttpOnly, SameSite=Strict `svc_session` cookie (Secure over HTTPS); the API accepts it on every authenticated route when no Authorization header is sent.
+         * @description Sets the HttpOnly, SameSite=Strict `svc_session` cookie (Secure over HTTPS); the API accepts it on every authenticated route when no Authorization header is sent. Limited per client address and per email (429 `Too many attempts` with Retry-After, the seconds until the next attempt is allowed; docs/security.md). At most 10 failures per email in 15 minutes by default; a successful log in clears them. A password hash of an older kind is replaced at a successful log in.
          */
         post: {
             parameters: {
@@ -1520,6 +1548,17 @@ export interface paths {
                 };
                 /** @description Default Response */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -1588,7 +1627,7 @@ export interface paths {
         put?: never;
         /**
          * Dashboard sign up: a user, the workspace it owns, and the session as an HttpOnly cookie
-         * @description Sets the HttpOnly, SameSite=Strict `svc_session` cookie (Secure over HTTPS); the API accepts it on every authenticated route when no Authorization header is sent. Same validation and errors as POST /api/auth/signup.
+         * @description Sets the HttpOnly, SameSite=Strict `svc_session` cookie (Secure over HTTPS); the API accepts it on every authenticated route when no Authorization header is sent. Same validation, limits and errors as POST /api/auth/signup.
          */
         post: {
             parameters: {
@@ -1649,6 +1688,17 @@ export interface paths {
                 };
                 /** @description Default Response */
                 409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -1749,7 +1799,7 @@ export interface paths {
         put?: never;
         /**
          * Create a program (status draft); the tracking token is returned in full this once
-         * @description Scope program:create. `workspace_id` picks the workspace (default: the key’s workspace, or the session user’s own). The slug is generated from the name when omitted (with a random suffix when taken). Errors: 400 `name is required and must be 1 to 200 characters`, `slug must be 1 to 63 lowercase letters, digits or dashes, starting with a letter or digit`, `cookie_window_days must be an integer from 1 to 3650`, `currency must be an ISO 4217 currency code`, commission policy messages, `allowed_origins…`, `hold_days must be an integer from 0 to 365` (default 30), `min_payout_cents must be an integer from 0 to 1000000000000` (default 0), `workspace_id must be a positive integer`; 404 `Workspace not found`; 409 `slug is already taken`. Applications (docs/partners.md): `public_page` and `auto_approve` (default false), `partner_links` (default true), `description` (at most 2,000 characters): 400 `public_page must be true or false`, `auto_approve must be true or false`, `partner_links must be true or false`, `description must be a string of at most 2000 characters`.
+         * @description Scope program:create. `workspace_id` picks the workspace (default: the key’s workspace, or the session user’s own). The slug is generated from the name when omitted (with a random suffix when taken). Errors: 400 `name is required and must be 1 to 200 characters`, `slug must be 1 to 63 lowercase letters, digits or dashes, starting with a letter or digit`, `cookie_window_days must be an integer from 1 to 3650`, `currency must be an ISO 4217 currency code`, commission policy messages, `allowed_origins…`, `hold_days must be an integer from 0 to 365` (default 30), `min_payout_cents must be an integer from 0 to 1000000000000` (default 0), `workspace_id must be a positive integer`; 403 (a key limited to some programs: `API key is limited to programs <ids>`); 404 `Workspace not found`; 409 `slug is already taken`. Applications (docs/partners.md): `public_page` and `auto_approve` (default false), `partner_links` (default true), `description` (at most 2,000 characters): 400 `public_page must be true or false`, `auto_approve must be true or false`, `partner_links must be true or false`, `description must be a string of at most 2000 characters`.
          */
         post: {
             parameters: {
@@ -2516,7 +2566,7 @@ export interface paths {
         put?: never;
         /**
          * Add a partner to the program
-         * @description Scope program:update. A partner of the same workspace with this email (case-insensitive) is reused; its name is kept. `invite_url` (`{PUBLIC_URL}/partner/invite/<token>`, 14 days, shown only here) lets the partner sign in to the portal; it is also mailed to the partner. It is null when a partner account has already claimed the record: the partner then sees the program at once and is notified. Records `partner.created`. Errors: 400 `name is required and must be 1 to 200 characters`, `email must be a valid email address`, `status must be 'approved' or 'pending'`; 404 `Program not found`; 409 `Partner is already in this program`, `Partner earns in <currency> in its other programs; a partner's programs share one currency (its balance is one amount)`.
+         * @description Scope program:update. A partner of the same workspace with this email (case-insensitive) is reused; its name is kept. `invite_url` (`{PUBLIC_URL}/partner/invite#<token>`, 14 days, shown only here) lets the partner sign in to the portal; it is also mailed to the partner. It is null when a partner account has already claimed the record: the partner then sees the program at once and is notified. Records `partner.created`. Errors: 400 `name is required and must be 1 to 200 characters`, `email must be a valid email address`, `status must be 'approved' or 'pending'`; 404 `Program not found`; 409 `Partner is already in this program`, `Partner earns in <currency> in its other programs; a partner's programs share one currency (its balance is one amount)`.
          */
         post: {
             parameters: {
@@ -3673,7 +3723,7 @@ export interface paths {
         };
         /**
          * Read the payment-processor connection (without the signing secret)
-         * @description Workspace-level; needs program:read. Without a stored connection the answer is status `pending`, no account and every flag false. Query `workspace_id` picks the workspace.
+         * @description Workspace-level; needs program:read. Without a stored connection the answer is status `pending`, no account and every flag false. Query `workspace_id` picks the workspace. 403 for a key limited to some programs (`API key is limited to programs <ids>`).
          */
         get: {
             parameters: {
@@ -3754,7 +3804,7 @@ export interface paths {
         };
         /**
          * Record the payment-processor connection; returns the webhook signing secret
-         * @description Workspace-level; needs program:update (owner or admin session, or a key with that scope). The body replaces the stored state: omitted booleans are false, an omitted account_id is null. The `whsec_` signing secret is created on the first PUT and kept afterwards; connected_at is set the first time status becomes `connected`. Errors: 400 `status must be one of pending, connected, restricted, disconnected`, `account_id must be a string of 1 to 255 characters or null`, `<field> must be a boolean`, `workspace_id must be a positive integer`; 403; 404 `Workspace not found`.
+         * @description Workspace-level; needs program:update (owner or admin session, or a key with that scope). The body replaces the stored state: omitted booleans are false, an omitted account_id is null. The `whsec_` signing secret is created on the first PUT and kept afterwards; connected_at is set the first time status becomes `connected`. Errors: 400 `status must be one of pending, connected, restricted, disconnected`, `account_id must be a string of 1 to 255 characters or null`, `<field> must be a boolean`, `workspace_id must be a positive integer`; 403 (a key limited to some programs: `API key is limited to programs <ids>`); 404 `Workspace not found`.
          */
         put: {
             parameters: {
@@ -3864,7 +3914,7 @@ export interface paths {
         put?: never;
         /**
          * Roll the webhook signing secret
-         * @description Workspace-level; needs program:update. Returns a new `whsec_` secret; the previous one keeps verifying for 24 hours, so the processor can be updated without losing events (as Stripe rolls its own). Errors: 404 `No payment-processor connection to roll` before the first PUT; 403; 404 `Workspace not found`.
+         * @description Workspace-level; needs program:update. Returns a new `whsec_` secret; the previous one keeps verifying for 24 hours, so the processor can be updated without losing events (as Stripe rolls its own). Errors: 404 `No payment-processor connection to roll` before the first PUT; 403 (a key limited to some programs: `API key is limited to programs <ids>`); 404 `Workspace not found`.
          */
         post: {
             parameters: {
@@ -5382,7 +5432,7 @@ export interface paths {
         };
         /**
          * The workspace's webhook endpoints (without their secrets)
-         * @description Scope webhooks:read (reads) or webhooks:write (changes): owner and admin sessions and `*` keys; member and viewer roles have neither. Query `workspace_id` picks the workspace.
+         * @description Scope webhooks:read (reads) or webhooks:write (changes): owner and admin sessions and `*` keys; member and viewer roles have neither. A key limited to some programs sees only the endpoints whose program_ids are all its programs (others are 404). Query `workspace_id` picks the workspace.
          */
         get: {
             parameters: {
@@ -5477,7 +5527,7 @@ export interface paths {
         put?: never;
         /**
          * Register a webhook endpoint; the signing secret is returned this once
-         * @description Scope webhooks:read (reads) or webhooks:write (changes): owner and admin sessions and `*` keys; member and viewer roles have neither. The URL must be https:// and must not resolve to a loopback, private (RFC 1918, fc00::/7), link-local (169.254/16, fe80::/10), carrier-grade NAT (100.64/10), unspecified, multicast, reserved or cloud metadata address (the name is resolved now, and again at every delivery); with WEBHOOK_ALLOW_PRIVATE=true (local use) http:// and those addresses are allowed. Deliveries follow Standard Webhooks (docs/webhooks.md): headers webhook-id, webhook-timestamp and webhook-signature (HMAC-SHA256 with the secret). Errors: 400 `url must be an https:// URL`, `url host <host> resolves to a <class> address (<ip>): webhooks are only sent to public addresses`, `url host <host> does not resolve (…)`, `Unknown event type: <type>. Allowed: …`, `program_ids has a program not in this workspace: <ids>`, `description must be …`; 403; 404 `Workspace not found`.
+         * @description Scope webhooks:read (reads) or webhooks:write (changes): owner and admin sessions and `*` keys; member and viewer roles have neither. A key limited to some programs sees only the endpoints whose program_ids are all its programs (others are 404). The URL must be https:// and must not resolve to a loopback, private (RFC 1918, fc00::/7), link-local (169.254/16, fe80::/10), carrier-grade NAT (100.64/10), unspecified, multicast, reserved or cloud metadata address (the name is resolved now, and again at every delivery); with WEBHOOK_ALLOW_PRIVATE=true (local use) http:// and those addresses are allowed. Deliveries follow Standard Webhooks (docs/webhooks.md): headers webhook-id, webhook-timestamp and webhook-signature (HMAC-SHA256 with the secret). Errors: 400 `url must be an https:// URL`, `url host <host> resolves to a <class> address (<ip>): webhooks are only sent to public addresses`, `url host <host> does not resolve (…)`, `Unknown event type: <type>. Allowed: …`, `program_ids has a program not in this workspace: <ids>`, `description must be …`; 403 `API key is limited to programs <ids>` for a key limited to some programs when program_ids is null (or omitted at registration) or names another program; 403; 404 `Workspace not found`.
          */
         post: {
             parameters: {
@@ -5600,7 +5650,7 @@ export interface paths {
         };
         /**
          * One webhook endpoint (without its secret)
-         * @description Scope webhooks:read (reads) or webhooks:write (changes): owner and admin sessions and `*` keys; member and viewer roles have neither. Errors: 404 `Webhook endpoint not found`.
+         * @description Scope webhooks:read (reads) or webhooks:write (changes): owner and admin sessions and `*` keys; member and viewer roles have neither. A key limited to some programs sees only the endpoints whose program_ids are all its programs (others are 404). Errors: 404 `Webhook endpoint not found`.
          */
         get: {
             parameters: {
@@ -5682,7 +5732,7 @@ export interface paths {
         };
         /**
          * Change a webhook endpoint: url, events, program_ids, description, status
-         * @description Scope webhooks:read (reads) or webhooks:write (changes): owner and admin sessions and `*` keys; member and viewer roles have neither. The URL must be https:// and must not resolve to a loopback, private (RFC 1918, fc00::/7), link-local (169.254/16, fe80::/10), carrier-grade NAT (100.64/10), unspecified, multicast, reserved or cloud metadata address (the name is resolved now, and again at every delivery); with WEBHOOK_ALLOW_PRIVATE=true (local use) http:// and those addresses are allowed. Omitted fields keep their values. `status: "disabled"` stops deliveries to it (pending ones wait); `"enabled"` is the same as POST …/enable. Errors as for POST, and 400 `status must be enabled or disabled`; 404 `Webhook endpoint not found`.
+         * @description Scope webhooks:read (reads) or webhooks:write (changes): owner and admin sessions and `*` keys; member and viewer roles have neither. A key limited to some programs sees only the endpoints whose program_ids are all its programs (others are 404). The URL must be https:// and must not resolve to a loopback, private (RFC 1918, fc00::/7), link-local (169.254/16, fe80::/10), carrier-grade NAT (100.64/10), unspecified, multicast, reserved or cloud metadata address (the name is resolved now, and again at every delivery); with WEBHOOK_ALLOW_PRIVATE=true (local use) http:// and those addresses are allowed. Omitted fields keep their values. `status: "disabled"` stops deliveries to it (pending ones wait); `"enabled"` is the same as POST …/enable. Errors as for POST (program_ids: when given), and 400 `status must be enabled or disabled`; 404 `Webhook endpoint not found`.
          */
         put: {
             parameters: {
@@ -5790,7 +5840,7 @@ export interface paths {
         post?: never;
         /**
          * Delete a webhook endpoint and its delivery log
-         * @description Scope webhooks:read (reads) or webhooks:write (changes): owner and admin sessions and `*` keys; member and viewer roles have neither. Pending deliveries are dropped. Errors: 404 `Webhook endpoint not found`.
+         * @description Scope webhooks:read (reads) or webhooks:write (changes): owner and admin sessions and `*` keys; member and viewer roles have neither. A key limited to some programs sees only the endpoints whose program_ids are all its programs (others are 404). Pending deliveries are dropped. Errors: 404 `Webhook endpoint not found`.
          */
         delete: {
             parameters: {
@@ -5861,7 +5911,7 @@ export interface paths {
         put?: never;
         /**
          * Rotate the signing secret; the new one is returned this once
-         * @description Scope webhooks:read (reads) or webhooks:write (changes): owner and admin sessions and `*` keys; member and viewer roles have neither. For 24 hours both secrets sign every delivery (two space-separated signatures in webhook-signature, the new one first), so the receiver can switch without missing one; after that only the new one. Rotating again within that time drops the oldest secret. Errors: 404 `Webhook endpoint not found`.
+         * @description Scope webhooks:read (reads) or webhooks:write (changes): owner and admin sessions and `*` keys; member and viewer roles have neither. A key limited to some programs sees only the endpoints whose program_ids are all its programs (others are 404). For 24 hours both secrets sign every delivery (two space-separated signatures in webhook-signature, the new one first), so the receiver can switch without missing one; after that only the new one. Rotating again within that time drops the oldest secret. Errors: 404 `Webhook endpoint not found`.
          */
         post: {
             parameters: {
@@ -5942,7 +5992,7 @@ export interface paths {
         put?: never;
         /**
          * Send a webhook.test event to this endpoint
-         * @description Scope webhooks:read (reads) or webhooks:write (changes): owner and admin sessions and `*` keys; member and viewer roles have neither. A `webhook.test` event (data: endpoint_id, message, is_test: true) is recorded and delivered to this endpoint only, like any event: signed, retried, in the delivery log. Errors: 404 `Webhook endpoint not found`; 409 `Webhook endpoint is disabled; enable it first`.
+         * @description Scope webhooks:read (reads) or webhooks:write (changes): owner and admin sessions and `*` keys; member and viewer roles have neither. A key limited to some programs sees only the endpoints whose program_ids are all its programs (others are 404). A `webhook.test` event (data: endpoint_id, message, is_test: true) is recorded and delivered to this endpoint only, like any event: signed, retried, in the delivery log. Errors: 404 `Webhook endpoint not found`; 409 `Webhook endpoint is disabled; enable it first`.
          */
         post: {
             parameters: {
@@ -6033,7 +6083,7 @@ export interface paths {
         put?: never;
         /**
          * Enable a disabled webhook endpoint
-         * @description Scope webhooks:read (reads) or webhooks:write (changes): owner and admin sessions and `*` keys; member and viewer roles have neither. An endpoint is disabled by its owner, after failing every attempt for 5 days (WEBHOOK_DISABLE_AFTER), or when it answers 410 Gone. Enabling it makes its pending deliveries due at once; failed ones can be retried one by one. Events that happened while it was disabled are not sent. Errors: 404 `Webhook endpoint not found`.
+         * @description Scope webhooks:read (reads) or webhooks:write (changes): owner and admin sessions and `*` keys; member and viewer roles have neither. A key limited to some programs sees only the endpoints whose program_ids are all its programs (others are 404). An endpoint is disabled by its owner, after failing every attempt for 5 days (WEBHOOK_DISABLE_AFTER), or when it answers 410 Gone. Enabling it makes its pending deliveries due at once; failed ones can be retried one by one. Events that happened while it was disabled are not sent. Errors: 404 `Webhook endpoint not found`.
          */
         post: {
             parameters: {
@@ -6128,7 +6178,7 @@ export interface paths {
         };
         /**
          * The endpoint's delivery log, newest first
-         * @description Scope webhooks:read (reads) or webhooks:write (changes): owner and admin sessions and `*` keys; member and viewer roles have neither. One row per event sent to this endpoint: its webhook-id (the same at every attempt), status (pending, delivered, failed), attempts, the last answer (status code, error, first 4 KB of the body), when the next attempt is due, and the payload. `status` filters; `page` (default 1) and `pageSize` (1..100, default 20) page; `meta.has_more` says whether a next page exists. Errors: 400 `status must be one of pending, delivered, failed`, `page must be a positive integer`, `pageSize must be an integer from 1 to 100`; 404 `Webhook endpoint not found`.
+         * @description Scope webhooks:read (reads) or webhooks:write (changes): owner and admin sessions and `*` keys; member and viewer roles have neither. A key limited to some programs sees only the endpoints whose program_ids are all its programs (others are 404). One row per event sent to this endpoint: its webhook-id (the same at every attempt), status (pending, delivered, failed), attempts, the last answer (status code, error, first 4 KB of the body), when the next attempt is due, and the payload. `status` filters; `page` (default 1) and `pageSize` (1..100, default 20) page; `meta.has_more` says whether a next page exists. Errors: 400 `status must be one of pending, delivered, failed`, `page must be a positive integer`, `pageSize must be an integer from 1 to 100`; 404 `Webhook endpoint not found`.
          */
         get: {
             parameters: {
@@ -6246,7 +6296,7 @@ export interface paths {
         };
         /**
          * One delivery with every attempt
-         * @description Scope webhooks:read (reads) or webhooks:write (changes): owner and admin sessions and `*` keys; member and viewer roles have neither. The delivery as in the log, plus `attempt_log`: each attempt's time, duration and answer. Errors: 404 `Webhook delivery not found`.
+         * @description Scope webhooks:read (reads) or webhooks:write (changes): owner and admin sessions and `*` keys; member and viewer roles have neither. A key limited to some programs sees only the endpoints whose program_ids are all its programs (others are 404). The delivery as in the log, plus `attempt_log`: each attempt's time, duration and answer. Errors: 404 `Webhook delivery not found`.
          */
         get: {
             parameters: {
@@ -6354,7 +6404,7 @@ export interface paths {
         put?: never;
         /**
          * Attempt a delivery again now
-         * @description Scope webhooks:read (reads) or webhooks:write (changes): owner and admin sessions and `*` keys; member and viewer roles have neither. A pending delivery is attempted now, its schedule going on after; a delivered or failed one gets one more attempt with the same webhook-id (and ends delivered or failed again). An attempt already in flight is left to finish. Errors: 404 `Webhook delivery not found`; 409 `Webhook endpoint is disabled; enable it first`.
+         * @description Scope webhooks:read (reads) or webhooks:write (changes): owner and admin sessions and `*` keys; member and viewer roles have neither. A key limited to some programs sees only the endpoints whose program_ids are all its programs (others are 404). A pending delivery is attempted now, its schedule going on after; a delivered or failed one gets one more attempt with the same webhook-id (and ends delivered or failed again). An attempt already in flight is left to finish. Errors: 404 `Webhook delivery not found`; 409 `Webhook endpoint is disabled; enable it first`.
          */
         post: {
             parameters: {
@@ -6579,7 +6629,7 @@ export interface paths {
         };
         /**
          * The workspace's mail log: what was sent, what is retried, what failed
-         * @description Permission program:read (every role; an API key with scope program:read and no program_scope). Newest first. `status`: queued (waiting for its next attempt, `next_attempt_at`), sending, sent, failed (every attempt failed: the workspace also got a `mail_failed` notification), skipped (no SMTP server configured). The recipient and subject are shown, the body never. `page` (default 1) and `pageSize` (1..100, default 50). Errors: 400 `workspace_id must be a positive integer`, `status must be one of queued, sending, sent, failed, skipped`, `page must be a positive integer`, `pageSize must be an integer from 1 to 100`; 403 for a key limited to some programs; 404 `Workspace not found`.
+         * @description Permission program:read (every role; an API key with scope program:read and no program_scope). Newest first. `status`: queued (waiting for its next attempt, `next_attempt_at`), sending, sent, failed (every attempt failed: the workspace also got a `mail_failed` notification), skipped (no SMTP server configured). The recipient and subject are shown, the body never. `page` (default 1) and `pageSize` (1..100, default 50). Errors: 400 `workspace_id must be a positive integer`, `status must be one of queued, sending, sent, failed, skipped`, `page must be a positive integer`, `pageSize must be an integer from 1 to 100`; 403 `API key is limited to programs <ids>` for a key limited to some programs; 404 `Workspace not found`.
          */
         get: {
             parameters: {
@@ -6608,7 +6658,7 @@ export interface paths {
                                 id?: string;
                                 to?: string;
                                 /** @enum {string} */
-                                template?: "partner_invite" | "magic_link" | "notification";
+                                template?: "partner_invite" | "magic_link" | "notification" | "payout_method_changed";
                                 subject?: string;
                                 /** @enum {string} */
                                 status?: "queued" | "sending" | "sent" | "failed" | "skipped";
@@ -7798,7 +7848,7 @@ export interface paths {
         put?: never;
         /**
          * Partner sign-in with email and password; returns a psess_ session token
-         * @description Rate-limited per IP and per email (429 `Too many attempts; retry later` with Retry-After). 401 `Invalid email or password` for an unknown email, a wrong password, or an account that signs in with magic links only.
+         * @description Limited per client address and per email (429 `Too many attempts` with Retry-After): at most 10 failures per email in 15 minutes by default, a successful sign-in clears them (docs/security.md). 401 `Invalid email or password` for an unknown email, a wrong password, or an account that signs in with magic links only. A password hash of an older kind is replaced at a successful sign-in.
          */
         post: {
             parameters: {
@@ -7909,8 +7959,10 @@ export interface paths {
                                     name?: string | null;
                                     /** @description False for accounts that sign in with magic links only */
                                     has_password?: boolean;
-                                    /** @description A magic link mailed to the address was followed */
+                                    /** @description A sign-in link was followed or an invite accepted. Until then the account sees nothing but this (every other partner route answers 403) */
                                     email_verified?: boolean;
+                                    /** @description A sign-in link mailed to the address was followed: invitations from other records of the email are shown */
+                                    mailbox_verified?: boolean;
                                     /** Format: date-time */
                                     created_at?: string;
                                 };
@@ -7938,7 +7990,7 @@ export interface paths {
         put?: never;
         /**
          * Partner portal sign-in: the session as an HttpOnly cookie
-         * @description Sets the HttpOnly, SameSite=Lax `svc_partner_session` cookie (Path=/, Secure over HTTPS); the partner routes accept it when no Authorization header is sent. Rate-limited per IP and per email (429 `Too many attempts; retry later` with Retry-After). 401 `Invalid email or password` for an unknown email, a wrong password, or an account that signs in with magic links only.
+         * @description Sets the HttpOnly, SameSite=Lax `svc_partner_session` cookie (Path=/, Secure over HTTPS); the partner routes accept it when no Authorization header is sent. Limited per client address and per email (429 `Too many attempts` with Retry-After): at most 10 failures per email in 15 minutes by default, a successful sign-in clears them (docs/security.md). 401 `Invalid email or password` for an unknown email, a wrong password, or an account that signs in with magic links only. A password hash of an older kind is replaced at a successful sign-in.
          */
         post: {
             parameters: {
@@ -7970,8 +8022,10 @@ export interface paths {
                                     name?: string | null;
                                     /** @description False for accounts that sign in with magic links only */
                                     has_password?: boolean;
-                                    /** @description A magic link mailed to the address was followed */
+                                    /** @description A sign-in link was followed or an invite accepted. Until then the account sees nothing but this (every other partner route answers 403) */
                                     email_verified?: boolean;
+                                    /** @description A sign-in link mailed to the address was followed: invitations from other records of the email are shown */
+                                    mailbox_verified?: boolean;
                                     /** Format: date-time */
                                     created_at?: string;
                                 };
@@ -8075,7 +8129,7 @@ export interface paths {
         put?: never;
         /**
          * Mail a sign-in link (202 whether or not the email is known)
-         * @description Answers 202 `{ data: { sent: true } }` for any valid email, so the answer never tells whether an account or partner record exists; the link (`{PUBLIC_URL}/partner/magic/<token>`, 15 minutes, one use) is mailed only to an address that has a partner account or partner record. Rate-limited per IP and per email (429 `Too many attempts; retry later` with Retry-After).
+         * @description Answers 202 `{ data: { sent: true } }` for any valid email, so the answer never tells whether an account or partner record exists; the link (`{PUBLIC_URL}/partner/magic#<token>`, 15 minutes, one use) is mailed only to an address that has a partner account or partner record. Limited per client address and per email (429 `Too many attempts` with Retry-After).
          */
         post: {
             parameters: {
@@ -8147,7 +8201,7 @@ export interface paths {
         put?: never;
         /**
          * Follow a sign-in link: returns a session
-         * @description The link is one use and lasts 15 minutes. The account of its email is created if missing and claims every partner record with that email it has not claimed. The first magic link of an account whose password was set before its email was proven (accepting an invite, applying with a password) clears that password and ends its other sessions: set one again with PUT /api/partner/me. Unknown, used or expired: 400 `Invalid or expired sign-in link`.
+         * @description The link is one use and lasts 15 minutes. The account of its email is created if missing; following the link verifies its email and its mailbox. A link mailed after an application claims the partner record that application created; other links claim nothing (records of the email show as invitations: GET /api/partner/invitations). The first link an account follows clears a password set before (by an invite or an application form), ends its other sessions, and turns the records claimed by accepting invites back into invitations: set a password again with PUT /api/partner/me. Unknown, used or expired: 400 `Invalid or expired sign-in link`.
          */
         post: {
             parameters: {
@@ -8215,7 +8269,7 @@ export interface paths {
         put?: never;
         /**
          * Follow a sign-in link: the session as an HttpOnly cookie (the portal)
-         * @description Sets the HttpOnly, SameSite=Lax `svc_partner_session` cookie (Path=/, Secure over HTTPS); the partner routes accept it when no Authorization header is sent. The link is one use and lasts 15 minutes. The account of its email is created if missing and claims every partner record with that email it has not claimed. The first magic link of an account whose password was set before its email was proven (accepting an invite, applying with a password) clears that password and ends its other sessions: set one again with PUT /api/partner/me. Unknown, used or expired: 400 `Invalid or expired sign-in link`.
+         * @description Sets the HttpOnly, SameSite=Lax `svc_partner_session` cookie (Path=/, Secure over HTTPS); the partner routes accept it when no Authorization header is sent. The link is one use and lasts 15 minutes. The account of its email is created if missing; following the link verifies its email and its mailbox. A link mailed after an application claims the partner record that application created; other links claim nothing (records of the email show as invitations: GET /api/partner/invitations). The first link an account follows clears a password set before (by an invite or an application form), ends its other sessions, and turns the records claimed by accepting invites back into invitations: set a password again with PUT /api/partner/me. Unknown, used or expired: 400 `Invalid or expired sign-in link`.
          */
         post: {
             parameters: {
@@ -8246,8 +8300,10 @@ export interface paths {
                                     name?: string | null;
                                     /** @description False for accounts that sign in with magic links only */
                                     has_password?: boolean;
-                                    /** @description A magic link mailed to the address was followed */
+                                    /** @description A sign-in link was followed or an invite accepted. Until then the account sees nothing but this (every other partner route answers 403) */
                                     email_verified?: boolean;
+                                    /** @description A sign-in link mailed to the address was followed: invitations from other records of the email are shown */
+                                    mailbox_verified?: boolean;
                                     /** Format: date-time */
                                     created_at?: string;
                                 };
@@ -8289,7 +8345,7 @@ export interface paths {
         put?: never;
         /**
          * Accept an invite: claims its partner record and returns a session
-         * @description `password` (10+ characters) is required when no account has the invited email yet: the account is created with it. An existing account is reached only with its own password (401 `Invalid email or password`, rate-limited like sign-in); one without a password is 409 `A partner account with this email exists without a password: request a sign-in link to see this program` (a magic link claims the record anyway). The invite is used once; an unknown, used, revoked (a newer invite was issued) or expired (14 days) token is 400 `Invalid or expired invite`. The account claims the invite's partner record.
+         * @description `password` (10+ characters) is required when no account has the invited email yet (the account is created with it, verified), and when the account of that email is not verified (made by an application form): its password is replaced with the one given and its other sessions end, so an invite always reaches its recipient. A verified account is reached only with its own password (401 `Invalid email or password`, rate-limited like sign-in); one without a password is 409 `A partner account with this email exists without a password: request a sign-in link to see this program` (after a sign-in link, the record shows among its invitations). The invite is used once; an unknown, used, revoked (a newer invite was issued) or expired (14 days) token is 400 `Invalid or expired invite`. The account claims the invite's partner record.
          */
         post: {
             parameters: {
@@ -8392,7 +8448,7 @@ export interface paths {
         put?: never;
         /**
          * Accept an invite: the session as an HttpOnly cookie (the portal)
-         * @description Sets the HttpOnly, SameSite=Lax `svc_partner_session` cookie (Path=/, Secure over HTTPS); the partner routes accept it when no Authorization header is sent. `password` (10+ characters) is required when no account has the invited email yet: the account is created with it. An existing account is reached only with its own password (401 `Invalid email or password`, rate-limited like sign-in); one without a password is 409 `A partner account with this email exists without a password: request a sign-in link to see this program` (a magic link claims the record anyway). The invite is used once; an unknown, used, revoked (a newer invite was issued) or expired (14 days) token is 400 `Invalid or expired invite`. The account claims the invite's partner record.
+         * @description Sets the HttpOnly, SameSite=Lax `svc_partner_session` cookie (Path=/, Secure over HTTPS); the partner routes accept it when no Authorization header is sent. `password` (10+ characters) is required when no account has the invited email yet (the account is created with it, verified), and when the account of that email is not verified (made by an application form): its password is replaced with the one given and its other sessions end, so an invite always reaches its recipient. A verified account is reached only with its own password (401 `Invalid email or password`, rate-limited like sign-in); one without a password is 409 `A partner account with this email exists without a password: request a sign-in link to see this program` (after a sign-in link, the record shows among its invitations). The invite is used once; an unknown, used, revoked (a newer invite was issued) or expired (14 days) token is 400 `Invalid or expired invite`. The account claims the invite's partner record.
          */
         post: {
             parameters: {
@@ -8425,8 +8481,10 @@ export interface paths {
                                     name?: string | null;
                                     /** @description False for accounts that sign in with magic links only */
                                     has_password?: boolean;
-                                    /** @description A magic link mailed to the address was followed */
+                                    /** @description A sign-in link was followed or an invite accepted. Until then the account sees nothing but this (every other partner route answers 403) */
                                     email_verified?: boolean;
+                                    /** @description A sign-in link mailed to the address was followed: invitations from other records of the email are shown */
+                                    mailbox_verified?: boolean;
                                     /** Format: date-time */
                                     created_at?: string;
                                 };
@@ -8556,7 +8614,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The signed-in account and the partner records it has claimed */
+        /**
+         * The signed-in account and the partner records it has claimed
+         * @description Answers an unverified account too (`email_verified: false`, no records): the portal shows it a banner asking to follow the link mailed to the address. Every other partner route answers it 403.
+         */
         get: {
             parameters: {
                 query?: never;
@@ -8580,8 +8641,10 @@ export interface paths {
                                     name?: string | null;
                                     /** @description False for accounts that sign in with magic links only */
                                     has_password?: boolean;
-                                    /** @description A magic link mailed to the address was followed */
+                                    /** @description A sign-in link was followed or an invite accepted. Until then the account sees nothing but this (every other partner route answers 403) */
                                     email_verified?: boolean;
+                                    /** @description A sign-in link mailed to the address was followed: invitations from other records of the email are shown */
+                                    mailbox_verified?: boolean;
                                     /** Format: date-time */
                                     created_at?: string;
                                 };
@@ -8593,7 +8656,7 @@ export interface paths {
                                     workspace_id?: number | null;
                                     workspace_name?: string | null;
                                     /** @enum {string} */
-                                    claimed_via?: "invite" | "application" | "magic_link" | "seed";
+                                    claimed_via?: "invite" | "application" | "magic_link" | "seed" | "invitation";
                                     /** Format: date-time */
                                     claimed_at?: string;
                                 }[];
@@ -8616,7 +8679,7 @@ export interface paths {
         };
         /**
          * Change the account's name or password
-         * @description Changing the password of an account that has one needs `current_password` (400 `current_password is incorrect`; rate-limited like sign-in); an account without one (magic links only) sets it directly. A password change ends every other session of the account. 400 `Nothing to update: give name or password` for an empty body.
+         * @description Changing the password of an account that has one needs `current_password` (400 `current_password is incorrect`; limited like sign-in, 429 `Too many attempts`); an account without one (magic links only) sets it directly. A password change ends every other session of the account. 400 `Nothing to update: give name or password` for an empty body.
          */
         put: {
             parameters: {
@@ -8649,8 +8712,10 @@ export interface paths {
                                     name?: string | null;
                                     /** @description False for accounts that sign in with magic links only */
                                     has_password?: boolean;
-                                    /** @description A magic link mailed to the address was followed */
+                                    /** @description A sign-in link was followed or an invite accepted. Until then the account sees nothing but this (every other partner route answers 403) */
                                     email_verified?: boolean;
+                                    /** @description A sign-in link mailed to the address was followed: invitations from other records of the email are shown */
+                                    mailbox_verified?: boolean;
                                     /** Format: date-time */
                                     created_at?: string;
                                 };
@@ -8662,7 +8727,7 @@ export interface paths {
                                     workspace_id?: number | null;
                                     workspace_name?: string | null;
                                     /** @enum {string} */
-                                    claimed_via?: "invite" | "application" | "magic_link" | "seed";
+                                    claimed_via?: "invite" | "application" | "magic_link" | "seed" | "invitation";
                                     /** Format: date-time */
                                     claimed_at?: string;
                                 }[];
@@ -8717,6 +8782,284 @@ export interface paths {
             };
         };
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/partner/invitations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Partner records of your email that workspaces made and you have not joined
+         * @description A workspace that adds a partner with your email sees nothing of your account (no payout method, no name) until you accept its invitation here; an invite mailed to you is the other way in. Empty until a sign-in link mailed to your address has been followed (`mailbox_verified` in GET /api/partner/me): an invite URL is shown to the advertiser who made it, so accepting one does not prove the address to other workspaces.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data?: {
+                                /** @description The partner record the workspace made for this email */
+                                partner_id?: number;
+                                workspace_name?: string | null;
+                                programs?: {
+                                    id?: number;
+                                    name?: string;
+                                    /** @description The commission policy */
+                                    commission?: {
+                                        [key: string]: unknown;
+                                    };
+                                    currency?: string;
+                                }[];
+                            }[];
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/partner/invitations/{partnerId}/accept": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Join a workspace: claim its partner record of your email
+         * @description The record's programs, links, money and notifications become yours, and its workspace sees your payout method. Answers the invitation accepted. 404 `Invitation not found` when the record is not an invitation of the account (another email, claimed already, declined, in no live program, or your mailbox not verified yet).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Partner record id */
+                    partnerId: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data?: {
+                                /** @description The partner record the workspace made for this email */
+                                partner_id?: number;
+                                workspace_name?: string | null;
+                                programs?: {
+                                    id?: number;
+                                    name?: string;
+                                    /** @description The commission policy */
+                                    commission?: {
+                                        [key: string]: unknown;
+                                    };
+                                    currency?: string;
+                                }[];
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/partner/invitations/{partnerId}/decline": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Decline an invitation: it is not shown again
+         * @description The workspace is not told. Answers the invitation declined. 404 `Invitation not found` when the record is not an invitation of the account (another email, claimed already, declined, in no live program, or your mailbox not verified yet).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Partner record id */
+                    partnerId: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data?: {
+                                /** @description The partner record the workspace made for this email */
+                                partner_id?: number;
+                                workspace_name?: string | null;
+                                programs?: {
+                                    id?: number;
+                                    name?: string;
+                                    /** @description The commission policy */
+                                    commission?: {
+                                        [key: string]: unknown;
+                                    };
+                                    currency?: string;
+                                }[];
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
         delete?: never;
         options?: never;
         head?: never;
@@ -9509,7 +9852,7 @@ export interface paths {
         };
         /**
          * Set how the account wants to be paid
-         * @description `{ type: paypal|wise|bank_transfer, email?, details? }`: paypal and wise need `email`, bank_transfer needs `details` (account holder, IBAN or account number, bank; free text). It applies to every claimed partner record; the advertiser's payout exports read it. Errors: 400 `type must be 'paypal', 'wise' or 'bank_transfer'`, `email must be a valid email address (required for paypal and wise)`, `details must be a string of 1 to 2000 characters (required for bank_transfer)`.
+         * @description `{ type: paypal|wise|bank_transfer, email?, details? }`: paypal and wise need `email`, bank_transfer needs `details` (account holder, IBAN or account number, bank; free text). It applies to every claimed partner record; the advertiser's payout exports read it. Every change is announced by mail to the account (the time and the new method, masked). Errors: 400 `type must be 'paypal', 'wise' or 'bank_transfer'`, `email must be a valid email address (required for paypal and wise)`, `details must be a string of 1 to 2000 characters (required for bank_transfer)`.
          */
         put: {
             parameters: {
@@ -9966,7 +10309,7 @@ export interface paths {
         put?: never;
         /**
          * Apply to be a partner of a public program
-         * @description No credential. One partner record per email per workspace: a first application answers 201 `{ data: { status } }` (`pending`, or `approved` when the program auto-approves, which also creates one link); applying again to the same program answers 200 with the current status and changes nothing. With `password` and no partner account for the email, the account is created (password sign-in works at once) and claims the record; with a partner session of that email (Bearer or the portal cookie with its X-CSRF-Token) the record is claimed at once; otherwise a sign-in link is mailed, which claims it. The applicant gets a confirmation and the program's owners and admins a notification (both mailed); `partner.applied` (and `partner.approved`) are recorded. Errors: 400 `name is required and must be 1 to 200 characters`, `email must be a valid email address`, `password must be at least 10 characters`, `website must be an http(s) URL of at most 500 characters`, `message must be a string of at most 2000 characters`; 404 `Program not found`; 409 (a partner's programs share one currency); 429 per IP with Retry-After.
+         * @description No credential. One partner record per email per workspace: a first application answers 201 `{ data: { status } }` (`pending`, or `approved` when the program auto-approves, which also creates one link); applying again to the same program answers 200 with the current status and changes nothing. With `password` and no partner account for the email, an unverified account is created: its password signs in, and it sees nothing until a link mailed to the address is followed. A new partner record is claimed at once only with a partner session of that email whose mailbox is verified (Bearer or the portal cookie with its X-CSRF-Token); otherwise a sign-in link is mailed, which claims it when followed. When the workspace already had a record of this email (another program), the application is added to it and claims nothing: the mailed sign-in link shows it as an invitation. The applicant gets a confirmation and the program's owners and admins a notification (both mailed); `partner.applied` (and `partner.approved`) are recorded. Errors: 400 `name is required and must be 1 to 200 characters`, `email must be a valid email address`, `password must be at least 10 characters`, `website must be an http(s) URL of at most 500 characters`, `message must be a string of at most 2000 characters`; 404 `Program not found`; 409 (a partner's programs share one currency); 429 per IP with Retry-After.
          */
         post: {
             parameters: {

@@ -2,7 +2,7 @@
 // that asks first, a secret shown once, pages of a list.
 import { useCallback, useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import type { ComponentChildren } from 'preact';
-import { api } from './api.ts';
+import { ApiError, api } from './api.ts';
 import type { CommissionPolicy, Rate } from '../../../shared/contracts/management.ts';
 import './pages/manage.css';
 
@@ -36,7 +36,15 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): Loaded<T> {
   return { ...state, reload };
 }
 
+/** An error's text; a rate limit (429) with Retry-After also says when to try again. */
 export function messageOf(e: unknown): string {
+  if (e instanceof ApiError && e.status === 429) {
+    const s = e.retryAfter;
+    const wait = s
+      ? ` Try again in ${s < 120 ? `${s} second${s === 1 ? '' : 's'}` : `${Math.ceil(s / 60)} minutes`}.`
+      : '';
+    return `${e.message.replace(/\.$/, '')}.${wait}`;
+  }
   if (e instanceof Error) return e.message;
   return String(e);
 }

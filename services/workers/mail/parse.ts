@@ -33,6 +33,11 @@ function dataProblem(template: MailMessage['template'], d: Record<string, unknow
         return 'bad data.workspace_name';
       return null;
     case 'magic_link':
+      if (!(d.program_name === undefined || str(d.program_name, 500))) return 'bad data.program_name';
+      return null;
+    case 'payout_method_changed':
+      if (!str(d.changed_at, 100)) return 'bad data.changed_at';
+      if (!str(d.method, 500)) return 'bad data.method';
       return null;
     case 'notification':
       if (!str(d.title, 1000)) return 'bad data.title';

@@ -50,6 +50,7 @@ const WHAT: Record<MailMessage['template'], (m: MailMessage) => string> = {
   partner_invite: () => 'The partner invite',
   magic_link: () => 'The sign-in link',
   notification: (m) => `The notification "${(m.data as { title: string }).title}"`,
+  payout_method_changed: () => 'The payout-method change notice',
 };
 
 /** The advertiser's notification of a mail that failed for good (not mailed: their mail may be what fails). */

@@ -88,6 +88,18 @@ export function renderMail(m: MailMessage): RenderedMail {
       });
     }
     case 'magic_link':
+      if (m.data.program_name) {
+        const program = m.data.program_name;
+        return compose({
+          subject: `Confirm your application to ${program}`,
+          heading: `Confirm your application to ${program}`,
+          intro: `Someone applied to the ${program} affiliate program with this address. If it was you, follow this link: it confirms your address and adds the application to your partner account.`,
+          action: 'Confirm and sign in',
+          url: m.data.url,
+          outro:
+            'The link works once and expires in 15 minutes. If you did not apply, ignore this mail: nothing is linked to you without it.',
+        });
+      }
       return compose({
         subject: 'Your sign-in link',
         heading: 'Sign in to your partner account',
@@ -96,6 +108,16 @@ export function renderMail(m: MailMessage): RenderedMail {
         url: m.data.url,
         outro:
           'The link works once and expires in 15 minutes. If you did not ask for it, ignore this mail: nobody can sign in without it.',
+      });
+    case 'payout_method_changed':
+      return compose({
+        subject: 'Your payout method changed',
+        heading: 'Your payout method changed',
+        intro: `The payout method of your partner account was changed on ${m.data.changed_at}. Payouts now go to: ${m.data.method}.`,
+        action: 'Review your payout method',
+        url: m.data.url,
+        outro:
+          'If you made this change, there is nothing to do. If you did not, sign in with a new sign-in link, set your payout method again and change your password: someone else may have had access to your account.',
       });
     case 'notification':
       return compose({

@@ -1,7 +1,8 @@
 // The public side of a program (CONTRACT part two "Applications"; docs/partners.md "Applications"): its
-// page's data and the application form. No credential is needed; a partner session, when the request
-// carries one for the applicant's own email, claims the new record at once. Applications are rate-limited
-// per IP (APPLY_RATE_LIMIT_PER_MINUTE, 429 with Retry-After).
+// page's data and the application form. No credential is needed; what an application claims is decided by
+// partner-claims/service.ts (a mailbox-verified session of the applicant's own email claims the new record at
+// once; otherwise a mailed sign-in link does). Applications are rate-limited per IP
+// (APPLY_RATE_LIMIT_PER_MINUTE, 429 with Retry-After).
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import { HttpError, errorResponses } from '../../../../shared/http/server.ts';
@@ -12,8 +13,9 @@ import { notify } from '../../../../shared/db/notifications.ts';
 import { recordWebhookEvents } from '../../../../shared/db/webhook-events.ts';
 import { Nullable, Obj, dataOf, requireBodyObject } from '../../common.ts';
 import type { ApiDeps } from '../../deps.ts';
-import { authenticatePartner, rateLimit } from '../partner-auth/access.ts';
+import { authenticatePartner, limitApplications } from '../partner-auth/access.ts';
 import { accountByEmail, claim, hasClaimed, insertAccount } from '../partner-auth/dal.ts';
+import { applicationClaim } from '../partner-claims/service.ts';
 import { queueMagicLink } from '../partner-auth/invites.ts';
 import { normalEmail, optionalPasswordError } from '../partner-auth/service.ts';
 import { addPartner } from '../partners/dal.ts';
@@ -94,7 +96,7 @@ export function registerApplicationRoutes(fastify: FastifyInstance, deps: ApiDep
     '/api/public/programs/:slug/apply',
     {
       preValidation: [
-        async (req, reply) => rateLimit(sql, deps, req, reply, 'apply'),
+        async (req, reply) => limitApplications(sql, deps, req, reply),
         requirePublicProgram,
         requireBodyObject,
       ],
@@ -105,10 +107,13 @@ export function registerApplicationRoutes(fastify: FastifyInstance, deps: ApiDep
           'No credential. One partner record per email per workspace: a first application answers 201 ' +
           '`{ data: { status } }` (`pending`, or `approved` when the program auto-approves, which also creates ' +
           'one link); applying again to the same program answers 200 with the current status and changes ' +
-          'nothing. With `password` and no partner account for the email, the account is created (password ' +
-          'sign-in works at once) and claims the record; with a partner session of that email (Bearer or ' +
-          'the portal cookie with its X-CSRF-Token) the record is claimed at once; otherwise a sign-in link is ' +
-          "mailed, which claims it. The applicant gets a confirmation and the program's owners and admins " +
+          'nothing. With `password` and no partner account for the email, an unverified account is created: ' +
+          'its password signs in, and it sees nothing until a link mailed to the address is followed. A new ' +
+          'partner record is claimed at once only with a partner session of that email whose mailbox is ' +
+          'verified (Bearer or the portal cookie with its X-CSRF-Token); otherwise a sign-in link is mailed, ' +
+          'which claims it when followed. When the workspace already had a record of this email (another ' +
+          'program), the application is added to it and claims nothing: the mailed sign-in link shows it as ' +
+          "an invitation. The applicant gets a confirmation and the program's owners and admins " +
           'a notification (both mailed); `partner.applied` (and `partner.approved`) are recorded. Errors: 400 ' +
           `\`${ERR.name}\`, \`${ERR.email}\`, \`password must be at least 10 characters\`, \`${ERR.website}\`, ` +
           `\`${ERR.message}\`; 404 \`${ERR.notFound}\`; 409 (a partner's programs share one currency); 429 ` +
@@ -145,24 +150,26 @@ export function registerApplicationRoutes(fastify: FastifyInstance, deps: ApiDep
         workspaceId,
         programId,
         { name, email, status, source: 'application', application },
-        async (tx, partner, pp) => {
+        async (tx, partner, pp, recordCreated) => {
           const partnerId = Number(partner.id);
           if (status === 'approved')
             await createGeneratedLink(tx, { programId, partnerId, ppId: Number(pp.id) });
-          // Who claims the record: the signed-in account of this email, or a new account made with the
-          // password; anyone else gets a sign-in link at the address (never a claim by the email alone).
+          // Nothing is claimed by the email string alone (partner-claims/service.ts): a password typed here
+          // makes an unverified account, which sees nothing until a link mailed to the address is followed.
           let account = await accountByEmail(tx, email, true);
-          if (account && Number(account.id) === signedIn) {
-            await claim(tx, signedIn, [partnerId], 'application');
-          } else if (account && (await hasClaimed(tx, Number(account.id), partnerId))) {
-            // The record (another program of the same workspace) is the account's already.
-          } else if (!account && passwordHash !== null) {
+          if (!account && passwordHash !== null) {
             account = await insertAccount(tx, { email, name, passwordHash, verified: false });
-            if (account) await claim(tx, Number(account.id), [partnerId], 'application');
-            else await queueMagicLink(tx, deps, email);
-          } else {
-            await queueMagicLink(tx, deps, email);
           }
+          const decision = applicationClaim({
+            recordCreated,
+            account,
+            signedIn,
+            alreadyClaimed: account !== undefined && (await hasClaimed(tx, Number(account.id), partnerId)),
+          });
+          if (decision.kind === 'claim') await claim(tx, signedIn!, [partnerId], 'application');
+          else if (decision.kind === 'mail-claim-link')
+            await queueMagicLink(tx, deps, email, { partnerId, programName: program.name });
+          else if (decision.kind === 'mail-sign-in-link') await queueMagicLink(tx, deps, email);
           await notify(
             tx,
             deps,

@@ -16,11 +16,18 @@ import {
   WORKSPACE_NOT_FOUND,
   checkKeyScopes,
   checkMembership,
+  programScopeError,
   requestedWorkspace,
 } from './service.ts';
 import type { Permission, Role } from './service.ts';
 
-export { PROGRAM_NOT_FOUND, ROLE_PERMISSIONS, SCOPES, requestedWorkspace } from './service.ts';
+export {
+  PROGRAM_NOT_FOUND,
+  ROLE_PERMISSIONS,
+  SCOPES,
+  programScopeError,
+  requestedWorkspace,
+} from './service.ts';
 export type { Permission, Role, Scope } from './service.ts';
 export { parseId } from '../../ids.ts';
 
@@ -106,26 +113,62 @@ export interface WorkspaceAccess {
   workspaceId: number;
   /** The session user's role; for a key, the role it acts with ('admin': bounded by its scopes). */
   role: Role;
+  /**
+   * The programs the caller is limited to: a key's `program_scope`, null for every program (a session, a
+   * key without one). Only scopedWorkspaceAccess answers non-null; workspaceAccess refuses such a key.
+   */
+  programScope: number[] | null;
 }
 
-/** The workspace a workspace-level operation acts on, checked for `permission`. */
-export async function workspaceAccess(
+/**
+ * The workspace a workspace-level operation acts on, checked for `permission`. The route acts on the whole
+ * workspace, so a key limited to some programs is 403 `API key is limited to programs <ids>` (after the
+ * 404 of another workspace, before its scopes). Routes that keep such a key inside its programs themselves
+ * use scopedWorkspaceAccess.
+ */
+export function workspaceAccess(
   sql: Sql,
   p: Principal,
   permission: Permission | 'manage',
   requested: number | null,
 ): Promise<WorkspaceAccess> {
+  return resolveWorkspace(sql, p, permission, requested, true);
+}
+
+/**
+ * workspaceAccess for the routes that limit what they show and change to the caller's `programScope`
+ * (the program list, webhook endpoints): a key limited to some programs passes, and the route must apply
+ * the scope it gets back.
+ */
+export function scopedWorkspaceAccess(
+  sql: Sql,
+  p: Principal,
+  permission: Permission,
+  requested: number | null,
+): Promise<WorkspaceAccess> {
+  return resolveWorkspace(sql, p, permission, requested, false);
+}
+
+async function resolveWorkspace(
+  sql: Sql,
+  p: Principal,
+  permission: Permission | 'manage',
+  requested: number | null,
+  wholeWorkspace: boolean,
+): Promise<WorkspaceAccess> {
   if (p.kind === 'api_key') {
     if (requested !== null && requested !== p.workspaceId) throw new HttpError(404, WORKSPACE_NOT_FOUND);
+    if (wholeWorkspace && p.programScope !== null)
+      throw new HttpError(403, programScopeError(p.programScope));
     if (permission === 'manage')
       throw new HttpError(403, 'Members and API keys are managed with a dashboard session');
     checkKeyScopes(p.scopes, permission);
-    return { workspaceId: p.workspaceId, role: 'admin' };
+    return { workspaceId: p.workspaceId, role: 'admin', programScope: p.programScope };
   }
   const m = await createAuthDal(sql).membership(p.userId, requested);
   if (!m) throw new HttpError(404, WORKSPACE_NOT_FOUND);
   checkMembership(m.role, m.status, permission);
-  return { workspaceId: Number(m.workspace_id), role: m.role };
+  return { workspaceId: Number(m.workspace_id), role: m.role, programScope: null };
 }
 
 export interface ProgramAccess {

@@ -90,6 +90,16 @@ export function createAuthDal(sql: Sql) {
       return user;
     },
 
+    /**
+     * Replaces the user's password hash with `next` only if it is still `previous` (a hash of an older
+     * kind, upgraded at sign-in): a password changed meanwhile stays as it is. True when replaced.
+     */
+    async replacePasswordHash(userId: number, previous: string, next: string): Promise<boolean> {
+      const rows = await sql`
+        update users set password_hash = ${next} where id = ${userId} and password_hash = ${previous}`;
+      return rows.count === 1;
+    },
+
     /** A user and the workspace it owns, in one transaction; null when the email is taken. */
     signup(u: { email: string; name: string | null; passwordHash: string; workspaceName: string }) {
       return sql.begin(async (tx) => {

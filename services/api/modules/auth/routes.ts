@@ -1,13 +1,13 @@
 // POST /api/auth/signup, /api/auth/login, /api/auth/logout (CONTRACT "Dashboard sessions"), and the
 // dashboard's cookie session: POST /api/auth/session (log in), POST /api/auth/session/signup, GET and DELETE
 // /api/auth/session (docs/dashboard.md "Session and CSRF"; the cookie and CSRF rules are in cookie.ts).
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import { HttpError, ERROR_SCHEMA, errorResponses } from '../../../../shared/http/server.ts';
 import { Checked } from '../../../../shared/http/validation.ts';
 import type { TypeBoxProvider } from '../../../../shared/http/validation.ts';
 import { generateSecret, hashSecret } from '../../../../shared/domain/secrets.ts';
-import { DUMMY_HASH, hashPassword, verifyPassword } from '../../../../shared/domain/passwords.ts';
+import { hashPassword, needsRehash, verifyPassword } from '../../../../shared/domain/passwords.ts';
 import {
   DateTime,
   Nullable,
@@ -18,14 +18,23 @@ import {
   sessionSecurity,
 } from '../../common.ts';
 import type { ApiDeps } from '../../deps.ts';
+import { TOO_MANY_ATTEMPTS, beginPasswordCheck, beginSignup } from '../../sign-in-limits.ts';
 import { authenticate, credentialOf } from './access.ts';
 import { SESSION_COOKIE, clearedSessionCookie, csrfTokenFor, readCookie, sessionCookie } from './cookie.ts';
 import { createAuthDal } from './dal.ts';
 import { ROLES, optionalNameError, parseSignup, passwordError, signupEmailError } from './service.ts';
 
+const limitsNote =
+  `Limited per client address and per email (429 \`${TOO_MANY_ATTEMPTS}\` with Retry-After, the seconds ` +
+  'until the next attempt is allowed; docs/security.md).';
+const loginNote =
+  `${limitsNote} At most 10 failures per email in 15 minutes by default; a successful log in clears them. ` +
+  'A password hash of an older kind is replaced at a successful log in.';
+
 const signupSchema = {
   tags: ['auth'],
   summary: 'Create a user and the workspace it owns; returns a session',
+  description: limitsNote,
   // Property order is the order of the checks (shared/http/validation.ts).
   body: Type.Object({
     email: Checked<string>({ type: 'string', format: 'email', maxLength: 320 }, signupEmailError),
@@ -48,20 +57,21 @@ const signupSchema = {
         session_token: Type.String(),
       }),
     ),
-    ...errorResponses(400, 409),
+    ...errorResponses(400, 409, 429),
   },
 };
 
 const loginSchema = {
   tags: ['auth'],
   summary: 'Log in; returns a session token',
+  description: loginNote,
   body: Type.Object(
     { email: Type.String(), password: Type.String() },
     { errorMessage: 'email and password are required' },
   ),
   response: {
     200: dataOf(Obj({ session_token: Type.String(), expires_at: DateTime() })),
-    ...errorResponses(400, 401),
+    ...errorResponses(400, 401, 429),
   },
 };
 
@@ -86,17 +96,17 @@ const cookieNote =
 const sessionLoginSchema = {
   tags: ['auth'],
   summary: 'Dashboard log in: the session as an HttpOnly cookie',
-  description: cookieNote,
+  description: `${cookieNote} ${loginNote}`,
   body: loginSchema.body,
-  response: { 200: dataOf(sessionInfo), ...errorResponses(400, 401) },
+  response: { 200: dataOf(sessionInfo), ...errorResponses(400, 401, 429) },
 };
 
 const sessionSignupSchema = {
   tags: ['auth'],
   summary: 'Dashboard sign up: a user, the workspace it owns, and the session as an HttpOnly cookie',
-  description: `${cookieNote} Same validation and errors as POST /api/auth/signup.`,
+  description: `${cookieNote} Same validation, limits and errors as POST /api/auth/signup.`,
   body: signupSchema.body,
-  response: { 201: dataOf(sessionInfo), ...errorResponses(400, 409) },
+  response: { 201: dataOf(sessionInfo), ...errorResponses(400, 409, 429) },
 };
 
 const sessionGetSchema = {
@@ -135,21 +145,40 @@ export function registerAuthRoutes(fastify: FastifyInstance, deps: ApiDeps): voi
     return { token, expiresAt };
   }
 
-  /** Signup (bearer or cookie): the user and workspace made, and the new session; 409 for a known email. */
-  async function signUp(body: unknown) {
+  const TAKEN = 'A user with this email already exists';
+
+  /**
+   * Signup (bearer or cookie): the user and workspace made, and the new session; 409 for a known email.
+   * The limits come first and a known email is refused before the password is hashed.
+   */
+  async function signUp(req: FastifyRequest, reply: FastifyReply, body: unknown) {
     const s = parseSignup(body);
+    const attempt = await beginSignup(deps, req, reply, s.email);
+    if (await dal.userByEmail(s.email)) throw new HttpError(409, TAKEN);
     const passwordHash = await hashPassword(s.password);
     const result = await dal.signup({ ...s, passwordHash });
-    if (!result) throw new HttpError(409, 'A user with this email already exists');
+    if (!result) throw new HttpError(409, TAKEN);
+    await attempt.succeeded();
     return { signup: s, ...result, session: await newSession(result.userId) };
   }
 
-  /** Log in (bearer or cookie): the user's id and a new session; 401 for a wrong email or password. */
-  async function logIn(b: { email: string; password: string }) {
-    const user = await dal.userByEmail(b.email.trim());
-    // Verify against a dummy hash for unknown emails, so timing does not reveal which emails exist.
-    const ok = await verifyPassword(b.password, user?.password_hash ?? DUMMY_HASH);
+  /**
+   * Log in (bearer or cookie): the user's id and a new session; 401 for a wrong email or password. The
+   * limits come first (429), before any hashing.
+   */
+  async function logIn(req: FastifyRequest, reply: FastifyReply, b: { email: string; password: string }) {
+    const email = b.email.trim();
+    const attempt = await beginPasswordCheck(deps, req, reply, 'dashboard', email);
+    const user = await dal.userByEmail(email);
+    // An unknown email verifies against a dummy hash, so timing does not reveal which emails exist.
+    const ok = await verifyPassword(b.password, user?.password_hash);
     if (!user || !ok) throw new HttpError(401, 'Invalid email or password');
+    await attempt.succeeded();
+    // An older kind of hash is replaced now that the password is known; compare-and-set, so a password
+    // changed meanwhile is never overwritten.
+    if (needsRehash(user.password_hash)) {
+      await dal.replacePasswordHash(Number(user.id), user.password_hash, await hashPassword(b.password));
+    }
     return { userId: Number(user.id), session: await newSession(Number(user.id)) };
   }
 
@@ -158,15 +187,15 @@ export function registerAuthRoutes(fastify: FastifyInstance, deps: ApiDeps): voi
     // No body at all (or JSON null) is `Request body must be a JSON object`, as before the schema.
     { preValidation: requireBodyObject, schema: signupSchema },
     async (req, reply) => {
-      const { signup: s, userId, workspace, session } = await signUp(req.body);
+      const { signup: s, userId, workspace, session } = await signUp(req, reply, req.body);
       return reply.code(201).send({
         data: { user: { id: userId, email: s.email, name: s.name }, workspace, session_token: session.token },
       });
     },
   );
 
-  app.post('/api/auth/login', { schema: loginSchema }, async (req) => {
-    const { session } = await logIn(req.body);
+  app.post('/api/auth/login', { schema: loginSchema }, async (req, reply) => {
+    const { session } = await logIn(req, reply, req.body);
     return { data: { session_token: session.token, expires_at: session.expiresAt.toISOString() } };
   });
 
@@ -194,7 +223,7 @@ export function registerAuthRoutes(fastify: FastifyInstance, deps: ApiDeps): voi
   }
 
   app.post('/api/auth/session', { schema: sessionLoginSchema }, async (req, reply) => {
-    const { userId, session } = await logIn(req.body);
+    const { userId, session } = await logIn(req, reply, req.body);
     reply.header('set-cookie', sessionCookie(session.token, maxAge, req.protocol === 'https'));
     return sessionAnswer(userId, session.token, session.expiresAt);
   });
@@ -203,7 +232,7 @@ export function registerAuthRoutes(fastify: FastifyInstance, deps: ApiDeps): voi
     '/api/auth/session/signup',
     { preValidation: requireBodyObject, schema: sessionSignupSchema },
     async (req, reply) => {
-      const { userId, session } = await signUp(req.body);
+      const { userId, session } = await signUp(req, reply, req.body);
       reply.header('set-cookie', sessionCookie(session.token, maxAge, req.protocol === 'https'));
       return reply.code(201).send(await sessionAnswer(userId, session.token, session.expiresAt));
     },

@@ -41,6 +41,14 @@ export const WORKSPACE_NOT_FOUND = 'Workspace not found';
 export const NO_CREDENTIAL = 'A dashboard session or a management API key is required';
 const INACTIVE = 'Your membership of this workspace is inactive';
 
+/**
+ * The 403 of a key limited to some programs (`program_scope`) on a route that acts on the whole workspace
+ * (CONTRACT part three): `API key is limited to programs 3, 7`, the ids in ascending order.
+ */
+export function programScopeError(programScope: readonly number[]): string {
+  return `API key is limited to programs ${[...programScope].sort((a, b) => a - b).join(', ')}`;
+}
+
 /** The scope a key needs for `permission`: tracking:* are dashboard reads, reached through dashboard:view. */
 export function scopeFor(permission: Permission): Exclude<Scope, '*'> {
   return permission.startsWith('tracking:') ? 'dashboard:view' : (permission as Exclude<Scope, '*'>);

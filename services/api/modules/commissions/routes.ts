@@ -8,7 +8,7 @@ import { Data, DataList, Nullable, StringEnum } from '../../../../shared/http/va
 import type { TypeBoxProvider } from '../../../../shared/http/validation.ts';
 import { principalOf, programAccess } from '../auth/access.ts';
 import type { ApiDeps } from '../../deps.ts';
-import { ProgramParams, managementSecurity, programOf, requireProgram } from '../../common.ts';
+import { ProgramParams, managementSecurity, pathId, programOf, requireProgram } from '../../common.ts';
 import { approve, commissionsOfProgram, markPaid, programOfCommission, reject } from './dal.ts';
 import {
   COMMISSION_FILTERS,
@@ -172,6 +172,9 @@ export function registerCommissionRoutes(fastify: FastifyInstance, deps: ApiDeps
   app.post(
     '/api/advertiser/commissions/:id/reject',
     {
+      // Before the body's 400: a caller who may not touch the commission learns nothing from it.
+      preValidation: async (req) =>
+        void (await writableCommission(req, pathId((req.params as { id?: unknown }).id))),
       schema: {
         tags: ['management'],
         summary: 'Reject a commission: it is reversed, as a full refund would reverse it',
@@ -194,7 +197,7 @@ export function registerCommissionRoutes(fastify: FastifyInstance, deps: ApiDeps
       },
     },
     async (req) => {
-      const commissionId = await writableCommission(req, req.params.id);
+      const commissionId = req.params.id;
       const row = await reject(sql, commissionId, {
         check: checkRejectable,
         entry: (c) => rejectedEntry(commissionId, c),

@@ -1,8 +1,9 @@
 // GET /api/advertiser/mail (docs/mail.md): the workspace's mail log, newest first: every mail the service
 // sent or tried to send on the workspace's behalf (partner invites, sign-in links, notifications), with its
 // status, attempts and the mail server's last error, so an advertiser can see a mail that never arrived.
-// Read permission program:read (any role; a key with that scope and no program_scope); the recipient and
-// subject are shown, the body never.
+// Read permission program:read (any role; a key with that scope and no program_scope: the log covers every
+// program, so a key limited to some is 403 `API key is limited to programs <ids>`, as on every
+// workspace-wide route); the recipient and subject are shown, the body never.
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { TypeBoxProvider } from '../../../../shared/http/validation.ts';
@@ -14,7 +15,7 @@ import { principalOf, workspaceAccess } from '../auth/access.ts';
 import type { ApiDeps } from '../../deps.ts';
 import { DateTime, Nullable, Obj, WorkspaceIdQuery, managementSecurity, workspaceOf } from '../../common.ts';
 import { mailOfWorkspace } from './dal.ts';
-import { ERR, MAX_PAGE_SIZE, checkWholeWorkspace, pagination, toMail } from './service.ts';
+import { ERR, MAX_PAGE_SIZE, pagination, toMail } from './service.ts';
 
 const MailOut = Obj({
   id: Type.String({ description: 'Stable per mail: `invite:<id>`, `magic:<id>`, `notification:<id>…`' }),
@@ -51,9 +52,7 @@ export function registerMailRoutes(fastify: FastifyInstance, deps: ApiDeps): voi
     '/api/advertiser/mail',
     {
       preValidation: async (req) => {
-        const principal = principalOf(req);
-        const access = await workspaceAccess(sql, principal, 'program:read', workspaceOf(req));
-        checkWholeWorkspace(principal);
+        const access = await workspaceAccess(sql, principalOf(req), 'program:read', workspaceOf(req));
         workspaces.set(req, access.workspaceId);
       },
       schema: {
@@ -65,7 +64,8 @@ export function registerMailRoutes(fastify: FastifyInstance, deps: ApiDeps): voi
           'failed (every attempt failed: the workspace also got a `mail_failed` notification), skipped (no ' +
           'SMTP server configured). The recipient and subject are shown, the body never. `page` (default 1) ' +
           'and `pageSize` (1..100, default 50). Errors: 400 `workspace_id must be a positive integer`, ' +
-          `\`${ERR.status}\`, \`${ERR.page}\`, \`${ERR.pageSize}\`; 403 for a key limited to some programs; ` +
+          `\`${ERR.status}\`, \`${ERR.page}\`, \`${ERR.pageSize}\`; 403 \`API key is limited to programs <ids>\` ` +
+          'for a key limited to some programs; ' +
           '404 `Workspace not found`.',
         security: managementSecurity,
         querystring: MailQuery,

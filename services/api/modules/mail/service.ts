@@ -1,9 +1,7 @@
-// The rules of the advertiser's mail log, pure: the query's 400s, who may read it, and row → answer (the
+// The rules of the advertiser's mail log, pure: the query's 400s and row → answer (the
 // recipient and subject are shown, the body never: it may hold a sign-in link).
-import { HttpError } from '../../../../shared/http/server.ts';
 import { MAIL_STATUSES } from '../../../../shared/contracts/mail-log.ts';
 import { iso } from '../../common.ts';
-import type { Principal } from '../auth/access.ts';
 import type { MailRow } from './dal.ts';
 
 export const MAX_PAGE_SIZE = 100;
@@ -12,17 +10,7 @@ export const ERR = {
   status: `status must be one of ${MAIL_STATUSES.join(', ')}`,
   page: 'page must be a positive integer',
   pageSize: `pageSize must be an integer from 1 to ${MAX_PAGE_SIZE}`,
-  programScoped:
-    'This API key is limited to some programs; the mail log covers the whole workspace and needs a key without program_scope',
 } as const;
-
-/**
- * A key limited to some programs may not read the workspace's mail log: it lists mail about every program
- * (invites, notifications) and their recipients.
- */
-export function checkWholeWorkspace(p: Principal): void {
-  if (p.kind === 'api_key' && p.programScope !== null) throw new HttpError(403, ERR.programScoped);
-}
 
 /** The next attempt is shown only while one is planned (for `sending` the column holds the lease's end). */
 export const toMail = (r: MailRow) => ({

@@ -1,4 +1,5 @@
-// Who is calling a partner route (/api/partner/*), and the rate limits of the routes that sign partners in.
+// Who is calling a partner route (/api/partner/*), and the rate limit of applications (the sign-in routes'
+// limits are services/api/sign-in-limits.ts).
 // Only a `psess_` partner session reaches these routes: from `Authorization: Bearer psess_…`, or without an
 // Authorization header from the `svc_partner_session` cookie (which then needs the X-CSRF-Token of the
 // dashboard's rule on every request but GET/HEAD/OPTIONS). Any other credential (aff_, affk_, sess_, the
@@ -8,13 +9,12 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Sql } from '../../../../shared/db/sql.ts';
 import { HttpError } from '../../../../shared/http/server.ts';
 import { hashSecret } from '../../../../shared/domain/secrets.ts';
-import { createHash } from 'node:crypto';
 import { takeToken } from '../../../../shared/db/rate-limits.ts';
-import { loadIpHasher } from '../../../../shared/domain/ip-hash.ts';
-import type { IpHasher } from '../../../../shared/domain/ip-hash.ts';
+import { TOO_MANY_ATTEMPTS, ipHashOf, isExempt } from '../../sign-in-limits.ts';
 import { CSRF_ERROR, CSRF_HEADER, SAFE_METHODS, csrfMatches, readCookie } from '../auth/cookie.ts';
 import { sessionByHash } from './dal.ts';
-import { ERR, PARTNER_COOKIE, normalEmail } from './service.ts';
+import { ERR, PARTNER_COOKIE } from './service.ts';
+import { ERR as CLAIMS_ERR } from '../partner-claims/service.ts';
 import type { ApiDeps } from '../../deps.ts';
 
 /** The OpenAPI security of partner routes: a Bearer partner session, or the portal's cookie. */
@@ -29,11 +29,17 @@ export interface PartnerPrincipal {
   /** The session token (the CSRF token is derived from it). */
   token: string;
   via: 'header' | 'cookie';
+  /** A sign-in link followed or an invite accepted: the account may see its claimed records. */
+  verified: boolean;
 }
 
 declare module 'fastify' {
   interface FastifyRequest {
     partner?: PartnerPrincipal;
+  }
+  interface FastifyContextConfig {
+    /** A partner route an unverified account may call (its own account: GET/PUT /api/partner/me). */
+    unverifiedPartner?: boolean;
   }
 }
 
@@ -62,7 +68,24 @@ export async function authenticatePartner(sql: Sql, req: FastifyRequest): Promis
   if (via === 'cookie' && !SAFE_METHODS.has(req.method) && !csrfMatches(token, req.headers[CSRF_HEADER])) {
     throw new HttpError(403, CSRF_ERROR);
   }
-  return { accountId: Number(row.account_id), sessionId: Number(row.id), token, via };
+  return {
+    accountId: Number(row.account_id),
+    sessionId: Number(row.id),
+    token,
+    via,
+    verified: row.email_verified_at !== null,
+  };
+}
+
+/**
+ * The partner scope's check after authentication: an account whose email is not verified (made by a
+ * password typed into an application form) reaches only the routes marked `unverifiedPartner`; every other
+ * partner route is 403 until a link mailed to the address is followed (partner-claims/service.ts).
+ */
+export function requireVerifiedPartner(req: FastifyRequest): void {
+  if (!partnerOf(req).verified && !req.routeOptions.config.unverifiedPartner) {
+    throw new HttpError(403, CLAIMS_ERR.unverified);
+  }
 }
 
 /** The caller the partner scope's onRequest hook resolved. */
@@ -71,58 +94,26 @@ export function partnerOf(req: { partner?: PartnerPrincipal }): PartnerPrincipal
   return req.partner;
 }
 
-// ---- IP hashes and rate limits ----
-
-let hasher: Promise<IpHasher> | null = null;
-/** The installation's IP hasher, read once per process on first use. */
-export function ipHashOf(sql: Sql, ip: string | undefined): Promise<string | null> {
-  hasher ??= loadIpHasher(sql).catch((err: unknown) => {
-    hasher = null;
-    throw err;
-  });
-  return hasher.then((h) => h(ip));
-}
-
-const emailKey = (email: string) =>
-  createHash('sha256').update(normalEmail(email)).digest('base64url').slice(0, 32);
-
-/** The limits of ApiDeps with their defaults (docs/partners.md "Rate limits"). */
-export function limitsOf(deps: ApiDeps) {
-  return {
-    authPerMinute: deps.partnerLimits?.authPerMinute ?? 10,
-    authIpPerMinute: deps.partnerLimits?.authIpPerMinute ?? 30,
-    applyPerMinute: deps.partnerLimits?.applyPerMinute ?? 10,
-    exempt: new Set(deps.partnerLimits?.exempt ?? []),
-  };
-}
+// ---- applications' rate limit ----
 
 /**
- * Takes a token from each bucket of `action` (the caller's IP unless exempt, then the email when given);
- * an empty bucket is 429 with Retry-After. Keys hold an IP hash and an email hash, never either value.
+ * Applications from a program's public page: a token bucket per client address (APPLY_RATE_LIMIT_PER_MINUTE,
+ * also the burst; RATE_LIMIT_EXEMPT skips it); past it 429 `Too many attempts` with Retry-After. The key
+ * holds the address's hash, never the address.
  */
-export async function rateLimit(
+export async function limitApplications(
   sql: Sql,
   deps: ApiDeps,
   req: FastifyRequest,
   reply: FastifyReply,
-  action: 'sign-in' | 'magic-link' | 'apply',
-  email?: string,
 ): Promise<void> {
-  const l = limitsOf(deps);
-  const ipRule = action === 'apply' ? l.applyPerMinute : l.authIpPerMinute;
-  const buckets: { key: string; perMinute: number }[] = [];
-  if (!l.exempt.has(req.ip)) {
-    buckets.push({ key: `${action}:ip:${(await ipHashOf(sql, req.ip)) ?? 'none'}`, perMinute: ipRule });
-  }
-  if (email !== undefined && action !== 'apply') {
-    buckets.push({ key: `${action}:email:${emailKey(email)}`, perMinute: l.authPerMinute });
-  }
-  for (const b of buckets) {
-    const wait = await takeToken(sql, b.key, { perMinute: b.perMinute, burst: b.perMinute });
-    if (wait !== null) {
-      reply.header('retry-after', String(wait));
-      throw new HttpError(429, ERR.tooMany);
-    }
+  const perMinute = deps.partnerLimits?.applyPerMinute ?? 10;
+  if (isExempt(deps.partnerLimits?.exempt ?? [], req.ip)) return;
+  const key = `apply:ip:${(await ipHashOf(sql, req.ip)) ?? 'none'}`;
+  const wait = await takeToken(sql, key, { perMinute, burst: perMinute });
+  if (wait !== null) {
+    reply.header('retry-after', String(wait));
+    throw new HttpError(429, TOO_MANY_ATTEMPTS);
   }
 }
 

@@ -8,11 +8,15 @@ export interface AccountRow {
   email: string;
   name: string | null;
   password_hash: string | null;
+  /** A sign-in link followed or an invite accepted (partner-claims/service.ts). */
   email_verified_at: Date | null;
+  /** A sign-in link mailed to the address followed. */
+  mailbox_verified_at: Date | null;
   created_at: Date;
 }
 
-const ACCOUNT = (sql: Sql | Tx) => sql`id, email, name, password_hash, email_verified_at, created_at`;
+const ACCOUNT = (sql: Sql | Tx) =>
+  sql`id, email, name, password_hash, email_verified_at, mailbox_verified_at, created_at`;
 
 export async function accountByEmail(sql: Sql | Tx, email: string, lock = false) {
   const [row] = await sql<AccountRow[]>`
@@ -26,14 +30,23 @@ export async function accountById(sql: Sql | Tx, id: number) {
   return row;
 }
 
-/** A new account, or undefined when the email already has one (a concurrent request made it). */
+/**
+ * A new account, or undefined when the email already has one (a concurrent request made it). `verified`:
+ * 'mailbox' (a sign-in link was followed), 'invite' (an invite was accepted) or false (an application form).
+ */
 export async function insertAccount(
   tx: Sql | Tx,
-  a: { email: string; name: string | null; passwordHash: string | null; verified: boolean },
+  a: {
+    email: string;
+    name: string | null;
+    passwordHash: string | null;
+    verified: 'mailbox' | 'invite' | false;
+  },
 ) {
   const [row] = await tx<AccountRow[]>`
-    insert into partner_accounts (email, name, password_hash, email_verified_at)
-    values (${a.email}, ${a.name}, ${a.passwordHash}, ${a.verified ? tx`now()` : null})
+    insert into partner_accounts (email, name, password_hash, email_verified_at, mailbox_verified_at)
+    values (${a.email}, ${a.name}, ${a.passwordHash}, ${a.verified ? tx`now()` : null},
+            ${a.verified === 'mailbox' ? tx`now()` : null})
     on conflict ((lower(email))) do nothing
     returning ${ACCOUNT(tx)}`;
   return row;
@@ -45,11 +58,20 @@ export async function createSession(sql: Sql | Tx, accountId: number, tokenHash:
     values (${accountId}, ${tokenHash}, ${expiresAt})`;
 }
 
-/** The live session with this token hash. */
+/** The live session with this token hash, with whether its account is verified. */
 export async function sessionByHash(sql: Sql, hash: Buffer) {
-  const [row] = await sql<{ id: string; account_id: string; expires_at: Date }[]>`
-    select id, account_id, expires_at from partner_sessions
-    where token_hash = ${hash} and revoked_at is null and expires_at > now()`;
+  const [row] = await sql<
+    {
+      id: string;
+      account_id: string;
+      expires_at: Date;
+      email_verified_at: Date | null;
+      mailbox_verified_at: Date | null;
+    }[]
+  >`
+    select s.id, s.account_id, s.expires_at, a.email_verified_at, a.mailbox_verified_at
+    from partner_sessions s join partner_accounts a on a.id = s.account_id
+    where s.token_hash = ${hash} and s.revoked_at is null and s.expires_at > now()`;
   return row;
 }
 
@@ -81,23 +103,6 @@ export async function hasClaimed(tx: Sql | Tx, accountId: number, partnerId: num
   const [row] = await tx<{ ok: boolean }[]>`
     select exists (select 1 from partner_claims where account_id = ${accountId} and partner_id = ${partnerId}) as ok`;
   return row!.ok;
-}
-
-/** The partner records with this email (case-insensitive) the account has not claimed, with their workspace. */
-export function unclaimedRecordsOf(tx: Sql | Tx, accountId: number | null, email: string) {
-  return tx<{ id: string; workspace_id: string | null }[]>`
-    select p.id, p.workspace_id from partners p
-    where lower(p.email) = lower(${email})
-      and not exists (select 1 from partner_claims c where c.partner_id = p.id and c.account_id = ${accountId ?? 0})
-    order by p.id`;
-}
-
-/** The workspaces of the records the account has claimed. */
-export async function claimedWorkspaces(tx: Sql | Tx, accountId: number): Promise<Set<string>> {
-  const rows = await tx<{ workspace_id: string | null }[]>`
-    select distinct p.workspace_id from partner_claims c join partners p on p.id = c.partner_id
-    where c.account_id = ${accountId}`;
-  return new Set(rows.map((r) => String(r.workspace_id)));
 }
 
 /** Whether a partner record with this email exists (magic links are mailed only to known addresses). */
@@ -153,20 +158,35 @@ export async function useInvite(tx: Tx, id: string) {
 
 // ---- magic links ----
 
-export async function insertMagicLink(tx: Tx, email: string, tokenHash: Buffer, expiresAt: Date) {
+/** A sign-in link; `claimPartnerId`: the record an application created, which following it claims. */
+export async function insertMagicLink(
+  tx: Tx,
+  email: string,
+  tokenHash: Buffer,
+  expiresAt: Date,
+  claimPartnerId: number | null = null,
+) {
   // Used and expired links of this address are of no use to anyone: keep the table small.
   await tx`
     delete from partner_magic_links
     where lower(email) = lower(${email}) and (used_at is not null or expires_at < now() - interval '1 day')`;
   const [row] = await tx<{ id: string }[]>`
-    insert into partner_magic_links (email, token_hash, expires_at)
-    values (${email}, ${tokenHash}, ${expiresAt}) returning id`;
+    insert into partner_magic_links (email, token_hash, expires_at, claim_partner_id)
+    values (${email}, ${tokenHash}, ${expiresAt}, ${claimPartnerId}) returning id`;
   return Number(row!.id);
 }
 
 export async function lockMagicLink(tx: Tx, hash: Buffer) {
-  const [row] = await tx<{ id: string; email: string; expires_at: Date; used_at: Date | null }[]>`
-    select id, email, expires_at, used_at from partner_magic_links
+  const [row] = await tx<
+    {
+      id: string;
+      email: string;
+      expires_at: Date;
+      used_at: Date | null;
+      claim_partner_id: string | null;
+    }[]
+  >`
+    select id, email, expires_at, used_at, claim_partner_id from partner_magic_links
     where token_hash = ${hash} for no key update`;
   return row;
 }
@@ -175,14 +195,27 @@ export async function useMagicLink(tx: Tx, id: string) {
   await tx`update partner_magic_links set used_at = now() where id = ${id}`;
 }
 
-/** The account's email is proven (a magic link was followed); optionally its password is cleared. */
-export async function markVerified(tx: Tx, accountId: number, clearPassword: boolean) {
+/** The account's mailbox is proven (a sign-in link was followed); optionally its password is cleared. */
+export async function markMailboxVerified(tx: Tx, accountId: number, clearPassword: boolean) {
   await tx`
     update partner_accounts set
       email_verified_at = coalesce(email_verified_at, now()),
+      mailbox_verified_at = coalesce(mailbox_verified_at, now()),
       password_hash = ${clearPassword ? null : tx`password_hash`},
       updated_at = now()
     where id = ${accountId}`;
+}
+
+/** An invite was accepted: the account is verified, with the password given (an unverified one's replaced). */
+export async function markInviteVerified(tx: Tx, accountId: number, passwordHash: string | null) {
+  const [row] = await tx<AccountRow[]>`
+    update partner_accounts set
+      email_verified_at = coalesce(email_verified_at, now()),
+      password_hash = ${passwordHash === null ? tx`password_hash` : passwordHash},
+      updated_at = now()
+    where id = ${accountId}
+    returning ${ACCOUNT(tx)}`;
+  return row!;
 }
 
 export async function updateAccount(
@@ -198,6 +231,17 @@ export async function updateAccount(
     where id = ${accountId}
     returning ${ACCOUNT(sql)}`;
   return row;
+}
+
+/**
+ * Replaces the account's password hash with `next` only if it is still `previous` (a hash of an older kind,
+ * upgraded at sign-in): a password changed or cleared meanwhile stays as it is. True when replaced.
+ */
+export async function replacePasswordHash(sql: Sql | Tx, accountId: number, previous: string, next: string) {
+  const rows = await sql`
+    update partner_accounts set password_hash = ${next}, updated_at = now()
+    where id = ${accountId} and password_hash = ${previous}`;
+  return rows.count === 1;
 }
 
 /** What GET /api/partner/me shows: the account's claimed records with their workspaces. */

@@ -8,6 +8,13 @@ import { queueMail } from '../../../../shared/db/mail.ts';
 import { insertInvite, insertMagicLink } from './dal.ts';
 import { INVITE_TTL_MS, MAGIC_LINK_TTL_MS } from './service.ts';
 
+/**
+ * The links that carry a token: the token after `#`, so it is never sent to the server (nor kept in its
+ * logs, a proxy's, or a Referer); the portal reads it from the address and then removes it (docs/portal.md).
+ */
+export const inviteLink = (publicUrl: string, token: string) => `${publicUrl}/partner/invite#${token}`;
+export const magicLink = (publicUrl: string, token: string) => `${publicUrl}/partner/magic#${token}`;
+
 export interface IssuedInvite {
   inviteUrl: string;
   expiresAt: Date;
@@ -24,7 +31,7 @@ export async function issueInvite(
     tokenHash: hashSecret(token),
     expiresAt: new Date(Date.now() + INVITE_TTL_MS),
   });
-  const inviteUrl = `${ctx.publicUrl}/partner/invite/${token}`;
+  const inviteUrl = inviteLink(ctx.publicUrl, token);
   const [names] = await tx<
     {
       email: string;
@@ -56,21 +63,32 @@ export async function issueInvite(
 
 /**
  * A sign-in link for `email` (15 minutes, one use), mailed through the outbox of `tx`: following it signs
- * in to the account of that email (created if missing) and claims every partner record with that email.
+ * in to the account of that email (created if missing) and proves its mailbox. After an application, `claim`
+ * names the record it created: following the link then claims it (and the mail says what it confirms).
  */
 export async function queueMagicLink(
   tx: Tx,
   ctx: { kafkaPrefix: string; publicUrl: string },
   email: string,
+  claim: { partnerId: number; programName: string } | null = null,
 ): Promise<void> {
   const token = generateSecret('pmagic_');
-  const id = await insertMagicLink(tx, email, hashSecret(token), new Date(Date.now() + MAGIC_LINK_TTL_MS));
+  const id = await insertMagicLink(
+    tx,
+    email,
+    hashSecret(token),
+    new Date(Date.now() + MAGIC_LINK_TTL_MS),
+    claim?.partnerId ?? null,
+  );
   await queueMail(tx, ctx.kafkaPrefix, [
     {
       id: `magic:${id}`,
       to: email,
       template: 'magic_link',
-      data: { url: `${ctx.publicUrl}/partner/magic/${token}` },
+      data: {
+        url: magicLink(ctx.publicUrl, token),
+        ...(claim ? { program_name: claim.programName } : {}),
+      },
       workspace_id: null,
     },
   ]);

@@ -1,7 +1,8 @@
 // Partner accounts and sessions (CONTRACT part two "Credentials, extended" and "Partners who sign in";
 // docs/partners.md): password sign-in, magic links, invites, sign-out, and the cookie variants the portal
-// uses (`svc_partner_session`, with the dashboard's CSRF rule). Sign-in and magic-link requests are
-// rate-limited per IP and per email (access.ts); every sign-in records the hash of its IP address.
+// uses (`svc_partner_session`, with the dashboard's CSRF rule). Every password check and magic-link request
+// is limited per address and per email before any hashing (../../sign-in-limits.ts); every sign-in records
+// the hash of its IP address.
 //
 // registerPartnerAuthRoutes: the routes that create or end sessions (no session needed to call them).
 // registerPartnerAccountRoutes: GET/PUT /api/partner/me, in the partner-authenticated scope.
@@ -12,20 +13,20 @@ import { ERROR_SCHEMA, HttpError, errorResponses } from '../../../../shared/http
 import { Checked } from '../../../../shared/http/validation.ts';
 import type { TypeBoxProvider } from '../../../../shared/http/validation.ts';
 import { generateSecret, hashSecret } from '../../../../shared/domain/secrets.ts';
-import { DUMMY_HASH, hashPassword, verifyPassword } from '../../../../shared/domain/passwords.ts';
+import { hashPassword, needsRehash, verifyPassword } from '../../../../shared/domain/passwords.ts';
 import { DateTime, Nullable, Obj, dataOf, requireBodyObject } from '../../common.ts';
 import type { ApiDeps } from '../../deps.ts';
 import { csrfTokenFor } from '../auth/cookie.ts';
-import { authenticatePartner, ipHashOf, partnerOf, partnerSecurity, rateLimit } from './access.ts';
+import { authenticatePartner, partnerOf, partnerSecurity } from './access.ts';
+import { beginPasswordCheck, ipHashOf, limitMagicLink } from '../../sign-in-limits.ts';
 import * as dal from './dal.ts';
 import { queueMagicLink } from './invites.ts';
+import { acceptInvite as acceptInviteTx, followMagicLink } from '../partner-claims/operations.ts';
 import {
   ERR,
   cleanName,
   clearedPartnerCookie,
-  clearsPasswordOnVerify,
   emailError,
-  inviteAccountRule,
   normalEmail,
   optionalNameError,
   optionalPasswordError,
@@ -39,7 +40,15 @@ const Account = Obj({
   email: Type.String(),
   name: Nullable(Type.String()),
   has_password: Type.Boolean({ description: 'False for accounts that sign in with magic links only' }),
-  email_verified: Type.Boolean({ description: 'A magic link mailed to the address was followed' }),
+  email_verified: Type.Boolean({
+    description:
+      'A sign-in link was followed or an invite accepted. Until then the account sees nothing but this ' +
+      '(every other partner route answers 403)',
+  }),
+  mailbox_verified: Type.Boolean({
+    description:
+      'A sign-in link mailed to the address was followed: invitations from other records of the email are shown',
+  }),
   created_at: DateTime(),
 });
 const SessionAnswer = dataOf(
@@ -91,22 +100,29 @@ const MeBody = Type.Object({
   current_password: Type.Optional(Type.String({ errorMessage: 'current_password must be a string' })),
 });
 
+const limitsDoc =
+  `Limited per client address and per email (429 \`${ERR.tooMany}\` with Retry-After): at most 10 failures ` +
+  'per email in 15 minutes by default, a successful sign-in clears them (docs/security.md).';
 const loginDoc =
-  `Rate-limited per IP and per email (429 \`${ERR.tooMany}\` with Retry-After). 401 \`${ERR.credentials}\` ` +
-  'for an unknown email, a wrong password, or an account that signs in with magic links only.';
+  `${limitsDoc} 401 \`${ERR.credentials}\` for an unknown email, a wrong password, or an account that ` +
+  'signs in with magic links only. A password hash of an older kind is replaced at a successful sign-in.';
 const inviteDoc =
-  '`password` (10+ characters) is required when no account has the invited email yet: the account is ' +
-  'created with it. An existing account is reached only with its own password (401 `Invalid email or ' +
+  '`password` (10+ characters) is required when no account has the invited email yet (the account is ' +
+  'created with it, verified), and when the account of that email is not verified (made by an application ' +
+  'form): its password is replaced with the one given and its other sessions end, so an invite always ' +
+  'reaches its recipient. A verified account is reached only with its own password (401 `Invalid email or ' +
   `password\`, rate-limited like sign-in); one without a password is 409 \`${ERR.inviteNeedsMagicLink}\` ` +
-  '(a magic link claims the record anyway). The invite is used once; an unknown, used, revoked (a newer ' +
-  `invite was issued) or expired (14 days) token is 400 \`${ERR.invite}\`. The account claims the invite's ` +
-  'partner record.';
+  '(after a sign-in link, the record shows among its invitations). The invite is used once; an unknown, ' +
+  `used, revoked (a newer invite was issued) or expired (14 days) token is 400 \`${ERR.invite}\`. The ` +
+  "account claims the invite's partner record.";
 const magicDoc =
-  'The link is one use and lasts 15 minutes. The account of its email is created if missing and claims ' +
-  'every partner record with that email it has not claimed. The first magic link of an account whose ' +
-  'password was set before its email was proven (accepting an invite, applying with a password) clears ' +
-  'that password and ends its other sessions: set one again with PUT /api/partner/me. Unknown, used or ' +
-  `expired: 400 \`${ERR.magicLink}\`.`;
+  'The link is one use and lasts 15 minutes. The account of its email is created if missing; following the ' +
+  'link verifies its email and its mailbox. A link mailed after an application claims the partner record ' +
+  'that application created; other links claim nothing (records of the email show as invitations: GET ' +
+  '/api/partner/invitations). The first link an account follows clears a password set before (by an invite ' +
+  'or an application form), ends its other sessions, and turns the records claimed by accepting invites ' +
+  'back into invitations: set a password again with PUT /api/partner/me. Unknown, used or expired: 400 ' +
+  `\`${ERR.magicLink}\`.`;
 
 export function registerPartnerAuthRoutes(fastify: FastifyInstance, deps: ApiDeps): void {
   const app = fastify.withTypeProvider<TypeBoxProvider>();
@@ -122,82 +138,41 @@ export function registerPartnerAuthRoutes(fastify: FastifyInstance, deps: ApiDep
     return { token, expiresAt };
   }
 
-  type Signed = { account: dal.AccountRow; token: string; expiresAt: Date };
-
   async function logIn(req: FastifyRequest, reply: FastifyReply, b: { email: string; password: string }) {
     const email = normalEmail(b.email);
-    await rateLimit(sql, deps, req, reply, 'sign-in', email);
+    const attempt = await beginPasswordCheck(deps, req, reply, 'partner', email);
     const account = await dal.accountByEmail(sql, email);
-    // Verify against a dummy hash when there is no password, so timing does not reveal which emails exist.
-    const ok = await verifyPassword(b.password, account?.password_hash ?? DUMMY_HASH);
-    if (!account || account.password_hash === null || !ok) throw new HttpError(401, ERR.credentials);
+    // No account or no password: verified against a dummy hash, so timing does not reveal which emails exist.
+    const stored = account?.password_hash ?? null;
+    const ok = await verifyPassword(b.password, stored);
+    if (!account || stored === null || !ok) throw new HttpError(401, ERR.credentials);
+    await attempt.succeeded();
+    // An older kind of hash is replaced now that the password is known; compare-and-set, so a password
+    // changed meanwhile is never overwritten.
+    if (needsRehash(stored)) {
+      await dal.replacePasswordHash(sql, Number(account.id), stored, await hashPassword(b.password));
+    }
     return { account, ...(await newSession(sql, Number(account.id), req)) };
   }
 
-  async function acceptInvite(
+  type Signed = { account: dal.AccountRow; token: string; expiresAt: Date };
+
+  const acceptInvite = async (
     req: FastifyRequest,
     reply: FastifyReply,
     b: { token: string; password?: string | null; name?: string | null },
-  ): Promise<Signed> {
-    return sql.begin(async (tx) => {
-      const invite = await dal.lockInvite(tx, hashSecret(b.token));
-      if (!invite || invite.used_at || invite.revoked_at || invite.expires_at.getTime() <= Date.now()) {
-        throw new HttpError(400, ERR.invite);
-      }
-      const email = normalEmail(invite.partner_email);
-      let account = await dal.accountByEmail(tx, email, true);
-      const rule = inviteAccountRule(account);
-      if (rule.kind === 'create') {
-        const problem = passwordError(b.password);
-        if (problem !== null) throw new HttpError(400, problem);
-        account = await dal.insertAccount(tx, {
-          email,
-          name: cleanName(b.name) ?? invite.partner_name,
-          passwordHash: await hashPassword(b.password!),
-          verified: false,
-        });
-        if (!account) throw new HttpError(409, 'The account was created meanwhile; retry');
-      } else if (rule.kind === 'check-password') {
-        await rateLimit(sql, deps, req, reply, 'sign-in', email);
-        if (typeof b.password !== 'string' || !(await verifyPassword(b.password, rule.hash))) {
-          throw new HttpError(401, ERR.credentials);
-        }
-      } else {
-        throw new HttpError(409, ERR.inviteNeedsMagicLink);
-      }
-      await dal.useInvite(tx, invite.id);
-      await dal.claim(tx, Number(account!.id), [Number(invite.partner_id)], 'invite');
-      return { account: account!, ...(await newSession(tx, Number(account!.id), req)) };
+  ): Promise<Signed> => {
+    const s = await acceptInviteTx(sql, b, {
+      limit: (email) => beginPasswordCheck(deps, req, reply, 'partner', email),
+      newSession: (tx, id) => newSession(tx, id, req),
     });
-  }
+    return { account: s.account, ...s.session };
+  };
 
-  async function verifyMagicLink(req: FastifyRequest, token: string): Promise<Signed> {
-    return sql.begin(async (tx) => {
-      const link = await dal.lockMagicLink(tx, hashSecret(token));
-      if (!link || link.used_at || link.expires_at.getTime() <= Date.now()) {
-        throw new HttpError(400, ERR.magicLink);
-      }
-      await dal.useMagicLink(tx, link.id);
-      const email = normalEmail(link.email);
-      const account =
-        (await dal.accountByEmail(tx, email, true)) ??
-        (await dal.insertAccount(tx, { email, name: null, passwordHash: null, verified: true })) ??
-        (await dal.accountByEmail(tx, email, true))!;
-      const id = Number(account.id);
-      const clear = clearsPasswordOnVerify(account);
-      await dal.markVerified(tx, id, clear);
-      if (clear) await dal.revokeOtherSessions(tx, id, null);
-      const records = await dal.unclaimedRecordsOf(tx, id, email);
-      await dal.claim(
-        tx,
-        id,
-        records.map((r) => Number(r.id)),
-        'magic_link',
-      );
-      const fresh = (await dal.accountById(tx, id))!;
-      return { account: fresh, ...(await newSession(tx, id, req)) };
-    });
-  }
+  const verifyMagicLink = async (req: FastifyRequest, token: string): Promise<Signed> => {
+    const s = await followMagicLink(sql, token, { newSession: (tx, id) => newSession(tx, id, req) });
+    return { account: s.account, ...s.session };
+  };
 
   const bearerAnswer = (s: Signed) => ({
     data: {
@@ -256,16 +231,16 @@ export function registerPartnerAuthRoutes(fastify: FastifyInstance, deps: ApiDep
         summary: 'Mail a sign-in link (202 whether or not the email is known)',
         description:
           'Answers 202 `{ data: { sent: true } }` for any valid email, so the answer never tells whether an ' +
-          'account or partner record exists; the link (`{PUBLIC_URL}/partner/magic/<token>`, 15 minutes, one ' +
-          'use) is mailed only to an address that has a partner account or partner record. Rate-limited per ' +
-          `IP and per email (429 \`${ERR.tooMany}\` with Retry-After).`,
+          'account or partner record exists; the link (`{PUBLIC_URL}/partner/magic#<token>`, 15 minutes, one ' +
+          'use) is mailed only to an address that has a partner account or partner record. Limited per ' +
+          `client address and per email (429 \`${ERR.tooMany}\` with Retry-After).`,
         body: EmailBody,
         response: { 202: dataOf(Obj({ sent: Type.Boolean() })), ...errorResponses(400, 429) },
       },
     },
     async (req, reply) => {
       const email = normalEmail(req.body.email);
-      await rateLimit(sql, deps, req, reply, 'magic-link', email);
+      await limitMagicLink(deps, req, reply, email);
       if (await dal.emailKnown(sql, email)) await sql.begin((tx) => queueMagicLink(tx, deps, email));
       return reply.code(202).send({ data: { sent: true } });
     },
@@ -408,10 +383,12 @@ export function registerPartnerAccountRoutes(fastify: FastifyInstance, deps: Api
       dal.claimedRecords(sql, accountId),
     ]);
     if (!account) throw new HttpError(401, ERR.session);
+    // An unverified account sees none of its records (it has none it could have claimed since part three).
+    const visible = account.email_verified_at === null ? [] : records;
     return {
       data: {
         account: toAccount(account),
-        partners: records.map((r) => ({
+        partners: visible.map((r) => ({
           id: Number(r.id),
           name: r.name,
           email: r.email,
@@ -433,7 +410,7 @@ export function registerPartnerAccountRoutes(fastify: FastifyInstance, deps: Api
           email: Type.String(),
           workspace_id: Nullable(Type.Integer()),
           workspace_name: Nullable(Type.String()),
-          claimed_via: Type.String({ enum: ['invite', 'application', 'magic_link', 'seed'] }),
+          claimed_via: Type.String({ enum: ['invite', 'application', 'magic_link', 'seed', 'invitation'] }),
           claimed_at: DateTime(),
         }),
       ),
@@ -443,9 +420,13 @@ export function registerPartnerAccountRoutes(fastify: FastifyInstance, deps: Api
   app.get(
     '/api/partner/me',
     {
+      config: { unverifiedPartner: true },
       schema: {
         tags,
         summary: 'The signed-in account and the partner records it has claimed',
+        description:
+          'Answers an unverified account too (`email_verified: false`, no records): the portal shows it a ' +
+          'banner asking to follow the link mailed to the address. Every other partner route answers it 403.',
         security: partnerSecurity,
         response: { 200: MeOut, ...errorResponses(401) },
       },
@@ -456,6 +437,7 @@ export function registerPartnerAccountRoutes(fastify: FastifyInstance, deps: Api
   app.put(
     '/api/partner/me',
     {
+      config: { unverifiedPartner: true },
       preValidation: requireBodyObject,
       schema: {
         tags,
@@ -463,7 +445,9 @@ export function registerPartnerAccountRoutes(fastify: FastifyInstance, deps: Api
         description:
           'Changing the password of an account that has one needs `current_password` (400 `' +
           ERR.currentPassword +
-          '`; rate-limited like sign-in); an account without one (magic links only) sets it directly. ' +
+          '`; limited like sign-in, 429 `' +
+          ERR.tooMany +
+          '`); an account without one (magic links only) sets it directly. ' +
           'A password change ends every other session of the account. 400 `' +
           ERR.nothing +
           '` for an empty body.',
@@ -481,11 +465,12 @@ export function registerPartnerAccountRoutes(fastify: FastifyInstance, deps: Api
       let passwordHash: string | undefined;
       if (b.password !== undefined) {
         if (account.password_hash !== null) {
-          await rateLimit(sql, deps, req, reply, 'sign-in', account.email);
+          const attempt = await beginPasswordCheck(deps, req, reply, 'partner', account.email);
           const ok =
             typeof b.current_password === 'string' &&
             (await verifyPassword(b.current_password, account.password_hash));
           if (!ok) throw new HttpError(400, ERR.currentPassword);
+          await attempt.succeeded();
         }
         passwordHash = await hashPassword(b.password);
       }

@@ -1,8 +1,8 @@
 // The rules of partner accounts and sessions, pure (docs/partners.md): the partner session cookie, the
-// error strings, token lifetimes, what an invite may do to an existing account, and when following a
-// magic link clears a password set before the email was proven.
+// error strings and token lifetimes. Who may claim what is partner-claims/service.ts.
 import { EMAIL_RE } from '../../../../shared/http/server.ts';
 import { iso } from '../../common.ts';
+import { TOO_MANY_ATTEMPTS } from '../../sign-in-limits.ts';
 import type { AccountRow } from './dal.ts';
 
 export const PARTNER_COOKIE = 'svc_partner_session';
@@ -23,7 +23,7 @@ export const ERR = {
     'A partner account with this email exists without a password: request a sign-in link to see this program',
   sessionRequired: 'A partner session is required',
   session: 'Invalid or expired session',
-  tooMany: 'Too many attempts; retry later',
+  tooMany: TOO_MANY_ATTEMPTS,
   currentPassword: 'current_password is incorrect',
   nothing: 'Nothing to update: give name or password',
 } as const;
@@ -74,35 +74,12 @@ export function clearedPartnerCookie(secure: boolean): string {
   );
 }
 
-/** What accepting an invite does with the account of the invite's email. */
-export type InviteAccountRule =
-  { kind: 'create' } | { kind: 'check-password'; hash: string } | { kind: 'needs-magic-link' };
-
-/**
- * The invite_url is shown to the advertiser as well as mailed, so holding it proves nothing about the
- * person: it may create an account for an address that has none, but an existing account is reached only
- * with its password (or, when it has none, with a magic link, which claims the record anyway).
- */
-export function inviteAccountRule(account: Pick<AccountRow, 'password_hash'> | undefined): InviteAccountRule {
-  if (!account) return { kind: 'create' };
-  if (account.password_hash !== null) return { kind: 'check-password', hash: account.password_hash };
-  return { kind: 'needs-magic-link' };
-}
-
-/**
- * Following a magic link proves the account's email. A password set before that (by whoever accepted an
- * invite for the address, or applied with it) is cleared and the other sessions end, so nobody who
- * created an account for someone else's address keeps a way in once the real owner arrives (the
- * "pre-hijacking" attack); the owner sets a password again with PUT /api/partner/me.
- */
-export const clearsPasswordOnVerify = (a: Pick<AccountRow, 'email_verified_at' | 'password_hash'>) =>
-  a.email_verified_at === null && a.password_hash !== null;
-
 export const toAccount = (a: AccountRow) => ({
   id: Number(a.id),
   email: a.email,
   name: a.name,
   has_password: a.password_hash !== null,
   email_verified: a.email_verified_at !== null,
+  mailbox_verified: a.mailbox_verified_at !== null,
   created_at: iso(a.created_at)!,
 });

@@ -1,6 +1,6 @@
 // SQL of the partner API. Every read starts from partner_claims: an account reaches a partner record only
 // through a claim, and a program only through a partner-program of a claimed record (never by email).
-import type { Sql } from '../../../../shared/db/sql.ts';
+import type { Sql, Tx } from '../../../../shared/db/sql.ts';
 
 export interface PartnerProgramRow {
   pp_id: string;
@@ -191,10 +191,10 @@ export async function payoutMethod(sql: Sql, accountId: number) {
   return row;
 }
 
-export async function setPayoutMethod(sql: Sql, accountId: number, method: Record<string, unknown>) {
-  const [row] = await sql<{ payout_method: unknown; updated_at: Date }[]>`
+export async function setPayoutMethod(sql: Sql | Tx, accountId: number, method: Record<string, unknown>) {
+  const [row] = await sql<{ payout_method: unknown; updated_at: Date; email: string }[]>`
     update partner_accounts set payout_method = ${sql.json(method as never)}, updated_at = now()
     where id = ${accountId}
-    returning payout_method, updated_at`;
+    returning payout_method, updated_at, email`;
   return row;
 }

@@ -91,12 +91,18 @@ export const toPartnerPayout = (r: PartnerPayoutRow) => ({
   paid_at: iso(r.paid_at),
 });
 
+export interface PayoutMethod {
+  type: PayoutType;
+  email: string | null;
+  details: string | null;
+}
+
 /** The payout method's fields once its schema passed, normalised; or the 400 message. */
 export function payoutMethodOf(b: {
   type: PayoutType;
   email?: string | null;
   details?: string | null;
-}): { type: PayoutType; email: string | null; details: string | null } | string {
+}): PayoutMethod | string {
   const email = typeof b.email === 'string' ? b.email.trim().toLowerCase() : null;
   const details = typeof b.details === 'string' ? b.details.trim() : null;
   if ((b.type === 'paypal' || b.type === 'wise') && !email) return ERR.payoutEmail;

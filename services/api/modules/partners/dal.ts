@@ -51,7 +51,7 @@ export function addPartner<T = undefined>(
   workspaceId: number,
   programId: number,
   p: NewPartner,
-  then?: (tx: Tx, partner: PartnerRow, pp: PartnerProgramRow) => Promise<T>,
+  then?: (tx: Tx, partner: PartnerRow, pp: PartnerProgramRow, recordCreated: boolean) => Promise<T>,
 ): Promise<
   | { partner: PartnerRow; pp: PartnerProgramRow; extra: T | undefined }
   | { currencyConflict: string }
@@ -62,6 +62,7 @@ export function addPartner<T = undefined>(
     let [partner] = await tx<PartnerRow[]>`
       select id, name, email from partners
       where workspace_id = ${workspaceId} and email = ${p.email} order by id limit 1`;
+    const recordCreated = partner === undefined;
     partner ??= (
       await tx<PartnerRow[]>`
         insert into partners (workspace_id, name, email) values (${workspaceId}, ${p.name}, ${p.email})
@@ -90,7 +91,7 @@ export function addPartner<T = undefined>(
         limit 1`;
       return { currencyConflict: other!.currency };
     }
-    const extra = then ? await then(tx, partner, pp) : undefined;
+    const extra = then ? await then(tx, partner, pp, recordCreated) : undefined;
     return { partner, pp, extra };
   });
 }

@@ -72,7 +72,7 @@ export function registerPartnerRoutes(fastify: FastifyInstance, deps: ApiDeps): 
         summary: 'Add a partner to the program',
         description:
           'Scope program:update. A partner of the same workspace with this email (case-insensitive) is reused; ' +
-          'its name is kept. `invite_url` (`{PUBLIC_URL}/partner/invite/<token>`, 14 days, shown only here) ' +
+          'its name is kept. `invite_url` (`{PUBLIC_URL}/partner/invite#<token>`, 14 days, shown only here) ' +
           'lets the partner sign in to the portal; it is also mailed to the partner. It is null when a partner ' +
           'account has already claimed the record: the partner then sees the program at once and is notified. ' +
           'Records `partner.created`. Errors: 400 `name is required and must be 1 to 200 characters`, `email must be a ' +

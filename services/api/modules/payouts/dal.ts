@@ -32,8 +32,11 @@ export interface PayoutRow {
 /**
  * The partner's payout method as it is now, as a SQL expression over the partner id column given: the method
  * a partner account that claimed the record set in the partner portal (the most recently set one, should
- * several accounts have claimed it). Null when none has. The column is always qualified: a bare
- * `partner_id` inside the subquery is partner_claims' own, which made every claim match.
+ * several accounts have claimed it). Null when none has. Only a claim reveals it, and a claim takes the
+ * person's consent (partner-claims/service.ts): a workspace that merely added a partner with someone's email
+ * sees no method. A verified account only: one made by an application form never claimed anything, but
+ * older data may hold such claims. The column is always qualified: a bare `partner_id` inside the subquery
+ * is partner_claims' own, which made every claim match.
  */
 const currentMethod = (
   sql: Sql | Tx,
@@ -41,6 +44,7 @@ const currentMethod = (
 ) => sql`
   (select a.payout_method from partner_claims pc join partner_accounts a on a.id = pc.account_id
    where pc.partner_id = ${sql.unsafe(partnerIdColumn)} and a.payout_method is not null
+     and a.email_verified_at is not null
    order by a.payout_method ->> 'updated_at' desc nulls last, a.id desc
    limit 1)`;
 

@@ -9,7 +9,7 @@ import type { TypeBoxProvider } from '../../../../shared/http/validation.ts';
 import { principalOf, programAccess } from '../auth/access.ts';
 import type { Permission } from '../auth/access.ts';
 import type { ApiDeps } from '../../deps.ts';
-import { ProgramParams, managementSecurity, programOf, requireProgram } from '../../common.ts';
+import { ProgramParams, managementSecurity, pathId, programOf, requireProgram } from '../../common.ts';
 import * as dal from './dal.ts';
 import { cancelPayout, createProgramPayouts, payPayout, planRun } from './operations.ts';
 import { ERR, EXPORT_FORMATS, PAYOUT_STATUSES, payoutMethodOf, toPayout } from './service.ts';
@@ -343,6 +343,9 @@ export function registerPayoutRoutes(fastify: FastifyInstance, deps: ApiDeps): v
   app.post(
     '/api/advertiser/payouts/:id/mark-paid',
     {
+      // Before the body's 400: a caller who may not touch the payout learns nothing from it.
+      preValidation: async (req) =>
+        payoutAccess(req, pathId((req.params as { id?: unknown }).id), 'payouts:write'),
       schema: {
         tags: ['management'],
         summary: 'Mark a payout paid: its commissions paid, the balances reduced by what was sent',
@@ -367,7 +370,6 @@ export function registerPayoutRoutes(fastify: FastifyInstance, deps: ApiDeps): v
       },
     },
     async (req) => {
-      await payoutAccess(req, req.params.id, 'payouts:write');
       const row = await payPayout(ops, req.params.id, req.body?.reference);
       return { data: toPayout(found(row)) };
     },

@@ -5,16 +5,24 @@
 // webhooks are verified with.
 //
 // Access: the connection belongs to a workspace, not a program, so it goes through workspaceAccess with
-// program:update for writes and program:read for reads. `workspace_id` (body or query) picks the workspace;
-// without it, a key acts on its own workspace and a session on the one it owns (else administers).
+// program:update for writes and program:read for reads, checked before the body (requireWorkspace). Its
+// signing secret verifies the processor events of every program of the workspace, so a key limited to some
+// programs is 403 on all three routes (docs/security.md). `workspace_id` (body or query) picks the
+// workspace; without it, a key acts on its own workspace and a session on the one it owns (else administers).
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { HttpError, errorResponses } from '../../../../shared/http/server.ts';
 import { Data, Nullable, StringEnum, Trimmed } from '../../../../shared/http/validation.ts';
 import type { TypeBoxProvider } from '../../../../shared/http/validation.ts';
-import { principalOf, programAccess, workspaceAccess } from '../auth/access.ts';
+import { principalOf, programAccess } from '../auth/access.ts';
 import type { ApiDeps } from '../../deps.ts';
-import { WorkspaceIdField, WorkspaceIdQuery, managementSecurity, workspaceOf } from '../../common.ts';
+import {
+  WorkspaceIdField,
+  WorkspaceIdQuery,
+  managementSecurity,
+  requireWorkspace,
+  workspaceOfReq,
+} from '../../common.ts';
 import { findConnection, listProcessorEvents, rollSecret, saveConnection } from './dal.ts';
 import {
   CONNECTION_STATUSES,
@@ -58,8 +66,8 @@ export function registerProcessorRoutes(fastify: FastifyInstance, deps: ApiDeps)
   app.put(
     path,
     {
-      // The workspace is checked before the body's fields, as the query comes first.
-      preValidation: async (req) => void workspaceOf(req),
+      // The workspace and the caller's access are checked before the body's fields.
+      preValidation: requireWorkspace(sql, 'program:update'),
       schema: {
         tags: ['management'],
         summary: 'Record the payment-processor connection; returns the webhook signing secret',
@@ -69,7 +77,8 @@ export function registerProcessorRoutes(fastify: FastifyInstance, deps: ApiDeps)
           '`whsec_` signing secret is created on the first PUT and kept afterwards; connected_at is set the ' +
           'first time status becomes `connected`. Errors: 400 `status must be one of pending, connected, ' +
           'restricted, disconnected`, `account_id must be a string of 1 to 255 characters or null`, ' +
-          '`<field> must be a boolean`, `workspace_id must be a positive integer`; 403; 404 `Workspace not found`.',
+          '`<field> must be a boolean`, `workspace_id must be a positive integer`; 403 (a key limited to some ' +
+          'programs: `API key is limited to programs <ids>`); 404 `Workspace not found`.',
         security: managementSecurity,
         querystring: WorkspaceIdQuery,
         body: ConnectionInput,
@@ -80,9 +89,8 @@ export function registerProcessorRoutes(fastify: FastifyInstance, deps: ApiDeps)
       },
     },
     async (req) => {
-      const requested = workspaceOf(req);
       const input = connectionInput(req.body);
-      const ws = await workspaceAccess(sql, principalOf(req), 'program:update', requested);
+      const ws = workspaceOfReq(req);
       const row = await saveConnection(sql, ws.workspaceId, input, newWebhookSecret());
       return { data: { ...toConnection(row), webhook_secret: row.webhook_secret } };
     },
@@ -91,12 +99,14 @@ export function registerProcessorRoutes(fastify: FastifyInstance, deps: ApiDeps)
   app.get(
     path,
     {
+      preValidation: requireWorkspace(sql, 'program:read'),
       schema: {
         tags: ['management'],
         summary: 'Read the payment-processor connection (without the signing secret)',
         description:
           'Workspace-level; needs program:read. Without a stored connection the answer is status `pending`, ' +
-          'no account and every flag false. Query `workspace_id` picks the workspace.',
+          'no account and every flag false. Query `workspace_id` picks the workspace. 403 for a key limited ' +
+          'to some programs (`API key is limited to programs <ids>`).',
         security: managementSecurity,
         querystring: WorkspaceIdQuery,
         response: {
@@ -110,23 +120,21 @@ export function registerProcessorRoutes(fastify: FastifyInstance, deps: ApiDeps)
         },
       },
     },
-    async (req) => {
-      const ws = await workspaceAccess(sql, principalOf(req), 'program:read', workspaceOf(req));
-      return { data: connectionView(await findConnection(sql, ws.workspaceId)) };
-    },
+    async (req) => ({ data: connectionView(await findConnection(sql, workspaceOfReq(req).workspaceId)) }),
   );
 
   app.post(
     `${path}/roll-secret`,
     {
-      preValidation: async (req) => void workspaceOf(req),
+      preValidation: requireWorkspace(sql, 'program:update'),
       schema: {
         tags: ['management'],
         summary: 'Roll the webhook signing secret',
         description:
           `Workspace-level; needs program:update. Returns a new \`whsec_\` secret; the previous one keeps verifying for ${ROLL_GRACE_HOURS} ` +
           'hours, so the processor can be updated without losing events (as Stripe rolls its own). Errors: 404 ' +
-          '`No payment-processor connection to roll` before the first PUT; 403; 404 `Workspace not found`.',
+          '`No payment-processor connection to roll` before the first PUT; 403 (a key limited to some programs: ' +
+          '`API key is limited to programs <ids>`); 404 `Workspace not found`.',
         security: managementSecurity,
         querystring: WorkspaceIdQuery,
         response: {
@@ -141,8 +149,12 @@ export function registerProcessorRoutes(fastify: FastifyInstance, deps: ApiDeps)
       },
     },
     async (req) => {
-      const ws = await workspaceAccess(sql, principalOf(req), 'program:update', workspaceOf(req));
-      const secret = await rollSecret(sql, ws.workspaceId, newWebhookSecret(), ROLL_GRACE_HOURS);
+      const secret = await rollSecret(
+        sql,
+        workspaceOfReq(req).workspaceId,
+        newWebhookSecret(),
+        ROLL_GRACE_HOURS,
+      );
       if (secret === null) throw new HttpError(404, 'No payment-processor connection to roll');
       const until = new Date(Date.now() + ROLL_GRACE_HOURS * 3600_000).toISOString();
       return { data: { webhook_secret: secret, previous_valid_until: until } };

@@ -18,7 +18,7 @@ import {
 import type { TypeBoxProvider } from '../../../../shared/http/validation.ts';
 import { generateSecret, hashSecret, maskSecret } from '../../../../shared/domain/secrets.ts';
 import { MAX_AMOUNT_CENTS } from '../../../../shared/domain/money.ts';
-import { principalOf, workspaceAccess } from '../auth/access.ts';
+import { principalOf, scopedWorkspaceAccess } from '../auth/access.ts';
 import type { ApiDeps } from '../../deps.ts';
 import {
   PROGRAM_NOT_FOUND,
@@ -29,7 +29,8 @@ import {
   managementSecurity,
   programOf,
   requireProgram,
-  workspaceOf,
+  requireWorkspace,
+  workspaceOfReq,
 } from '../../common.ts';
 import * as dal from './dal.ts';
 import {
@@ -228,8 +229,8 @@ export function registerProgramRoutes(fastify: FastifyInstance, deps: ApiDeps): 
     async (req) => {
       const p = principalOf(req);
       if (p.kind === 'api_key') {
-        await workspaceAccess(sql, p, 'program:list', null);
-        return { data: (await dal.programsOfWorkspace(sql, p.workspaceId, p.programScope)).map(toProgram) };
+        const ws = await scopedWorkspaceAccess(sql, p, 'program:list', null);
+        return { data: (await dal.programsOfWorkspace(sql, ws.workspaceId, ws.programScope)).map(toProgram) };
       }
       return { data: (await dal.programsOfUser(sql, p.userId, LISTING_ROLES)).map(toProgram) };
     },
@@ -238,8 +239,8 @@ export function registerProgramRoutes(fastify: FastifyInstance, deps: ApiDeps): 
   app.post(
     base,
     {
-      // The workspace is checked before the body's fields, as the query comes first.
-      preValidation: async (req) => void workspaceOf(req),
+      // The workspace and the caller's access are checked before the body's fields.
+      preValidation: requireWorkspace(sql, 'program:create'),
       schema: {
         tags: ['management'],
         summary: 'Create a program (status draft); the tracking token is returned in full this once',
@@ -251,8 +252,8 @@ export function registerProgramRoutes(fastify: FastifyInstance, deps: ApiDeps): 
           'an integer from 1 to 3650`, `currency must be an ISO 4217 currency code`, commission policy ' +
           'messages, `allowed_origins…`, `hold_days must be an integer from 0 to 365` (default 30), ' +
           '`min_payout_cents must be an integer from 0 to 1000000000000` (default 0), ' +
-          '`workspace_id must be a positive integer`; 404 `Workspace not ' +
-          'found`; 409 `slug is already taken`. Applications (docs/partners.md): `public_page` and ' +
+          '`workspace_id must be a positive integer`; 403 (a key limited to some programs: `API key is ' +
+          'limited to programs <ids>`); 404 `Workspace not found`; 409 `slug is already taken`. Applications (docs/partners.md): `public_page` and ' +
           '`auto_approve` (default false), `partner_links` (default true), `description` (at most 2,000 ' +
           'characters): 400 `public_page must be true or false`, `auto_approve must be true or false`, ' +
           '`partner_links must be true or false`, `description must be a string of at most 2000 characters`.',
@@ -271,9 +272,8 @@ export function registerProgramRoutes(fastify: FastifyInstance, deps: ApiDeps): 
       },
     },
     async (req, reply) => {
-      const requested = workspaceOf(req);
       const f = newProgram(req.body);
-      const ws = await workspaceAccess(sql, principalOf(req), 'program:create', requested);
+      const ws = workspaceOfReq(req);
       const token = generateSecret('aff_');
       for (const slug of f.slugs) {
         const row = await dal.insertProgram(sql, {

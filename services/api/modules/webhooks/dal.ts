@@ -76,9 +76,16 @@ export async function insertEndpoint(
   return row!;
 }
 
-export async function endpointsOf(sql: Sql, workspaceId: number): Promise<EndpointRow[]> {
+/** The workspace's endpoints; with `scope`, only those whose programs are all in it (never `null` ones). */
+export async function endpointsOf(
+  sql: Sql,
+  workspaceId: number,
+  scope: number[] | null,
+): Promise<EndpointRow[]> {
   return sql<EndpointRow[]>`
-    select ${sql.unsafe(ENDPOINT_COLUMNS)} from webhook_endpoints where workspace_id = ${workspaceId} order by id`;
+    select ${sql.unsafe(ENDPOINT_COLUMNS)} from webhook_endpoints where workspace_id = ${workspaceId}
+    ${scope === null ? sql`` : sql`and program_ids is not null and program_ids <@ ${scope}::bigint[]`}
+    order by id`;
 }
 
 export async function findEndpoint(sql: Sql, id: number): Promise<EndpointRow | undefined> {

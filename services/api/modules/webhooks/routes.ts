@@ -5,154 +5,61 @@
 // neither). POST and GET of the list act on `?workspace_id=` (POST also takes it in the body), by default the
 // one the caller owns (else administers); the others act on the endpoint's own workspace, and an endpoint or
 // delivery of a workspace the caller cannot see is 404.
+//
+// A key limited to some programs (program_scope) sees and manages only the endpoints wholly inside its
+// scope: those whose program_ids are all its programs. Others (program_ids null, or naming another
+// program) are not listed and are 404 by id, as are their deliveries; registering or changing an endpoint
+// with program_ids null (or omitted at registration) or naming another program is 403 `API key is limited
+// to programs <ids>` (docs/security.md).
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { HttpError, errorResponses } from '../../../../shared/http/server.ts';
-import { Checked, Data, DataList, Nullable, StringEnum } from '../../../../shared/http/validation.ts';
+import { Data, DataList } from '../../../../shared/http/validation.ts';
 import type { TypeBoxProvider } from '../../../../shared/http/validation.ts';
-import { principalOf, workspaceAccess } from '../auth/access.ts';
-import type { Permission, WorkspaceAccess } from '../auth/access.ts';
+import { isPlainObject } from '../../../../shared/json.ts';
 import type { ApiDeps } from '../../deps.ts';
-import { WorkspaceIdField, WorkspaceIdQuery, managementSecurity, pathId, workspaceOf } from '../../common.ts';
+import {
+  WorkspaceIdQuery,
+  managementSecurity,
+  pathId,
+  requireWorkspace,
+  workspaceOfReq,
+} from '../../common.ts';
 import { recordWebhookEvents } from '../../../../shared/db/webhook-events.ts';
 import { RefusedAddressError, checkWebhookUrl } from '../../../../shared/webhooks/address.ts';
 import type { AddressPolicy } from '../../../../shared/webhooks/address.ts';
 import { newSigningSecret } from '../../../../shared/webhooks/signature.ts';
 import * as dal from './dal.ts';
+import { createWebhookAccess } from './access.ts';
+import {
+  ACCESS,
+  AttemptOut,
+  DeliveryOut,
+  DeliveryQuery,
+  EndpointCreate,
+  EndpointOut,
+  EndpointUpdate,
+  EndpointWithSecret,
+  IdParams,
+  PAST_SCOPE,
+  SECRET_DOC,
+  URL_RULES,
+  deliveryProperties,
+} from './schemas.ts';
 import {
   DELIVERY_NOT_FOUND,
-  DELIVERY_STATUSES,
   ENDPOINT_DISABLED,
   ENDPOINT_NOT_FOUND,
-  ENDPOINT_STATUSES,
-  ERR,
-  MAX_URL,
   ROTATION_OVERLAP_HOURS,
-  WEBHOOK_EVENT_TYPES,
-  eventsError,
   missingProgramsError,
   normaliseDescription,
   normaliseEvents,
   normaliseProgramIds,
-  programIdsError,
   testEventData,
   toAttempt,
   toDelivery,
   toEndpoint,
 } from './service.ts';
-
-const nullableDate = Type.Union([Type.String({ format: 'date-time' }), Type.Null()]);
-const endpointProperties = {
-  id: Type.Integer(),
-  workspace_id: Type.Integer(),
-  url: Type.String(),
-  description: Type.Union([Type.String(), Type.Null()]),
-  events: Type.Array(Type.String(), { description: 'Event types it receives; ["*"] is every type' }),
-  program_ids: Type.Union([Type.Array(Type.Integer()), Type.Null()], {
-    description: 'Programs whose events it receives; null: every program',
-  }),
-  status: Type.String({ enum: [...ENDPOINT_STATUSES] }),
-  disabled_reason: Type.Union([Type.String({ enum: ['manual', 'failing', 'gone'] }), Type.Null()]),
-  disabled_at: nullableDate,
-  failing_since: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
-    description: 'The first failed attempt since the last successful one; null while it answers',
-  }),
-  previous_secret_expires_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
-    description: 'After a rotation: until when the previous secret signs too',
-  }),
-  created_at: Type.String({ format: 'date-time' }),
-  updated_at: Type.String({ format: 'date-time' }),
-};
-const EndpointOut = Type.Object(endpointProperties);
-const SECRET_DOC =
-  'The signing secret, `whsec_` and the base64 of 24 random bytes, for the Standard Webhooks verifier ' +
-  'libraries. Shown only in this response.';
-const EndpointWithSecret = Type.Object({
-  ...endpointProperties,
-  secret: Type.String({ description: SECRET_DOC }),
-});
-
-const deliveryProperties = {
-  id: Type.Integer(),
-  endpoint_id: Type.Integer(),
-  event_id: Type.String(),
-  webhook_id: Type.String({ description: 'The `webhook-id` header: the same at every attempt' }),
-  type: Type.String(),
-  status: Type.String({ enum: [...DELIVERY_STATUSES] }),
-  attempts: Type.Integer(),
-  last_status_code: Type.Union([Type.Integer(), Type.Null()]),
-  last_error: Type.Union([Type.String(), Type.Null()]),
-  last_response: Type.Union([Type.String(), Type.Null()], {
-    description: "The last answer's body, its first 4 KB",
-  }),
-  next_attempt_at: nullableDate,
-  created_at: Type.String({ format: 'date-time' }),
-  delivered_at: nullableDate,
-  payload: Type.Object(
-    {},
-    { additionalProperties: true, description: 'The body sent: { type, timestamp, data }' },
-  ),
-};
-const DeliveryOut = Type.Object(deliveryProperties);
-const AttemptOut = Type.Object({
-  attempted_at: Type.String({ format: 'date-time' }),
-  duration_ms: Type.Integer(),
-  status_code: Type.Union([Type.Integer(), Type.Null()]),
-  error: Type.Union([Type.String(), Type.Null()]),
-  response: Type.Union([Type.String(), Type.Null()]),
-});
-
-// Request schemas; property order is the order of the checks (shared/http/validation.ts).
-const url = Type.String({
-  minLength: 1,
-  maxLength: MAX_URL,
-  errorMessage: ERR.url,
-  description: 'https:// URL',
-});
-const events = Checked<string[]>(
-  {
-    type: 'array',
-    items: { type: 'string', enum: ['*', ...WEBHOOK_EVENT_TYPES] },
-    minItems: 1,
-    description: 'Event types to receive; default ["*"] (every type)',
-  },
-  eventsError,
-);
-const programIds = Checked<(number | string)[] | null>(
-  {
-    type: ['array', 'null'],
-    items: { type: 'integer', minimum: 1 },
-    description: 'Programs of the workspace whose events it receives; null (default): every program',
-  },
-  programIdsError,
-);
-const description = Nullable(Type.String({ maxLength: 500 }), ERR.description);
-const EndpointCreate = Type.Object({
-  workspace_id: WorkspaceIdField,
-  url,
-  events: Type.Optional(events),
-  program_ids: Type.Optional(programIds),
-  description: Type.Optional(description),
-});
-const EndpointUpdate = Type.Object({
-  url: Type.Optional(url),
-  events: Type.Optional(events),
-  program_ids: Type.Optional(programIds),
-  description: Type.Optional(description),
-  status: Type.Optional(StringEnum(ENDPOINT_STATUSES, ERR.status)),
-});
-const IdParams = Type.Object({ id: Type.Integer({ minimum: 1 }) });
-const DeliveryQuery = Type.Object({
-  status: Type.Optional(StringEnum(DELIVERY_STATUSES, ERR.deliveryStatus)),
-  page: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1, errorMessage: ERR.page })),
-  pageSize: Type.Optional(
-    Type.Integer({ minimum: 1, maximum: 100, default: 20, errorMessage: ERR.pageSize }),
-  ),
-});
-
-const ACCESS =
-  'Scope webhooks:read (reads) or webhooks:write (changes): owner and admin sessions and `*` keys; member ' +
-  'and viewer roles have neither. ';
 
 /** Without a policy from the configuration: the strict rules. */
 const STRICT: AddressPolicy = { allowPrivate: false, resolve: {} };
@@ -162,29 +69,7 @@ export function registerWebhookRoutes(fastify: FastifyInstance, deps: ApiDeps): 
   const { sql } = deps;
   const webhookPolicy = deps.webhookPolicy ?? STRICT;
   const base = '/api/advertiser/webhooks';
-
-  /** The endpoint, after checking the caller may do `permission` in its workspace (else 404 or 403). */
-  async function endpointFor(req: { principal?: unknown }, id: number, permission: Permission) {
-    const row = await dal.findEndpoint(sql, id);
-    if (!row) throw new HttpError(404, ENDPOINT_NOT_FOUND);
-    await accessTo(req, Number(row.workspace_id), permission, ENDPOINT_NOT_FOUND);
-    return row;
-  }
-
-  async function accessTo(
-    req: { principal?: unknown },
-    workspaceId: number,
-    permission: Permission,
-    notFound: string,
-  ): Promise<WorkspaceAccess> {
-    try {
-      return await workspaceAccess(sql, principalOf(req as never), permission, workspaceId);
-    } catch (err) {
-      // Not a member of that workspace (or another key's): the object is not revealed.
-      if (err instanceof HttpError && err.statusCode === 404) throw new HttpError(404, notFound);
-      throw err;
-    }
-  }
+  const { endpointFor, scopedEndpoint, deliveryFor, checkProgramIds } = createWebhookAccess(sql);
 
   /** 400 unless the URL passes the SSRF rules (resolving its name) and the programs are the workspace's. */
   async function checkTargets(
@@ -206,16 +91,17 @@ export function registerWebhookRoutes(fastify: FastifyInstance, deps: ApiDeps): 
     }
   }
 
-  const URL_RULES =
-    'The URL must be https:// and must not resolve to a loopback, private (RFC 1918, fc00::/7), link-local ' +
-    '(169.254/16, fe80::/10), carrier-grade NAT (100.64/10), unspecified, multicast, reserved or cloud ' +
-    'metadata address (the name is resolved now, and again at every delivery); with WEBHOOK_ALLOW_PRIVATE=true ' +
-    '(local use) http:// and those addresses are allowed. ';
-
   app.post(
     base,
     {
-      preValidation: async (req) => void workspaceOf(req),
+      // The caller's access, and a scoped key's program_ids, before the body's 400s.
+      preValidation: [
+        requireWorkspace(sql, 'webhooks:write', true),
+        async (req) => {
+          const b = req.body;
+          checkProgramIds(workspaceOfReq(req), isPlainObject(b) ? b.program_ids : undefined);
+        },
+      ],
       schema: {
         tags: ['webhooks'],
         summary: 'Register a webhook endpoint; the signing secret is returned this once',
@@ -226,8 +112,9 @@ export function registerWebhookRoutes(fastify: FastifyInstance, deps: ApiDeps): 
           'webhook-signature (HMAC-SHA256 with the secret). Errors: 400 `url must be an https:// URL`, ' +
           '`url host <host> resolves to a <class> address (<ip>): webhooks are only sent to public addresses`, ' +
           '`url host <host> does not resolve (…)`, `Unknown event type: <type>. Allowed: …`, ' +
-          '`program_ids has a program not in this workspace: <ids>`, `description must be …`; 403; 404 ' +
-          '`Workspace not found`.',
+          '`program_ids has a program not in this workspace: <ids>`, `description must be …`; ' +
+          PAST_SCOPE +
+          '403; 404 `Workspace not found`.',
         security: managementSecurity,
         querystring: WorkspaceIdQuery,
         body: EndpointCreate,
@@ -235,7 +122,7 @@ export function registerWebhookRoutes(fastify: FastifyInstance, deps: ApiDeps): 
       },
     },
     async (req, reply) => {
-      const ws = await workspaceAccess(sql, principalOf(req), 'webhooks:write', workspaceOf(req));
+      const ws = workspaceOfReq(req);
       const input = {
         url: req.body.url.trim(),
         events: normaliseEvents(req.body.events),
@@ -260,10 +147,11 @@ export function registerWebhookRoutes(fastify: FastifyInstance, deps: ApiDeps): 
         querystring: WorkspaceIdQuery,
         response: { 200: DataList(EndpointOut), ...errorResponses(400, 401, 403, 404) },
       },
+      preValidation: requireWorkspace(sql, 'webhooks:read', true),
     },
     async (req) => {
-      const ws = await workspaceAccess(sql, principalOf(req), 'webhooks:read', workspaceOf(req));
-      return { data: (await dal.endpointsOf(sql, ws.workspaceId)).map(toEndpoint) };
+      const ws = workspaceOfReq(req);
+      return { data: (await dal.endpointsOf(sql, ws.workspaceId, ws.programScope)).map(toEndpoint) };
     },
   );
 
@@ -288,7 +176,13 @@ export function registerWebhookRoutes(fastify: FastifyInstance, deps: ApiDeps): 
     {
       preValidation: async (req) => {
         // Before the body's 400s: a caller who may not touch the endpoint learns nothing from them.
-        await endpointFor(req, pathId((req.params as { id?: unknown }).id), 'webhooks:write');
+        const { access } = await scopedEndpoint(
+          req,
+          pathId((req.params as { id?: unknown }).id),
+          'webhooks:write',
+        );
+        const b = req.body;
+        if (isPlainObject(b) && b.program_ids !== undefined) checkProgramIds(access, b.program_ids);
       },
       schema: {
         tags: ['webhooks'],
@@ -297,8 +191,8 @@ export function registerWebhookRoutes(fastify: FastifyInstance, deps: ApiDeps): 
           ACCESS +
           URL_RULES +
           'Omitted fields keep their values. `status: "disabled"` stops deliveries to it (pending ones wait); ' +
-          '`"enabled"` is the same as POST …/enable. Errors as for POST, and 400 `status must be enabled or ' +
-          'disabled`; 404 `Webhook endpoint not found`.',
+          '`"enabled"` is the same as POST …/enable. Errors as for POST (program_ids: when given), and 400 ' +
+          '`status must be enabled or disabled`; 404 `Webhook endpoint not found`.',
         security: managementSecurity,
         params: IdParams,
         body: EndpointUpdate,
@@ -480,16 +374,6 @@ export function registerWebhookRoutes(fastify: FastifyInstance, deps: ApiDeps): 
       };
     },
   );
-
-  /** The delivery, after checking the caller may do `permission` in its endpoint's workspace. */
-  async function deliveryFor(req: { principal?: unknown }, id: number, permission: Permission) {
-    const row = await dal.findDelivery(sql, id);
-    if (!row) throw new HttpError(404, DELIVERY_NOT_FOUND);
-    const endpoint = await dal.findEndpoint(sql, Number(row.endpoint_id));
-    if (!endpoint) throw new HttpError(404, DELIVERY_NOT_FOUND);
-    await accessTo(req, Number(endpoint.workspace_id), permission, DELIVERY_NOT_FOUND);
-    return { row, endpoint };
-  }
 
   app.get(
     '/api/advertiser/webhook-deliveries/:id',

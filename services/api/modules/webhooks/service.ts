@@ -2,7 +2,7 @@
 // may hold, what an endpoint and a delivery look like in answers. The URL's SSRF rules are in
 // shared/webhooks/address.ts (the worker applies them again at each delivery).
 import { WEBHOOK_EVENT_TYPES } from '../../../../shared/contracts/webhook-events.ts';
-import { iso } from '../../common.ts';
+import { iso, parseId } from '../../common.ts';
 import type { AttemptRow, DeliveryRow, EndpointRow } from './dal.ts';
 
 export { WEBHOOK_EVENT_TYPES };
@@ -50,6 +50,32 @@ export function programIdsError(v: unknown): string | null {
       return `program_ids has an invalid program id: ${JSON.stringify(id)}`;
   }
   return null;
+}
+
+/**
+ * Whether a caller limited to `scope` (a key's program_scope; null: every program) sees an endpoint that
+ * receives the events of `programIds` (null: every program): only when every one of them is in the scope.
+ */
+export function endpointInScope(
+  programIds: readonly (number | string)[] | null,
+  scope: readonly number[] | null,
+): boolean {
+  if (scope === null) return true;
+  return programIds !== null && programIds.every((id) => scope.includes(Number(id)));
+}
+
+/**
+ * Whether `program_ids` as sent (before the schema: any JSON) reaches past `scope`: null or absent (every
+ * program), or an id outside it. What the schema refuses anyway (not an array, a malformed id, an empty
+ * list) is left to its 400.
+ */
+export function programIdsPastScope(v: unknown, scope: readonly number[]): boolean {
+  if (v === undefined || v === null) return true;
+  if (!Array.isArray(v)) return false;
+  return v.some((id) => {
+    const n = parseId(id);
+    return n !== null && !scope.includes(n);
+  });
 }
 
 /** Events, deduplicated; '*' alone when it is listed. */

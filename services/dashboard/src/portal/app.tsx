@@ -9,6 +9,7 @@ import type { PartnerSessionInfo } from './types.ts';
 import { Skeleton } from './parts.tsx';
 import { UnreadBadge, useUnreadCount } from '../notifications.tsx';
 import { InvitePage, MagicLinkPage, SignIn } from './pages/SignIn.tsx';
+import { linkToken } from './link-token.ts';
 import { Programs } from './pages/Programs.tsx';
 import { ProgramPage } from './pages/Program.tsx';
 import { Commissions } from './pages/Commissions.tsx';
@@ -16,6 +17,7 @@ import { Payouts } from './pages/Payouts.tsx';
 import { Notifications } from './pages/Notifications.tsx';
 import { PayoutMethodPage } from './pages/PayoutMethod.tsx';
 import { PublicProgram } from './pages/PublicProgram.tsx';
+import { VerifyEmail } from './pages/VerifyEmail.tsx';
 
 const HOME = '/partner/';
 const NAV = [
@@ -31,10 +33,9 @@ export function PortalApp() {
   // Pages that need no session, and do not ask for one (no 401 on a stranger's first visit).
   const pub = match('/p/:slug', path);
   if (pub) return <PublicProgram slug={pub.slug!} />;
-  const magic = match('/partner/magic/:token', path);
-  if (magic) return <MagicLinkPage token={magic.token!} onSession={goHome} />;
-  const invite = match('/partner/invite/:token', path);
-  if (invite) return <InvitePage token={invite.token!} onSession={goHome} />;
+  // The link's token was read and taken out of the address before the first render (link-token.ts).
+  if (match('/partner/magic', path)) return <MagicLinkPage token={linkToken('magic')} onSession={goHome} />;
+  if (match('/partner/invite', path)) return <InvitePage token={linkToken('invite')} onSession={goHome} />;
   return <SignedIn path={path} />;
 }
 
@@ -52,10 +53,24 @@ function SignedIn(props: { path: string }) {
     loadPartnerSession().then(setInfo, (e: unknown) => setError(messageOf(e)));
   }, []);
   // Asked on every page change and after a read (tick), once a minute meanwhile; not while signed out.
-  const unread = useUnreadCount(info ? '/api/partner/notifications' : null, {}, [path, tick]);
+  // Not for an unverified account either: it sees nothing but the banner (the API answers it 403).
+  const verified = info ? info.account.email_verified !== false : false;
+  const unread = useUnreadCount(verified ? '/api/partner/notifications' : null, {}, [path, tick]);
 
   if (error) return <ErrorBox error={error} />;
   if (info === undefined) return <Skeleton label="Loading the portal" />;
+  if (info && info.account.email_verified === false) {
+    return (
+      <VerifyEmail
+        email={info.account.email}
+        onSignOut={async () => {
+          await signOutRequest();
+          setInfo(null);
+          navigate('/partner/login');
+        }}
+      />
+    );
+  }
   if (!info) {
     return (
       <SignIn

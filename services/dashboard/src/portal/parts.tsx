@@ -2,7 +2,6 @@
 // status badges, the unread badge. Money, dates, errors and copy buttons are the dashboard's (../ui.tsx).
 import { useEffect, useState } from 'preact/hooks';
 import type { ComponentChildren } from 'preact';
-import { ApiError } from '../api.ts';
 import { messageOf, money } from '../ui.tsx';
 import type { CommissionPolicy, PartnerStatus, ProgramTerms } from './types.ts';
 
@@ -88,17 +87,8 @@ export function Title(props: { children: string; sub?: string }) {
   );
 }
 
-/** An API error in a partner's words: a rate limit says when to try again; anything else is the API's text. */
-export function errorText(e: unknown): string {
-  if (e instanceof ApiError && e.status === 429) {
-    const s = e.retryAfter;
-    const wait = s
-      ? ` Try again in ${s < 120 ? `${s} second${s === 1 ? '' : 's'}` : `${Math.ceil(s / 60)} minutes`}.`
-      : '';
-    return `${e.message.replace(/\.$/, '')}.${wait}`;
-  }
-  return messageOf(e);
-}
+/** An API error in a partner's words: a rate limit says when to try again (messageOf); else the API's text. */
+export const errorText = (e: unknown): string => messageOf(e);
 
 /** A form's submit: runs `action`, keeps its error in a partner's words (errorText); true on success. */
 export function useAction(): {

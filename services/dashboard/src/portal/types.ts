@@ -8,6 +8,17 @@ export interface Account {
   id: number;
   email: string;
   name: string | null;
+  /** A sign-in link followed or an invite accepted; until then the account sees only a banner. */
+  email_verified?: boolean;
+  /** A sign-in link mailed to the address followed: invitations of other workspaces are shown. */
+  mailbox_verified?: boolean;
+}
+
+/** GET /api/partner/invitations, one row: a workspace's partner record of the account's email. */
+export interface Invitation {
+  partner_id: number;
+  workspace_name: string | null;
+  programs: { id: number; name: string; commission: CommissionPolicy; currency: string }[];
 }
 
 /** GET /api/partner/auth/session: the signed-in account and the CSRF token for its writes. */

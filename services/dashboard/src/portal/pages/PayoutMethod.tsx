@@ -5,6 +5,7 @@ import { api } from '../../api.ts';
 import { ErrorBox, useLoad } from '../../ui.tsx';
 import type { PayoutMethod } from '../types.ts';
 import { Title, View, useAction } from '../parts.tsx';
+import { usePartner } from '../session.tsx';
 
 const TYPES: { value: PayoutMethod['type']; label: string }[] = [
   { value: 'paypal', label: 'PayPal' },
@@ -22,8 +23,9 @@ export function PayoutMethodPage() {
     <>
       <Title>Payout method</Title>
       <p class="subtle">
-        How advertisers pay your approved commissions. It is shared with the advertisers of your programs, for
-        payouts only.
+        How advertisers pay your approved commissions. It is shared with the advertisers of the programs you
+        joined, for payouts only; an advertiser that added you without your accepting sees nothing of it.
+        Every change is mailed to you.
       </p>
       <View loaded={method} lines={4} label="Loading your payout method">
         {({ m }) => <MethodForm initial={m} />}
@@ -33,6 +35,7 @@ export function PayoutMethodPage() {
 }
 
 function MethodForm(props: { initial: PayoutMethod | null }) {
+  const { info } = usePartner();
   const [type, setType] = useState<PayoutMethod['type']>(props.initial?.type ?? 'paypal');
   const [email, setEmail] = useState(props.initial?.email ?? '');
   const [details, setDetails] = useState(props.initial?.details ?? '');
@@ -99,7 +102,8 @@ function MethodForm(props: { initial: PayoutMethod | null }) {
       <ErrorBox error={save.error} />
       {saved && (
         <p role="status" class="sent">
-          Saved. Your next payouts go to this {TYPES.find((t) => t.value === type)!.label} account.
+          Saved. Your next payouts go to this {TYPES.find((t) => t.value === type)!.label} account. We mailed
+          a notice of the change to {info.account.email}.
         </p>
       )}
       <button type="submit" class="primary" disabled={save.busy}>

@@ -1,26 +1,31 @@
 // The partner's home: every program they belong to (one partner record each, possibly in several
 // workspaces), with its status, terms and their balance there.
+import { useState } from 'preact/hooks';
 import { api } from '../../api.ts';
 import { Link } from '../../router.tsx';
 import { dateTime, money, useLoad } from '../../ui.tsx';
 import type { PartnerProgram } from '../types.ts';
 import { StatusBadge, Terms, Title, View } from '../parts.tsx';
+import { Invitations } from './Invitations.tsx';
 
-export function usePartnerPrograms() {
-  return useLoad(async () => (await api.get<{ data: PartnerProgram[] }>('/api/partner/programs')).data, []);
+export function usePartnerPrograms(deps: unknown[] = []) {
+  return useLoad(async () => (await api.get<{ data: PartnerProgram[] }>('/api/partner/programs')).data, deps);
 }
 
 export function Programs() {
-  const programs = usePartnerPrograms();
+  // An accepted invitation adds its programs: read them again.
+  const [accepted, setAccepted] = useState(0);
+  const programs = usePartnerPrograms([accepted]);
   return (
     <>
       <Title>Your programs</Title>
+      <Invitations onAccepted={() => setAccepted((n) => n + 1)} />
       <View loaded={programs} lines={6} label="Loading your programs">
         {(list) =>
           list.length === 0 ? (
             <p class="empty">
               You are in no program yet. An advertiser can invite you, or you can apply on a program's public
-              page; approved programs appear here with your links.
+              page; approved programs appear here with your links, invitations above them.
             </p>
           ) : (
             <ul class="cards">

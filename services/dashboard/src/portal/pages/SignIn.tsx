@@ -1,5 +1,6 @@
-// Signing in: with a password, or with a link mailed to the partner (/partner/magic/<token>), and accepting
-// an advertiser's invite (/partner/invite/<token>: a name and a password, then the programs).
+// Signing in: with a password, or with a link mailed to the partner (/partner/magic#<token>), and accepting
+// an advertiser's invite (/partner/invite#<token>: a name and a password, then the programs). The token
+// reaches these pages from link-token.ts, already out of the address bar.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { ComponentChildren } from 'preact';
 import { Link } from '../../router.tsx';
@@ -86,12 +87,15 @@ export function SignIn(props: SessionProps) {
   );
 }
 
-/** /partner/magic/<token>: verified once on arrival (a mail scanner's GET does not spend it), then home. */
-export function MagicLinkPage(props: SessionProps & { token: string }) {
-  const [error, setError] = useState<string | null>(null);
+/** The message of an invite or sign-in page opened without its token (a reload, a cut link). */
+export const NO_TOKEN = 'This link has no token: open it again from your mail.';
+
+/** /partner/magic#<token>: verified once on arrival (a mail scanner's GET does not spend it), then home. */
+export function MagicLinkPage(props: SessionProps & { token: string | null }) {
+  const [error, setError] = useState<string | null>(props.token === null ? NO_TOKEN : null);
   const started = useRef(false);
   useEffect(() => {
-    if (started.current) return;
+    if (started.current || props.token === null) return;
     started.current = true;
     verifyMagicLink(props.token).then(props.onSession, (e: unknown) => setError(errorText(e)));
   }, [props.token]);
@@ -111,9 +115,21 @@ export function MagicLinkPage(props: SessionProps & { token: string }) {
   );
 }
 
-/** /partner/invite/<token>: the invited partner names themselves and sets a password. */
-export function InvitePage(props: SessionProps & { token: string }) {
+/** /partner/invite#<token>: the invited partner names themselves and sets a password. */
+export function InvitePage(props: SessionProps & { token: string | null }) {
   const submit = useAction();
+  const { token } = props;
+  if (token === null) {
+    return (
+      <Card title="Accept your invite">
+        <ErrorBox error={NO_TOKEN} />
+        <p>
+          Invites work once, for 14 days; the advertiser can send a new one. Already accepted?{' '}
+          <Link href="/partner/login">Sign in</Link>.
+        </p>
+      </Card>
+    );
+  }
   return (
     <Card title="Accept your invite">
       <p>
@@ -130,7 +146,7 @@ export function InvitePage(props: SessionProps & { token: string }) {
           void submit.run(async () => {
             props.onSession(
               await acceptInvite({
-                token: props.token,
+                token,
                 ...(password ? { password } : {}),
                 ...(name ? { name } : {}),
               }),

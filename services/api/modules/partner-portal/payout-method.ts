@@ -1,0 +1,103 @@
+// How a partner wants to be paid (GET/PUT /api/partner/payout-method): one method per account, applying to
+// every record it claimed; the advertisers whose records it claimed read it in their payouts and exports
+// (payouts/dal.ts). Every change is mailed to the account (operations.ts).
+import type { FastifyInstance } from 'fastify';
+import { Type } from '@sinclair/typebox';
+import { HttpError, errorResponses } from '../../../../shared/http/server.ts';
+import { Checked, StringEnum as CheckedEnum } from '../../../../shared/http/validation.ts';
+import type { TypeBoxProvider } from '../../../../shared/http/validation.ts';
+import { DateTime, Nullable, Obj, StringEnum, dataOf, requireBodyObject } from '../../common.ts';
+import type { ApiDeps } from '../../deps.ts';
+import { partnerOf, partnerSecurity } from '../partner-auth/access.ts';
+import * as dal from './dal.ts';
+import { changePayoutMethod } from './operations.ts';
+import { ERR, PAYOUT_TYPES, payoutMethodOf } from './service.ts';
+
+const tags = ['partner'];
+const security = partnerSecurity;
+const PayoutMethodOut = dataOf(
+  Nullable(
+    Obj({
+      type: StringEnum(PAYOUT_TYPES),
+      email: Nullable(Type.String()),
+      details: Nullable(Type.String()),
+      updated_at: DateTime(),
+    }),
+  ),
+);
+
+export function registerPayoutMethodRoutes(fastify: FastifyInstance, deps: ApiDeps): void {
+  const app = fastify.withTypeProvider<TypeBoxProvider>();
+  const { sql } = deps;
+
+  app.get(
+    '/api/partner/payout-method',
+    {
+      schema: {
+        tags,
+        summary: 'How the account wants to be paid (null until set)',
+        security,
+        response: { 200: PayoutMethodOut, ...errorResponses(401) },
+      },
+    },
+    async (req) => {
+      const row = await dal.payoutMethod(sql, partnerOf(req).accountId);
+      return { data: payoutMethodAnswer(row) };
+    },
+  );
+
+  app.put(
+    '/api/partner/payout-method',
+    {
+      preValidation: requireBodyObject,
+      schema: {
+        tags,
+        summary: 'Set how the account wants to be paid',
+        description:
+          '`{ type: paypal|wise|bank_transfer, email?, details? }`: paypal and wise need `email`, ' +
+          'bank_transfer needs `details` (account holder, IBAN or account number, bank; free text). It applies ' +
+          "to every claimed partner record; the advertiser's payout exports read it. Every change is announced " +
+          'by mail to the account (the time and the new method, masked). Errors: 400 `' +
+          `${ERR.payoutType}\`, \`${ERR.payoutEmail}\`, \`${ERR.payoutDetails}\`.`,
+        security,
+        body: Type.Object({
+          type: CheckedEnum(PAYOUT_TYPES, ERR.payoutType),
+          email: Type.Optional(
+            Checked<string | null>({ type: ['string', 'null'], format: 'email', maxLength: 320 }, (v) =>
+              v === undefined || v === null || (typeof v === 'string' && emailLike(v))
+                ? null
+                : ERR.payoutEmail,
+            ),
+          ),
+          details: Type.Optional(
+            Checked<string | null>({ type: ['string', 'null'], maxLength: 2000 }, (v) =>
+              v === undefined || v === null || (typeof v === 'string' && v.trim().length <= 2000)
+                ? null
+                : ERR.payoutDetails,
+            ),
+          ),
+        }),
+        response: { 200: PayoutMethodOut, ...errorResponses(400, 401, 403) },
+      },
+    },
+    async (req) => {
+      const method = payoutMethodOf(req.body);
+      if (typeof method === 'string') throw new HttpError(400, method);
+      const row = await changePayoutMethod(sql, deps, partnerOf(req).accountId, method);
+      return { data: payoutMethodAnswer(row) };
+    },
+  );
+}
+
+const emailLike = (v: string) => /^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(v.trim()) && v.trim().length <= 320;
+
+function payoutMethodAnswer(row: { payout_method: unknown; updated_at: Date } | undefined) {
+  const m = row?.payout_method as {
+    type: string;
+    email: string | null;
+    details: string | null;
+    updated_at: string;
+  } | null;
+  if (!row || !m) return null;
+  return { type: m.type, email: m.email, details: m.details, updated_at: m.updated_at };
+}
