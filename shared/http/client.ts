@@ -51,8 +51,11 @@ export class ApiError extends Error {
 export interface ApiOptions {
   /** Where the API answers; '' (the default) is the page's own origin (the dashboard). */
   baseUrl?: string;
-  /** Headers of a call, asked for each (a session's CSRF token on writes, a bearer token). */
-  headers?(method: string): Record<string, string>;
+  /**
+   * Headers of a call, asked for each as it is sent (a session's CSRF token on writes, a bearer token); a
+   * rejection is the call's.
+   */
+  headers?(method: string): Record<string, string> | Promise<Record<string, string>>;
   /** The browser's cookie policy: the dashboard sends its session cookie to its own origin only. */
   credentials?: 'omit' | 'same-origin' | 'include';
   fetch?: (request: Request) => Promise<Response>;
@@ -63,7 +66,7 @@ export type Method = 'get' | 'post' | 'put' | 'delete';
 export type PathsWith<Paths extends object, M extends Method> = ClientPathsWithMethod<Client<Paths>, M>;
 type RequiredKeys<T> = { [K in keyof T]-?: object extends Pick<T, K> ? never : K }[keyof T];
 /** The init argument: required when the route has required parameters or a required body. */
-export type InitArg<I> = RequiredKeys<I> extends never ? [init?: I] : [init: I];
+type InitArg<I> = RequiredKeys<I> extends never ? [init?: I] : [init: I];
 
 /** A route's call: the 2xx answer's body, typed by its schema. */
 export type Call<Paths extends object, M extends Method> = <
@@ -74,12 +77,38 @@ export type Call<Paths extends object, M extends Method> = <
   ...init: InitArg<I>
 ) => Promise<Answer<Paths, M, P>>;
 
-/** The body of a 2xx answer of `M P` (undefined for a route that answers 204 only). */
+/**
+ * The body of a 2xx answer of `M P` (undefined for a route that answers 204 only), read as the routes send
+ * it (Sent): their response schemas list the fields without `required` (services/api/common.ts `Obj`: the
+ * handlers build every field), so the generated types would make each one optional.
+ */
 export type Answer<Paths extends object, M extends Method, P extends PathsWith<Paths, M>> = [
   MethodResponse<Client<Paths>, M, P>,
 ] extends [never]
   ? undefined
-  : MethodResponse<Client<Paths>, M, P>;
+  : Sent<MethodResponse<Client<Paths>, M, P>>;
+
+/** Every listed property present (null stays null where the schema allows it). */
+export type Sent<T> = T extends (infer E)[]
+  ? Sent<E>[]
+  : T extends object
+    ? { [K in keyof T]-?: Sent<Exclude<T[K], undefined>> }
+    : T;
+
+/** The JSON body `M P` takes. */
+export type RequestBody<Paths extends object, M extends Method, P extends PathsWith<Paths, M>> = Exclude<
+  NonNullable<MaybeOptionalInit<Paths[P], M & keyof Paths[P]>>['body'],
+  undefined
+>;
+
+/** The query parameters `M P` takes. */
+export type RequestQuery<Paths extends object, M extends Method, P extends PathsWith<Paths, M>> = NonNullable<
+  MaybeOptionalInit<Paths[P], M & keyof Paths[P]>
+>['params'] extends infer Q
+  ? Q extends { query?: infer R }
+    ? R
+    : never
+  : never;
 
 export interface Api<Paths extends object> {
   GET: Call<Paths, 'get'>;
@@ -112,8 +141,9 @@ export function createApi<Paths extends object>(options: ApiOptions = {}): Api<P
     return `${request.method} ${url.pathname.slice(prefix.length)}${url.search}`;
   };
   raw.use({
-    onRequest({ request }) {
-      for (const [k, v] of Object.entries(options.headers?.(request.method) ?? {})) request.headers.set(k, v);
+    async onRequest({ request }) {
+      for (const [k, v] of Object.entries((await options.headers?.(request.method)) ?? {}))
+        request.headers.set(k, v);
       return request;
     },
     async onResponse({ request, response }) {

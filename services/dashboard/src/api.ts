@@ -3,8 +3,13 @@
 // state-changing calls carry the CSRF token the session endpoint returned. Response types come from the
 // route schemas: `Answer<'get', '/api/partner/programs'>` is what that route answers.
 import { createApi } from '../../../shared/http/client.ts';
-import type { MaybeOptionalInit } from 'openapi-fetch';
-import type { Answer as AnswerOf, InitArg, Method, PathsWith } from '../../../shared/http/client.ts';
+import type {
+  Answer as AnswerOf,
+  Method,
+  PathsWith,
+  RequestBody as BodyOf,
+  RequestQuery as QueryOf,
+} from '../../../shared/http/client.ts';
 import type { paths } from '../../../sdk/typescript/src/openapi.ts';
 import type { CommissionPolicy } from '../../../shared/contracts/management.ts';
 
@@ -16,7 +21,7 @@ export function setCsrfToken(token: string | null): void {
   csrfToken = token;
 }
 
-const client = createApi<paths>({
+export const api = createApi<paths>({
   credentials: 'same-origin',
   headers: (method): Record<string, string> =>
     method !== 'GET' && csrfToken
@@ -24,58 +29,21 @@ const client = createApi<paths>({
       : { accept: 'application/json' },
 });
 
-/** A route's call, its answer read as sent (Answer). */
-type UiCall<M extends Method> = <
-  P extends PathsWith<paths, M>,
-  I extends MaybeOptionalInit<paths[P], M & keyof paths[P]>,
->(
-  path: P,
-  ...init: InitArg<I>
-) => Promise<Answer<M, P>>;
-
-export const api = client as unknown as {
-  GET: UiCall<'get'>;
-  POST: UiCall<'post'>;
-  PUT: UiCall<'put'>;
-  DELETE: UiCall<'delete'>;
-  raw: typeof client.raw;
-};
-
-/**
- * The body of a 2xx answer of a route, as its schema says: `Answer<'get', '/api/partner/programs'>`. Read as
- * the routes send it (Sent): their response schemas list the fields without `required` (services/api/
- * common.ts `Obj`: the handlers build every field), so the generated types make each one optional.
- */
-export type Answer<M extends Method, P extends PathsWith<paths, M>> = Sent<AnswerOf<paths, M, P>>;
-
-/** Every listed property present (null stays null where the schema allows it). */
-export type Sent<T> = T extends (infer E)[]
-  ? Sent<E>[]
-  : T extends object
-    ? { [K in keyof T]-?: Sent<Exclude<T[K], undefined>> }
-    : T;
+/** The body of a 2xx answer of a route, as its schema says: `Answer<'get', '/api/partner/programs'>`. */
+export type Answer<M extends Method, P extends PathsWith<paths, M>> = AnswerOf<paths, M, P>;
 
 /** The JSON body a route takes. */
-export type RequestBody<M extends Method, P extends PathsWith<paths, M>> = Exclude<
-  NonNullable<MaybeOptionalInit<paths[P], M & keyof paths[P]>>['body'],
-  undefined
->;
+export type RequestBody<M extends Method, P extends PathsWith<paths, M>> = BodyOf<paths, M, P>;
 
 /** The query parameters a route takes. */
-export type RequestQuery<M extends Method, P extends PathsWith<paths, M>> = NonNullable<
-  MaybeOptionalInit<paths[P], M & keyof paths[P]>
->['params'] extends infer Q
-  ? Q extends { query?: infer R }
-    ? R
-    : never
-  : never;
+export type RequestQuery<M extends Method, P extends PathsWith<paths, M>> = QueryOf<paths, M, P>;
 
 /**
  * The OpenAPI document itself (GET /api/v1/openapi.json, which is not one of its own paths), for the API
  * reference page; errors as every call's.
  */
 export async function openApiDocument(): Promise<unknown> {
-  const get = client.raw.GET as unknown as (path: string) => Promise<{ data?: unknown }>;
+  const get = api.raw.GET as unknown as (path: string) => Promise<{ data?: unknown }>;
   return (await get('/api/v1/openapi.json')).data;
 }
 
