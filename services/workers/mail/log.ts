@@ -5,6 +5,7 @@
 // recorded only by the attempt that claimed the row, so a worker whose lease ran out cannot overwrite what a
 // later attempt recorded. The link of a mail (an invite or sign-in token) is kept only while the mail may
 // still be sent: a sent, failed or skipped row loses `message.data.url`.
+import { boolArray } from '../../../shared/db/sql.ts';
 import type { Sql, Tx } from '../../../shared/db/sql.ts';
 import type { MailMessage } from '../../../shared/contracts/mail.ts';
 import { notify } from '../../../shared/db/notifications.ts';
@@ -144,7 +145,7 @@ export function createMailLog(deps: { sql: Sql; topic: string; notify: NotifyCon
         from unnest(
           ${col((_, r) => r.job.id)}::text[], ${col((_, r) => r.job.attempt)}::int[],
           ${col((row) => row.status)}::text[], ${col((row) => row.delayMs)}::float8[],
-          ${col((row) => row.error)}::text[], ${col((row) => row.released)}::bool[]
+          ${col((row) => row.error)}::text[], ${boolArray(col((row) => row.released))}::bool[]
         ) as v(id, attempt, status, delay_ms, error, released)
         where m.id = v.id and m.status = 'sending' and m.attempts = v.attempt
         returning m.id`;

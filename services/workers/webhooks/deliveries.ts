@@ -7,6 +7,7 @@
 // failures starts it, and an endpoint failing for WEBHOOK_DISABLE_AFTER (or answering 410 Gone) is disabled,
 // with a notification and a mail to its workspace.
 import { randomUUID } from 'node:crypto';
+import { boolArray } from '../../../shared/db/sql.ts';
 import type { Sql, Tx } from '../../../shared/db/sql.ts';
 import type { Logger } from '../../../shared/logger.ts';
 import type { Config } from '../../../shared/config.ts';
@@ -164,7 +165,7 @@ export function createDeliveryStore(deps: {
             ${col((r) => (r.outcome.type === 'retry' ? r.outcome.delayMs : null))}::float8[],
             ${col((r) => r.detail?.statusCode ?? null)}::int[], ${col(errorOf)}::text[],
             ${col((r) => r.detail?.response ?? null)}::text[], ${col((r) => r.at.toISOString())}::timestamptz[],
-            ${col((r) => r.detail?.durationMs ?? null)}::int[], ${col((r) => r.detail !== null)}::bool[]
+            ${col((r) => r.detail?.durationMs ?? null)}::int[], ${boolArray(col((r) => r.detail !== null))}::bool[]
           ) as v(id, lease, status, delay_ms, code, error, response, at, duration_ms, attempted)
         ), updated as (
           update webhook_deliveries d set
