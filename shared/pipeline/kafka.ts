@@ -12,6 +12,7 @@
 import { Kafka, logLevel as KafkaLogLevel } from 'kafkajs';
 import type { Consumer, IHeaders, Message, Producer, ITopicConfig, logCreator } from 'kafkajs';
 import pRetry from 'p-retry';
+import { assertPatched, KAFKAJS } from '../dependency-fixes.ts';
 import type { Logger } from '../logger.ts';
 import type { Config } from '../config.ts';
 import { TOPICS, topicName } from '../contracts/topics.ts';
@@ -23,7 +24,7 @@ import { describeError, isOutage, MAX_BACKOFF_MS, waitForDependency } from './de
 // already shutting down, as after a Ctrl-C, which reaches the broker too); kafkajs looks it up again.
 // A group of several members (replicas) rebalances whenever one joins or leaves: kafkajs logs the
 // "rebalancing" answers to its heartbeats and syncs as errors, and then rejoins, as it should. "Not aware of
-// this member": a consumer rejoining with its old member id (scripts/patch-deps.mjs) after the coordinator
+// this member": a consumer rejoining with its old member id (patches/kafkajs+2.2.4.patch) after the coordinator
 // forgot it; kafkajs then joins as a new member. "Response without match": the answer to a request kafkajs
 // had already given up on (a connection closed under it).
 // `write after end`: a socket the broker closed while a request was written (its first seconds after a
@@ -52,7 +53,12 @@ function pinoLogCreator(log: Logger): logCreator {
     };
 }
 
+/**
+ * The process's kafkajs client. Refuses to create one on a kafkajs without the project's fixes
+ * (patches/kafkajs+2.2.4.patch; shared/dependency-fixes.ts), naming the missing fix.
+ */
 export function createKafka(cfg: Pick<Config, 'kafkaBrokers' | 'kafkaClientId'>, log: Logger): Kafka {
+  assertPatched(KAFKAJS);
   process.env.KAFKAJS_NO_PARTITIONER_WARNING = '1';
   return new Kafka({
     clientId: cfg.kafkaClientId,
