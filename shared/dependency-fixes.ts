@@ -142,7 +142,7 @@ export function packageDir(name: string): string {
 
 const checked = new Set<string>();
 
-/** Refuses (throws UnpatchedDependencyError) when the installed package lacks a fix; checked once per process. */
+/** Throws UnpatchedDependencyError when the installed package lacks a fix; checked once per process. */
 export function assertPatched(pkg: PatchedPackage, dir = packageDir(pkg.name)): void {
   if (checked.has(dir)) return;
   const problem = dependencyProblem(pkg, dir);
