@@ -3,8 +3,9 @@
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { cli } from './lib/cli.ts';
-import { freePort, startStack, STACK_DIR } from './lib/stack.ts';
-import type { Stack } from './lib/stack.ts';
+import { freePort, STACK_DIR } from './lib/stack.ts';
+import { startStack } from './lib/start-stack.ts';
+import type { Stack } from './lib/start-stack.ts';
 import { spawnService, waitForWeb } from './lib/services.ts';
 import type { ServiceProcess } from './lib/services.ts';
 import { int, table } from './lib/bench.ts';

@@ -9,17 +9,11 @@
 import { join } from 'node:path';
 import { rm, writeFile } from 'node:fs/promises';
 import { cli } from './lib/cli.ts';
-import {
-  STACK_DIR,
-  clusterTopicEnv,
-  freePort,
-  onStopSignal,
-  startKafka,
-  startKafkaCluster,
-  startPostgres,
-  waitForPort,
-} from './lib/stack.ts';
-import type { KafkaCluster, KafkaServer, PostgresServer } from './lib/stack.ts';
+import { STACK_DIR, freePort, onStopSignal, startPostgres, waitForPort } from './lib/stack.ts';
+import { startKafka, startKafkaCluster } from './lib/kafka-server.ts';
+import { clusterTopicEnv } from './lib/start-stack.ts';
+import type { PostgresServer } from './lib/stack.ts';
+import type { KafkaCluster, KafkaServer } from './lib/kafka-server.ts';
 import { ENTRIES, spawnService } from './lib/services.ts';
 import { clusterFaults, clusterRow, CLUSTER_HEADER, SHORT_CLUSTER_FAULTS } from './lib/chaos-cluster.ts';
 import type { Fault, FaultExtra } from './lib/chaos-cluster.ts';
