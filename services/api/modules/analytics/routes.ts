@@ -14,7 +14,8 @@ import type { ApiDeps } from '../../deps.ts';
 import { programAccess } from '../auth/access.ts';
 import type { ProgramAccess } from '../auth/access.ts';
 import { dateError } from '../dashboard/dates.ts';
-import { checkPerformanceShape, positiveError, queryOf } from '../dashboard/service.ts';
+import { checkPerformanceShape } from '../dashboard/performance.ts';
+import { positiveError, queryOf } from '../dashboard/service.ts';
 import { DIMENSIONS, KEYS_PER_DAY } from '../../../../shared/pipeline/breakdown.ts';
 import {
   DEFAULT_LIMIT,

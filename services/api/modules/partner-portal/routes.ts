@@ -20,15 +20,9 @@ import {
 } from '../links/service.ts';
 import { createDashboardDal } from '../dashboard/dal.ts';
 import { eventsSchema, performanceSchema } from '../dashboard/schemas.ts';
-import {
-  checkPerformanceShape,
-  eventsBody,
-  parseEventsQuery,
-  parsePerformanceQuery,
-  queryOf,
-  readEventsPage,
-  readPerformance,
-} from '../dashboard/service.ts';
+import { eventsBody, parseEventsQuery, readEventsPage } from '../dashboard/events.ts';
+import { checkPerformanceShape, parsePerformanceQuery, readPerformance } from '../dashboard/performance.ts';
+import { queryOf } from '../dashboard/service.ts';
 import * as dal from './dal.ts';
 import type { PartnerProgramRow } from './dal.ts';
 import {

@@ -26,7 +26,7 @@ const PERIODS: { value: Period; label: string }[] = [
   { value: 'all', label: 'All time' },
 ];
 
-/** The service's trend rule (services/api/modules/dashboard/service.ts trendOf), for the derived rates. */
+/** The service's trend rule (services/api/modules/dashboard/performance.ts trendOf), for the derived rates. */
 function trendOf(current: number, previous: number): Trend {
   if (previous === 0)
     return current > 0 ? { trend: 100, trendDirection: 'up' } : { trend: 0, trendDirection: 'stable' };
