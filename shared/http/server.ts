@@ -1,10 +1,11 @@
 // Pieces every HTTP service registers: the JSON body parser (exact "Invalid JSON body" 400; raw body kept
 // for signature checks), one error handler (4xx with an `error` string, 5xx hiding internals), and the
-// 404 answer. application/json is the only body type the service reads: any other is 415 (NOT_JSON), so no
+// answer of a request no route takes: 405 with `Allow` for a path whose routes declare other methods,
+// else 404. application/json is the only body type the service reads: any other is 415 (NOT_JSON), so no
 // HTML form of another site (text/plain, urlencoded, multipart: no CORS preflight) reaches a handler. The
 // two exceptions register their own parser in their own scope: the tracking routes also read text/plain
 // (jsonBodyParser, services/ingress/app.ts) and the processor webhooks take any body raw.
-import type { FastifyInstance, FastifyError, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import {
   BAD_STRING,
   ESCAPED_NUL_OR_SURROGATE,
@@ -14,6 +15,7 @@ import {
   jsonTooDeep,
 } from '../json.ts';
 import { isConnectionError } from '../db/sql.ts';
+import { recordRouteMethods } from './route-methods.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -67,7 +69,13 @@ export function jsonBodyParser(
   done(null, parsed);
 }
 
+/** The 405 body of a method the path does not declare (the `Allow` header lists the ones it does). */
+export const methodNotAllowed = (method: string, path: string, allow: string[]) =>
+  `Method ${method} is not allowed on ${path}; allowed: ${allow.join(', ')}`;
+
+/** Call on the root instance before any route or plugin is registered: the 405s read every route. */
 export function installJsonHandling(app: FastifyInstance): void {
+  const routes = recordRouteMethods(app);
   // application/json only (its parameters, e.g. charset, are allowed): Fastify answers any other type, and a
   // body without a Content-Type, with FST_ERR_CTP_INVALID_MEDIA_TYPE (the 415 below) before reading it. A
   // request without a body (no Content-Type, no Content-Length or 0) needs no type. Content types are
@@ -75,7 +83,22 @@ export function installJsonHandling(app: FastifyInstance): void {
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/json', { parseAs: 'string' }, jsonBodyParser);
 
+  // A request no route takes is answered for its method and path, whatever its body (a body of JSON no
+  // route would read may fail to parse first).
+  const notFound = (req: FastifyRequest, reply: FastifyReply) => {
+    const path = req.url.split('?')[0]!;
+    const allow = routes.allowed(path);
+    if (allow.length > 0 && !allow.includes(req.method)) {
+      return reply
+        .code(405)
+        .header('allow', allow.join(', '))
+        .send({ error: methodNotAllowed(req.method, path, allow) });
+    }
+    return reply.code(404).send({ error: `Route ${req.method} ${path} not found` });
+  };
+
   app.setErrorHandler((err: FastifyError | HttpError, req, reply) => {
+    if (req.is404) return notFound(req, reply);
     if (err instanceof HttpError) {
       return reply.code(err.statusCode).send({ error: err.message, ...err.extra });
     }
@@ -101,9 +124,8 @@ export function installJsonHandling(app: FastifyInstance): void {
     return reply.code(500).send({ error: 'Internal server error' });
   });
 
-  app.setNotFoundHandler((req, reply) => {
-    reply.code(404).send({ error: `Route ${req.method} ${req.url.split('?')[0]} not found` });
-  });
+  // Also where a handler sends what it does not serve (reply.callNotFound(): the dashboard's catch-all).
+  app.setNotFoundHandler(notFound);
 }
 
 /** The error body of every 4xx/5xx, for response schemas. */
