@@ -60,11 +60,11 @@ t.test('a body of any type: still the 405, whatever the body', async (t) => {
     ['text/plain', 'x'],
     ['application/xml', '<a/>'],
     ['application/json', '{'],
-  ]) {
+  ] as const) {
     const r = await app.inject({
       method: 'PUT',
       url: '/api/auth/login',
-      headers: { 'content-type': type! },
+      headers: { 'content-type': type },
       payload,
     });
     t.same([r.statusCode, r.headers.allow], [405, 'POST'], type);
