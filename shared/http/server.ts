@@ -73,9 +73,90 @@ export function jsonBodyParser(
 export const methodNotAllowed = (method: string, path: string, allow: string[]) =>
   `Method ${method} is not allowed on ${path}; allowed: ${allow.join(', ')}`;
 
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The route reads its body raw, of any type (its own content-type parser): it never answers 415. */
+    anyBodyType?: boolean;
+  }
+}
+
+/**
+ * Marks a preValidation step that answers 400 to a request without a body: its route's body is required.
+ * Any other route with a body schema and no required field reads no body as {} (validation.ts), and its
+ * OpenAPI says the body is optional (documentCommonAnswers, OPTIONAL_BODY).
+ */
+export function requiresBody<F extends (...args: never[]) => unknown>(step: F): F {
+  return Object.assign(step, { requiresBody: true });
+}
+
+/** The route-schema key (copied into the operation) saying its request body may be left out. */
+export const OPTIONAL_BODY = 'x-optional-body';
+
+/**
+ * @fastify/swagger's transformObject: an operation marked OPTIONAL_BODY gets `requestBody.required: false`
+ * (the plugin writes `true` for every body schema) and a body that may be JSON null, and loses the mark.
+ */
+export function markOptionalBodies<D extends object>(document: D): D[keyof D] {
+  const openapiObject = (document as { openapiObject?: unknown }).openapiObject;
+  const doc = (openapiObject ?? {}) as { paths?: Record<string, Record<string, Record<string, unknown>>> };
+  for (const ops of Object.values(doc.paths ?? {})) {
+    for (const op of Object.values(ops)) {
+      if (op[OPTIONAL_BODY] === undefined) continue;
+      delete op[OPTIONAL_BODY];
+      const body = op.requestBody as { required?: boolean; content?: Record<string, { schema?: object }> };
+      if (body === undefined) continue;
+      body.required = false;
+      // JSON null is read as no body (validation.ts).
+      for (const media of Object.values(body.content ?? {})) {
+        if (media.schema !== undefined) media.schema = { anyOf: [media.schema, { type: 'null' }] };
+      }
+    }
+  }
+  return openapiObject as D[keyof D];
+}
+
+const RETRY_AFTER = {
+  'retry-after': { type: 'integer', minimum: 0, description: 'Seconds to wait before retrying' },
+} as const;
+
+/**
+ * What any route may answer whatever it does, written into each documented route's responses (where the
+ * route does not describe the status itself) as installJsonHandling registers it: a body that is not JSON
+ * (400), too large (413) or of another type (415) on a method that carries one, and a 503 when Postgres is
+ * unreachable or the process is shutting down. The OpenAPI document then lists every status a route can give.
+ */
+export function documentCommonAnswers(route: {
+  method: string | string[];
+  schema?: { hide?: boolean; response?: unknown; body?: unknown; [OPTIONAL_BODY]?: boolean };
+  config?: { anyBodyType?: boolean };
+  preValidation?: unknown;
+}): void {
+  const schema = route.schema;
+  if (schema === undefined || schema.hide === true) return;
+  const body = schema.body as { required?: unknown[] } | undefined;
+  const bodyRequired = [route.preValidation]
+    .flat()
+    .some((step) => (step as { requiresBody?: boolean } | undefined)?.requiresBody === true);
+  if (body !== undefined && (body.required ?? []).length === 0 && !bodyRequired) schema[OPTIONAL_BODY] = true;
+  // A copy: routes may share one response map (a GET's must not get a POST's statuses).
+  const response = { ...(schema.response as Record<string, unknown> | undefined) };
+  schema.response = response;
+  const add = (status: number, description: string, extra: Record<string, unknown> = {}) => {
+    if (response[status] === undefined) response[status] = { ...ERROR_SCHEMA, description, ...extra };
+  };
+  const withBody = [route.method].flat().some((m) => !['GET', 'HEAD', 'OPTIONS'].includes(m));
+  if (withBody) {
+    add(400, 'Invalid request: the JSON body or a field (the `error` says which)');
+    add(413, '`Request body is too large`');
+    if (route.config?.anyBodyType !== true) add(415, `\`${NOT_JSON}\``);
+  }
+  add(503, `\`${DATABASE_UNAVAILABLE}\`, or the service is shutting down; retry`, { headers: RETRY_AFTER });
+}
+
 /** Call on the root instance before any route or plugin is registered: the 405s read every route. */
 export function installJsonHandling(app: FastifyInstance): void {
   const routes = recordRouteMethods(app);
+  app.addHook('onRoute', documentCommonAnswers);
   // application/json only (its parameters, e.g. charset, are allowed): Fastify answers any other type, and a
   // body without a Content-Type, with FST_ERR_CTP_INVALID_MEDIA_TYPE (the 415 below) before reading it. A
   // request without a body (no Content-Type, no Content-Length or 0) needs no type. Content types are
