@@ -9,6 +9,7 @@ import { cli } from './lib/cli.ts';
 import { ROOT, STACK_DIR, onStopSignal, startStack } from './lib/stack.ts';
 import { onServerExit, startFailed } from './lib/servers.ts';
 import { buildError, ensureDashboardBuilt } from './lib/dashboard.ts';
+import { FailureLog } from './lib/tap-failures.ts';
 import { migrate } from '../shared/db/migrate.ts';
 import { createLogger } from '../shared/logger.ts';
 
@@ -44,7 +45,18 @@ try {
 }
 log.info('starting PostgreSQL and Kafka for the tests');
 const stack = await startStack({ name, fresh: true, fast: true, log }).catch((err) => startFailed(log, err));
+// tap runs in a process group of its own (detached), so a signal to this process alone (a CI timeout, a
+// kill) stops the test files and the services they started too, not just the stack under them.
+let tapGroup: number | undefined;
+function killGroup(pgid: number): void {
+  try {
+    process.kill(-pgid, 'SIGTERM');
+  } catch {
+    // already gone
+  }
+}
 onStopSignal(async () => {
+  if (tapGroup) killGroup(tapGroup);
   await stack.stop();
   if (!keep) await rm(join(STACK_DIR, name), { recursive: true, force: true });
   process.exit(130);
@@ -56,6 +68,7 @@ try {
   const tapBin = join(ROOT, 'node_modules', '.bin', 'tap');
   const child = spawn(tapBin, ['--reporter=tap', ...tapArgs], {
     cwd: ROOT,
+    detached: true,
     stdio: ['ignore', 'pipe', 'inherit'],
     env: {
       ...process.env,
@@ -64,16 +77,19 @@ try {
       PATH: `${join(ROOT, 'node_modules', '.bin')}:${process.env.PATH ?? ''}`,
     },
   });
+  tapGroup = child.pid;
   // The suite's Postgres or Kafka gone mid-run: every later test would fail for that reason, so the run
   // stops here and says why.
   onServerExit((server, code, signal) => {
     log.error({ server, code, signal }, `${server} exited during the tests; stopping the run`);
-    child.kill('SIGTERM');
+    if (tapGroup) killGroup(tapGroup);
   });
   let tail = '';
+  const failures = new FailureLog();
   child.stdout!.on('data', (d: Buffer) => {
     process.stdout.write(d);
     tail = (tail + d.toString()).slice(-4000);
+    failures.feed(d.toString());
   });
   code = await new Promise<number>((res) => child.once('exit', (c) => res(c ?? 1)));
   // tap's last summary line: "# { total: 45, pass: 44, fail: 1, skip: 0 }"
@@ -83,6 +99,8 @@ try {
   const pass = Number(m?.[2] ?? 0);
   const fail = Number(m?.[3] ?? 0);
   if (!m) log.error('tap printed no summary');
+  // The failures again at the end, where a log cut to its tail still shows them.
+  if (fail > 0) process.stdout.write(`\nfailed:\n${failures.summary()}\n`);
   process.stdout.write(`\n${pass} passed, ${fail} failed\n`);
   if (code === 0 && (!m || pass === 0)) code = 1;
 } finally {
