@@ -3,6 +3,7 @@
 // operation of the document the web process serves. Any failure is exit 1. See docs/api.md "The OpenAPI
 // document, checked" for what is configured and why.
 import { spawn, execFile } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { access, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { createWriteStream } from 'node:fs';
 import { join } from 'node:path';
@@ -256,6 +257,9 @@ const FAILING_WARNINGS = [
   'rate_limited',
 ];
 
+/** The schemathesis run under way, if any: stopped first on Ctrl-C or SIGTERM. */
+let fuzzer: ChildProcess | null = null;
+
 /** One schemathesis run: `filter` selects its operations; the report says what it found. */
 async function schemathesis(name: string, base: string, c: Credentials, filter: string[]): Promise<Report> {
   const config = join(DIR, `${name}.toml`);
@@ -278,8 +282,10 @@ async function schemathesis(name: string, base: string, c: Credentials, filter: 
   ];
   log.info({ run: name, filter: filter.join(' ') || 'all' }, 'schemathesis');
   const child = spawn(bin('schemathesis'), args, { cwd: DIR, stdio: ['ignore', 'inherit', 'inherit'] });
+  fuzzer = child;
   const bound = setTimeout(() => child.kill('SIGKILL'), Math.max(1, deadline - Date.now()));
   await new Promise((resolve) => child.once('exit', resolve));
+  fuzzer = null;
   clearTimeout(bound);
   if (Date.now() >= deadline) throw new Error(`schemathesis did not finish within --timeout`);
   return JSON.parse(await readFile(report, 'utf8')) as Report;
@@ -296,12 +302,19 @@ const stack = await startStack({ name: 'openapi', fresh: true, fast: true, log }
 );
 const running: ServiceProcess[] = [];
 let exitCode = 1;
-async function stopAll(): Promise<void> {
-  await Promise.allSettled(running.map((s) => s.stop()));
-  await stack.stop();
-  if (!values.keep) await rm(DIR, { recursive: true, force: true });
+let stopped: Promise<void> | null = null;
+/** Stops schemathesis, the services and the stack, once (the signal and the run's end may both ask). */
+function stopAll(): Promise<void> {
+  stopped ??= (async () => {
+    fuzzer?.kill('SIGKILL');
+    await Promise.allSettled(running.map((s) => s.stop()));
+    await stack.stop();
+    if (!values.keep) await rm(DIR, { recursive: true, force: true });
+  })();
+  return stopped;
 }
 onStopSignal(async () => {
+  log.info('stopping: Ctrl-C or SIGTERM');
   await stopAll();
   process.exit(130);
 });
@@ -413,7 +426,8 @@ try {
   const clean = failures === 0 && errors.length === 0 && failingWarnings.length === 0 && badExit.length === 0;
   exitCode = clean && operations > 0 ? 0 : 1;
 } catch (err) {
-  log.error({ err }, 'check:openapi could not run');
+  // Once stopping on a signal, what the interrupted run throws is no news.
+  if (stopped === null) log.error({ err }, 'check:openapi could not run');
   exitCode = 1;
 } finally {
   await stopAll();
