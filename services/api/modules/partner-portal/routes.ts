@@ -5,7 +5,11 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import { HttpError, errorResponses } from '../../../../shared/http/server.ts';
-import { Nullable as NullableIn, StringEnum as CheckedEnum } from '../../../../shared/http/validation.ts';
+import {
+  MAX_QUERY_INTEGER,
+  Nullable as NullableIn,
+  StringEnum as CheckedEnum,
+} from '../../../../shared/http/validation.ts';
 import type { TypeBoxProvider } from '../../../../shared/http/validation.ts';
 import { DateTime, Nullable, Obj, StringEnum, dataOf, parseId, requireBodyObject } from '../../common.ts';
 import type { ApiDeps } from '../../deps.ts';
@@ -314,7 +318,9 @@ export function registerPartnerPortalRoutes(fastify: FastifyInstance, deps: ApiD
           'them. `payable_at` and `payout_id` are null until the commission is held and paid out.',
         security,
         querystring: Type.Object({
-          program_id: Type.Optional(Type.Integer({ minimum: 1, errorMessage: ERR.programId })),
+          program_id: Type.Optional(
+            Type.Integer({ minimum: 1, maximum: MAX_QUERY_INTEGER, errorMessage: ERR.programId }),
+          ),
           status: Type.Optional(CheckedEnum(COMMISSION_STATUSES, ERR.status)),
           ...pageQuery,
         }),

@@ -105,6 +105,8 @@ export function reviewPartner(
   partnerId: number,
   d: Decision,
 ): Promise<PartnerListRow | undefined> {
+  // A malformed path id (NaN, shared/http/validation.ts) is a partner not in the program, as an unknown id.
+  if (!Number.isSafeInteger(partnerId)) return Promise.resolve(undefined);
   return sql.begin(async (tx) => {
     const pp = await lockPartnerProgram(tx, programId, partnerId);
     if (!pp) return undefined;

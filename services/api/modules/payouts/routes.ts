@@ -4,7 +4,13 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { HttpError, errorResponses } from '../../../../shared/http/server.ts';
-import { Data, DataList, Nullable, StringEnum } from '../../../../shared/http/validation.ts';
+import {
+  Data,
+  DataList,
+  MAX_QUERY_INTEGER,
+  Nullable,
+  StringEnum,
+} from '../../../../shared/http/validation.ts';
 import type { TypeBoxProvider } from '../../../../shared/http/validation.ts';
 import { principalOf, programAccess } from '../auth/access.ts';
 import type { Permission } from '../auth/access.ts';
@@ -74,6 +80,7 @@ const PreviewQuery = Type.Object({
   partner_id: Type.Optional(
     Type.Integer({
       minimum: 1,
+      maximum: MAX_QUERY_INTEGER,
       description: 'Only this partner',
       errorMessage: 'partner_id must be a positive integer',
     }),
@@ -292,7 +299,6 @@ export function registerPayoutRoutes(fastify: FastifyInstance, deps: ApiDeps): v
         security: managementSecurity,
         params: ProgramParams,
         querystring: ExportQuery,
-        produces: ['text/csv'],
         response: {
           200: { description: 'The CSV file', content: { 'text/csv': { schema: { type: 'string' } } } },
           ...errorResponses(400, 401, 403, 404),
