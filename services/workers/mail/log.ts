@@ -7,8 +7,8 @@
 // loses `message.data.url`.
 import type { Sql } from '../../../shared/db/sql.ts';
 import type { MailMessage } from '../../../shared/contracts/mail.ts';
-import { notify } from '../../../shared/db/notifications.ts';
-import type { NotificationInput, NotifyContext } from '../../../shared/db/notifications.ts';
+import { queueNotifications } from '../../../shared/db/notifications.ts';
+import type { NotificationInput } from '../../../shared/db/notifications.ts';
 
 export interface ClaimedMail {
   id: string;
@@ -37,7 +37,11 @@ export interface MailLog {
   markFailed(id: string, attempt: number, error: string, notice: NotificationInput | null): Promise<boolean>;
 }
 
-export function createMailLog(deps: { sql: Sql; topic: string; notify: NotifyContext }): MailLog {
+export function createMailLog(deps: {
+  sql: Sql;
+  topic: string;
+  notify: { kafkaPrefix: string; publicUrl: string };
+}): MailLog {
   const { sql, topic } = deps;
 
   return {
@@ -111,7 +115,7 @@ export function createMailLog(deps: { sql: Sql; topic: string; notify: NotifyCon
         if (rows.length === 0) return false;
         // A workspace that does not exist (a message from elsewhere) has nobody to tell.
         const [ws] = notice ? await tx`select 1 from workspaces where id = ${notice.workspace_id}` : [];
-        if (notice && ws) await notify(tx, deps.notify, [notice]);
+        if (notice && ws) await queueNotifications(tx, deps.notify.kafkaPrefix, [notice]);
         return true;
       });
     },

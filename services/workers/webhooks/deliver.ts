@@ -11,7 +11,7 @@ import { Counter, Histogram } from 'prom-client';
 import type { Sql, Tx } from '../../../shared/db/sql.ts';
 import type { Logger } from '../../../shared/logger.ts';
 import type { Config } from '../../../shared/config.ts';
-import { notify } from '../../../shared/db/notifications.ts';
+import { queueNotifications } from '../../../shared/db/notifications.ts';
 import type { NotificationInput } from '../../../shared/db/notifications.ts';
 import { signedHeaders } from '../../../shared/webhooks/signature.ts';
 import { nextDelayMs, retryAfterMs } from '../../../shared/webhooks/schedule.ts';
@@ -304,7 +304,7 @@ export function createDeliverer(deps: DelivererDeps) {
       data: { endpoint_id: Number(e.id), url: e.url, reason: e.reason },
       mail: true,
     }));
-    await notify(tx, { kafkaPrefix: cfg.kafkaPrefix, publicUrl: cfg.publicUrl }, items);
+    await queueNotifications(tx, cfg.kafkaPrefix, items);
     for (const e of off)
       log.warn({ endpoint: Number(e.id), url: e.url, reason: e.reason }, 'webhook endpoint disabled');
   }
