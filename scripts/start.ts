@@ -198,8 +198,17 @@ const webs = replicaNumbers.map((r) => launch('web', r));
 for (const r of replicaNumbers) for (const w of WORKERS) launch(w, r);
 // Every web process: waitForWeb asks /readyz on the shared port, which any of them may answer, so ask
 // each on its operations port as well.
-await waitForWeb(webs[0]!, port);
-if (replicas > 1) await Promise.all(webs.map((w, i) => waitForWeb(w, opsPort('web', i + 1))));
+// Three minutes: ten processes starting at once on two busy cores took over one. A web process that never
+// gets ready stops everything with one error line, not a stack trace and half a stack left running.
+const WEB_START_MS = 180_000;
+try {
+  await waitForWeb(webs[0]!, port, WEB_START_MS);
+  if (replicas > 1) await Promise.all(webs.map((w, i) => waitForWeb(w, opsPort('web', i + 1), WEB_START_MS)));
+} catch (err) {
+  log.error(`the web service did not get ready: ${(err as Error).message}; stopping everything`);
+  exitCode = 1;
+  await shutdown();
+}
 
 const base = `http://127.0.0.1:${port}`;
 const mailLine = maildev

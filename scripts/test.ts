@@ -9,6 +9,7 @@ import { cli } from './lib/cli.ts';
 import { ROOT, STACK_DIR, onStopSignal, startStack } from './lib/stack.ts';
 import { onServerExit, startFailed } from './lib/servers.ts';
 import { buildError, ensureDashboardBuilt } from './lib/dashboard.ts';
+import { FailureLog } from './lib/tap-failures.ts';
 import { migrate } from '../shared/db/migrate.ts';
 import { createLogger } from '../shared/logger.ts';
 
@@ -71,9 +72,11 @@ try {
     child.kill('SIGTERM');
   });
   let tail = '';
+  const failures = new FailureLog();
   child.stdout!.on('data', (d: Buffer) => {
     process.stdout.write(d);
     tail = (tail + d.toString()).slice(-4000);
+    failures.feed(d.toString());
   });
   code = await new Promise<number>((res) => child.once('exit', (c) => res(c ?? 1)));
   // tap's last summary line: "# { total: 45, pass: 44, fail: 1, skip: 0 }"
@@ -83,6 +86,8 @@ try {
   const pass = Number(m?.[2] ?? 0);
   const fail = Number(m?.[3] ?? 0);
   if (!m) log.error('tap printed no summary');
+  // The failures again at the end, where a log cut to its tail still shows them.
+  if (fail > 0) process.stdout.write(`\nfailed:\n${failures.summary()}\n`);
   process.stdout.write(`\n${pass} passed, ${fail} failed\n`);
   if (code === 0 && (!m || pass === 0)) code = 1;
 } finally {
