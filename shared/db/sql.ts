@@ -19,6 +19,14 @@ export function createSql(url: string, max = 10, appName = 'svc'): Sql {
 }
 
 /** 50 ms after the first failed connection attempt, doubling to at most 0.5 s. */
+/**
+ * A boolean column for `unnest(...)`, to cast with `::bool[]` in SQL: postgres.js types a JS boolean array as
+ * one boolean ("cannot cast type boolean to boolean[]"), so the values travel as text.
+ */
+export function boolArray(values: boolean[]): string[] {
+  return values.map(String);
+}
+
 export function reconnectDelaySeconds(failures: number): number {
   return Math.min(0.05 * 2 ** Math.max(0, failures - 1), 0.5);
 }
