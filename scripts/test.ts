@@ -45,7 +45,18 @@ try {
 }
 log.info('starting PostgreSQL and Kafka for the tests');
 const stack = await startStack({ name, fresh: true, fast: true, log }).catch((err) => startFailed(log, err));
+// tap runs in a process group of its own (detached), so a signal to this process alone (a CI timeout, a
+// kill) stops the test files and the services they started too, not just the stack under them.
+let tapGroup: number | undefined;
+function killGroup(pgid: number): void {
+  try {
+    process.kill(-pgid, 'SIGTERM');
+  } catch {
+    // already gone
+  }
+}
 onStopSignal(async () => {
+  if (tapGroup) killGroup(tapGroup);
   await stack.stop();
   if (!keep) await rm(join(STACK_DIR, name), { recursive: true, force: true });
   process.exit(130);
@@ -57,6 +68,7 @@ try {
   const tapBin = join(ROOT, 'node_modules', '.bin', 'tap');
   const child = spawn(tapBin, ['--reporter=tap', ...tapArgs], {
     cwd: ROOT,
+    detached: true,
     stdio: ['ignore', 'pipe', 'inherit'],
     env: {
       ...process.env,
@@ -65,11 +77,12 @@ try {
       PATH: `${join(ROOT, 'node_modules', '.bin')}:${process.env.PATH ?? ''}`,
     },
   });
+  tapGroup = child.pid;
   // The suite's Postgres or Kafka gone mid-run: every later test would fail for that reason, so the run
   // stops here and says why.
   onServerExit((server, code, signal) => {
     log.error({ server, code, signal }, `${server} exited during the tests; stopping the run`);
-    child.kill('SIGTERM');
+    if (tapGroup) killGroup(tapGroup);
   });
   let tail = '';
   const failures = new FailureLog();
