@@ -20,8 +20,9 @@ export function createSql(url: string, max = 10, appName = 'svc'): Sql {
 
 /** 50 ms after the first failed connection attempt, doubling to at most 0.5 s. */
 /**
- * A boolean column for `unnest(...)`, to cast with `::bool[]` in SQL: postgres.js types a JS boolean array as
- * one boolean ("cannot cast type boolean to boolean[]"), so the values travel as text.
+ * A boolean column for `unnest(...)`, to cast with `::text[]::bool[]` in SQL: postgres.js types a JS boolean
+ * array as one boolean ("cannot cast type boolean to boolean[]"), and a string array cast straight to
+ * `::bool[]` goes through its boolean serializer, which makes every string false. As text, Postgres casts.
  */
 export function boolArray(values: boolean[]): string[] {
   return values.map(String);

@@ -149,7 +149,7 @@ export function createMailLog(deps: {
         from unnest(
           ${col((_, r) => r.job.id)}::text[], ${col((_, r) => r.job.attempt)}::int[],
           ${col((row) => row.status)}::text[], ${col((row) => row.delayMs)}::float8[],
-          ${col((row) => row.error)}::text[], ${boolArray(col((row) => row.released))}::bool[]
+          ${col((row) => row.error)}::text[], ${boolArray(col((row) => row.released))}::text[]::bool[]
         ) as v(id, attempt, status, delay_ms, error, released)
         where m.id = v.id and m.status = 'sending' and m.attempts = v.attempt
         returning m.id`;

@@ -165,7 +165,7 @@ export function createDeliveryStore(deps: {
             ${col((r) => (r.outcome.type === 'retry' ? r.outcome.delayMs : null))}::float8[],
             ${col((r) => r.detail?.statusCode ?? null)}::int[], ${col(errorOf)}::text[],
             ${col((r) => r.detail?.response ?? null)}::text[], ${col((r) => r.at.toISOString())}::timestamptz[],
-            ${col((r) => r.detail?.durationMs ?? null)}::int[], ${boolArray(col((r) => r.detail !== null))}::bool[]
+            ${col((r) => r.detail?.durationMs ?? null)}::int[], ${boolArray(col((r) => r.detail !== null))}::text[]::bool[]
           ) as v(id, lease, status, delay_ms, code, error, response, at, duration_ms, attempted)
         ), updated as (
           update webhook_deliveries d set
