@@ -5,6 +5,11 @@
 import type { Sql } from '../../shared/db/sql.ts';
 import { fillCustomerKeys, programDays, rebuildDay } from '../../shared/db/rollups-rebuild.ts';
 import { int } from './bench.ts';
+import * as lifecycle from '../../shared/commissions/lifecycle.ts';
+import { applyLedgerEntries } from '../../shared/db/ledger.ts';
+
+/** The programs' hold_days (the column's default): the commissions' payable_at. */
+const HOLD_DAYS = 30;
 
 const DAY_MS = 86_400_000;
 
@@ -93,8 +98,18 @@ export async function seed(sql: Sql, o: SeedOptions): Promise<Seeded> {
     const sales = Math.min(leads, Math.round(clicks * 0.01));
     const dayStart = iso(firstDay + d);
     await sql.begin(async (tx) => {
-      // Customers, and from the rows just inserted: lead events, sales and their commissions.
-      await tx`
+      // Customers, and from the rows just inserted: lead events and sales; then the sales' commissions.
+      const sold = await tx<
+        {
+          id: string;
+          program_id: string;
+          partner_id: string;
+          partner_program_id: string;
+          customer_id: string;
+          amount_cents: string;
+          sale_date: Date;
+        }[]
+      >`
         with cu as (
           insert into customers (program_id, partner_id, partner_program_id, link_id, click_id, customer_status,
                                  customer_key, first_click_at, last_click_at, signup_date, first_purchase_date,
@@ -130,11 +145,7 @@ export async function seed(sql: Sql, o: SeedOptions): Promise<Seeded> {
           from cu where first_purchase_date is not null
           returning id, program_id, partner_id, partner_program_id, customer_id, amount_cents, sale_date
         )
-        insert into commissions (sale_id, program_id, partner_id, partner_program_id, customer_id, status,
-                                 amount_cents, currency, created_at, updated_at)
-        select id, program_id, partner_id, partner_program_id, customer_id, 'pending', (amount_cents * 20 + 50) / 100,
-               'USD', sale_date, sale_date
-        from sa`;
+        select id, program_id, partner_id, partner_program_id, customer_id, amount_cents, sale_date from sa`;
       await tx`
         insert into click_events (event_id, click_timestamp, program_id, link_id, partner_id, partner_program_id,
                                   click_id, is_test, session_id, page_url, page_title, referrer_url, user_agent,
@@ -155,6 +166,26 @@ export async function seed(sql: Sql, o: SeedOptions): Promise<Seeded> {
           from generate_series(0, ${clicks - 1}) g
         ) x
         join bench_pps pp on pp.idx = c % ${PROGRAMS} and pp.k = (c / ${PROGRAMS}) % ${PARTNERS_PER_PROGRAM}`;
+      // The commissions through the commission lifecycle (`create`: pending, payable_at, review holds) with
+      // their credits applied, last: the ledger's partner locks are held only for the end of the day's
+      // transaction, so the seeding connections barely wait on each other. The bench workspace has no
+      // webhook endpoint, so there is no event to write.
+      const created = await lifecycle.create(
+        tx,
+        sold.map((r) => ({
+          sale_id: Number(r.id),
+          program_id: Number(r.program_id),
+          partner_id: r.partner_id,
+          partner_program_id: r.partner_program_id,
+          customer_id: r.customer_id,
+          amount_cents: Math.floor((Number(r.amount_cents) * 20 + 50) / 100),
+          currency: 'USD',
+          sale_ts: r.sale_date.getTime(),
+          hold_days: HOLD_DAYS,
+          created_at: r.sale_date,
+        })),
+      );
+      await applyLedgerEntries(tx, created.caused.ledger);
     });
     counts.clicks += clicks;
     counts.customers += customers;

@@ -15,7 +15,7 @@ import { bearer, getJson, memberOf, send, signup } from '../helpers/accounts.ts'
 
 const sql = testSql(t);
 const sink = await startSmtpSink(t);
-const svc = await startServices(t, ['web', 'outbox-relay', 'mail-worker'], {
+const svc = await startServices(t, ['web', 'outbox-relay', 'mail-worker', 'notification-worker'], {
   SMTP_URL: sink.url,
   // 4 attempts, a second apart (±20 %).
   MAIL_RETRY_DELAYS: '1s,1s,1s',
@@ -136,10 +136,14 @@ t.test(
     t.equal(row.attempts, 4, 'one attempt plus one per MAIL_RETRY_DELAYS entry');
     t.match(row.last_error, /^550 /, "the server's answer kept");
 
-    const [note] = await sql<{ kind: string; title: string; body: string; data: Record<string, unknown> }[]>`
-    select kind, title, body, data from notifications
-    where workspace_id = ${owner.workspaceId} and recipient_type = 'advertiser'
-      and notification_key = ${`mail:${id}:failed`}`;
+    // Queued with the failure, stored by the notification worker.
+    const note = await waitFor("the advertiser's notification", async () => {
+      const [n] = await sql<{ kind: string; title: string; body: string; data: Record<string, unknown> }[]>`
+      select kind, title, body, data from notifications
+      where workspace_id = ${owner.workspaceId} and recipient_type = 'advertiser'
+        and notification_key = ${`mail:${id}:failed`}`;
+      return n ?? null;
+    });
     t.ok(note, "the advertiser's notification");
     t.equal(note!.kind, 'mail_failed');
     t.match(note!.title, to, 'naming the recipient');

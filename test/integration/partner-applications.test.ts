@@ -9,6 +9,7 @@ import { generateSecret, hashSecret, maskSecret } from '../../shared/domain/secr
 import { outboxTopic } from '../../shared/db/outbox.ts';
 import { SCOPES } from '../../services/api/modules/auth/service.ts';
 import { addPartner, apiProgram, magicTokenOf, mailsTo, uniqEmail } from '../helpers/partners.ts';
+import { deliverNotifications } from '../helpers/notifications.ts';
 
 const sql = testSql(t);
 const svc = await startServices(t, ['web'], { APPLY_RATE_LIMIT_PER_MINUTE: '4' });
@@ -163,6 +164,8 @@ t.test(
         claimed: false,
       },
     ]);
+    // The notification worker's part (the notifications are outbox rows: test/helpers/notifications.ts).
+    await deliverNotifications(sql, svc.prefix, svc.baseUrl);
     const notes = await sql<{ recipient_type: string; kind: string }[]>`
     select recipient_type, kind from notifications where program_id = ${p.id} order by id`;
     t.same(
@@ -371,6 +374,7 @@ t.test(
       [400, { error: 'reason must be a string of at most 500 characters' }],
     );
 
+    await deliverNotifications(sql, svc.prefix, svc.baseUrl);
     const notes = await sql<{ kind: string; body: string }[]>`
     select kind, body from notifications where partner_id = ${added.partnerId} and recipient_type = 'partner' order by id`;
     t.same(

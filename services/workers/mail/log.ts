@@ -8,8 +8,8 @@
 import { boolArray } from '../../../shared/db/sql.ts';
 import type { Sql, Tx } from '../../../shared/db/sql.ts';
 import type { MailMessage } from '../../../shared/contracts/mail.ts';
-import { notify } from '../../../shared/db/notifications.ts';
-import type { NotificationInput, NotifyContext } from '../../../shared/db/notifications.ts';
+import { queueNotifications } from '../../../shared/db/notifications.ts';
+import type { NotificationInput } from '../../../shared/db/notifications.ts';
 import type { Job } from '../../../shared/delivery/outcome.ts';
 import type { DeliveryStore, Result } from '../../../shared/delivery/queue.ts';
 
@@ -72,7 +72,11 @@ function rowOf(r: Result<MailMessage, null>) {
   }
 }
 
-export function createMailLog(deps: { sql: Sql; topic: string; notify: NotifyContext }): MailLog {
+export function createMailLog(deps: {
+  sql: Sql;
+  topic: string;
+  notify: { kafkaPrefix: string; publicUrl: string };
+}): MailLog {
   const { sql, topic } = deps;
 
   return {
@@ -160,7 +164,7 @@ export function createMailLog(deps: { sql: Sql; topic: string; notify: NotifyCon
         const notice = failureNotice(r.job, r.outcome.error);
         // A workspace that does not exist (a message from elsewhere) has nobody to tell.
         const [ws] = notice ? await tx`select 1 from workspaces where id = ${notice.workspace_id}` : [];
-        if (notice && ws) await notify(tx, deps.notify, [notice]);
+        if (notice && ws) await queueNotifications(tx, deps.notify.kafkaPrefix, [notice]);
       }
       return {};
     },

@@ -11,7 +11,7 @@ import { boolArray } from '../../../shared/db/sql.ts';
 import type { Sql, Tx } from '../../../shared/db/sql.ts';
 import type { Logger } from '../../../shared/logger.ts';
 import type { Config } from '../../../shared/config.ts';
-import { notify } from '../../../shared/db/notifications.ts';
+import { queueNotifications } from '../../../shared/db/notifications.ts';
 import type { NotificationInput } from '../../../shared/db/notifications.ts';
 import type { Job } from '../../../shared/delivery/outcome.ts';
 import type { DeliveryStore, Result } from '../../../shared/delivery/queue.ts';
@@ -89,7 +89,7 @@ export function createDeliveryStore(deps: {
       data: { endpoint_id: Number(e.id), url: e.url, reason: e.reason },
       mail: true,
     }));
-    await notify(tx, { kafkaPrefix: cfg.kafkaPrefix, publicUrl: cfg.publicUrl }, items);
+    await queueNotifications(tx, cfg.kafkaPrefix, items);
     for (const e of off)
       log.warn({ endpoint: Number(e.id), url: e.url, reason: e.reason }, 'webhook endpoint disabled');
     return off.length;

@@ -17,7 +17,7 @@ import type { Permission } from '../auth/access.ts';
 import type { ApiDeps } from '../../deps.ts';
 import { ProgramParams, managementSecurity, pathId, programOf, requireProgram } from '../../common.ts';
 import * as dal from './dal.ts';
-import { cancelPayout, createProgramPayouts, payPayout, planRun } from './operations.ts';
+import { cancelPayout, createProgramPayouts, payPayout, previewRun } from './operations.ts';
 import { ERR, EXPORT_FORMATS, PAYOUT_STATUSES, payoutMethodOf, toPayout } from './service.ts';
 import { MAX_ROWS, exportPayouts, hasPayoutMethod } from './export.ts';
 
@@ -118,7 +118,7 @@ const EXPORT_LIMIT = 10_000;
 
 export function registerPayoutRoutes(fastify: FastifyInstance, deps: ApiDeps): void {
   const app = fastify.withTypeProvider<TypeBoxProvider>();
-  const { sql, kafkaPrefix, publicUrl } = deps;
+  const { sql, kafkaPrefix } = deps;
   const base = '/api/advertiser/affiliate-programs/:id/payouts';
 
   /** The payout's program, checked for `permission`; 404 `Payout not found` for another workspace's. */
@@ -136,7 +136,7 @@ export function registerPayoutRoutes(fastify: FastifyInstance, deps: ApiDeps): v
     if (!row) throw new HttpError(404, ERR.notFound);
     return row;
   };
-  const ops = { sql, kafkaPrefix, publicUrl };
+  const ops = { sql, kafkaPrefix };
 
   app.get(
     base,
@@ -200,8 +200,7 @@ export function registerPayoutRoutes(fastify: FastifyInstance, deps: ApiDeps): v
       const programId = programOf(req).programId;
       const program = found(await dal.programForPayouts(sql, programId));
       const partnerIds = req.query.partner_id === undefined ? null : [req.query.partner_id];
-      const { rows, owed } = await dal.payoutInputs(sql, programId, partnerIds);
-      const { payouts, belowMinimum } = planRun(rows, owed, program);
+      const { payouts, belowMinimum } = await previewRun(sql, program, partnerIds);
       const partners = await dal.partnersWithMethods(sql, [
         ...payouts.map((p) => p.partner_id),
         ...belowMinimum.map((p) => p.partner_id),
