@@ -1,5 +1,6 @@
 // The attribution and commission step (spec 4.3, CONTRACT "Tracking decisions" and commission policy):
 // one implementation, set-based, for a chunk or for one command. Why it is shaped so: docs/pipeline.md.
+import { boolArray } from '../../../shared/db/sql.ts';
 import type { Sql, Tx } from '../../../shared/db/sql.ts';
 import type { SaleCommand, LedgerEffect } from '../../../shared/contracts/commands.ts';
 import { parseCommand } from '../../../shared/contracts/commands.ts';
@@ -138,9 +139,6 @@ type SaleRow = ReturnType<typeof saleRow>;
  */
 async function insertSales(tx: Tx, rows: SaleRow[]): Promise<Map<string, number>> {
   const col = <K extends keyof SaleRow>(k: K) => rows.map((r) => r[k]);
-  // As text, cast in SQL: postgres.js types a JS boolean array as one boolean, and its boolean serializer
-  // turns any string into false.
-  const bools = (v: boolean[]) => v.map(String);
   const got = await tx<{ id: string; transaction_id: string }[]>`
     insert into sales (request_id, program_id, customer_id, partner_id, partner_program_id, click_id, customer_key,
                        transaction_id, amount_cents, currency, sale_type, payment_status, is_recurring,
@@ -149,9 +147,9 @@ async function insertSales(tx: Tx, rows: SaleRow[]): Promise<Map<string, number>
     from unnest(${col('request_id')}::text[], ${col('program_id')}::bigint[], ${col('customer_id')}::bigint[],
                 ${col('partner_id')}::bigint[], ${col('partner_program_id')}::bigint[], ${col('click_id')}::text[],
                 ${col('customer_key')}::text[], ${col('transaction_id')}::text[], ${col('amount_cents')}::bigint[],
-                ${col('currency')}::text[], ${col('sale_type')}::text[], ${bools(col('is_recurring'))}::text[],
+                ${col('currency')}::text[], ${col('sale_type')}::text[], ${boolArray(col('is_recurring'))}::text[],
                 ${col('subscription_id')}::text[], ${col('subscription_interval')}::text[],
-                ${col('product_id')}::text[], ${col('line_items')}::text[], ${bools(col('is_test'))}::text[],
+                ${col('product_id')}::text[], ${col('line_items')}::text[], ${boolArray(col('is_test'))}::text[],
                 ${col('sale_date')}::timestamptz[])
       as v(r, p, c, pa, pp, ck, k, t, a, cur, st, rec, sub, si, pr, li, te, sd)
     on conflict (transaction_id) do nothing
