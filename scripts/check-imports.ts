@@ -3,22 +3,24 @@
 //   - a route file imports no other route file; the API and the ingress import no worker code, and no
 //     worker imports the API or the ingress (what two of them need lives in shared/);
 //   - shared/ imports nothing from services/, scripts/ or test/.
-import { readFileSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { cli } from './lib/cli.ts';
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const { values } = cli(
+  `Usage: npm run check:imports [-- --root <dir>]
 
-cli(
-  `Usage: npm run check:imports
+Reads every .ts and .tsx file under services/, shared/, scripts/, bin/, sdk/ and test/ (the dashboard and
+portal too), follows their relative imports and prints each import cycle and each import that breaks a
+layering rule; exits 1 if there is any.
 
-Reads every .ts file under services/, shared/, scripts/, bin/ and test/, follows their relative imports and
-prints each import cycle and each import that breaks a layering rule; exits 1 if there is any.`,
-  {},
+  --root <dir>  the tree to check (default: this repository)`,
+  { root: { type: 'string' } },
 );
+const ROOT = resolve(values.root ?? join(dirname(fileURLToPath(import.meta.url)), '..'));
 
-const DIRS = ['services', 'shared', 'scripts', 'bin', 'test'];
+const DIRS = ['services', 'shared', 'scripts', 'bin', 'sdk', 'test'];
 const IMPORT_RE = /(?:^|\n)\s*(?:import|export)\s[^;]*?from\s+'(\.{1,2}\/[^']+)'/g;
 
 function walk(dir: string, out: string[]): string[] {
@@ -26,12 +28,12 @@ function walk(dir: string, out: string[]): string[] {
     const p = join(dir, name);
     if (statSync(p).isDirectory()) {
       if (name !== 'node_modules' && name !== 'public' && name !== 'dist') walk(p, out);
-    } else if (p.endsWith('.ts') && !p.endsWith('.d.ts')) out.push(p);
+    } else if (/\.tsx?$/.test(p) && !p.endsWith('.d.ts')) out.push(p);
   }
   return out;
 }
 
-const files = DIRS.flatMap((d) => walk(join(ROOT, d), []));
+const files = DIRS.filter((d) => existsSync(join(ROOT, d))).flatMap((d) => walk(join(ROOT, d), []));
 const graph = new Map<string, string[]>();
 for (const f of files) {
   const text = readFileSync(f, 'utf8');

@@ -1,11 +1,21 @@
 // npm run rollups: rebuilds the dimensional rollup (program_daily_breakdown) from the raw events, resumably,
-// and checks the rollups against the raw events. USAGE says how; the SQL is in lib/rollups.ts.
+// and checks the rollups against the raw events. USAGE says how; this is the command line only: the SQL is
+// in shared/db/rollups-{raw,check,rebuild}.ts.
 import { cli } from './lib/cli.ts';
-import { checkProgram, describe, fillCustomerKeys, programDays, rebuildDay } from './lib/rollups.ts';
-import type { DayRange, Difference } from './lib/rollups.ts';
+import { checkProgramSnapshot, describe } from '../shared/db/rollups-check.ts';
+import type { Difference } from '../shared/db/rollups-check.ts';
+import type { DayRange } from '../shared/db/rollups-raw.ts';
+import {
+  fillCustomerKeys,
+  finishRebuildRun,
+  openRebuildRun,
+  programDays,
+  programIds,
+  rebuildRunDay,
+} from '../shared/db/rollups-rebuild.ts';
+import type { RebuildRun } from '../shared/db/rollups-rebuild.ts';
 import { loadConfig } from '../shared/config.ts';
 import { createSql } from '../shared/db/sql.ts';
-import type { Sql } from '../shared/db/sql.ts';
 import { migrate } from '../shared/db/migrate.ts';
 import { createLogger } from '../shared/logger.ts';
 
@@ -89,9 +99,7 @@ process.on('SIGINT', () => {
 const say = (s: string) => process.stdout.write(`${s}\n`);
 
 async function programs(): Promise<number[]> {
-  const rows = await sql<{ id: string }[]>`
-    select id::text from programs ${only === null ? sql`` : sql`where id = any(${only}::bigint[])`} order by id`;
-  const ids = rows.map((r) => Number(r.id));
+  const ids = await programIds(sql, only);
   if (only !== null) {
     const missing = only.filter((id) => !ids.includes(id));
     if (missing.length > 0) usageError(`no program ${missing.join(', ')}`);
@@ -99,43 +107,17 @@ async function programs(): Promise<number[]> {
   return ids;
 }
 
-interface Run {
-  id: number;
-  doneProgram: number | null;
-  doneDay: string | null;
-  chunks: number;
-}
-
 /** The unfinished run of this scope (to resume), or a new one. */
-async function startRun(): Promise<Run> {
-  const scope = sql`program_ids is not distinct from ${only}::bigint[]
-    and first_day is not distinct from ${range.first}::date and last_day is not distinct from ${range.last}::date`;
-  if (values.restart)
-    await sql`update rollup_rebuilds set finished_at = now() where finished_at is null and ${scope}`;
-  const [open] = await sql<
-    { id: string; done_program_id: string | null; done_day: string | null; chunks: string }[]
-  >`
-    select id::text, done_program_id::text, done_day::text, chunks::text from rollup_rebuilds
-    where finished_at is null and ${scope} order by id desc limit 1`;
-  if (open) {
-    const run = {
-      id: Number(open.id),
-      doneProgram: open.done_program_id === null ? null : Number(open.done_program_id),
-      doneDay: open.done_day,
-      chunks: Number(open.chunks),
-    };
+async function startRun(): Promise<RebuildRun> {
+  const run = await openRebuildRun(sql, { only, range }, values.restart === true);
+  if (!run.resumed) say(`rebuild #${run.id} started`);
+  else
     say(
       run.doneProgram === null
         ? `resuming rebuild #${run.id} (nothing done yet)`
         : `resuming rebuild #${run.id} after program ${run.doneProgram}, day ${run.doneDay} (${run.chunks} days done)`,
     );
-    return run;
-  }
-  const [row] = await sql<{ id: string }[]>`
-    insert into rollup_rebuilds (program_ids, first_day, last_day)
-    values (${only}::bigint[], ${range.first}::date, ${range.last}::date) returning id::text`;
-  say(`rebuild #${row!.id} started`);
-  return { id: Number(row!.id), doneProgram: null, doneDay: null, chunks: 0 };
+  return run;
 }
 
 async function rebuild(): Promise<boolean> {
@@ -160,14 +142,7 @@ async function rebuild(): Promise<boolean> {
         say(`stopped after ${done} days (--max-days); run it again to resume rebuild #${run.id}`);
         return true;
       }
-      await rebuildDay(
-        sql,
-        programId,
-        day,
-        (tx) =>
-          tx`update rollup_rebuilds set done_program_id = ${programId}, done_day = ${day}::date, chunks = chunks + 1
-             where id = ${run.id}`,
-      );
+      await rebuildRunDay(sql, run, programId, day);
       done++;
       if (Date.now() - lastLine > 2000 || j === days.length - 1) {
         lastLine = Date.now();
@@ -179,7 +154,7 @@ async function rebuild(): Promise<boolean> {
       }
     }
   }
-  await sql`update rollup_rebuilds set finished_at = now() where id = ${run.id}`;
+  await finishRebuildRun(sql, run);
   say(
     `rebuild #${run.id} finished: ${run.chunks + done} days in ${((Date.now() - started) / 1000).toFixed(1)} s`,
   );
@@ -187,12 +162,10 @@ async function rebuild(): Promise<boolean> {
 }
 
 /** Each program's rollups against the raw events, in one snapshot (the workers may be writing). */
-async function check(db: Sql): Promise<number> {
+async function check(): Promise<number> {
   let found = 0;
   for (const programId of await programs()) {
-    const diffs = await db.begin('isolation level repeatable read read only', (tx) =>
-      checkProgram(tx, programId, range),
-    );
+    const diffs = await checkProgramSnapshot(sql, programId, range);
     report(programId, diffs);
     found += diffs.length;
   }
@@ -213,7 +186,7 @@ function report(programId: number, diffs: Difference[]): void {
 let status = 0;
 try {
   if (values.rebuild && !(await rebuild())) status = 130;
-  if (status === 0 && values.check && (await check(sql)) > 0) status = 1;
+  if (status === 0 && values.check && (await check()) > 0) status = 1;
 } finally {
   await sql.end({ timeout: 5 });
 }

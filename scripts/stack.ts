@@ -2,7 +2,8 @@
 // or the tests by hand against them. Prints their URLs and keeps them up until Ctrl-C.
 import { mkdir } from 'node:fs/promises';
 import { cli } from './lib/cli.ts';
-import { DEV_STACK, STACK_DIR, onStopSignal, startStack } from './lib/stack.ts';
+import { DEV_STACK, STACK_DIR, onStopSignal } from './lib/stack.ts';
+import { startStack } from './lib/start-stack.ts';
 import { onServerExit, startFailed } from './lib/servers.ts';
 import { createLogger } from '../shared/logger.ts';
 

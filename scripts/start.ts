@@ -1,12 +1,13 @@
 // npm start: the whole service on this machine: the dashboard's build when stale, Postgres and Kafka
-// (scripts/lib/stack.ts), migrations, topics, the demo data, then the web service and every worker,
+// (scripts/lib/start-stack.ts), migrations, topics, the demo data, then the web service and every worker,
 // restarted if they die. Ctrl-C stops everything, in order: the services, then Kafka, then Postgres.
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { build as prettyStream } from 'pino-pretty';
 import { cli } from './lib/cli.ts';
 import { runInOwnGroup } from './lib/own-group.ts';
-import { DEV_STACK, onStopSignal, startStack, STACK_DIR } from './lib/stack.ts';
+import { DEV_STACK, onStopSignal, STACK_DIR } from './lib/stack.ts';
+import { startStack } from './lib/start-stack.ts';
 import { assertPortFree, onServerExit, startFailed } from './lib/servers.ts';
 import { WORKERS, spawnService, waitForWeb } from './lib/services.ts';
 import type { ServiceName, ServiceProcess } from './lib/services.ts';

@@ -6,7 +6,7 @@
 import type { Admin } from 'kafkajs';
 import type { Sql } from '../../shared/db/sql.ts';
 import { TOPICS } from '../../shared/contracts/topics.ts';
-import type { KafkaCluster } from './stack.ts';
+import type { KafkaCluster } from './kafka-server.ts';
 import { groupsWithOrphans, ledBy, leaderCounts, replicasInSync } from './cluster-state.ts';
 
 export interface Fault {

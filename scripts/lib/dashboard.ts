@@ -22,8 +22,12 @@ export interface DashboardPaths {
 
 export const DASHBOARD_PATHS: DashboardPaths = {
   dir: join(ROOT, 'services', 'dashboard'),
-  // The API contract the dashboard shares (lists and shapes the API defines).
-  extraInputs: [join(ROOT, 'package-lock.json'), join(ROOT, 'shared', 'contracts', 'management.ts')],
+  // The API contract the dashboard shares (lists and shapes the API defines) and its HTTP client.
+  extraInputs: [
+    join(ROOT, 'package-lock.json'),
+    join(ROOT, 'shared', 'contracts', 'management.ts'),
+    join(ROOT, 'shared', 'http', 'client.ts'),
+  ],
 };
 
 export const distOf = (p: DashboardPaths) => join(p.dir, 'dist');

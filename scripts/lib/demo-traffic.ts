@@ -2,13 +2,17 @@
 // charts, events and commissions show something on the first start: clicks with devices, browsers and
 // places, leads, sales (a few repeat buyers), commissions (older ones paid), one full and one partial
 // refund. Written the way the workers write them, in one transaction:
-// - raw rows: click_events, customers, lead_events, sales, commissions;
+// - raw rows: click_events, customers, lead_events, sales;
+// - commissions through the commission lifecycle (shared/commissions): `create` (payable_at from the
+//   program's hold, review holds), `payAlone` at the time of payment, `refund`; the ledger entries they
+//   cause applied with them. Their webhook events and notifications are not written: seeded history is
+//   not news to anyone, and the demo workspace has no webhook endpoint yet;
 // - the rollups program_daily_stats and program_daily_breakdown through the workers' RollupBuffer
 //   (shared/pipeline/rollups.ts), each event under the keys the workers give it (a click its own, a lead
 //   or a sale its customer's, remembered on the customer as the click worker does), from the rows inserted
 //   here, so rollups and raw events agree;
-// - balances through the ledger's own applyLedgerEntries (shared/db/ledger.ts): each commission's credit,
-//   its payment, its refund deduction, with the same entry keys as the workers and mark-paid;
+// - balances through the ledger's own applyLedgerEntries (shared/db/ledger.ts): the entries the lifecycle's
+//   transitions returned (each commission's credit, its payment, its refund deduction);
 // - link and partner-program click counters as the click worker keeps them.
 // Idempotent: the first sale's transaction_id marks the program as seeded; an advisory lock serialises
 // two starts. Deterministic (a seeded generator), relative to `now`.
@@ -17,11 +21,11 @@ import { RollupBuffer } from '../../shared/pipeline/rollups.ts';
 import { visitKeys } from '../../shared/pipeline/breakdown.ts';
 import type { DimensionKeys } from '../../shared/pipeline/breakdown.ts';
 import { applyLedgerEntries } from '../../shared/db/ledger.ts';
-import { commissionEntryKey } from '../../shared/contracts/commands.ts';
-import type { LedgerEffect } from '../../shared/contracts/commands.ts';
+import * as lifecycle from '../../shared/commissions/lifecycle.ts';
+import type { NewCommission } from '../../shared/commissions/lifecycle.ts';
+import type { Caused } from '../../shared/commissions/caused.ts';
 import { EPOCH_MS, MAX_NODE, formatClickId } from '../../shared/domain/ids.ts';
 import { commissionAmount, parsePolicy } from '../../shared/domain/commission-policy.ts';
-import { refundDeduction } from '../../shared/domain/refund.ts';
 
 export const DEMO_MARKER = 'demo-seed-sale-1';
 const DAY = 86_400_000;
@@ -177,8 +181,8 @@ export async function seedDemoTraffic(
   await tx`select pg_advisory_xact_lock(hashtext('svc demo traffic'))`;
   const [done] = await tx`select 1 from sales where transaction_id = ${DEMO_MARKER}`;
   if (done) return { seeded: false, clicks: 0, leads: 0, sales: 0, refunds: 0 };
-  const [program] = await tx<{ currency: string; commission: unknown }[]>`
-    select currency, commission from programs where id = ${programId}`;
+  const [program] = await tx<{ currency: string; commission: unknown; hold_days: number }[]>`
+    select currency, commission, hold_days from programs where id = ${programId}`;
   const policy = parsePolicy(program!.commission);
   if (typeof policy === 'string') throw new Error(`demo program's commission policy: ${policy}`);
   const currency = program!.currency.trim();
@@ -390,14 +394,8 @@ export async function seedDemoTraffic(
 
   // Sales in time order (the marker is the first); each earns its commission under the program's policy.
   sales.sort((a, b) => a.ts - b.ts);
-  const effects: LedgerEffect[] = [];
-  const commissions: {
-    id: number;
-    sale: (typeof sales)[number];
-    amount: number;
-    pp: number;
-    partner: number;
-  }[] = [];
+  const earned: NewCommission[] = [];
+  const saleOf = new Map<number, (typeof sales)[number]>();
   for (const [i, s] of sales.entries()) {
     const [sale] = await tx<{ id: string }[]>`
       insert into sales (request_id, program_id, customer_id, partner_id, partner_program_id, click_id,
@@ -408,76 +406,61 @@ export async function seedDemoTraffic(
               ${s.cents}, ${currency}, 'payment', 'paid', ${s.product}, false, ${new Date(s.ts)}, ${new Date(s.ts)})
       returning id`;
     const amount = commissionAmount(policy, s.cents, s.product);
-    const [c] = await tx<{ id: string }[]>`
-      insert into commissions (sale_id, program_id, partner_id, partner_program_id, customer_id, status,
-                               amount_cents, currency, created_at, updated_at)
-      values (${sale!.id}, ${programId}, ${s.customer.partner_id}, ${s.customer.partner_program_id}, ${s.customer.id},
-              'pending', ${amount}, ${currency}, ${new Date(s.ts)}, ${new Date(s.ts)})
-      returning id`;
-    const id = Number(c!.id);
     rollups.add(
       programId,
       s.ts,
       { sales: 1, revenue_cents: s.cents, conversions: s.first ? 1 : 0, commission_cents: amount },
       keysOf.get(s.click_id),
     );
-    effects.push({
-      topic: 'ledger',
-      entry_key: commissionEntryKey(id, 'created'),
-      kind: 'commission_created',
+    saleOf.set(Number(sale!.id), s);
+    earned.push({
+      sale_id: Number(sale!.id),
+      program_id: programId,
       partner_id: s.customer.partner_id,
       partner_program_id: s.customer.partner_program_id,
-      commission_id: id,
+      customer_id: s.customer.id,
       amount_cents: amount,
-      clamp_at_zero: true,
-    });
-    commissions.push({
-      id,
-      sale: s,
-      amount,
-      pp: s.customer.partner_program_id,
-      partner: s.customer.partner_id,
+      currency,
+      sale_ts: s.ts,
+      hold_days: program!.hold_days,
+      created_at: new Date(s.ts),
     });
   }
+  const created = await lifecycle.create(tx, earned);
+  const caused: Caused[] = [created.caused];
+  const commissions = created.rows.map((r) => ({
+    id: Number(r.id),
+    saleId: Number(r.sale_id),
+    sale: saleOf.get(Number(r.sale_id))!,
+  }));
 
-  // Commissions of sales older than 14 days were paid a week after the sale.
-  const paid = commissions.filter((c) => c.sale.ts < now - 14 * DAY);
-  for (const c of paid) {
-    await tx`update commissions set status = 'paid', paid_at = ${new Date(c.sale.ts + 7 * DAY)},
-               updated_at = ${new Date(c.sale.ts + 7 * DAY)} where id = ${c.id}`;
-    effects.push({
-      topic: 'ledger',
-      entry_key: commissionEntryKey(c.id, 'paid'),
-      kind: 'commission_paid',
-      partner_id: c.partner,
-      partner_program_id: c.pp,
-      commission_id: c.id,
-      amount_cents: -c.amount,
-      clamp_at_zero: false,
-    });
+  // Commissions of sales older than 14 days were paid a week after the sale (one held for review is not).
+  const paid = new Set<number>();
+  for (const c of commissions.filter((c) => c.sale.ts < now - 14 * DAY)) {
+    const outcome = await lifecycle.payAlone(tx, c.id, new Date(c.sale.ts + 7 * DAY));
+    if (outcome && 'caused' in outcome) {
+      caused.push(outcome.caused);
+      paid.add(c.id);
+    }
   }
   // Two refunds: a paid commission partly refunded, an unpaid one reversed in full.
+  const paidList = commissions.filter((c) => paid.has(c.id));
   const refunds = [
-    { c: paid[Math.floor(paid.length / 2)], cents: 1000 },
-    { c: commissions.filter((c) => !paid.includes(c) && c.sale.ts < now - 2 * DAY).at(-1), cents: null },
+    { c: paidList[Math.floor(paidList.length / 2)], cents: 1000 },
+    { c: commissions.filter((c) => !paid.has(c.id) && c.sale.ts < now - 2 * DAY).at(-1), cents: null },
   ].filter((r): r is { c: (typeof commissions)[number]; cents: number | null } => r.c !== undefined);
   for (const [i, r] of refunds.entries()) {
-    const { deduction, full } = refundDeduction(r.c.amount, r.c.sale.cents, r.cents);
-    const wasPaid = paid.includes(r.c);
-    await tx`update commissions set status = ${full ? 'reversed' : 'refunded'}, deducted_cents = ${deduction},
-               refund_reason = ${REFUND_REASONS[i]!}, updated_at = now() where id = ${r.c.id}`;
-    effects.push({
-      topic: 'ledger',
-      entry_key: commissionEntryKey(r.c.id, 'refund'),
-      kind: full ? 'commission_reversed' : 'commission_refunded',
-      partner_id: r.c.partner,
-      partner_program_id: r.c.pp,
-      commission_id: r.c.id,
-      amount_cents: -deduction,
-      clamp_at_zero: !wasPaid,
+    const outcome = await lifecycle.refund(tx, r.c.saleId, {
+      sale_cents: r.c.sale.cents,
+      refund_cents: r.cents,
+      reason: REFUND_REASONS[i]!,
     });
+    if (outcome && 'caused' in outcome) caused.push(outcome.caused);
   }
-  await applyLedgerEntries(tx, effects);
+  await applyLedgerEntries(
+    tx,
+    caused.flatMap((c) => c.ledger),
+  );
   await rollups.flush(tx);
   return {
     seeded: true,

@@ -6,7 +6,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { ApiDeps, AuthedRoutes } from './deps.ts';
 import { authenticate } from './modules/auth/access.ts';
-import { refuseCrossSiteWrites } from './cross-site.ts';
+import { documentCrossSite, refuseCrossSiteWrites } from './cross-site.ts';
 import { typeBoxValidator } from '../../shared/http/validation.ts';
 import { registerAuthRoutes } from './modules/auth/routes.ts';
 import { registerMemberRoutes } from './modules/members/routes.ts';
@@ -69,6 +69,7 @@ export async function apiPlugin(app: FastifyInstance, deps: ApiDeps): Promise<vo
   });
   // Before every scope's authentication: a session write from another origin is 403 (cross-site.ts).
   app.addHook('onRequest', refuseCrossSiteWrites(deps.publicOrigin ?? null));
+  app.addHook('onRoute', documentCrossSite);
   // Signup, login and logout sit outside the authenticated scope; their schemas validate too.
   await app.register(async (auth) => {
     auth.setValidatorCompiler(typeBoxValidator);

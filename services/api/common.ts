@@ -4,8 +4,8 @@ import type { FastifyRequest } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import type { ObjectOptions, SchemaOptions, Static, TProperties, TSchema } from '@sinclair/typebox';
 import type { Sql } from '../../shared/db/sql.ts';
-import { HttpError, errorResponses } from '../../shared/http/server.ts';
-import { pathId } from '../../shared/http/validation.ts';
+import { HttpError, errorResponses, requiresBody } from '../../shared/http/server.ts';
+import { MAX_QUERY_INTEGER, pathId } from '../../shared/http/validation.ts';
 import { isPlainObject } from '../../shared/json.ts';
 import {
   manageWorkspace,
@@ -112,7 +112,9 @@ export function workspaceOfReq(req: FastifyRequest): WorkspaceAccess {
  * A preValidation step for routes whose body is required: no body at all (or JSON null) is `Request body
  * must be a JSON object`, as the hand validation answered (the schema validator reads it as {}).
  */
-export const requireBodyObject = async (req: FastifyRequest): Promise<void> => void bodyObject(req.body);
+export const requireBodyObject = requiresBody(
+  async (req: FastifyRequest): Promise<void> => void bodyObject(req.body),
+);
 
 /**
  * `workspace_id` from the query or the body (null: the default workspace); a preValidation step, since the
@@ -133,7 +135,7 @@ export const WorkspaceIdQuery = Type.Object({
   workspace_id: Type.Optional(
     Type.Integer({
       minimum: 1,
-      maximum: Number.MAX_SAFE_INTEGER,
+      maximum: MAX_QUERY_INTEGER,
       description: WORKSPACE_ID_DOC,
       errorMessage: WORKSPACE_ID_ERROR,
     }),

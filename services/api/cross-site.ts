@@ -5,7 +5,7 @@
 // cookies go along) and the sign-in routes, which need no session (login CSRF). One onRequest hook on the
 // whole API (app.ts), before authentication: it reads headers only.
 import type { FastifyRequest } from 'fastify';
-import { HttpError } from '../../shared/http/server.ts';
+import { ERROR_SCHEMA, HttpError } from '../../shared/http/server.ts';
 import { SAFE_METHODS, SESSION_COOKIE, readCookie } from './modules/auth/cookie.ts';
 import { PARTNER_COOKIE } from './modules/partner-auth/service.ts';
 
@@ -65,4 +65,23 @@ export function refuseCrossSiteWrites(serviceOrigin: string | null) {
       throw new HttpError(403, CROSS_SITE);
     }
   };
+}
+
+/**
+ * An onRoute hook of the API (app.ts): every write route can answer the 403 above (a request with a session
+ * cookie from another origin), so its document says so where the route does not describe its 403 itself.
+ */
+export function documentCrossSite(route: {
+  method: string | string[];
+  schema?: { hide?: boolean; response?: unknown };
+}): void {
+  const schema = route.schema;
+  if (schema === undefined || schema.hide === true) return;
+  if ([route.method].flat().every((m) => SAFE_METHODS.has(m))) return;
+  const response = { ...(schema.response as Record<string, unknown> | undefined) };
+  response[403] ??= {
+    ...ERROR_SCHEMA,
+    description: `\`${CROSS_SITE}\` (a session write from another origin), or the credential may not do this`,
+  };
+  schema.response = response;
 }

@@ -1,7 +1,7 @@
 // Vite build of the dashboard SPA: services/dashboard → services/dashboard/dist (git-ignored), served by
 // the web process at the base URL. `npm start` and `npm test` build it when missing or stale. Two entries:
 // index.html (the advertiser dashboard) and partner.html (the partner portal at /partner/ and the public
-// program pages at /p/<slug>); what they share (Preact, ui.tsx, the chart) goes to shared chunks.
+// program pages at /p/<slug>); what they share (Preact, the API client, hooks and widgets, the chart) goes to shared chunks.
 import { defineConfig } from 'vite';
 import preact from '@preact/preset-vite';
 import { dirname, join } from 'node:path';

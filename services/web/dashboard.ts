@@ -155,8 +155,10 @@ export function wantsHtml(req: Pick<FastifyRequest, 'headers'>): boolean {
   return /(^|,)\s*(text\/html|text\/\*|\*\/\*)\s*(;|,|$)/i.test(accept);
 }
 
-function notFound(req: FastifyRequest, reply: FastifyReply): FastifyReply {
-  return reply.code(404).send({ error: `Route ${req.method} ${req.url.split('?')[0]} not found` });
+/** The app's own answer for what no route serves: 404, or 405 with Allow (shared/http/server.ts). */
+function notFound(reply: FastifyReply): FastifyReply {
+  reply.callNotFound();
+  return reply;
 }
 
 /**
@@ -189,12 +191,12 @@ export function registerDashboard(app: FastifyInstance, dashboard: DashboardFile
     try {
       path = decodeURIComponent(req.url.split('?')[0]!);
     } catch {
-      return notFound(req, reply);
+      return notFound(reply);
     }
     const file = path === '/' ? undefined : dashboard?.files.get(path);
     if (file) return send(req, reply, file, { portal: file === portal });
     // A missing asset is a 404 (an old tab asking for a replaced bundle must not get HTML as script).
-    if (NOT_SPA.test(path) || path.startsWith('/assets/') || !wantsHtml(req)) return notFound(req, reply);
+    if (NOT_SPA.test(path) || path.startsWith('/assets/') || !wantsHtml(req)) return notFound(reply);
     return page(req, reply, PORTAL.test(path) ? (portal ?? null) : index, TOKEN_PATH.test(path));
   });
 }

@@ -1,5 +1,6 @@
-// Commands with an answer (lead, sale, refund) and the side effects they publish (ledger entries,
-// notifications). The ingress validates the request and produces the command with a request_id; the
+// Commands with an answer (lead, sale, refund), the ledger entries they publish after their commit, and the
+// messages of the effect topics the effect workers consume (ledger entries; notifications, which come from
+// the outbox: shared/db/notifications.ts). The ingress validates the request and produces the command with a request_id; the
 // owning worker applies it and records the outcome under that request_id (shared/outcomes.ts).
 import { isId } from '../domain/ids.ts';
 import { isPlainObject, unstorableJson } from '../json.ts';
@@ -134,21 +135,33 @@ export function ledgerPrerequisites(e: LedgerEffect): string[] {
   return [];
 }
 
+/**
+ * A notification as the outbox carries it to the notification worker (shared/db/notifications.ts
+ * `queueNotifications`), which stores it once per notification_key and mails it when `mail` is set.
+ */
 export interface NotificationEffect {
   topic: 'notifications';
+  /** Unique: a notification queued twice (a redelivered command, a retried request) is stored and mailed once. */
   notification_key: string;
   recipient_type: 'partner' | 'advertiser';
+  /** The partner it is about (a partner notification's recipient). */
   partner_id: number | null;
+  /** The workspace it is addressed to (an advertiser notification's recipient). */
   workspace_id: number | null;
-  program_id: number;
+  program_id: number | null;
   kind: string;
   title: string;
   body: string;
   data: Record<string, unknown>;
-  /** Also mail it (shared/db/notifications.ts `notify`): the partner's refund notification. */
+  /** Also mail it (CONTRACT "Mail": invites, applications, payouts, refunds, a disabled webhook). */
   mail?: boolean;
 }
 
+/**
+ * A message of an effect topic. Commands publish only ledger entries (Applied.effects); outcomes recorded
+ * before notifications moved to the outbox may still hold notification effects, which are not published
+ * again (command-handler.ts `publish`).
+ */
 export type Effect = LedgerEffect | NotificationEffect;
 
 const str = (v: unknown): v is string => typeof v === 'string';
@@ -276,7 +289,9 @@ export function parseEffect(bytes: Buffer | null): Effect | string {
   if (m.topic === 'notifications') {
     if (!str(m.notification_key) || !str(m.kind) || !str(m.title) || !str(m.body)) return 'bad notification';
     if (m.recipient_type !== 'partner' && m.recipient_type !== 'advertiser') return 'bad recipient_type';
-    if (!isId(m.program_id)) return 'bad program_id';
+    for (const k of ['partner_id', 'workspace_id', 'program_id'] as const) {
+      if (!(m[k] === null || m[k] === undefined || isId(m[k]))) return `bad ${k}`;
+    }
     if (m.mail !== undefined && typeof m.mail !== 'boolean') return 'bad mail';
     return m as unknown as NotificationEffect;
   }

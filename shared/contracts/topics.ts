@@ -8,6 +8,7 @@ export const TOPICS = {
   refunds: 'refunds',
   /** Balance ledger entries, keyed by partner. */
   ledger: 'ledger',
+  /** In-app notifications (and which to mail), relayed from the outbox, keyed by notification_key. */
   notifications: 'notifications',
   /** Payment-processor webhook events, keyed by program and payment, invoice or subscription. */
   processorEvents: 'processor-events',
@@ -24,5 +25,9 @@ export function topicName(prefix: string, key: TopicKey): string {
 }
 
 /** The topics the outbox relay publishes to (shared/db/outbox.ts). */
-export const OUTBOX_TOPICS = ['webhookEvents', 'mail'] as const satisfies readonly TopicKey[];
+export const OUTBOX_TOPICS = [
+  'webhookEvents',
+  'mail',
+  'notifications',
+] as const satisfies readonly TopicKey[];
 export type OutboxTopicKey = (typeof OUTBOX_TOPICS)[number];

@@ -1,4 +1,5 @@
 import postgres from 'postgres';
+import { assertPatched, POSTGRES } from '../dependency-fixes.ts';
 
 export type Sql = postgres.Sql;
 export type Tx = postgres.TransactionSql;
@@ -7,9 +8,11 @@ export type Tx = postgres.TransactionSql;
  * The process's one postgres.js instance. bigint columns come back as strings unless cast.
  * Reconnects are at most 0.5 s apart: postgres.js's own backoff grows with every failed attempt of any
  * connection to 10-20 s, so after a Postgres restart queries waited up to 19 s for a reconnect (measured;
- * docs/operations.md "Faults").
+ * docs/operations.md "Faults"). Refuses a postgres.js without the project's fix
+ * (patches/postgres+3.4.9.patch; shared/dependency-fixes.ts).
  */
 export function createSql(url: string, max = 10, appName = 'svc'): Sql {
+  assertPatched(POSTGRES);
   return postgres(url, {
     max,
     backoff: reconnectDelaySeconds,
@@ -19,6 +22,15 @@ export function createSql(url: string, max = 10, appName = 'svc'): Sql {
 }
 
 /** 50 ms after the first failed connection attempt, doubling to at most 0.5 s. */
+/**
+ * A boolean column for `unnest(...)`, to cast with `::text[]::bool[]` in SQL: postgres.js types a JS boolean
+ * array as one boolean ("cannot cast type boolean to boolean[]"), and a string array cast straight to
+ * `::bool[]` goes through its boolean serializer, which makes every string false. As text, Postgres casts.
+ */
+export function boolArray(values: boolean[]): string[] {
+  return values.map(String);
+}
+
 export function reconnectDelaySeconds(failures: number): number {
   return Math.min(0.05 * 2 ** Math.max(0, failures - 1), 0.5);
 }

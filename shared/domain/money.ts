@@ -27,3 +27,17 @@ export function currencyMismatch(programCurrency: string): string {
 export function isCurrencyMismatch(error: unknown): boolean {
   return typeof error === 'string' && /^currency must be the program's currency \([A-Z]{3}\)$/.test(error);
 }
+
+/** The ISO 4217 codes the service takes: the runtime's list (Intl), upper case. */
+export const CURRENCY_CODES: ReadonlySet<string> = new Set(Intl.supportedValuesOf('currency'));
+
+/**
+ * A JSON Schema `pattern` matching exactly the codes of CURRENCY_CODES in any case (JSON Schema patterns
+ * have no case-insensitive flag: each letter is a class of both cases); `padded`: surrounding white space
+ * allowed too (the service trims it). The OpenAPI's statement of what the currency checks take.
+ */
+export function currencyPattern(padded: boolean): string {
+  const anyCase = (code: string) => [...code].map((c) => `[${c}${c.toLowerCase()}]`).join('');
+  const codes = `(?:${[...CURRENCY_CODES].map(anyCase).join('|')})`;
+  return padded ? `^\\s*${codes}\\s*$` : `^${codes}$`;
+}

@@ -1,10 +1,11 @@
 // Pieces every HTTP service registers: the JSON body parser (exact "Invalid JSON body" 400; raw body kept
 // for signature checks), one error handler (4xx with an `error` string, 5xx hiding internals), and the
-// 404 answer. application/json is the only body type the service reads: any other is 415 (NOT_JSON), so no
+// answer of a request no route takes: 405 with `Allow` for a path whose routes declare other methods,
+// else 404. application/json is the only body type the service reads: any other is 415 (NOT_JSON), so no
 // HTML form of another site (text/plain, urlencoded, multipart: no CORS preflight) reaches a handler. The
 // two exceptions register their own parser in their own scope: the tracking routes also read text/plain
 // (jsonBodyParser, services/ingress/app.ts) and the processor webhooks take any body raw.
-import type { FastifyInstance, FastifyError, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import {
   BAD_STRING,
   ESCAPED_NUL_OR_SURROGATE,
@@ -14,6 +15,7 @@ import {
   jsonTooDeep,
 } from '../json.ts';
 import { isConnectionError } from '../db/sql.ts';
+import { recordRouteMethods } from './route-methods.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -67,7 +69,94 @@ export function jsonBodyParser(
   done(null, parsed);
 }
 
+/** The 405 body of a method the path does not declare (the `Allow` header lists the ones it does). */
+export const methodNotAllowed = (method: string, path: string, allow: string[]) =>
+  `Method ${method} is not allowed on ${path}; allowed: ${allow.join(', ')}`;
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The route reads its body raw, of any type (its own content-type parser): it never answers 415. */
+    anyBodyType?: boolean;
+  }
+}
+
+/**
+ * Marks a preValidation step that answers 400 to a request without a body: its route's body is required.
+ * Any other route with a body schema and no required field reads no body as {} (validation.ts), and its
+ * OpenAPI says the body is optional (documentCommonAnswers, OPTIONAL_BODY).
+ */
+export function requiresBody<F extends (...args: never[]) => unknown>(step: F): F {
+  return Object.assign(step, { requiresBody: true });
+}
+
+/** The route-schema key (copied into the operation) saying its request body may be left out. */
+export const OPTIONAL_BODY = 'x-optional-body';
+
+/**
+ * @fastify/swagger's transformObject: an operation marked OPTIONAL_BODY gets `requestBody.required: false`
+ * (the plugin writes `true` for every body schema) and a body that may be JSON null, and loses the mark.
+ */
+export function markOptionalBodies<D extends object>(document: D): D[keyof D] {
+  const openapiObject = (document as { openapiObject?: unknown }).openapiObject;
+  const doc = (openapiObject ?? {}) as { paths?: Record<string, Record<string, Record<string, unknown>>> };
+  for (const ops of Object.values(doc.paths ?? {})) {
+    for (const op of Object.values(ops)) {
+      if (op[OPTIONAL_BODY] === undefined) continue;
+      delete op[OPTIONAL_BODY];
+      const body = op.requestBody as { required?: boolean; content?: Record<string, { schema?: object }> };
+      if (body === undefined) continue;
+      body.required = false;
+      // JSON null is read as no body (validation.ts).
+      for (const media of Object.values(body.content ?? {})) {
+        if (media.schema !== undefined) media.schema = { anyOf: [media.schema, { type: 'null' }] };
+      }
+    }
+  }
+  return openapiObject as D[keyof D];
+}
+
+const RETRY_AFTER = {
+  'retry-after': { type: 'integer', minimum: 0, description: 'Seconds to wait before retrying' },
+} as const;
+
+/**
+ * What any route may answer whatever it does, written into each documented route's responses (where the
+ * route does not describe the status itself) as installJsonHandling registers it: a body that is not JSON
+ * (400), too large (413) or of another type (415) on a method that carries one, and a 503 when Postgres is
+ * unreachable or the process is shutting down. The OpenAPI document then lists every status a route can give.
+ */
+export function documentCommonAnswers(route: {
+  method: string | string[];
+  schema?: { hide?: boolean; response?: unknown; body?: unknown; [OPTIONAL_BODY]?: boolean };
+  config?: { anyBodyType?: boolean };
+  preValidation?: unknown;
+}): void {
+  const schema = route.schema;
+  if (schema === undefined || schema.hide === true) return;
+  const body = schema.body as { required?: unknown[] } | undefined;
+  const bodyRequired = [route.preValidation]
+    .flat()
+    .some((step) => (step as { requiresBody?: boolean } | undefined)?.requiresBody === true);
+  if (body !== undefined && (body.required ?? []).length === 0 && !bodyRequired) schema[OPTIONAL_BODY] = true;
+  // A copy: routes may share one response map (a GET's must not get a POST's statuses).
+  const response = { ...(schema.response as Record<string, unknown> | undefined) };
+  schema.response = response;
+  const add = (status: number, description: string, extra: Record<string, unknown> = {}) => {
+    if (response[status] === undefined) response[status] = { ...ERROR_SCHEMA, description, ...extra };
+  };
+  const withBody = [route.method].flat().some((m) => !['GET', 'HEAD', 'OPTIONS'].includes(m));
+  if (withBody) {
+    add(400, 'Invalid request: the JSON body or a field (the `error` says which)');
+    add(413, '`Request body is too large`');
+    if (route.config?.anyBodyType !== true) add(415, `\`${NOT_JSON}\``);
+  }
+  add(503, `\`${DATABASE_UNAVAILABLE}\`, or the service is shutting down; retry`, { headers: RETRY_AFTER });
+}
+
+/** Call on the root instance before any route or plugin is registered: the 405s read every route. */
 export function installJsonHandling(app: FastifyInstance): void {
+  const routes = recordRouteMethods(app);
+  app.addHook('onRoute', documentCommonAnswers);
   // application/json only (its parameters, e.g. charset, are allowed): Fastify answers any other type, and a
   // body without a Content-Type, with FST_ERR_CTP_INVALID_MEDIA_TYPE (the 415 below) before reading it. A
   // request without a body (no Content-Type, no Content-Length or 0) needs no type. Content types are
@@ -75,7 +164,22 @@ export function installJsonHandling(app: FastifyInstance): void {
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/json', { parseAs: 'string' }, jsonBodyParser);
 
+  // A request no route takes is answered for its method and path, whatever its body (a body of JSON no
+  // route would read may fail to parse first).
+  const notFound = (req: FastifyRequest, reply: FastifyReply) => {
+    const path = req.url.split('?')[0]!;
+    const allow = routes.allowed(path);
+    if (allow.length > 0 && !allow.includes(req.method)) {
+      return reply
+        .code(405)
+        .header('allow', allow.join(', '))
+        .send({ error: methodNotAllowed(req.method, path, allow) });
+    }
+    return reply.code(404).send({ error: `Route ${req.method} ${path} not found` });
+  };
+
   app.setErrorHandler((err: FastifyError | HttpError, req, reply) => {
+    if (req.is404) return notFound(req, reply);
     if (err instanceof HttpError) {
       return reply.code(err.statusCode).send({ error: err.message, ...err.extra });
     }
@@ -101,9 +205,8 @@ export function installJsonHandling(app: FastifyInstance): void {
     return reply.code(500).send({ error: 'Internal server error' });
   });
 
-  app.setNotFoundHandler((req, reply) => {
-    reply.code(404).send({ error: `Route ${req.method} ${req.url.split('?')[0]} not found` });
-  });
+  // Also where a handler sends what it does not serve (reply.callNotFound(): the dashboard's catch-all).
+  app.setNotFoundHandler(notFound);
 }
 
 /** The error body of every 4xx/5xx, for response schemas. */

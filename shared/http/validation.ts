@@ -159,6 +159,12 @@ export function pathId(v: unknown): number {
   return typeof v === 'string' && /^[1-9][0-9]{0,15}$/.test(v) ? Number(v) : Number.NaN;
 }
 
+/**
+ * The largest integer a query string can carry: queryNumber reads at most 15 digits, a longer number stays
+ * text and fails its schema. Every integer query parameter states it as its `maximum` (or a lower one).
+ */
+export const MAX_QUERY_INTEGER = 999_999_999_999_999;
+
 /** Query-string numbers: plain decimal digits become a number; anything else stays text and fails. */
 const queryNumber = (v: unknown): unknown =>
   typeof v === 'string' && /^[0-9]{1,15}$/.test(v) ? Number(v) : v;

@@ -180,6 +180,11 @@ export const FIELDS = [
   'commission_cents',
 ] as const;
 
+/** Every counter at 0: a row before its first delta. */
+export function zeroCounters(): Record<(typeof FIELDS)[number], number> {
+  return { clicks: 0, leads: 0, conversions: 0, sales: 0, revenue_cents: 0, commission_cents: 0 };
+}
+
 /**
  * The `do update set` list of a rollup upsert: each counter of the stored row plus the new row's. One text
  * for the three rollup tables, so no counter can be left out of one of them.
@@ -224,18 +229,7 @@ export class BreakdownBuffer {
       const id = `${programId}\u0000${day}\u0000${dimension}\u0000${key}`;
       let row = this.rows.get(id);
       if (!row) {
-        row = {
-          programId,
-          day,
-          dimension,
-          key,
-          clicks: 0,
-          leads: 0,
-          conversions: 0,
-          sales: 0,
-          revenue_cents: 0,
-          commission_cents: 0,
-        };
+        row = { programId, day, dimension, key, ...zeroCounters() };
         this.rows.set(id, row);
       }
       for (const f of FIELDS) row[f] += d[f] ?? 0;

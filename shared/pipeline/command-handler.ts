@@ -32,6 +32,7 @@ export interface Applied {
   programId: number | null;
   statusCode: number;
   body: Record<string, unknown>;
+  /** The command's ledger entries, published after its commit (and again with a replayed outcome). */
   effects?: Effect[];
 }
 
@@ -118,7 +119,7 @@ export interface CommandHandlerDeps {
   sql: Sql;
   log: Logger;
   producer: BatchingProducer;
-  topics: { deadLetter: string; ledger: string; notifications: string };
+  topics: { deadLetter: string; ledger: string };
 }
 
 export interface CommandStats {
@@ -165,13 +166,16 @@ export function createCommandHandler<C extends Command>(
     });
   }
 
+  /**
+   * A command's ledger entries, to the ledger worker. Its notifications are outbox rows of its transaction
+   * (shared/db/notifications.ts); a notification effect in an outcome recorded before that is not sent again.
+   */
   async function publish(effects: Effect[]): Promise<void> {
     await Promise.all(
-      effects.map((e) =>
-        producer.send(e.topic === 'ledger' ? topics.ledger : topics.notifications, {
-          key: e.topic === 'ledger' ? String(e.partner_id) : e.notification_key,
-          value: JSON.stringify(e),
-        }),
+      effects.flatMap((e) =>
+        e.topic === 'ledger'
+          ? [producer.send(topics.ledger, { key: String(e.partner_id), value: JSON.stringify(e) })]
+          : [],
       ),
     );
   }

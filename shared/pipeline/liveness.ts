@@ -89,7 +89,7 @@ export function startHeartbeat(
 export const EVICT_AFTER_MS = 5_000;
 const EVICT_CHECK_MS = 1_000;
 
-/** The admin call scripts/patch-deps.mjs adds to kafkajs: the LeaveGroup a dead member could not send. */
+/** The admin call patches/kafkajs+2.2.4.patch adds to kafkajs: the LeaveGroup a dead member could not send. */
 type EvictingAdmin = Admin & {
   removeGroupMember?(request: { groupId: string; memberId: string }): Promise<unknown>;
 };

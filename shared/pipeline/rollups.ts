@@ -3,7 +3,7 @@
 // transaction of the events they count. Calendar days are UTC. Workers collect deltas over a chunk
 // (RollupBuffer) and write them once, in key order, as the transaction's last statements.
 import type { Tx } from '../db/sql.ts';
-import { BreakdownBuffer, FIELDS, addCounters } from './breakdown.ts';
+import { BreakdownBuffer, FIELDS, addCounters, zeroCounters } from './breakdown.ts';
 import type { DimensionKeys } from './breakdown.ts';
 
 export interface DailyDelta {
@@ -49,16 +49,7 @@ export class RollupBuffer {
     const key = `${programId}:${day}`;
     let row = this.rows.get(key);
     if (!row) {
-      row = {
-        programId,
-        day,
-        clicks: 0,
-        leads: 0,
-        conversions: 0,
-        sales: 0,
-        revenue_cents: 0,
-        commission_cents: 0,
-      };
+      row = { programId, day, ...zeroCounters() };
       this.rows.set(key, row);
     }
     for (const f of FIELDS) row[f] += d[f] ?? 0;

@@ -11,7 +11,8 @@ import { createProgram, startServices, testSql } from '../helpers/stack.ts';
 import { RollupBuffer } from '../../shared/pipeline/rollups.ts';
 import { DIMENSIONS } from '../../shared/pipeline/breakdown.ts';
 import type { Dimension } from '../../shared/pipeline/breakdown.ts';
-import { describe, rebuildDay, weeklyDifferences } from '../../scripts/lib/rollups.ts';
+import { describe, weeklyDifferences } from '../../shared/db/rollups-check.ts';
+import { rebuildDay } from '../../shared/db/rollups-rebuild.ts';
 
 const sql = testSql(t);
 const svc = await startServices(t, ['web']);

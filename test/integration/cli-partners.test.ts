@@ -8,6 +8,7 @@ import { postJson, startServices, testSql } from '../helpers/stack.ts';
 import { signup } from '../helpers/accounts.ts';
 import { addPartner, apiProgram, uniqEmail } from '../helpers/partners.ts';
 import { ROOT } from '../../scripts/lib/stack.ts';
+import { deliverNotifications } from '../helpers/notifications.ts';
 
 const execFileP = promisify(execFile);
 const sql = testSql(t);
@@ -64,6 +65,8 @@ t.test('svc notifications: list, --unread, read, read-all', async (t) => {
     { 'x-forwarded-for': '192.0.2.55' },
   );
   t.equal(applied.status, 201);
+  // The notification worker's part (the notifications are outbox rows: test/helpers/notifications.ts).
+  await deliverNotifications(sql, svc.prefix, svc.baseUrl);
   const list = await cli(['notifications', '--unread']);
   t.equal(list.code, 0, list.stderr);
   t.match(list.stdout, /partner_applied\s+New application to .*: Cli Applicant/);

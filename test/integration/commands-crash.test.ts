@@ -22,7 +22,8 @@ t.test('kill -9 of every worker during sales, refunds and leads loses and double
     'notification-worker',
     'click-worker',
   ];
-  const svc = await startServices(t, ['web', ...workers], { COMMAND_DEADLINE_MS: '3000' });
+  // The relay carries the refunds' notifications (outbox rows) to the notification worker.
+  const svc = await startServices(t, ['web', 'outbox-relay', ...workers], { COMMAND_DEADLINE_MS: '3000' });
   const program = await createProgram(sql);
   await sql`update programs set commission = ${sql.json({ type: 'percentage', percent: 25 })} where id = ${program.id}`;
   const links = await Promise.all([0, 1, 2].map(() => createLink(sql, program.id)));

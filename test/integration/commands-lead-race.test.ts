@@ -101,7 +101,7 @@ t.test('the command handler records the 400 and dead-letters nothing', async (t)
       sql,
       log: createLogger('lead-race', 'silent'),
       producer,
-      topics: { deadLetter: 'dlq', ledger: 'ledger', notifications: 'notifications' },
+      topics: { deadLetter: 'dlq', ledger: 'ledger' },
     },
     createLeadApplier({ kafkaPrefix: 'test.' }),
   );

@@ -5,7 +5,7 @@
 // backlog crawl at ~100 events/s that way. Asserted through a recording applier on the real database.
 import { randomBytes } from 'node:crypto';
 import t from 'tap';
-import type { LeadCommand, NotificationEffect } from '../../shared/contracts/commands.ts';
+import type { LeadCommand, LedgerEffect } from '../../shared/contracts/commands.ts';
 import type { Applied, CommandApplier } from '../../shared/pipeline/command-handler.ts';
 import { createCommandHandler } from '../../shared/pipeline/command-handler.ts';
 import type { BatchingProducer, ConsumedMessage } from '../../shared/pipeline/kafka.ts';
@@ -34,17 +34,16 @@ function command(programId: number, name: string): LeadCommand {
   };
 }
 
-const effectOf = (cmd: LeadCommand, programId: number): NotificationEffect => ({
-  topic: 'notifications',
-  notification_key: `effect-of-${cmd.request_id}`,
-  recipient_type: 'advertiser',
-  partner_id: null,
-  workspace_id: null,
-  program_id: programId,
-  kind: 'test',
-  title: 't',
-  body: 'b',
-  data: {},
+// A command's effect: a ledger entry (what commands publish after their commit), named after the command.
+const effectOf = (cmd: LeadCommand): LedgerEffect => ({
+  topic: 'ledger',
+  entry_key: `effect-of-${cmd.request_id}`,
+  kind: 'commission_created',
+  partner_id: 1,
+  partner_program_id: 1,
+  commission_id: 1,
+  amount_cents: 0,
+  clamp_at_zero: true,
 });
 
 let offset = 0;
@@ -70,20 +69,21 @@ t.test('recorded commands and copies in the chunk are answered, not applied agai
         programId: program.id,
         statusCode: 200,
         body: { success: true, applied: cmd.click_id },
-        effects: [effectOf(cmd, program.id)],
+        effects: [effectOf(cmd)],
       };
     },
   };
   const sent: string[] = [];
   const producer = {
-    send: async (_topic: string, m: { key: string }) => void sent.push(m.key.split(':').pop()!),
+    send: async (_topic: string, m: { value: string }) =>
+      void sent.push((JSON.parse(m.value) as LedgerEffect).entry_key.split(':').pop()!),
   } as unknown as BatchingProducer;
   const handler = createCommandHandler(
     {
       sql,
       log: createLogger('redelivery', 'silent'),
       producer,
-      topics: { deadLetter: 'dlq', ledger: 'ledger', notifications: 'notifications' },
+      topics: { deadLetter: 'dlq', ledger: 'ledger' },
     },
     applier,
   );

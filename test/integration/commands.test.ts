@@ -13,6 +13,7 @@ const svc = await startServices(t, [
   'reversal-worker',
   'ledger-worker',
   'notification-worker',
+  'outbox-relay',
 ]);
 const url = (p: string) => `${svc.baseUrl}${p}`;
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });

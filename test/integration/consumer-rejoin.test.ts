@@ -1,10 +1,11 @@
 // After a broker kill -9 and restart, a consumer rejoins its group as the member it was (the kafkajs fix in
-// scripts/patch-deps.mjs). As a new member it would wait for the old one's session to expire, 10 s after
+// patches/kafkajs+2.2.4.patch). As a new member it would wait for the old one's session to expire, 10 s after
 // the broker's return, before it is given partitions again. The member id is what is asserted, not a time.
 import t from 'tap';
 import { join } from 'node:path';
 import { rm } from 'node:fs/promises';
-import { STACK_DIR, freePort, startKafka } from '../../scripts/lib/stack.ts';
+import { STACK_DIR, freePort } from '../../scripts/lib/stack.ts';
+import { startKafka } from '../../scripts/lib/kafka-server.ts';
 import { createLogger } from '../../shared/logger.ts';
 import { createKafka } from '../../shared/pipeline/kafka.ts';
 

@@ -18,6 +18,7 @@ const svc = await startServices(t, [
   'reversal-worker',
   'ledger-worker',
   'notification-worker',
+  'outbox-relay',
 ]);
 const api = (p: string) => `${svc.baseUrl}${p}`;
 const browser = await launchBrowser(t);

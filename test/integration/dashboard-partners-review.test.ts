@@ -5,11 +5,13 @@
 // (mark read, mark all read); at 1280 and 390 px, no console errors.
 import t from 'tap';
 import { randomBytes } from 'node:crypto';
-import { postJson, startServices } from '../helpers/stack.ts';
+import { postJson, startServices, testSql } from '../helpers/stack.ts';
 import { bearer, getJson, signup } from '../helpers/accounts.ts';
 import { focusWhenShown, launchBrowser, openPage } from '../helpers/browser.ts';
 import { docShot, pageWiderThanViewport } from '../helpers/portal.ts';
+import { deliverNotifications } from '../helpers/notifications.ts';
 
+const sql = testSql(t);
 const svc = await startServices(t, ['web']);
 const api = (p: string) => `${svc.baseUrl}${p}`;
 const browser = await launchBrowser(t);
@@ -146,6 +148,8 @@ t.test('applications: approve one, reject one with a reason', async (t) => {
 });
 
 t.test('the bell: unread count, the notifications page, mark read and mark all read', async (t) => {
+  // The notification worker's part (the notifications are outbox rows: test/helpers/notifications.ts).
+  await deliverNotifications(sql, svc.prefix, svc.baseUrl);
   const { page, goto, assertNoErrors } = await openPage(t, browser, svc.baseUrl, { user: owner });
   await goto('/programs');
   const bell = page.getByRole('link', { name: /^Notifications/ });

@@ -1,5 +1,5 @@
 // The spec's refund notification reaches the partner by mail: click → sale → refund through the API, the
-// reversal worker's notification effect (mail: true) stored by the notification worker with notify(),
+// reversal worker's notification effect (mail: true) stored by the notification worker (storeNotifications),
 // which queues the mail in the same transaction; the relay and the mail worker deliver it to a real SMTP
 // receiver. A redelivered effect is neither stored nor mailed twice.
 import t from 'tap';

@@ -15,7 +15,7 @@ import { bearer, getJson, memberOf, send, signup } from '../helpers/accounts.ts'
 
 const sql = testSql(t);
 const sink = await startSmtpSink(t);
-const svc = await startServices(t, ['web', 'outbox-relay', 'mail-worker'], {
+const svc = await startServices(t, ['web', 'outbox-relay', 'mail-worker', 'notification-worker'], {
   SMTP_URL: sink.url,
   // 4 attempts, a second apart (±20 %).
   MAIL_RETRY_DELAYS: '1s,1s,1s',
@@ -72,7 +72,12 @@ t.test('a committed mail arrives once, also when published twice; a rolled-back 
   t.same(ids.filter((id) => id === committed).length, 1, 'the committed mail, once');
   t.same(ids.filter((id) => id === twice).length, 1, 'the row published twice, sent once');
   t.notOk(ids.includes(rolledBack), 'the rolled-back mail never');
-  t.match(await logRow(twice!), { status: 'sent', attempts: 1, last_error: null });
+  // The queue records a result after the SMTP answer (in the next batch): the row leaves 'sending' then.
+  const recorded = await waitFor('the twice-published mail recorded', async () => {
+    const r = await logRow(twice!);
+    return r && r.status !== 'sending' ? r : null;
+  });
+  t.match(recorded, { status: 'sent', attempts: 1, last_error: null });
   t.notOk(await logRow(rolledBack!), 'nor recorded');
   const [kept] = await sql`select message->'data' as data from mail_log where id = ${twice!}`;
   t.notOk('url' in kept!.data, 'a sent mail keeps no link (its token) in the log');
@@ -136,10 +141,14 @@ t.test(
     t.equal(row.attempts, 4, 'one attempt plus one per MAIL_RETRY_DELAYS entry');
     t.match(row.last_error, /^550 /, "the server's answer kept");
 
-    const [note] = await sql<{ kind: string; title: string; body: string; data: Record<string, unknown> }[]>`
-    select kind, title, body, data from notifications
-    where workspace_id = ${owner.workspaceId} and recipient_type = 'advertiser'
-      and notification_key = ${`mail:${id}:failed`}`;
+    // Queued with the failure, stored by the notification worker.
+    const note = await waitFor("the advertiser's notification", async () => {
+      const [n] = await sql<{ kind: string; title: string; body: string; data: Record<string, unknown> }[]>`
+      select kind, title, body, data from notifications
+      where workspace_id = ${owner.workspaceId} and recipient_type = 'advertiser'
+        and notification_key = ${`mail:${id}:failed`}`;
+      return n ?? null;
+    });
     t.ok(note, "the advertiser's notification");
     t.equal(note!.kind, 'mail_failed');
     t.match(note!.title, to, 'naming the recipient');

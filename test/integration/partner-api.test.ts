@@ -18,6 +18,7 @@ const svc = await startServices(t, [
   'reversal-worker',
   'ledger-worker',
   'notification-worker',
+  'outbox-relay',
 ]);
 const url = (p: string) => `${svc.baseUrl}${p}`;
 const owner = await signup(svc);

@@ -10,6 +10,7 @@ import { postJson, startServices, testSql, waitFor } from '../helpers/stack.ts';
 import { bearer, getJson, memberOf, send, signup } from '../helpers/accounts.ts';
 import type { User } from '../helpers/accounts.ts';
 import { assertMoney, ledgerCaughtUp } from '../helpers/money.ts';
+import { deliverNotifications } from '../helpers/notifications.ts';
 
 const sql = testSql(t);
 const svc = await startServices(
@@ -265,6 +266,8 @@ t.test('payable_at, the approval sweep, the self_referral hold, approve and reje
     { status: 'skipped', reason: 'Commission already reversed' },
     'a later refund is skipped',
   );
+  // The notification worker's part (the notifications are outbox rows: test/helpers/notifications.ts).
+  await deliverNotifications(sql, svc.prefix, svc.baseUrl);
   const [note] =
     await sql`select kind from notifications where notification_key = ${`commission:${rejected.commissionId}:rejected:partner`}`;
   t.equal(note?.kind, 'commission_rejected', 'the partner is told');
@@ -399,6 +402,7 @@ t.test('payouts: preview, create, list, read, export, mark paid, cancel, clawbac
   t.same([again.status, again.body], [409, { error: 'Payout already paid' }]);
   const cancelPaid = await post(`/api/advertiser/payouts/${pa!.id}/cancel`);
   t.same([cancelPaid.status, cancelPaid.body], [409, { error: 'A paid payout cannot be canceled' }]);
+  await deliverNotifications(sql, svc.prefix, svc.baseUrl);
   const [note] =
     await sql`select kind, body from notifications where notification_key = ${`payout:${pa!.id}:paid:partner`}`;
   t.equal(note?.kind, 'payout_paid');

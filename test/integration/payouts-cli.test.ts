@@ -15,6 +15,7 @@ import { bearer, send, signup } from '../helpers/accounts.ts';
 import { invitedPartner } from '../helpers/partners.ts';
 import { assertMoney, ledgerCaughtUp } from '../helpers/money.ts';
 import { ROOT } from '../../scripts/lib/stack.ts';
+import { deliverNotifications } from '../helpers/notifications.ts';
 
 const execFileP = promisify(execFile);
 const sql = testSql(t);
@@ -338,6 +339,8 @@ t.test('svc commissions approve|reject and svc payouts, end to end', async (t) =
     [a1, a2, selfRef].sort().map((id) => [id, pa]),
   );
   t.match(await json<Payout>(['payouts', 'show', String(pa)]), { status: 'paid', reference: 'PP-BATCH-7' });
+  // The notification worker's part (the notifications are outbox rows: test/helpers/notifications.ts).
+  await deliverNotifications(sql, svc.prefix, svc.baseUrl);
   const [note] =
     await sql`select kind from notifications where notification_key = ${`payout:${pa}:paid:partner`}`;
   t.equal(note?.kind, 'payout_paid', 'the partner is told');

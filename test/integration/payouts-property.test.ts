@@ -1,8 +1,8 @@
 // A property test of the money across payouts (ARCHITECTURE invariant 12, issue 18): seeded, reproducible
 // random sequences of sales, partial and full refunds, rejections, payout creations, cancels and mark-paids
 // (of payouts and of single commissions) across two partners, driven in-process through the same code the
-// API routes and the reversal worker run, on the real database, with the ledger's entries delivered late,
-// out of order and twice, as Kafka may. After each step:
+// API routes and the reversal worker run (the commission lifecycle's transitions), on the real database,
+// with the ledger's entries delivered late, out of order and twice, as Kafka may. After each step:
 //   - no commission is in two live payouts, none is paid twice;
 //   - paid + balance + what the ledger has still to apply = earned - deductions, to the cent, for each
 //     partner-program and each partner (no clamp ever forgives or overpays anything);
@@ -25,14 +25,7 @@ import {
   createProgramPayouts,
   payPayout,
 } from '../../services/api/modules/payouts/operations.ts';
-import * as commissionsDal from '../../services/api/modules/commissions/dal.ts';
-import {
-  checkPayableAlone,
-  checkRejectable,
-  paidEntry,
-  rejectedEntry,
-  rejectionReason,
-} from '../../services/api/modules/commissions/service.ts';
+import { markCommissionPaid, rejectCommission } from '../../services/api/modules/commissions/operations.ts';
 import { createLink, createProgram, testSql } from '../helpers/stack.ts';
 import { moneyOfPartner, moneyOfPartnerProgram, payoutOverlaps } from '../helpers/money.ts';
 
@@ -205,12 +198,7 @@ async function runSequence(seed: number): Promise<{ ok: true } | { ok: false; wh
         const s = pick(sales);
         if (!s) return;
         await expect409(`reject ${s.commissionId}`, () =>
-          commissionsDal.reject(sql, s.commissionId, {
-            check: checkRejectable,
-            entry: (c) => rejectedEntry(s.commissionId, c),
-            refundReason: rejectionReason('property test'),
-            notify: deps,
-          }),
+          rejectCommission(deps, s.commissionId, 'property test'),
         );
       },
     ],
@@ -250,11 +238,7 @@ async function runSequence(seed: number): Promise<{ ok: true } | { ok: false; wh
         const s = pick(sales);
         if (!s) return;
         await expect409(`mark commission ${s.commissionId} paid alone`, () =>
-          commissionsDal.markPaid(sql, s.commissionId, {
-            check: checkPayableAlone,
-            entry: (c) => paidEntry(s.commissionId, c),
-            kafkaPrefix: deps.kafkaPrefix,
-          }),
+          markCommissionPaid(deps, s.commissionId),
         );
       },
     ],

@@ -20,7 +20,7 @@ import {
   pathOf,
   queuedMailUrl,
 } from '../helpers/portal.ts';
-import { notify } from '../../shared/db/notifications.ts';
+import { storeNotifications } from '../../services/workers/notifications/apply.ts';
 import { seedCommissions } from '../helpers/commissions.ts';
 
 const svc = await startServices(t, [
@@ -248,28 +248,31 @@ t.test('the program page: my own link, copy it, a taken code; the chart and comm
 });
 
 t.test('notifications: the unread count, mark one read, mark all read', async (t) => {
-  await notify(sql, { kafkaPrefix: svc.prefix, publicUrl: svc.baseUrl }, [
-    {
-      notification_key: `test:${randomBytes(4).toString('hex')}`,
-      recipient_type: 'partner',
-      partner_id: pat.partnerId,
-      workspace_id: null,
-      program_id: program.id,
-      kind: 'commission_refunded',
-      title: 'A commission was reduced',
-      body: 'A sale you referred in Acme shop was refunded: €5.00 of your commission was taken back.',
-    },
-    {
-      notification_key: `test:${randomBytes(4).toString('hex')}`,
-      recipient_type: 'partner',
-      partner_id: pat.partnerId,
-      workspace_id: null,
-      program_id: program.id,
-      kind: 'partner_approved',
-      title: 'You are approved for Acme shop',
-      body: 'Your links work from now on.',
-    },
-  ]);
+  // Stored as the notification worker stores what the outbox brings it.
+  await sql.begin((tx) =>
+    storeNotifications(tx, { kafkaPrefix: svc.prefix, publicUrl: svc.baseUrl }, [
+      {
+        notification_key: `test:${randomBytes(4).toString('hex')}`,
+        recipient_type: 'partner',
+        partner_id: pat.partnerId,
+        workspace_id: null,
+        program_id: program.id,
+        kind: 'commission_refunded',
+        title: 'A commission was reduced',
+        body: 'A sale you referred in Acme shop was refunded: €5.00 of your commission was taken back.',
+      },
+      {
+        notification_key: `test:${randomBytes(4).toString('hex')}`,
+        recipient_type: 'partner',
+        partner_id: pat.partnerId,
+        workspace_id: null,
+        program_id: program.id,
+        kind: 'partner_approved',
+        title: 'You are approved for Acme shop',
+        body: 'Your links work from now on.',
+      },
+    ]),
+  );
   const { page, goto, assertNoErrors } = await openPortal(t, browser, svc.baseUrl, { as: pat });
   await goto('/partner/');
   const badge = page.getByRole('navigation', { name: 'Portal' }).getByTestId('unread');

@@ -6,13 +6,9 @@ import t from 'tap';
 import { createLink, createProgram, testSql } from '../helpers/stack.ts';
 import { RollupBuffer } from '../../shared/pipeline/rollups.ts';
 import { KEYS_PER_DAY, landingPageKey, referrerKey, visitKeys } from '../../shared/pipeline/breakdown.ts';
-import {
-  checkProgram,
-  describe,
-  rawBreakdown,
-  rebuildDay,
-  rebuildProgram,
-} from '../../scripts/lib/rollups.ts';
+import { checkProgram, describe } from '../../shared/db/rollups-check.ts';
+import { rawBreakdown } from '../../shared/db/rollups-raw.ts';
+import { rebuildDay, rebuildProgram } from '../../shared/db/rollups-rebuild.ts';
 
 const sql = testSql(t);
 const DAY = '2026-01-15';

@@ -1,6 +1,6 @@
 // The dimensional rollups (program_daily_breakdown) as the workers keep them, after a random mix of clicks,
 // leads, sales, refunds and test events sent through the real API: equal to a plain SQL aggregate over the
-// raw events for every dimension (scripts/lib/rollups.ts checkProgram), equal to what was sent, and the
+// raw events for every dimension (shared/db/rollups-check.ts checkProgram), equal to what was sent, and the
 // performance endpoint's partnerId / linkId filters read from them.
 import t from 'tap';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -11,7 +11,9 @@ import { bearer, getJson, memberOf, signup } from '../helpers/accounts.ts';
 import { createLink, createProgram, startServices, testSql, waitFor } from '../helpers/stack.ts';
 import { geoNetworks, sendMix } from '../helpers/traffic-mix.ts';
 import type { Mix } from '../helpers/traffic-mix.ts';
-import { DIMENSIONS, checkProgram, describe, rawBreakdown } from '../../scripts/lib/rollups.ts';
+import { DIMENSIONS } from '../../shared/pipeline/breakdown.ts';
+import { checkProgram, describe } from '../../shared/db/rollups-check.ts';
+import { rawBreakdown } from '../../shared/db/rollups-raw.ts';
 
 const sql = testSql(t);
 const dir = mkdtempSync(join(tmpdir(), 'rollups-test-'));

@@ -73,7 +73,7 @@ t.test('waiting for a recent click holds no lock and no transaction', async (t) 
       sql: workerSql,
       log: createLogger('sale-wait', 'silent'),
       producer: { send: async () => {} } as unknown as BatchingProducer,
-      topics: { deadLetter: 'dlq', ledger: 'ledger', notifications: 'notifications' },
+      topics: { deadLetter: 'dlq', ledger: 'ledger' },
     },
     // Long enough that only the click's arrival ends the wait.
     createSaleApplier({ recentClickWaitMs: 120_000, kafkaPrefix: 'test.' }),
@@ -139,7 +139,7 @@ t.test('a sale waits for a recent click whose id was derived from an event_id', 
       sql: workerSql,
       log: createLogger('sale-wait', 'silent'),
       producer: { send: async () => {} } as unknown as BatchingProducer,
-      topics: { deadLetter: 'dlq', ledger: 'ledger', notifications: 'notifications' },
+      topics: { deadLetter: 'dlq', ledger: 'ledger' },
     },
     createSaleApplier({ recentClickWaitMs: 120_000, kafkaPrefix: 'test.' }),
   );

@@ -18,6 +18,7 @@ const svc = await startServices(t, [
   'reversal-worker',
   'ledger-worker',
   'notification-worker',
+  'outbox-relay',
 ]);
 const fx = await sdkProgram(svc, 'py');
 const isSale = (method: string, path: string) => method === 'POST' && path === '/api/v1/track/sale';

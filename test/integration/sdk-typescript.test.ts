@@ -19,6 +19,7 @@ const svc = await startServices(t, [
   'reversal-worker',
   'ledger-worker',
   'notification-worker',
+  'outbox-relay',
 ]);
 const fx = await sdkProgram(svc, 'sdk');
 const { run, programId, partnerId, trackingToken, affiliateUrl } = fx;

@@ -1,4 +1,4 @@
-// The servers npm start and npm test start (scripts/lib/stack.ts, servers.ts): a port already in use is an
+// The servers npm start and npm test start (scripts/lib/stack.ts, kafka-server.ts, servers.ts): a port already in use is an
 // error naming the port and the process that holds it, before anything starts; a Kafka node that exits
 // after its start-up without stop() or kill() is reported to onServerExit's listeners (npm start then stops
 // everything), one stopped or killed on purpose is not. `npm start` with its web port taken exits 1 naming
@@ -10,7 +10,8 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { ROOT, freePort, startKafka, startPostgres } from '../../scripts/lib/stack.ts';
+import { ROOT, freePort, startPostgres } from '../../scripts/lib/stack.ts';
+import { startKafka } from '../../scripts/lib/kafka-server.ts';
 import { PortInUseError, assertPortFree, onServerExit, portHolder } from '../../scripts/lib/servers.ts';
 import { createLogger } from '../../shared/logger.ts';
 

@@ -25,7 +25,7 @@ const deps = {
   sql,
   log: createLogger('webhook-events', 'silent'),
   producer,
-  topics: { deadLetter: 'dlq', ledger: 'ledger', notifications: 'notifications' },
+  topics: { deadLetter: 'dlq', ledger: 'ledger' },
 };
 const sales = createCommandHandler(deps, createSaleApplier({ recentClickWaitMs: 0, kafkaPrefix: prefix }));
 const refunds = createCommandHandler(deps, createRefundApplier({ kafkaPrefix: prefix }));

@@ -8,8 +8,9 @@ import t from 'tap';
 import type { Test } from 'tap';
 import { join } from 'node:path';
 import { rm } from 'node:fs/promises';
-import { STACK_DIR, freePort, startKafka } from '../../scripts/lib/stack.ts';
-import type { KafkaServer } from '../../scripts/lib/stack.ts';
+import { STACK_DIR, freePort } from '../../scripts/lib/stack.ts';
+import { startKafka } from '../../scripts/lib/kafka-server.ts';
+import type { KafkaServer } from '../../scripts/lib/kafka-server.ts';
 import { createLogger } from '../../shared/logger.ts';
 import { createProgram, ownDatabase, postJson, startServices, waitFor } from '../helpers/stack.ts';
 import type { Services } from '../helpers/stack.ts';
@@ -301,7 +302,7 @@ t.test(
     const receiver = await startReceiver(t);
     const svc = await startServices(
       t,
-      ['web', 'outbox-relay', 'webhook-worker'],
+      ['web', 'outbox-relay', 'webhook-worker', 'notification-worker'],
       webhookEnv(receiver, {
         WEBHOOK_DISABLE_AFTER: '3s',
         WEBHOOK_RETRY_SCHEDULE:
@@ -323,9 +324,13 @@ t.test(
       120_000,
     );
     t.match((await read()).body.data, { status: 'disabled', disabled_reason: 'failing' });
-    const [note] = await sql<{ kind: string; title: string; body: string; data: { endpoint_id: number } }[]>`
-    select kind, title, body, data from notifications
-    where workspace_id = ${owner.workspaceId} and kind = 'webhook_endpoint_disabled'`;
+    // Queued with the change, stored by the notification worker.
+    const note = await waitFor('the notification', async () => {
+      const [n] = await sql<{ kind: string; title: string; body: string; data: { endpoint_id: number } }[]>`
+      select kind, title, body, data from notifications
+      where workspace_id = ${owner.workspaceId} and kind = 'webhook_endpoint_disabled'`;
+      return n ?? null;
+    });
     t.match(note, { kind: 'webhook_endpoint_disabled', data: { endpoint_id: ep.id, reason: 'failing' } });
     t.match(note!.body, /Every delivery to https:\/\/hooks\.test:\d+\/dead failed for/);
     await waitFor(

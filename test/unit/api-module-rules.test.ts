@@ -16,7 +16,8 @@ import {
 } from '../../services/api/modules/programs/service.ts';
 import { partnerInput } from '../../services/api/modules/partners/service.ts';
 import { shortLinkCandidates } from '../../services/api/modules/links/service.ts';
-import { checkPayable, paidEntry } from '../../services/api/modules/commissions/service.ts';
+import { paidEntry, payAlone } from '../../shared/commissions/states.ts';
+import type { CommissionState, CommissionStatus } from '../../shared/commissions/states.ts';
 import { connectionInput, connectionView } from '../../services/api/modules/processor/service.ts';
 import { programScopeError } from '../../services/api/modules/auth/service.ts';
 import { endpointInScope, programIdsPastScope } from '../../services/api/modules/webhooks/service.ts';
@@ -139,28 +140,35 @@ t.test('partners and links: inputs', async (t) => {
   for (const s of generated) t.match(s, /^[A-Za-z0-9_-]{8}$/);
 });
 
+const unheld: CommissionState = {
+  id: 7,
+  status: 'approved',
+  amount_cents: 1250,
+  deducted_cents: 0,
+  currency: 'USD',
+  partner_id: 3,
+  partner_program_id: 4,
+  program_id: 1,
+  workspace_id: 1,
+  transaction_id: 'order_1',
+  review_reason: null,
+  payout_id: null,
+  paid_at: null,
+  due: true,
+};
+
 t.test('commissions: which may be paid, and the ledger entry', async (t) => {
-  t.equal(
-    errorOf(() => checkPayable('pending')),
-    null,
-  );
-  t.equal(
-    errorOf(() => checkPayable('approved')),
-    null,
-  );
-  t.equal(
-    errorOf(() => checkPayable('paid')),
-    '409 Commission is already paid',
-  );
-  t.equal(
-    errorOf(() => checkPayable('reversed')),
-    '409 A reversed commission cannot be marked paid',
-  );
-  t.equal(
-    errorOf(() => checkPayable('refunded')),
-    '409 A refunded commission cannot be marked paid',
-  );
-  t.same(paidEntry(7, { amount_cents: '1250', partner_id: '3', partner_program_id: '4' }), {
+  // The lifecycle's rule (shared/commissions/states.ts); the API answers a refusal 409 with its reason.
+  const checkPayable = (status: CommissionStatus) => {
+    const d = payAlone({ ...unheld, status });
+    return 'refused' in d ? `409 ${d.refused}` : null;
+  };
+  t.equal(checkPayable('pending'), null);
+  t.equal(checkPayable('approved'), null);
+  t.equal(checkPayable('paid'), '409 Commission is already paid');
+  t.equal(checkPayable('reversed'), '409 A reversed commission cannot be marked paid');
+  t.equal(checkPayable('refunded'), '409 A refunded commission cannot be marked paid');
+  t.same(paidEntry({ id: 7, partner_id: 3, partner_program_id: 4 }, 1250), {
     topic: 'ledger',
     entry_key: 'commission:7:paid',
     kind: 'commission_paid',

@@ -8,8 +8,8 @@ import {
   orderSegments,
   planPage,
   splitRange,
-} from '../../services/api/modules/dashboard/service.ts';
-import type { Segment } from '../../services/api/modules/dashboard/service.ts';
+} from '../../services/api/modules/dashboard/events.ts';
+import type { Segment } from '../../services/api/modules/dashboard/events.ts';
 
 const HOUR_US = DAY_US / 24;
 const day = (n: number) => n * DAY_US;

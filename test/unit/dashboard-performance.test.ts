@@ -10,7 +10,7 @@ import {
   previousDays,
   statsByDay,
   trendOf,
-} from '../../services/api/modules/dashboard/service.ts';
+} from '../../services/api/modules/dashboard/performance.ts';
 
 t.test('trendOf: direction from the raw totals, value to one decimal', async (t) => {
   t.same(trendOf(150, 100), { trend: 50, trendDirection: 'up' });

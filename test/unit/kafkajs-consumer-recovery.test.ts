@@ -1,5 +1,5 @@
 // The kafkajs consumer's recovery from a broker that died or gave up a partition's leadership
-// (scripts/patch-deps.mjs: "fetch again after a dead leader", "a moved leader needs metadata, not a
+// (patches/kafkajs+2.2.4.patch: "fetch again after a dead leader", "a moved leader needs metadata, not a
 // rejoin", "find the coordinator where it moved", "heartbeat the coordinator where it moved"). kafkajs's
 // own ConsumerGroup (recoverFromFetch, heartbeat) and OffsetManager.getCoordinator run here on fakes that
 // record what they were asked; no network. Unpatched (kafkajs 2.2.4): a dead leader's connection error

@@ -1,5 +1,5 @@
-// kafkajs's send retried after a broker failed (scripts/patch-deps.mjs, "acknowledged per partition"): the
-// retry must send every partition not yet acknowledged to its current leader, even when that leader is a
+// kafkajs's send retried after a broker failed (patches/kafkajs+2.2.4.patch, "acknowledged per partition"):
+// the retry must send every partition not yet acknowledged to its current leader, even when that leader is a
 // broker that already acknowledged the send's other partitions. Unpatched, kafkajs 2.2.4 retried only to
 // brokers that had not answered, so a partition whose leader moved to such a broker was never sent again
 // and the send resolved anyway (clicks answered 200 and lost in the cluster chaos run). kafkajs's own

@@ -1,18 +1,19 @@
 // The mail worker's pure parts: the templates (both bodies, escaping, absolute links), the parse step's
-// refusals, the retry schedule, the failure notice, the mail settings' validation, and the send step's
-// decisions against a fake transport and log.
+// refusals, the retry schedule, the failure notice, the mail settings' validation, and what the SMTP
+// transport of the delivery queue says about an attempt against a fake server (the queue's own rules:
+// test/unit/delivery-queue.test.ts).
 import t from 'tap';
 import { renderMail, escapeHtml } from '../../services/workers/mail/templates.ts';
 import { parseMailMessage } from '../../services/workers/mail/parse.ts';
-import { createSendStep, failureNotice, retryDelay } from '../../services/workers/mail/send.ts';
-import type { ClaimedMail, MailLog } from '../../services/workers/mail/log.ts';
-import { addressOf, messageIdOf, smtpError } from '../../services/workers/mail/smtp.ts';
+import { failureNotice } from '../../services/workers/mail/log.ts';
+import type { MailJob } from '../../services/workers/mail/log.ts';
+import { addressOf, messageIdOf, smtpDelivery, smtpError } from '../../services/workers/mail/smtp.ts';
+import type { MailTransport } from '../../services/workers/mail/smtp.ts';
+import { decide, retryDelayMs } from '../../shared/delivery/outcome.ts';
 import type { MailMessage } from '../../shared/contracts/mail.ts';
 import { loadConfig } from '../../shared/config.ts';
 import type { ConfigError } from '../../shared/config.ts';
 import { parseDuration } from '../../shared/config-mail.ts';
-import { createLogger } from '../../shared/logger.ts';
-import { Counter } from 'prom-client';
 import { parseEffect } from '../../shared/contracts/commands.ts';
 
 const base = { workspace_id: 7, created_at: '2026-01-01T00:00:00.000Z' };
@@ -119,22 +120,11 @@ t.test('parse: a well-formed message, and the reasons poison is refused', async 
 });
 
 t.test('retry schedule: the listed waits with ±20 % jitter, then the dead end', async (t) => {
-  const delays = [60_000, 300_000];
-  t.equal(
-    retryDelay(delays, 1, () => 0),
-    48_000,
-    'lowest',
-  );
-  t.equal(
-    retryDelay(delays, 1, () => 1),
-    72_000,
-    'highest',
-  );
-  t.equal(
-    retryDelay(delays, 2, () => 0.5),
-    300_000,
-  );
-  t.equal(retryDelay(delays, 3), null, 'after the last wait: no more attempts');
+  const policy = { scheduleMs: [60_000, 300_000], jitter: 0.2 };
+  t.equal(retryDelayMs(policy, 1, null, 0), 48_000, 'lowest');
+  t.equal(retryDelayMs(policy, 1, null, 1), 72_000, 'highest');
+  t.equal(retryDelayMs(policy, 2, null, 0.5), 300_000);
+  t.equal(retryDelayMs(policy, 3), null, 'after the last wait: no more attempts');
   const dflt = loadConfig({}).mailRetryDelaysMs;
   t.equal(dflt.length + 1, 8, '8 attempts by default');
   const hours = dflt.reduce((a, b) => a + b, 0) / 3_600_000;
@@ -142,7 +132,15 @@ t.test('retry schedule: the listed waits with ±20 % jitter, then the dead end',
 });
 
 t.test('the failure notice names the recipient and the reason, and is not mailed', async (t) => {
-  const claimed: ClaimedMail = { id: 'invite:1', message: invite, attempt: 8 };
+  const claimed: MailJob = {
+    id: 'invite:1',
+    token: '8',
+    attempt: 8,
+    once: false,
+    key: null,
+    createdAt: new Date(),
+    payload: invite,
+  };
   const n = failureNotice(claimed, '550 5.1.1 No such user');
   t.match(n, {
     notification_key: 'mail:invite:1:failed',
@@ -153,7 +151,7 @@ t.test('the failure notice names the recipient and the reason, and is not mailed
   });
   t.match(n!.title, 'ada@example.com');
   t.match(n!.body, /partner invite to ada@example.com was not delivered after 8 attempts.*550 5\.1\.1/);
-  t.equal(failureNotice({ ...claimed, message: { ...invite, workspace_id: null } }, 'x'), null);
+  t.equal(failureNotice({ ...claimed, payload: { ...invite, workspace_id: null } }, 'x'), null);
 });
 
 t.test('mail settings are validated with the rest of the configuration', async (t) => {
@@ -200,52 +198,52 @@ t.test('SMTP helpers: a stable Message-ID, the server answer as the error', asyn
   t.equal(smtpError(new Error('connect ECONNREFUSED 127.0.0.1:1')), 'connect ECONNREFUSED 127.0.0.1:1');
 });
 
-t.test('send step: sent, retried, failed for good; a result is recorded by its own attempt', async (t) => {
-  const calls: string[] = [];
-  const queue: ClaimedMail[] = [];
-  const log: MailLog = {
-    record: async () => 0,
-    claim: async (limit) => queue.splice(0, limit),
-    markSent: async (id, a) => (calls.push(`sent ${id} ${a}`), true),
-    markRetry: async (id, a, d, e) => (calls.push(`retry ${id} ${a} ${d} ${e}`), true),
-    markFailed: async (id, a, e, n) => (calls.push(`failed ${id} ${a} ${e} ${n?.kind}`), true),
-  };
-  const refuse = new Set(['b', 'c']);
-  const sent: string[] = [];
-  const counter = () =>
-    new Counter({ name: `c_${Math.random().toString(36).slice(2)}`, help: 'x', registers: [] });
-  const step = createSendStep({
-    log,
-    transport: {
-      send: async (m) => {
-        if (refuse.has(m.id)) throw Object.assign(new Error('x'), { response: '550 no' });
-        sent.push(m.id);
-        return '250 ok';
-      },
-      close() {},
+t.test('SMTP transport: accepted, refused (answered), unreachable, cut off by shutdown', async (t) => {
+  const policy = { scheduleMs: [1_000, 2_000], jitter: 0.2 };
+  const sent: { id: string; to: string; subject: string }[] = [];
+  let answer: 'ok' | 'refuse' | 'down' | 'hang' = 'ok';
+  const server: MailTransport = {
+    send: async (m) => {
+      if (answer === 'refuse') throw Object.assign(new Error('x'), { response: '550 5.1.1 No such user' });
+      if (answer === 'down') throw new Error('connect ECONNREFUSED 127.0.0.1:25');
+      if (answer === 'hang') return new Promise<string>(() => {});
+      sent.push({ id: m.id, to: m.to, subject: m.subject });
+      return '250 ok';
     },
-    logger: createLogger('test', 'silent'),
-    retryDelaysMs: [1_000, 2_000],
-    concurrency: 3,
-    leaseMs: 10_000,
-    counters: { sent: counter(), retried: counter(), failed: counter() },
-    random: () => 0.5,
+    close() {},
+  };
+  const transport = smtpDelivery(server);
+  const job = (attempt: number): MailJob => ({
+    id: 'invite:1',
+    token: String(attempt),
+    attempt,
+    once: false,
+    key: null,
+    createdAt: new Date(),
+    payload: invite,
   });
-  const claimed = (id: string, attempt: number): ClaimedMail => ({ id, message: { ...invite, id }, attempt });
-  queue.push(claimed('a', 1), claimed('b', 2), claimed('c', 3), claimed('d', 4));
-  const round = await step();
-  t.same(round, { sent: 1, retried: 1, failed: 1, more: true }, 'three claimed: as many as it may take');
-  t.same(sent, ['a']);
-  t.same(calls.sort(), ['failed c 3 550 no mail_failed', 'retry b 2 2000 550 no', 'sent a 1']);
-  calls.length = 0;
-  const last = await step();
-  t.same(last, { sent: 0, retried: 0, failed: 1, more: false });
-  t.same(
-    calls,
-    ['failed d 4 the worker sending it stopped, and no attempts are left mail_failed'],
-    'an attempt past the last is not made',
-  );
-  t.same(sent, ['a'], 'd was not sent');
+  const attempt = async (n: number, signal = new AbortController().signal) => {
+    const a = await transport.send(job(n), new Date(), signal);
+    return { a, outcome: decide(policy, job(n), a, signal.aborted, 0.5) };
+  };
+  t.match(await attempt(1), { a: { type: 'accepted' }, outcome: { type: 'delivered' } });
+  t.match(sent, [{ id: 'invite:1', to: 'ada@example.com', subject: /Shoes/ }], 'rendered and sent');
+  answer = 'refuse';
+  t.match(await attempt(1), {
+    a: { type: 'failed', answered: true, error: '550 5.1.1 No such user' },
+    outcome: { type: 'retry', delayMs: 1_000, error: '550 5.1.1 No such user' },
+  });
+  t.match(await attempt(3), { outcome: { type: 'failed', gone: false } }, 'the last attempt: the dead end');
+  answer = 'down';
+  t.match(await attempt(2), {
+    a: { type: 'failed', answered: false },
+    outcome: { type: 'retry', delayMs: 2_000, error: /ECONNREFUSED/ },
+  });
+  answer = 'hang';
+  const shutdown = new AbortController();
+  const cut = attempt(1, shutdown.signal);
+  shutdown.abort();
+  t.match(await cut, { a: { type: 'failed', answered: false }, outcome: { type: 'released' } });
 });
 
 t.test('notification effects say whether they are mailed', async (t) => {

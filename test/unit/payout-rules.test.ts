@@ -5,7 +5,6 @@ import t from 'tap';
 import {
   checkCancelable,
   checkPayable,
-  paymentEntries,
   payoutMethodOf,
   planPayouts,
 } from '../../services/api/modules/payouts/service.ts';
@@ -17,13 +16,16 @@ import {
   exportPayouts,
 } from '../../services/api/modules/payouts/export.ts';
 import {
-  checkApprovable,
-  checkPayableAlone,
-  checkRejectable,
-  rejectedEntry,
+  approve,
+  deductionEntry,
+  payAlone,
+  payInPayout,
+  payableAt,
+  recoveryEntry,
+  reject,
   rejectionReason,
-} from '../../services/api/modules/commissions/service.ts';
-import { payableAt } from '../../services/workers/attribution/review-holds.ts';
+} from '../../shared/commissions/states.ts';
+import type { CommissionState, Decision } from '../../shared/commissions/states.ts';
 import { HttpError } from '../../shared/http/server.ts';
 
 const errorOf = (fn: () => void): string | null => {
@@ -130,6 +132,49 @@ t.test('a run: below the minimum nothing is paid and the commissions wait', asyn
   t.same(planPayouts([cand(1, 1, 100)], new Map([[1, 100]]), 1).payouts, []);
 });
 
+/** A commission's state for the lifecycle's rules (shared/commissions/states.ts). */
+const state = (over: Partial<CommissionState> = {}): CommissionState => ({
+  id: 11,
+  status: 'approved',
+  amount_cents: 500,
+  deducted_cents: 0,
+  currency: 'USD',
+  partner_id: 3,
+  partner_program_id: 4,
+  program_id: 1,
+  workspace_id: 1,
+  transaction_id: 'order_1',
+  review_reason: null,
+  payout_id: null,
+  paid_at: null,
+  due: true,
+  ...over,
+});
+
+/** A payment's entries: each commission's (lifecycle `payInPayout`) and the payout's recovery. */
+function paymentEntries(p: {
+  payout_id: number;
+  partner_id: number;
+  partner_program_id: number;
+  recovered_cents: number;
+  commissions: { id: number; counted_cents: number }[];
+}) {
+  const each = p.commissions.flatMap((c) => {
+    const d = payInPayout(
+      state({
+        id: c.id,
+        partner_id: p.partner_id,
+        partner_program_id: p.partner_program_id,
+        payout_id: p.payout_id,
+      }),
+      p.payout_id,
+      c.counted_cents,
+    );
+    return 'refused' in d ? [] : d.ledger;
+  });
+  return [...each, ...recoveryEntry(p)];
+}
+
 t.test('a payment: entries add up to exactly the money sent', async (t) => {
   const entries = paymentEntries({
     payout_id: 42,
@@ -222,52 +267,36 @@ t.test('payout statuses: mark paid and cancel only from pending', async (t) => {
 });
 
 t.test('commissions: paid alone, approved, rejected', async (t) => {
-  const c = { status: 'approved' as const, review_reason: null, payout_id: null, paid_at: null };
+  // The lifecycle's rules; the API answers a refusal 409 with its reason.
+  const answer = (d: Decision) => ('refused' in d ? `409 ${d.refused}` : null);
+  const c = state({ status: 'approved' });
+  t.equal(answer(payAlone(c)), null);
   t.equal(
-    errorOf(() => checkPayableAlone(c)),
-    null,
-  );
-  t.equal(
-    errorOf(() => checkPayableAlone({ ...c, payout_id: '8' })),
+    answer(payAlone({ ...c, payout_id: 8 })),
     '409 Commission is in pending payout 8: mark the payout paid or cancel it',
   );
   t.equal(
-    errorOf(() => checkPayableAlone({ ...c, status: 'pending', review_reason: 'self_referral' })),
+    answer(payAlone({ ...c, status: 'pending', review_reason: 'self_referral' })),
     '409 Commission is held for review: approve or reject it first',
   );
-  t.equal(
-    errorOf(() => checkPayableAlone({ ...c, status: 'paid', payout_id: '8' })),
-    '409 Commission is already paid',
-  );
+  t.equal(answer(payAlone({ ...c, status: 'paid', payout_id: 8 })), '409 Commission is already paid');
 
+  t.equal(answer(approve({ ...c, status: 'pending', review_reason: 'partner_ip' })), null);
   t.equal(
-    errorOf(() => checkApprovable({ ...c, status: 'pending', review_reason: 'partner_ip' })),
-    null,
-  );
-  t.equal(
-    errorOf(() => checkApprovable({ ...c, status: 'refunded', review_reason: 'partner_ip' })),
+    answer(approve({ ...c, status: 'refunded', review_reason: 'partner_ip' })),
     null,
     'a partly refunded held commission: its remainder may be approved',
   );
+  t.equal(answer(approve({ ...c, status: 'pending' })), '409 Commission is not held for review');
   t.equal(
-    errorOf(() => checkApprovable({ ...c, status: 'pending' })),
-    '409 Commission is not held for review',
-  );
-  t.equal(
-    errorOf(() => checkApprovable({ ...c, status: 'reversed', review_reason: 'self_referral' })),
+    answer(approve({ ...c, status: 'reversed', review_reason: 'self_referral' })),
     '409 A reversed commission cannot be approved',
   );
 
+  t.equal(answer(reject({ ...c, status: 'pending' }, null)), null);
+  t.equal(answer(reject({ ...c, status: 'approved' }, null)), null);
   t.equal(
-    errorOf(() => checkRejectable({ status: 'pending', payout_id: null })),
-    null,
-  );
-  t.equal(
-    errorOf(() => checkRejectable({ status: 'approved', payout_id: null })),
-    null,
-  );
-  t.equal(
-    errorOf(() => checkRejectable({ status: 'approved', payout_id: '3' })),
+    answer(reject({ ...c, status: 'approved', payout_id: 3 }, null)),
     '409 Commission is in pending payout 3: mark the payout paid or cancel it',
   );
   for (const [status, error] of [
@@ -275,15 +304,12 @@ t.test('commissions: paid alone, approved, rejected', async (t) => {
     ['reversed', '409 Commission is already reversed'],
     ['refunded', '409 A refunded commission cannot be rejected'],
   ] as const) {
-    t.equal(
-      errorOf(() => checkRejectable({ status, payout_id: null })),
-      error,
-    );
+    t.equal(answer(reject({ ...c, status }, null)), error);
   }
   t.equal(rejectionReason(' fraud  '), 'rejected: fraud');
   t.equal(rejectionReason(''), 'rejected');
   t.equal(rejectionReason(null), 'rejected');
-  t.same(rejectedEntry(9, { amount_cents: '1250', partner_id: '3', partner_program_id: '4' }), {
+  t.same(deductionEntry({ id: 9, partner_id: 3, partner_program_id: 4 }, 1250, true, false), {
     topic: 'ledger',
     entry_key: 'commission:9:refund',
     kind: 'commission_reversed',

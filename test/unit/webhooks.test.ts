@@ -13,8 +13,8 @@ import {
   refusedAddressClass,
   urlError,
 } from '../../shared/webhooks/address.ts';
-import { JITTER, nextDelayMs, retryAfterMs } from '../../shared/webhooks/schedule.ts';
-import { decide } from '../../services/workers/webhooks/deliver.ts';
+import { decide, retryDelayMs } from '../../shared/delivery/outcome.ts';
+import { answerOf, retryAfterMs } from '../../services/workers/webhooks/send.ts';
 import { bodyOf, parseWebhookEvent } from '../../services/workers/webhooks/fan-out.ts';
 import { ConfigError, loadConfig, parseDuration } from '../../shared/config.ts';
 import {
@@ -193,16 +193,19 @@ t.test('the guarded lookup hands the connection the addresses it checked, or an 
 t.test(
   'the retry schedule: about each delay with ±10 % jitter, then the end; Retry-After within bounds',
   async (t) => {
-    const schedule = [5_000, 300_000, 1_800_000];
-    t.equal(nextDelayMs(schedule, 1, null, 0.5), 5_000);
-    t.equal(nextDelayMs(schedule, 1, null, 0), 5_000 * (1 - JITTER));
-    t.equal(nextDelayMs(schedule, 1, null, 1), 5_000 * (1 + JITTER));
-    t.equal(nextDelayMs(schedule, 3, null, 0.5), 1_800_000);
-    t.equal(nextDelayMs(schedule, 4, null, 0.5), null, 'past the last delay: failed');
-    t.equal(nextDelayMs(schedule, 2, 60_000), 60_000, 'a Retry-After replaces the delay');
-    t.equal(nextDelayMs(schedule, 2, 0), 1_000, 'at least a second');
-    t.equal(nextDelayMs(schedule, 2, 86_400_000), 3_600_000, 'at most an hour');
-    t.equal(nextDelayMs(schedule, 4, 60_000), null, 'but never past the end of the schedule');
+    const JITTER = 0.1;
+    const policy = { scheduleMs: [5_000, 300_000, 1_800_000], jitter: JITTER };
+    const nextDelayMs = (attempts: number, retryAfter: number | null, random?: number) =>
+      retryDelayMs(policy, attempts, retryAfter, random);
+    t.equal(nextDelayMs(1, null, 0.5), 5_000);
+    t.equal(nextDelayMs(1, null, 0), 5_000 * (1 - JITTER));
+    t.equal(nextDelayMs(1, null, 1), 5_000 * (1 + JITTER));
+    t.equal(nextDelayMs(3, null, 0.5), 1_800_000);
+    t.equal(nextDelayMs(4, null, 0.5), null, 'past the last delay: failed');
+    t.equal(nextDelayMs(2, 60_000), 60_000, 'a Retry-After replaces the delay');
+    t.equal(nextDelayMs(2, 0), 1_000, 'at least a second');
+    t.equal(nextDelayMs(2, 86_400_000), 3_600_000, 'at most an hour');
+    t.equal(nextDelayMs(4, 60_000), null, 'but never past the end of the schedule');
     t.equal(retryAfterMs(429, '120'), 120_000);
     t.equal(retryAfterMs(503, '7'), 7_000);
     t.equal(retryAfterMs(500, '7'), null, 'only 429, 502, 503, 504');
@@ -213,41 +216,26 @@ t.test(
 );
 
 t.test("what an attempt's answer does to its delivery", async (t) => {
-  const schedule = [1_000, 2_000];
-  const now = new Date('2026-01-01T00:00:00Z');
-  const at = (ms: number) => new Date(now.getTime() + ms);
-  const d = (status: number | null, attempts = 0, once = false, retryAfter?: string) =>
-    decide(schedule, attempts, once, { statusCode: status, retryAfter }, now, 0.5);
-  t.same(d(200), { status: 'delivered', nextAttemptAt: null, gone: false, success: true });
-  t.same(d(204), { status: 'delivered', nextAttemptAt: null, gone: false, success: true });
-  t.same(d(500), { status: 'pending', nextAttemptAt: at(1_000), gone: false, success: false });
+  const policy = { scheduleMs: [1_000, 2_000], jitter: 0.1 };
+  const d = (status: number | null, attempts = 0, once = false, retryAfter?: string, aborted = false) => {
+    const result = { statusCode: status, retryAfter, response: null, error: null, durationMs: 1 };
+    return decide(policy, { attempt: attempts + 1, once }, answerOf(result), aborted, 0.5);
+  };
+  t.same(d(200), { type: 'delivered' });
+  t.same(d(204), { type: 'delivered' });
+  t.same(d(500), { type: 'retry', delayMs: 1_000, error: 'HTTP 500' });
+  t.same(d(null, 1), { type: 'retry', delayMs: 2_000, error: 'failed' }, 'no answer');
+  t.same(d(302), { type: 'retry', delayMs: 1_000, error: 'HTTP 302' }, 'a redirect fails');
+  t.same(d(500, 2), { type: 'failed', error: 'HTTP 500', gone: false }, 'schedule exhausted');
+  t.same(d(410), { type: 'failed', error: 'HTTP 410', gone: true }, '410 Gone');
+  t.same(d(500, 0, true), { type: 'failed', error: 'HTTP 500', gone: false }, 'a one-off retry');
+  t.same(d(429, 0, false, '30'), { type: 'retry', delayMs: 30_000, error: 'HTTP 429' });
+  t.same(d(null, 0, false, undefined, true), { type: 'released' }, 'no answer while shutting down');
   t.same(
-    d(null, 1),
-    { status: 'pending', nextAttemptAt: at(2_000), gone: false, success: false },
-    'no answer',
+    d(503, 0, false, undefined, true),
+    { type: 'retry', delayMs: 1_000, error: 'HTTP 503' },
+    'an answer counts',
   );
-  t.same(
-    d(302),
-    { status: 'pending', nextAttemptAt: at(1_000), gone: false, success: false },
-    'a redirect fails',
-  );
-  t.same(
-    d(500, 2),
-    { status: 'failed', nextAttemptAt: null, gone: false, success: false },
-    'schedule exhausted',
-  );
-  t.same(d(410), { status: 'failed', nextAttemptAt: null, gone: true, success: false }, '410 Gone');
-  t.same(
-    d(500, 0, true),
-    { status: 'failed', nextAttemptAt: null, gone: false, success: false },
-    'a one-off retry',
-  );
-  t.same(d(429, 0, false, '30'), {
-    status: 'pending',
-    nextAttemptAt: at(30_000),
-    gone: false,
-    success: false,
-  });
 });
 
 t.test('WEBHOOK_* configuration', async (t) => {

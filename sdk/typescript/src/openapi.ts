@@ -102,6 +102,17 @@ export interface paths {
                         };
                     };
                 };
+                /** @description `Content-Type must be application/json` */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
                 /** @description Per-IP rate limit (RATE_LIMIT_PER_MINUTE); see Retry-After. */
                 429: {
                     headers: {
@@ -232,6 +243,17 @@ export interface paths {
                         };
                     };
                 };
+                /** @description `Content-Type must be application/json` */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
                 /** @description Per-IP rate limit (RATE_LIMIT_PER_MINUTE); see Retry-After. */
                 429: {
                     headers: {
@@ -282,7 +304,7 @@ export interface paths {
                 path?: never;
                 cookie?: never;
             };
-            requestBody: {
+            requestBody?: {
                 content: {
                     "application/json": {
                         additional_data?: {
@@ -302,7 +324,7 @@ export interface paths {
                         session_id?: string | null;
                         /** @description Trimmed; at most 2048 characters once trimmed; empty means absent. */
                         page_url?: string | null;
-                    };
+                    } | null;
                 };
             };
             responses: {
@@ -345,6 +367,28 @@ export interface paths {
                 };
                 /** @description Default Response */
                 409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Request body is too large` */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Content-Type must be application/json` */
+                415: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -405,7 +449,7 @@ export interface paths {
                 path?: never;
                 cookie?: never;
             };
-            requestBody: {
+            requestBody?: {
                 content: {
                     "application/json": {
                         additional_data?: {
@@ -425,7 +469,7 @@ export interface paths {
                         session_id?: string | null;
                         /** @description Trimmed; at most 2048 characters once trimmed; empty means absent. */
                         page_url?: string | null;
-                    };
+                    } | null;
                 };
             };
             responses: {
@@ -468,6 +512,28 @@ export interface paths {
                 };
                 /** @description Default Response */
                 409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Request body is too large` */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Content-Type must be application/json` */
+                415: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -612,6 +678,28 @@ export interface paths {
                         };
                     };
                 };
+                /** @description `Request body is too large` */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Content-Type must be application/json` */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
                 /** @description Default Response */
                 500: {
                     headers: {
@@ -748,6 +836,28 @@ export interface paths {
                         };
                     };
                 };
+                /** @description `Request body is too large` */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Content-Type must be application/json` */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
                 /** @description Default Response */
                 500: {
                     headers: {
@@ -859,6 +969,28 @@ export interface paths {
                 };
                 /** @description Default Response */
                 409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Request body is too large` */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Content-Type must be application/json` */
+                415: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -991,6 +1123,28 @@ export interface paths {
                         };
                     };
                 };
+                /** @description `Request body is too large` */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Content-Type must be application/json` */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
                 /** @description Default Response */
                 500: {
                     headers: {
@@ -1069,6 +1223,19 @@ export interface paths {
                         };
                     };
                 };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
             };
         };
         put?: never;
@@ -1096,12 +1263,27 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description The script */
                 200: {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/javascript": string;
+                    };
+                };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
                 };
             };
         };
@@ -1267,8 +1449,41 @@ export interface paths {
                         };
                     };
                 };
+                /** @description `Cross-site request refused` (a session write from another origin), or the credential may not do this */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
                 /** @description Default Response */
                 409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Request body is too large` */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Content-Type must be application/json` */
+                415: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -1281,6 +1496,19 @@ export interface paths {
                 /** @description Default Response */
                 429: {
                     headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
                         [name: string]: unknown;
                     };
                     content: {
@@ -1363,9 +1591,55 @@ export interface paths {
                         };
                     };
                 };
+                /** @description `Cross-site request refused` (a session write from another origin), or the credential may not do this */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Request body is too large` */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Content-Type must be application/json` */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
                 /** @description Default Response */
                 429: {
                     headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
                         [name: string]: unknown;
                     };
                     content: {
@@ -1408,9 +1682,66 @@ export interface paths {
                     };
                     content?: never;
                 };
+                /** @description Invalid request: the JSON body or a field (the `error` says which) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
                 /** @description Default Response */
                 401: {
                     headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Cross-site request refused` (a session write from another origin), or the credential may not do this */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Request body is too large` */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Content-Type must be application/json` */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
                         [name: string]: unknown;
                     };
                     content: {
@@ -1477,6 +1808,19 @@ export interface paths {
                 /** @description Default Response */
                 401: {
                     headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
                         [name: string]: unknown;
                     };
                     content: {
@@ -1557,9 +1901,55 @@ export interface paths {
                         };
                     };
                 };
+                /** @description `Cross-site request refused` (a session write from another origin), or the credential may not do this */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Request body is too large` */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Content-Type must be application/json` */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
                 /** @description Default Response */
                 429: {
                     headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
                         [name: string]: unknown;
                     };
                     content: {
@@ -1587,6 +1977,17 @@ export interface paths {
                     };
                     content?: never;
                 };
+                /** @description Invalid request: the JSON body or a field (the `error` says which) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
                 /** @description Default Response */
                 401: {
                     headers: {
@@ -1601,6 +2002,41 @@ export interface paths {
                 /** @description Default Response */
                 403: {
                     headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Request body is too large` */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Content-Type must be application/json` */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
                         [name: string]: unknown;
                     };
                     content: {
@@ -1686,8 +2122,41 @@ export interface paths {
                         };
                     };
                 };
+                /** @description `Cross-site request refused` (a session write from another origin), or the credential may not do this */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
                 /** @description Default Response */
                 409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Request body is too large` */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Content-Type must be application/json` */
+                415: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -1700,6 +2169,19 @@ export interface paths {
                 /** @description Default Response */
                 429: {
                     headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
                         [name: string]: unknown;
                     };
                     content: {
@@ -1794,6 +2276,19 @@ export interface paths {
                         };
                     };
                 };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
             };
         };
         put?: never;
@@ -1820,28 +2315,28 @@ export interface paths {
                         slug?: string | null;
                         cookie_window_days?: number | null;
                         currency?: string | null;
-                        commission?: {
+                        commission?: ({
                             /** @enum {string} */
                             type: "percentage" | "flat";
-                            /** @description For percentage; at most 4 decimals */
-                            percent?: number;
-                            /** @description For flat */
-                            amount_cents?: number;
+                            /** @description For percentage: a number from 0 to 100, at most 4 decimals */
+                            percent?: unknown;
+                            /** @description For flat: an integer from 0 to 1000000000000 */
+                            amount_cents?: unknown;
                             recurring?: {
                                 /** @enum {string|null} */
                                 mode?: "one_time" | "recurring" | null;
                                 months?: number | null;
                             } | null;
-                            product_rules?: {
+                            product_rules?: ({
                                 product_id: string;
                                 /** @enum {string} */
                                 type: "percentage" | "flat";
-                                /** @description For percentage; at most 4 decimals */
-                                percent?: number;
-                                /** @description For flat */
-                                amount_cents?: number;
-                            }[] | null;
-                        } | null;
+                                /** @description For percentage: a number from 0 to 100, at most 4 decimals */
+                                percent?: unknown;
+                                /** @description For flat: an integer from 0 to 1000000000000 */
+                                amount_cents?: unknown;
+                            } & (unknown & unknown))[] | null;
+                        } & (unknown & unknown)) | null;
                         allowed_origins?: string[] | null;
                         hold_days?: number | null;
                         min_payout_cents?: number | null;
@@ -1938,6 +2433,41 @@ export interface paths {
                 /** @description Default Response */
                 409: {
                     headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Request body is too large` */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Content-Type must be application/json` */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
                         [name: string]: unknown;
                     };
                     content: {
@@ -2046,6 +2576,19 @@ export interface paths {
                         };
                     };
                 };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
             };
         };
         /**
@@ -2062,7 +2605,7 @@ export interface paths {
                 };
                 cookie?: never;
             };
-            requestBody: {
+            requestBody?: {
                 content: {
                     "application/json": {
                         name?: string;
@@ -2070,7 +2613,7 @@ export interface paths {
                         /** @default 60 */
                         cookie_window_days?: number;
                         /**
-                         * @description ISO 4217 code
+                         * @description ISO 4217 code (any case)
                          * @default USD
                          */
                         currency?: string;
@@ -2078,25 +2621,25 @@ export interface paths {
                         commission?: {
                             /** @enum {string} */
                             type: "percentage" | "flat";
-                            /** @description For percentage; at most 4 decimals */
-                            percent?: number;
-                            /** @description For flat */
-                            amount_cents?: number;
+                            /** @description For percentage: a number from 0 to 100, at most 4 decimals */
+                            percent?: unknown;
+                            /** @description For flat: an integer from 0 to 1000000000000 */
+                            amount_cents?: unknown;
                             recurring?: {
                                 /** @enum {string|null} */
                                 mode?: "one_time" | "recurring" | null;
                                 months?: number | null;
                             } | null;
-                            product_rules?: {
+                            product_rules?: ({
                                 product_id: string;
                                 /** @enum {string} */
                                 type: "percentage" | "flat";
-                                /** @description For percentage; at most 4 decimals */
-                                percent?: number;
-                                /** @description For flat */
-                                amount_cents?: number;
-                            }[] | null;
-                        };
+                                /** @description For percentage: a number from 0 to 100, at most 4 decimals */
+                                percent?: unknown;
+                                /** @description For flat: an integer from 0 to 1000000000000 */
+                                amount_cents?: unknown;
+                            } & (unknown & unknown))[] | null;
+                        } & (unknown & unknown);
                         /** @description Origins a browser may send click and lead from; stored as URL.origin */
                         allowed_origins?: string[];
                         /**
@@ -2130,7 +2673,7 @@ export interface paths {
                          * @enum {string}
                          */
                         status?: "draft" | "live";
-                    };
+                    } | null;
                 };
             };
             responses: {
@@ -2225,6 +2768,41 @@ export interface paths {
                         };
                     };
                 };
+                /** @description `Request body is too large` */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Content-Type must be application/json` */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
             };
         };
         post?: never;
@@ -2251,6 +2829,17 @@ export interface paths {
                     };
                     content?: never;
                 };
+                /** @description Invalid request: the JSON body or a field (the `error` says which) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
                 /** @description Default Response */
                 401: {
                     headers: {
@@ -2276,6 +2865,41 @@ export interface paths {
                 /** @description Default Response */
                 404: {
                     headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Request body is too large` */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Content-Type must be application/json` */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
                         [name: string]: unknown;
                     };
                     content: {
@@ -2352,6 +2976,17 @@ export interface paths {
                         };
                     };
                 };
+                /** @description Invalid request: the JSON body or a field (the `error` says which) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
                 /** @description Default Response */
                 401: {
                     headers: {
@@ -2377,6 +3012,41 @@ export interface paths {
                 /** @description Default Response */
                 404: {
                     headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Request body is too large` */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Content-Type must be application/json` */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
                         [name: string]: unknown;
                     };
                     content: {
@@ -2432,6 +3102,17 @@ export interface paths {
                         };
                     };
                 };
+                /** @description Invalid request: the JSON body or a field (the `error` says which) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
                 /** @description Default Response */
                 401: {
                     headers: {
@@ -2457,6 +3138,41 @@ export interface paths {
                 /** @description Default Response */
                 404: {
                     headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Request body is too large` */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Content-Type must be application/json` */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
                         [name: string]: unknown;
                     };
                     content: {
@@ -2553,6 +3269,19 @@ export interface paths {
                 /** @description Default Response */
                 404: {
                     headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
                         [name: string]: unknown;
                     };
                     content: {
@@ -2670,6 +3399,41 @@ export interface paths {
                         };
                     };
                 };
+                /** @description `Request body is too large` */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Content-Type must be application/json` */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
             };
         };
         delete?: never;
@@ -2737,6 +3501,17 @@ export interface paths {
                         };
                     };
                 };
+                /** @description Invalid request: the JSON body or a field (the `error` says which) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
                 /** @description Default Response */
                 401: {
                     headers: {
@@ -2762,6 +3537,41 @@ export interface paths {
                 /** @description Default Response */
                 404: {
                     headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Request body is too large` */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Content-Type must be application/json` */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
                         [name: string]: unknown;
                     };
                     content: {
@@ -2803,11 +3613,11 @@ export interface paths {
                 };
                 cookie?: never;
             };
-            requestBody: {
+            requestBody?: {
                 content: {
                     "application/json": {
                         reason?: string | null;
-                    };
+                    } | null;
                 };
             };
             responses: {
@@ -2887,6 +3697,41 @@ export interface paths {
                         };
                     };
                 };
+                /** @description `Request body is too large` */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Content-Type must be application/json` */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
             };
         };
         delete?: never;
@@ -2937,6 +3782,17 @@ export interface paths {
                         };
                     };
                 };
+                /** @description Invalid request: the JSON body or a field (the `error` says which) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
                 /** @description Default Response */
                 401: {
                     headers: {
@@ -2962,6 +3818,41 @@ export interface paths {
                 /** @description Default Response */
                 404: {
                     headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Request body is too large` */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Content-Type must be application/json` */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
                         [name: string]: unknown;
                     };
                     content: {
@@ -3052,6 +3943,19 @@ export interface paths {
                         };
                     };
                 };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
             };
         };
         put?: never;
@@ -3069,11 +3973,11 @@ export interface paths {
                 };
                 cookie?: never;
             };
-            requestBody: {
+            requestBody?: {
                 content: {
                     "application/json": {
                         short_link?: string | null;
-                    };
+                    } | null;
                 };
             };
             responses: {
@@ -3142,6 +4046,41 @@ export interface paths {
                 /** @description Default Response */
                 409: {
                     headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Request body is too large` */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Content-Type must be application/json` */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
                         [name: string]: unknown;
                     };
                     content: {
@@ -3244,6 +4183,41 @@ export interface paths {
                 /** @description Default Response */
                 404: {
                     headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Request body is too large` */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Content-Type must be application/json` */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
                         [name: string]: unknown;
                     };
                     content: {
@@ -3363,6 +4337,19 @@ export interface paths {
                         };
                     };
                 };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
             };
         };
         put?: never;
@@ -3429,6 +4416,17 @@ export interface paths {
                         };
                     };
                 };
+                /** @description Invalid request: the JSON body or a field (the `error` says which) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
                 /** @description Default Response */
                 401: {
                     headers: {
@@ -3465,6 +4463,41 @@ export interface paths {
                 /** @description Default Response */
                 409: {
                     headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Request body is too large` */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Content-Type must be application/json` */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
                         [name: string]: unknown;
                     };
                     content: {
@@ -3537,6 +4570,17 @@ export interface paths {
                         };
                     };
                 };
+                /** @description Invalid request: the JSON body or a field (the `error` says which) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
                 /** @description Default Response */
                 401: {
                     headers: {
@@ -3581,6 +4625,41 @@ export interface paths {
                         };
                     };
                 };
+                /** @description `Request body is too large` */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Content-Type must be application/json` */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
             };
         };
         delete?: never;
@@ -3612,11 +4691,11 @@ export interface paths {
                 };
                 cookie?: never;
             };
-            requestBody: {
+            requestBody?: {
                 content: {
                     "application/json": {
                         reason?: string | null;
-                    };
+                    } | null;
                 };
             };
             responses: {
@@ -3698,6 +4777,41 @@ export interface paths {
                 /** @description Default Response */
                 409: {
                     headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Request body is too large` */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Content-Type must be application/json` */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
                         [name: string]: unknown;
                     };
                     content: {
@@ -3800,6 +4914,19 @@ export interface paths {
                         };
                     };
                 };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
             };
         };
         /**
@@ -3894,6 +5021,41 @@ export interface paths {
                         };
                     };
                 };
+                /** @description `Request body is too large` */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Content-Type must be application/json` */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
             };
         };
         post?: never;
@@ -3979,6 +5141,41 @@ export interface paths {
                 /** @description Default Response */
                 404: {
                     headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Request body is too large` */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Content-Type must be application/json` */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
                         [name: string]: unknown;
                     };
                     content: {
@@ -4087,6 +5284,19 @@ export interface paths {
                 /** @description Default Response */
                 404: {
                     headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
                         [name: string]: unknown;
                     };
                     content: {
@@ -4204,6 +5414,19 @@ export interface paths {
                         };
                     };
                 };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
             };
         };
         put?: never;
@@ -4302,6 +5525,41 @@ export interface paths {
                 /** @description Default Response */
                 409: {
                     headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Request body is too large` */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Content-Type must be application/json` */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
                         [name: string]: unknown;
                     };
                     content: {
@@ -4427,6 +5685,41 @@ export interface paths {
                         };
                     };
                 };
+                /** @description `Request body is too large` */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Content-Type must be application/json` */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
             };
         };
         post?: never;
@@ -4519,6 +5812,41 @@ export interface paths {
                 /** @description Default Response */
                 409: {
                     headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Request body is too large` */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Content-Type must be application/json` */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
                         [name: string]: unknown;
                     };
                     content: {
@@ -4632,6 +5960,19 @@ export interface paths {
                 /** @description Default Response */
                 409: {
                     headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
                         [name: string]: unknown;
                     };
                     content: {
@@ -4754,6 +6095,41 @@ export interface paths {
                 /** @description Default Response */
                 409: {
                     headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Request body is too large` */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Content-Type must be application/json` */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
                         [name: string]: unknown;
                     };
                     content: {
@@ -4893,6 +6269,41 @@ export interface paths {
                         };
                     };
                 };
+                /** @description `Request body is too large` */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Content-Type must be application/json` */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
             };
         };
         post?: never;
@@ -4992,6 +6403,41 @@ export interface paths {
                 /** @description Default Response */
                 409: {
                     headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Request body is too large` */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Content-Type must be application/json` */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
                         [name: string]: unknown;
                     };
                     content: {
@@ -5132,6 +6578,19 @@ export interface paths {
                         };
                     };
                 };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
             };
         };
         put?: never;
@@ -5235,6 +6694,19 @@ export interface paths {
                 /** @description Default Response */
                 404: {
                     headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
                         [name: string]: unknown;
                     };
                     content: {
@@ -5413,6 +6885,19 @@ export interface paths {
                         };
                     };
                 };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
             };
         };
         put?: never;
@@ -5514,6 +6999,19 @@ export interface paths {
                 /** @description Default Response */
                 404: {
                     headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
                         [name: string]: unknown;
                     };
                     content: {
@@ -5633,6 +7131,41 @@ export interface paths {
                         };
                     };
                 };
+                /** @description `Request body is too large` */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Content-Type must be application/json` */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
             };
         };
         delete?: never;
@@ -5728,6 +7261,19 @@ export interface paths {
                         };
                     };
                 };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
             };
         };
         /**
@@ -5743,7 +7289,7 @@ export interface paths {
                 };
                 cookie?: never;
             };
-            requestBody: {
+            requestBody?: {
                 content: {
                     "application/json": {
                         /** @description https:// URL */
@@ -5755,7 +7301,7 @@ export interface paths {
                         description?: string | null;
                         /** @enum {string} */
                         status?: "enabled" | "disabled";
-                    };
+                    } | null;
                 };
             };
             responses: {
@@ -5835,6 +7381,41 @@ export interface paths {
                         };
                     };
                 };
+                /** @description `Request body is too large` */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Content-Type must be application/json` */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
             };
         };
         post?: never;
@@ -5859,6 +7440,17 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content?: never;
+                };
+                /** @description Invalid request: the JSON body or a field (the `error` says which) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
                 };
                 /** @description Default Response */
                 401: {
@@ -5885,6 +7477,41 @@ export interface paths {
                 /** @description Default Response */
                 404: {
                     headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Request body is too large` */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Content-Type must be application/json` */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
                         [name: string]: unknown;
                     };
                     content: {
@@ -5940,6 +7567,17 @@ export interface paths {
                         };
                     };
                 };
+                /** @description Invalid request: the JSON body or a field (the `error` says which) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
                 /** @description Default Response */
                 401: {
                     headers: {
@@ -5965,6 +7603,41 @@ export interface paths {
                 /** @description Default Response */
                 404: {
                     headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Request body is too large` */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Content-Type must be application/json` */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
                         [name: string]: unknown;
                     };
                     content: {
@@ -6020,6 +7693,17 @@ export interface paths {
                         };
                     };
                 };
+                /** @description Invalid request: the JSON body or a field (the `error` says which) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
                 /** @description Default Response */
                 401: {
                     headers: {
@@ -6056,6 +7740,41 @@ export interface paths {
                 /** @description Default Response */
                 409: {
                     headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Request body is too large` */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Content-Type must be application/json` */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
                         [name: string]: unknown;
                     };
                     content: {
@@ -6128,6 +7847,17 @@ export interface paths {
                         };
                     };
                 };
+                /** @description Invalid request: the JSON body or a field (the `error` says which) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
                 /** @description Default Response */
                 401: {
                     headers: {
@@ -6153,6 +7883,41 @@ export interface paths {
                 /** @description Default Response */
                 404: {
                     headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Request body is too large` */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Content-Type must be application/json` */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
                         [name: string]: unknown;
                     };
                     content: {
@@ -6277,6 +8042,19 @@ export interface paths {
                         };
                     };
                 };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
             };
         };
         put?: never;
@@ -6383,6 +8161,19 @@ export interface paths {
                         };
                     };
                 };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
             };
         };
         put?: never;
@@ -6450,6 +8241,17 @@ export interface paths {
                         };
                     };
                 };
+                /** @description Invalid request: the JSON body or a field (the `error` says which) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
                 /** @description Default Response */
                 401: {
                     headers: {
@@ -6486,6 +8288,41 @@ export interface paths {
                 /** @description Default Response */
                 409: {
                     headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Request body is too large` */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Content-Type must be application/json` */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
                         [name: string]: unknown;
                     };
                     content: {
@@ -6602,6 +8439,19 @@ export interface paths {
                 /** @description Default Response */
                 404: {
                     headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
                         [name: string]: unknown;
                     };
                     content: {
@@ -6733,6 +8583,19 @@ export interface paths {
                         };
                     };
                 };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
             };
         };
         put?: never;
@@ -6849,6 +8712,19 @@ export interface paths {
                         };
                     };
                 };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
             };
         };
         put?: never;
@@ -6957,6 +8833,41 @@ export interface paths {
                         };
                     };
                 };
+                /** @description `Request body is too large` */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Content-Type must be application/json` */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
             };
         };
         delete?: never;
@@ -7036,6 +8947,41 @@ export interface paths {
                 /** @description Default Response */
                 404: {
                     headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Request body is too large` */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Content-Type must be application/json` */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
                         [name: string]: unknown;
                     };
                     content: {
@@ -7162,6 +9108,19 @@ export interface paths {
                         };
                     };
                 };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
             };
         };
         put?: never;
@@ -7179,11 +9138,11 @@ export interface paths {
                 };
                 cookie?: never;
             };
-            requestBody: {
+            requestBody?: {
                 content: {
                     "application/json": {
                         partner_ids?: number[] | null;
-                    };
+                    } | null;
                 };
             };
             responses: {
@@ -7262,6 +9221,41 @@ export interface paths {
                 /** @description Default Response */
                 404: {
                     headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Request body is too large` */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Content-Type must be application/json` */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
                         [name: string]: unknown;
                     };
                     content: {
@@ -7384,6 +9378,19 @@ export interface paths {
                         };
                     };
                 };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
             };
         };
         put?: never;
@@ -7435,7 +9442,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "text/csv": {
+                        "application/json": {
                             error: string;
                         };
                     };
@@ -7446,7 +9453,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "text/csv": {
+                        "application/json": {
                             error: string;
                         };
                     };
@@ -7457,7 +9464,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "text/csv": {
+                        "application/json": {
                             error: string;
                         };
                     };
@@ -7468,7 +9475,20 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "text/csv": {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
                             error: string;
                         };
                     };
@@ -7578,6 +9598,19 @@ export interface paths {
                         };
                     };
                 };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
             };
         };
         put?: never;
@@ -7611,11 +9644,11 @@ export interface paths {
                 };
                 cookie?: never;
             };
-            requestBody: {
+            requestBody?: {
                 content: {
                     "application/json": {
                         reference?: string | null;
-                    };
+                    } | null;
                 };
             };
             responses: {
@@ -7713,6 +9746,41 @@ export interface paths {
                         };
                     };
                 };
+                /** @description `Request body is too large` */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Content-Type must be application/json` */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
             };
         };
         delete?: never;
@@ -7785,6 +9853,17 @@ export interface paths {
                         };
                     };
                 };
+                /** @description Invalid request: the JSON body or a field (the `error` says which) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
                 /** @description Default Response */
                 401: {
                     headers: {
@@ -7821,6 +9900,41 @@ export interface paths {
                 /** @description Default Response */
                 409: {
                     headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Request body is too large` */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Content-Type must be application/json` */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
                         [name: string]: unknown;
                     };
                     content: {
@@ -7909,9 +10023,55 @@ export interface paths {
                         };
                     };
                 };
+                /** @description `Cross-site request refused` (a session write from another origin), or the credential may not do this */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Request body is too large` */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Content-Type must be application/json` */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
                 /** @description Default Response */
                 429: {
                     headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
                         [name: string]: unknown;
                     };
                     content: {
@@ -7977,6 +10137,19 @@ export interface paths {
                 /** @description Default Response */
                 401: {
                     headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
                         [name: string]: unknown;
                     };
                     content: {
@@ -8059,9 +10232,55 @@ export interface paths {
                         };
                     };
                 };
+                /** @description `Cross-site request refused` (a session write from another origin), or the credential may not do this */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Request body is too large` */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Content-Type must be application/json` */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
                 /** @description Default Response */
                 429: {
                     headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
                         [name: string]: unknown;
                     };
                     content: {
@@ -8089,6 +10308,17 @@ export interface paths {
                     };
                     content?: never;
                 };
+                /** @description Invalid request: the JSON body or a field (the `error` says which) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
                 /** @description Default Response */
                 401: {
                     headers: {
@@ -8103,6 +10333,41 @@ export interface paths {
                 /** @description Default Response */
                 403: {
                     headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Request body is too large` */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Content-Type must be application/json` */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
                         [name: string]: unknown;
                     };
                     content: {
@@ -8171,9 +10436,55 @@ export interface paths {
                         };
                     };
                 };
+                /** @description `Cross-site request refused` (a session write from another origin), or the credential may not do this */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Request body is too large` */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Content-Type must be application/json` */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
                 /** @description Default Response */
                 429: {
                     headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
                         [name: string]: unknown;
                     };
                     content: {
@@ -8250,6 +10561,52 @@ export interface paths {
                         };
                     };
                 };
+                /** @description `Cross-site request refused` (a session write from another origin), or the credential may not do this */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Request body is too large` */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Content-Type must be application/json` */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
             };
         };
         delete?: never;
@@ -8318,6 +10675,52 @@ export interface paths {
                 /** @description Default Response */
                 400: {
                     headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Cross-site request refused` (a session write from another origin), or the credential may not do this */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Request body is too large` */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Content-Type must be application/json` */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
                         [name: string]: unknown;
                     };
                     content: {
@@ -8407,8 +10810,41 @@ export interface paths {
                         };
                     };
                 };
+                /** @description `Cross-site request refused` (a session write from another origin), or the credential may not do this */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
                 /** @description Default Response */
                 409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Request body is too large` */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Content-Type must be application/json` */
+                415: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -8421,6 +10857,19 @@ export interface paths {
                 /** @description Default Response */
                 429: {
                     headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
                         [name: string]: unknown;
                     };
                     content: {
@@ -8518,8 +10967,41 @@ export interface paths {
                         };
                     };
                 };
+                /** @description `Cross-site request refused` (a session write from another origin), or the credential may not do this */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
                 /** @description Default Response */
                 409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Request body is too large` */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Content-Type must be application/json` */
+                415: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -8532,6 +11014,19 @@ export interface paths {
                 /** @description Default Response */
                 429: {
                     headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
                         [name: string]: unknown;
                     };
                     content: {
@@ -8577,6 +11072,17 @@ export interface paths {
                     };
                     content?: never;
                 };
+                /** @description Invalid request: the JSON body or a field (the `error` says which) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
                 /** @description Default Response */
                 401: {
                     headers: {
@@ -8591,6 +11097,41 @@ export interface paths {
                 /** @description Default Response */
                 403: {
                     headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Request body is too large` */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Content-Type must be application/json` */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
                         [name: string]: unknown;
                     };
                     content: {
@@ -8667,6 +11208,19 @@ export interface paths {
                 /** @description Default Response */
                 401: {
                     headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
                         [name: string]: unknown;
                     };
                     content: {
@@ -8768,9 +11322,44 @@ export interface paths {
                         };
                     };
                 };
+                /** @description `Request body is too large` */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Content-Type must be application/json` */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
                 /** @description Default Response */
                 429: {
                     headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
                         [name: string]: unknown;
                     };
                     content: {
@@ -8846,6 +11435,19 @@ export interface paths {
                 /** @description Default Response */
                 403: {
                     headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
                         [name: string]: unknown;
                     };
                     content: {
@@ -8957,6 +11559,41 @@ export interface paths {
                         };
                     };
                 };
+                /** @description `Request body is too large` */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Content-Type must be application/json` */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
             };
         };
         delete?: never;
@@ -9058,6 +11695,41 @@ export interface paths {
                         };
                     };
                 };
+                /** @description `Request body is too large` */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Content-Type must be application/json` */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
             };
         };
         delete?: never;
@@ -9145,6 +11817,19 @@ export interface paths {
                         };
                     };
                 };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
             };
         };
         put?: never;
@@ -9212,6 +11897,19 @@ export interface paths {
                 /** @description Default Response */
                 404: {
                     headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
                         [name: string]: unknown;
                     };
                     content: {
@@ -9312,6 +12010,41 @@ export interface paths {
                 /** @description Default Response */
                 409: {
                     headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Request body is too large` */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Content-Type must be application/json` */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
                         [name: string]: unknown;
                     };
                     content: {
@@ -9486,6 +12219,19 @@ export interface paths {
                         };
                     };
                 };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
             };
         };
         put?: never;
@@ -9600,6 +12346,19 @@ export interface paths {
                         };
                     };
                 };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
             };
         };
         put?: never;
@@ -9702,6 +12461,19 @@ export interface paths {
                         };
                     };
                 };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
             };
         };
         put?: never;
@@ -9792,6 +12564,19 @@ export interface paths {
                         };
                     };
                 };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
             };
         };
         put?: never;
@@ -9848,6 +12633,19 @@ export interface paths {
                         };
                     };
                 };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
             };
         };
         /**
@@ -9866,10 +12664,9 @@ export interface paths {
                     "application/json": {
                         /** @enum {string} */
                         type: "paypal" | "wise" | "bank_transfer";
-                        /** Format: email */
                         email?: string | null;
                         details?: string | null;
-                    };
+                    } & (unknown & unknown);
                 };
             };
             responses: {
@@ -9916,6 +12713,41 @@ export interface paths {
                 /** @description Default Response */
                 403: {
                     headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Request body is too large` */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Content-Type must be application/json` */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
                         [name: string]: unknown;
                     };
                     content: {
@@ -10036,6 +12868,19 @@ export interface paths {
                         };
                     };
                 };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
             };
         };
         put?: never;
@@ -10140,6 +12985,41 @@ export interface paths {
                         };
                     };
                 };
+                /** @description `Request body is too large` */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Content-Type must be application/json` */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
             };
         };
         delete?: never;
@@ -10224,6 +13104,41 @@ export interface paths {
                         };
                     };
                 };
+                /** @description `Request body is too large` */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Content-Type must be application/json` */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
             };
         };
         delete?: never;
@@ -10280,6 +13195,19 @@ export interface paths {
                 /** @description Default Response */
                 404: {
                     headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
                         [name: string]: unknown;
                     };
                     content: {
@@ -10373,6 +13301,17 @@ export interface paths {
                         };
                     };
                 };
+                /** @description `Cross-site request refused` (a session write from another origin), or the credential may not do this */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
                 /** @description Default Response */
                 404: {
                     headers: {
@@ -10395,9 +13334,44 @@ export interface paths {
                         };
                     };
                 };
+                /** @description `Request body is too large` */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Content-Type must be application/json` */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
                 /** @description Default Response */
                 429: {
                     headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
                         [name: string]: unknown;
                     };
                     content: {

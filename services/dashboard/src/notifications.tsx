@@ -1,37 +1,46 @@
 // Notifications, for both sides: the partner portal's list (/api/partner/notifications) and the advertiser
 // dashboard's (/api/advertiser/notifications, the bell). Same answer shape and read routes on both APIs:
 // `{ data: [{ id, kind, title, body, data, program_id, read_at, created_at }], meta: { unread, pagination } }`,
-// `POST …/:id/read`, `POST …/read-all`.
+// `POST …/:id/read`, `POST …/read-all`; each side's routes are a NotificationSource.
 import { useEffect, useState } from 'preact/hooks';
 import { api } from './api.ts';
-import { ErrorBox, Pager, dateTime, useLoad, useSubmit } from './ui.tsx';
+import type { Answer } from './api.ts';
+import { useAction, useLoad } from './hooks.ts';
+import { dateTime } from './format.ts';
+import { ErrorBox, Pager } from './widgets.tsx';
 import { View } from './skeleton.tsx';
 
-export interface AppNotification {
-  id: number;
-  kind: string;
-  title: string;
-  body: string;
-  data: Record<string, unknown> | null;
-  program_id: number | null;
-  read_at: string | null;
-  created_at: string;
-}
-
-interface Page {
-  data: AppNotification[];
-  meta: { unread: number; pagination: Pagination };
-}
-
-type Query = Record<string, string | number | undefined>;
+type Page = Answer<'get', '/api/partner/notifications'>;
 
 /** The pages of a list answer (`meta.pagination`). */
-export interface Pagination {
-  page: number;
-  pageSize: number;
-  pageCount: number;
-  total: number;
+export type Pagination = Page['meta']['pagination'];
+
+/** One side's notification routes; `key` changes when they do (another workspace). */
+export interface NotificationSource {
+  key: string;
+  list(query: { unread?: 'true'; page?: number }): Promise<Page>;
+  read(id: number): Promise<unknown>;
+  readAll(): Promise<unknown>;
 }
+
+/** The advertiser's: the workspace's notifications. */
+export function workspaceNotifications(workspaceId: number): NotificationSource {
+  const query = { workspace_id: workspaceId };
+  return {
+    key: `workspace ${workspaceId}`,
+    list: (q) => api.GET('/api/advertiser/notifications', { params: { query: { ...query, ...q } } }),
+    read: (id) => api.POST('/api/advertiser/notifications/{id}/read', { params: { path: { id }, query } }),
+    readAll: () => api.POST('/api/advertiser/notifications/read-all', { params: { query } }),
+  };
+}
+
+/** The signed-in partner's. */
+export const partnerNotifications: NotificationSource = {
+  key: 'partner',
+  list: (query) => api.GET('/api/partner/notifications', { params: { query } }),
+  read: (id) => api.POST('/api/partner/notifications/{id}/read', { params: { path: { id } } }),
+  readAll: () => api.POST('/api/partner/notifications/read-all'),
+};
 
 /** Kinds that ask the reader to act (the spec's manual-review warning): shown as warnings. */
 const WARNINGS = new Set(['paid_commission_refunded', 'mail_failed']);
@@ -40,17 +49,17 @@ const WARNINGS = new Set(['paid_commission_refunded', 'mail_failed']);
 export const UNREAD_POLL_MS = 60_000;
 
 /**
- * The unread count of `base` (…/notifications; null: not now), asked when `deps` change (the page, a read), and once a
+ * The unread count of `source` (null: not now), asked when `deps` change (the page, a read), and once a
  * minute. A failed ask keeps the last count: the page itself shows errors.
  */
-export function useUnreadCount(base: string | null, query: Query, deps: unknown[]): number {
+export function useUnreadCount(source: NotificationSource | null, deps: unknown[]): number {
   const [unread, setUnread] = useState(0);
   useEffect(() => {
-    if (base === null) return;
+    if (source === null) return;
     let live = true;
     const ask = () =>
-      api
-        .get<Page>(base, { ...query, unread: 'true' })
+      source
+        .list({ unread: 'true' })
         .then((r) => live && setUnread(r.meta.unread))
         .catch(() => undefined);
     ask();
@@ -59,7 +68,7 @@ export function useUnreadCount(base: string | null, query: Query, deps: unknown[
       live = false;
       clearInterval(timer);
     };
-  }, [base, JSON.stringify(query), ...deps]);
+  }, [source?.key, ...deps]);
   return unread;
 }
 
@@ -79,27 +88,21 @@ export function UnreadBadge(props: { count: number }) {
  * `page` and `onPage` come from the caller's address (?page=); `onRead` after any read (the unread badge).
  */
 export function NotificationList(props: {
-  base: string;
-  query?: Query;
+  source: NotificationSource;
   page: number;
   onPage(page: number): void;
   onRead(): void;
   empty: string;
 }) {
-  const { base, page } = props;
-  const query = props.query ?? {};
-  const list = useLoad(() => api.get<Page>(base, { ...query, page }), [base, JSON.stringify(query), page]);
-  const act = useSubmit();
-  const read = (path: string) =>
-    void act
-      .run(async () => {
-        await api.post(path, {}, query);
-      })
-      .then((ok) => {
-        if (!ok) return;
-        list.reload();
-        props.onRead();
-      });
+  const { source, page } = props;
+  const list = useLoad(() => source.list({ page }), [source.key, page]);
+  const act = useAction();
+  const read = (call: () => Promise<unknown>) =>
+    void act.run(call).then((ok) => {
+      if (!ok) return;
+      list.reload();
+      props.onRead();
+    });
 
   return (
     <>
@@ -113,7 +116,7 @@ export function NotificationList(props: {
                   {r.meta.unread === 0 ? 'Nothing unread.' : `${r.meta.unread} unread`}
                 </span>
                 {r.meta.unread > 0 && (
-                  <button type="button" disabled={act.busy} onClick={() => read(`${base}/read-all`)}>
+                  <button type="button" disabled={act.busy} onClick={() => read(source.readAll)}>
                     Mark all read
                   </button>
                 )}
@@ -145,7 +148,7 @@ export function NotificationList(props: {
                           <button
                             type="button"
                             disabled={act.busy}
-                            onClick={() => read(`${base}/${n.id}/read`)}
+                            onClick={() => read(() => source.read(n.id))}
                           >
                             Mark read<span class="sr-only"> ({n.title})</span>
                           </button>

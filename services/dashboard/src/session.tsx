@@ -3,15 +3,12 @@
 import { createContext } from 'preact';
 import { useContext } from 'preact/hooks';
 import { api, setCsrfToken } from './api.ts';
+import type { Answer } from './api.ts';
 import type { Role } from '../../../shared/contracts/management.ts';
 
 export type { Role };
-export interface SessionInfo {
-  user: { id: number; email: string; name: string | null };
-  workspaces: { id: number; name: string; role: Role }[];
-  csrf_token: string;
-  expires_at: string;
-}
+/** The session's public description: the user, their workspaces and roles, the CSRF token. */
+export type SessionInfo = Answer<'post', '/api/auth/session'>['data'];
 
 export interface SessionState {
   info: SessionInfo;
@@ -48,11 +45,11 @@ function accept(info: SessionInfo): SessionInfo {
 
 /** The cookie's session, or null when logged out (200 `{ data: null }`: no failing request, no console error). */
 export async function loadSession(): Promise<SessionInfo | null> {
-  const { data } = await api.get<{ data: SessionInfo | null }>('/api/auth/session');
+  const { data } = await api.GET('/api/auth/session');
   return data === null ? null : accept(data);
 }
 export async function logIn(email: string, password: string): Promise<SessionInfo> {
-  return accept((await api.post<{ data: SessionInfo }>('/api/auth/session', { email, password })).data);
+  return accept((await api.POST('/api/auth/session', { body: { email, password } })).data);
 }
 export async function signUp(body: {
   email: string;
@@ -60,9 +57,9 @@ export async function signUp(body: {
   name?: string;
   workspace_name?: string;
 }): Promise<SessionInfo> {
-  return accept((await api.post<{ data: SessionInfo }>('/api/auth/session/signup', body)).data);
+  return accept((await api.POST('/api/auth/session/signup', { body })).data);
 }
 export async function logOut(): Promise<void> {
-  await api.del('/api/auth/session');
+  await api.DELETE('/api/auth/session');
   setCsrfToken(null);
 }

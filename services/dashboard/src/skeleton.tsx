@@ -1,9 +1,9 @@
 // Skeletons: grey bars in the shape of what is loading, so a page does not jump when its data arrives
 // (the portal's pages and the dashboard's notifications use them; docs/portal.md).
 import type { ComponentChildren } from 'preact';
-import { ErrorBox } from './ui.tsx';
+import { ErrorBox } from './widgets.tsx';
+import type { Loaded } from './hooks.ts';
 import './parts.css';
-import type { Loaded } from './ui.tsx';
 
 export function Skeleton(props: { lines?: number; label?: string }) {
   return (

@@ -3,11 +3,10 @@
 import { Type } from '@sinclair/typebox';
 import { HttpError } from '../../../shared/http/server.ts';
 import { Checked, Nullable, StringEnum, bodyCheck } from '../../../shared/http/validation.ts';
-import { MAX_AMOUNT_CENTS } from '../../../shared/domain/money.ts';
+import { CURRENCY_CODES, MAX_AMOUNT_CENTS, currencyPattern } from '../../../shared/domain/money.ts';
 import type { SaleCommand } from '../../../shared/contracts/commands.ts';
 import { CommandAdditionalData, MAX_ID, OptString, trimmed } from '../input.ts';
 
-const CURRENCIES = new Set(Intl.supportedValuesOf('currency'));
 const TXN_ERROR = 'transaction_id is required and must be a string';
 const AMOUNT_ERROR = 'amount_cents is required and must be a positive integer';
 
@@ -23,7 +22,7 @@ export function amountError(v: unknown, testMode: boolean): string | null {
 /** Why a currency is refused (not an ISO 4217 code, in any case), or null; omitted or null is fine. */
 export function currencyError(v: unknown): string | null {
   if (v === undefined || v === null) return null;
-  return typeof v === 'string' && CURRENCIES.has(v.toUpperCase())
+  return typeof v === 'string' && CURRENCY_CODES.has(v.toUpperCase())
     ? null
     : 'currency must be an ISO 4217 code';
 }
@@ -55,6 +54,7 @@ function saleFields(testMode: boolean) {
       Checked<string | null>(
         {
           type: ['string', 'null'],
+          pattern: currencyPattern(false),
           description:
             "ISO 4217 (any case); must be the program's currency (400 otherwise); omitted: the program's " +
             'currency (USD by default).',

@@ -72,6 +72,7 @@ export function registerProcessorWebhookRoute(app: FastifyInstance, deps: Webhoo
       '/api/v1/webhooks/processor/:programId',
       {
         bodyLimit: WEBHOOK_BODY_LIMIT,
+        config: { anyBodyType: true },
         schema: {
           tags: ['tracking'],
           summary: 'Receive a payment-processor webhook (Stripe format)',

@@ -7,7 +7,18 @@ const SCRIPT = readFileSync(new URL('../public/svc-tracker.js', import.meta.url)
 export function registerTrackerRoute(app: FastifyInstance): void {
   app.get(
     '/js/svc-tracker.js',
-    { schema: { tags: ['tracking'], summary: 'The browser tracker script (data-program-id attribute)' } },
+    {
+      schema: {
+        tags: ['tracking'],
+        summary: 'The browser tracker script (data-program-id attribute)',
+        response: {
+          200: {
+            description: 'The script',
+            content: { 'application/javascript': { schema: { type: 'string' } } },
+          },
+        },
+      },
+    },
     async (_req, reply) =>
       reply
         .header('content-type', 'application/javascript; charset=utf-8')

@@ -1,18 +1,21 @@
 // The attribution and commission step (spec 4.3, CONTRACT "Tracking decisions" and commission policy):
 // one implementation, set-based, for a chunk or for one command. Why it is shaped so: docs/pipeline.md.
+import { boolArray } from '../../../shared/db/sql.ts';
 import type { Sql, Tx } from '../../../shared/db/sql.ts';
 import type { SaleCommand, LedgerEffect } from '../../../shared/contracts/commands.ts';
-import { commissionEntryKey, parseCommand } from '../../../shared/contracts/commands.ts';
+import { parseCommand } from '../../../shared/contracts/commands.ts';
 import type { Applied, ApplyContext, CommandApplier } from '../../../shared/pipeline/command-handler.ts';
 import { CarefulPassNeeded } from '../../../shared/pipeline/command-handler.ts';
 import { attribute } from './attribute.ts';
 import type { Attribution, CustomerRow, Via } from './attribute.ts';
 import { isEventDerived, parseClickId, snowflakeTime } from '../../../shared/domain/ids.ts';
 import { currencyMismatch } from '../../../shared/domain/money.ts';
-import { recordWebhookEvents } from '../../../shared/db/webhook-events.ts';
 import type { WebhookEventInput } from '../../../shared/db/webhook-events.ts';
-import { commissionData, saleData } from '../../../shared/webhooks/event-data.ts';
-import { holdForReview, payableAt } from './review-holds.ts';
+import { saleData } from '../../../shared/webhooks/event-data.ts';
+import * as lifecycle from '../../../shared/commissions/lifecycle.ts';
+import type { NewCommission } from '../../../shared/commissions/lifecycle.ts';
+import { nothing, recordCaused } from '../../../shared/commissions/caused.ts';
+import type { Caused } from '../../../shared/commissions/caused.ts';
 import { CUSTOMER_KEY_COLUMNS, customerKeys } from '../../../shared/pipeline/breakdown.ts';
 
 export const DUPLICATE_SALE = 'Duplicate transaction_id. This sale has already been recorded.';
@@ -82,17 +85,12 @@ function noCommissionAnswer(cmd: SaleCommand, saleId: number, message: string): 
   };
 }
 
-function commissionAnswer(cmd: SaleCommand, a: Attribution, saleId: number, commissionId: number): Applied {
-  const ledger: LedgerEffect = {
-    topic: 'ledger',
-    entry_key: commissionEntryKey(commissionId, 'created'),
-    kind: 'commission_created',
-    partner_id: Number(a.partnerId),
-    partner_program_id: Number(a.customer.partner_program_id),
-    commission_id: commissionId,
-    amount_cents: a.amount,
-    clamp_at_zero: true,
-  };
+function commissionAnswer(
+  cmd: SaleCommand,
+  saleId: number,
+  commissionId: number,
+  credit: LedgerEffect[],
+): Applied {
   return {
     programId: cmd.program_id,
     statusCode: 200,
@@ -102,7 +100,7 @@ function commissionAnswer(cmd: SaleCommand, a: Attribution, saleId: number, comm
       commission_id: commissionId,
       message: 'Sale recorded and commission created',
     },
-    effects: [ledger],
+    effects: credit,
   };
 }
 
@@ -141,9 +139,6 @@ type SaleRow = ReturnType<typeof saleRow>;
  */
 async function insertSales(tx: Tx, rows: SaleRow[]): Promise<Map<string, number>> {
   const col = <K extends keyof SaleRow>(k: K) => rows.map((r) => r[k]);
-  // As text, cast in SQL: postgres.js types a JS boolean array as one boolean, and its boolean serializer
-  // turns any string into false.
-  const bools = (v: boolean[]) => v.map(String);
   const got = await tx<{ id: string; transaction_id: string }[]>`
     insert into sales (request_id, program_id, customer_id, partner_id, partner_program_id, click_id, customer_key,
                        transaction_id, amount_cents, currency, sale_type, payment_status, is_recurring,
@@ -152,41 +147,14 @@ async function insertSales(tx: Tx, rows: SaleRow[]): Promise<Map<string, number>
     from unnest(${col('request_id')}::text[], ${col('program_id')}::bigint[], ${col('customer_id')}::bigint[],
                 ${col('partner_id')}::bigint[], ${col('partner_program_id')}::bigint[], ${col('click_id')}::text[],
                 ${col('customer_key')}::text[], ${col('transaction_id')}::text[], ${col('amount_cents')}::bigint[],
-                ${col('currency')}::text[], ${col('sale_type')}::text[], ${bools(col('is_recurring'))}::text[],
+                ${col('currency')}::text[], ${col('sale_type')}::text[], ${boolArray(col('is_recurring'))}::text[],
                 ${col('subscription_id')}::text[], ${col('subscription_interval')}::text[],
-                ${col('product_id')}::text[], ${col('line_items')}::text[], ${bools(col('is_test'))}::text[],
+                ${col('product_id')}::text[], ${col('line_items')}::text[], ${boolArray(col('is_test'))}::text[],
                 ${col('sale_date')}::timestamptz[])
       as v(r, p, c, pa, pp, ck, k, t, a, cur, st, rec, sub, si, pr, li, te, sd)
     on conflict (transaction_id) do nothing
     returning id, transaction_id`;
   return new Map(got.map((r) => [r.transaction_id, Number(r.id)]));
-}
-
-interface CommissionRow {
-  sale_id: number;
-  program_id: number;
-  partner_id: string;
-  partner_program_id: string;
-  customer_id: string;
-  amount_cents: number;
-  currency: string;
-  payable_at: string;
-}
-
-/** Inserts commissions (status pending) with one statement; returns each new id by sale_id. */
-async function insertCommissions(tx: Tx, rows: CommissionRow[]): Promise<Map<number, number>> {
-  if (rows.length === 0) return new Map();
-  const col = <K extends keyof CommissionRow>(k: K) => rows.map((r) => r[k]);
-  const got = await tx<{ id: string; sale_id: string }[]>`
-    insert into commissions (sale_id, program_id, partner_id, partner_program_id, customer_id, status,
-                             amount_cents, currency, payable_at)
-    select s, p, pa, pp, c, 'pending', a, cur, pay
-    from unnest(${col('sale_id')}::bigint[], ${col('program_id')}::bigint[], ${col('partner_id')}::bigint[],
-                ${col('partner_program_id')}::bigint[], ${col('customer_id')}::bigint[],
-                ${col('amount_cents')}::bigint[], ${col('currency')}::text[], ${col('payable_at')}::timestamptz[])
-      as v(s, p, pa, pp, c, a, cur, pay)
-    returning id, sale_id`;
-  return new Map(got.map((r) => [Number(r.sale_id), Number(r.id)]));
 }
 
 /**
@@ -412,11 +380,11 @@ async function applySales(
     if (ctx.careful && cmds.length === 1) return [duplicate(cmds[0]!.program_id)];
     throw new CarefulPassNeeded('a transaction_id was taken concurrently');
   }
-  const commissionRows: CommissionRow[] = [];
+  const earned: NewCommission[] = [];
   for (const p of pending) {
     if (!('attribution' in p) || p.attribution.noCommission) continue;
     const a = p.attribution;
-    commissionRows.push({
+    earned.push({
       sale_id: saleIds.get(p.cmd.transaction_id)!,
       program_id: p.cmd.program_id,
       partner_id: a.partnerId,
@@ -424,11 +392,12 @@ async function applySales(
       customer_id: a.customer.id,
       amount_cents: a.amount,
       currency: programOf(p.cmd)!.currency,
-      payable_at: payableAt(p.cmd.ts, programOf(p.cmd)!.hold_days),
+      sale_ts: p.cmd.ts,
+      hold_days: programOf(p.cmd)!.hold_days,
     });
   }
-  let commissionIds: Map<number, number>;
-  let holds = new Map<number, string>();
+  // The commissions (the lifecycle's `create`: pending, payable_at, review holds) and what they caused.
+  let created: Awaited<ReturnType<typeof lifecycle.create>> = { rows: [], caused: nothing() };
   if (ctx.careful) {
     // The sale stands even if its commission cannot be created (spec: the transaction_id stays consumed):
     // the commission and first_commission_at in a savepoint of their own, a failure answered 500.
@@ -437,21 +406,24 @@ async function applySales(
       [...customers.values()].map((c) => ({ ...c, commissionAt: null })),
     );
     const withCommission = [...customers.values()].filter((c) => c.commissionAt !== null);
-    commissionIds = await tx
+    created = await tx
       .savepoint(async (sp) => {
-        const ids = await insertCommissions(sp, commissionRows);
-        holds = await holdForReview(sp, [...ids.values()]);
+        const made = await lifecycle.create(sp, earned);
         await updateCustomers(sp, withCommission);
-        return ids;
+        return made;
       })
-      .catch(() => new Map<number, number>());
+      .catch(() => created);
   } else {
-    commissionIds = await insertCommissions(tx, commissionRows);
-    holds = await holdForReview(tx, [...commissionIds.values()]);
+    created = await lifecycle.create(tx, earned);
     await updateCustomers(tx, [...customers.values()]);
   }
+  const commissionIds = new Map(created.rows.map((r) => [Number(r.sale_id), Number(r.id)]));
+  const createdEvent = new Map(created.caused.events.map((e) => [Number(e.data.id), e]));
+  // Each commission's credit is its command's effect (the ledger's path for commands: after the commit).
+  const credits = new Map<number, LedgerEffect[]>(created.caused.ledger.map((e) => [e.commission_id!, [e]]));
 
-  // The webhook events of what was written, in this transaction (one outbox statement for the chunk).
+  // The webhook events of what was written, each sale's `sale.created` before its `commission.created`
+  // (one outbox statement for the chunk).
   const events: WebhookEventInput[] = [];
   const now = new Date().toISOString();
   const recordEvents = (
@@ -462,41 +434,19 @@ async function applySales(
   ) => {
     const program = programOf(cmd)!;
     if (program.workspace_id === null) return;
-    const base = { workspace_id: Number(program.workspace_id), program_id: cmd.program_id };
     const row = saleRow(cmd, {
       customerId: a?.customer.id ?? null,
       partnerId: a?.customer.partner_id ?? null,
       ppId: null,
     });
     events.push({
-      ...base,
+      workspace_id: Number(program.workspace_id),
+      program_id: cmd.program_id,
       type: 'sale.created',
       data: saleData({ ...row, id: saleId, currency: program.currency, created_at: now }, commissionId),
     });
-    if (commissionId === null || a === null) return;
-    events.push({
-      ...base,
-      type: 'commission.created',
-      data: commissionData(
-        {
-          id: commissionId,
-          status: 'pending',
-          amount_cents: a.amount,
-          currency: program.currency,
-          sale_id: saleId,
-          program_id: cmd.program_id,
-          partner_id: a.partnerId,
-          customer_id: a.customer.id,
-          created_at: now,
-          updated_at: now,
-        },
-        {
-          review_reason: holds.get(commissionId) ?? null,
-          payable_at: payableAt(cmd.ts, program.hold_days),
-          payout_id: null,
-        },
-      ),
-    });
+    const commissionEvent = commissionId === null ? undefined : createdEvent.get(commissionId);
+    if (commissionEvent) events.push(commissionEvent);
   };
   const answers = pending.map((p) => {
     if ('answer' in p) return p.answer;
@@ -520,8 +470,11 @@ async function applySales(
     if (commissionId === undefined)
       return { programId: cmd.program_id, statusCode: 500, body: { error: 'Failed to create commission' } };
     ctx.rollups.add(cmd.program_id, cmd.ts, { commission_cents: a.amount }, keys);
-    return commissionAnswer(cmd, a, saleId, commissionId);
+    return commissionAnswer(cmd, saleId, commissionId, credits.get(commissionId) ?? []);
   });
-  await recordWebhookEvents(tx, kafkaPrefix, events, ctx.memo);
+  // The chunk's events and the commissions' credits through the lifecycle's one writer; the credits are
+  // the commands' effects (above), published to the ledger worker after the commit.
+  const caused: Caused = { ...created.caused, events };
+  await recordCaused(tx, { kafkaPrefix, memo: ctx.memo, ledger: 'after-commit' }, caused);
   return answers;
 }

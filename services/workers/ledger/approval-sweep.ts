@@ -7,12 +7,14 @@
 //   a restart or another replica carries on at its next round;
 // - bounded: at most `batchSize` commissions per round, oldest payable_at first; a full round runs again
 //   at once;
-// - idempotent: the update re-checks `pending`, not held and due on the row it locks (`for update skip
-//   locked`: a commission a refund holds right now is taken next round), and the `commission.updated` event
-//   of each approval is written in the same transaction. A round killed mid-way commits nothing; one that
-//   committed never approves the same commission again.
+// - idempotent: the lifecycle's `becomePayable` (shared/commissions) reads `pending`, not held and due on
+//   the rows it locks (`for no key update skip locked`: a commission a refund holds right now is taken next
+//   round) and decides each with the lifecycle's rule, and the `commission.updated` event of each approval
+//   is written in the same transaction. A round killed mid-way commits nothing; one that committed never
+//   approves the same commission again.
 import type { Sql } from '../../../shared/db/sql.ts';
-import { recordCommissionUpdates } from '../../../shared/db/commission-events.ts';
+import * as lifecycle from '../../../shared/commissions/lifecycle.ts';
+import { recordCaused } from '../../../shared/commissions/caused.ts';
 
 /** The advisory lock key of the sweep (the migrations use 727_274_001). */
 export const APPROVAL_SWEEP_LOCK = 727_274_017;
@@ -33,20 +35,8 @@ export function createApprovalSweep(deps: { sql: Sql; kafkaPrefix: string; batch
         { got: boolean }[]
       >`select pg_try_advisory_xact_lock(${APPROVAL_SWEEP_LOCK}) as got`;
       if (!lock!.got) return { approved: 0, more: false, busy: true };
-      const rows = await tx<{ id: string }[]>`
-        update commissions c set status = 'approved', updated_at = now()
-        where c.id in (
-          select id from commissions
-          where status = 'pending' and review_reason is null and payable_at <= now()
-          order by payable_at, id
-          limit ${batchSize}
-          for no key update skip locked)
-        returning c.id`;
-      await recordCommissionUpdates(
-        tx,
-        kafkaPrefix,
-        rows.map((r) => Number(r.id)),
-      );
+      const { rows, caused } = await lifecycle.becomePayable(tx, batchSize);
+      await recordCaused(tx, { kafkaPrefix }, caused);
       return { approved: rows.length, more: rows.length === batchSize, busy: false };
     });
   };

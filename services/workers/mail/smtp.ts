@@ -1,9 +1,13 @@
 // Sending one mail over SMTP with nodemailer (SMTP_URL, MAIL_FROM): a pool of up to MAIL_CONCURRENCY
 // connections, every attempt bounded by MAIL_SEND_TIMEOUT_MS (the connection, greeting and socket timeouts,
-// and a bound on the whole attempt, which keeps it well inside its lease on the mail).
+// and a bound on the whole attempt, which keeps it well inside its lease on the mail). `smtpDelivery` is the
+// delivery queue's SMTP transport (shared/delivery/queue.ts): each attempt renders the mail and sends it.
 import { createHash } from 'node:crypto';
 import nodemailer from 'nodemailer';
 import type { Config } from '../../../shared/config.ts';
+import type { MailMessage } from '../../../shared/contracts/mail.ts';
+import type { Transport } from '../../../shared/delivery/queue.ts';
+import { renderMail } from './templates.ts';
 import type { RenderedMail } from './templates.ts';
 
 export interface OutgoingMail extends RenderedMail {
@@ -86,5 +90,36 @@ export function createSmtpTransport(
     close() {
       transport.close();
     },
+  };
+}
+
+/** Rejects once `signal` aborts (the worker shutting down); otherwise settles with `work`. */
+function unlessAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  let onAbort = () => {};
+  const aborted = new Promise<never>((_, reject) => {
+    onAbort = () => reject(new Error('aborted: the worker is shutting down'));
+    if (signal.aborted) onAbort();
+    else signal.addEventListener('abort', onAbort, { once: true });
+  });
+  return Promise.race([work, aborted]).finally(() => signal.removeEventListener('abort', onAbort));
+}
+
+/**
+ * The queue's SMTP transport. Every failure is a failed attempt, a refusal (550) as much as a server that
+ * cannot be reached, a template's failure included; `answered` when the server replied with a code.
+ */
+export function smtpDelivery(smtp: MailTransport): Transport<MailMessage, null> {
+  return {
+    async send(job, _at, signal) {
+      try {
+        const mail = { id: job.id, to: job.payload.to, ...renderMail(job.payload) };
+        await unlessAborted(smtp.send(mail), signal);
+        return { type: 'accepted', detail: null };
+      } catch (err) {
+        const answered = typeof (err as { response?: unknown } | null)?.response === 'string';
+        return { type: 'failed', error: smtpError(err), answered, detail: null };
+      }
+    },
+    close: () => smtp.close(),
   };
 }

@@ -1,16 +1,17 @@
-// The reversal step (spec 4.4, section 3 commission transitions): full refund → `reversed`, partial →
-// `refunded`, already terminal → `skipped`, no commission → `no_commission`. The commission row is locked,
-// so concurrent refunds of one sale deduct once (the deduction: shared/domain/refund.ts); the ledger entry
-// and the notifications are effects published after commit.
+// The reversal step (spec 4.4, section 3 commission transitions): the sale found, its commission refunded
+// by the lifecycle (shared/commissions `refund`: full → `reversed`, partial → `refunded`, paid → a clawback,
+// already refunded → `skipped`), no commission → `no_commission`. The commission row is locked, so
+// concurrent refunds of one sale deduct once. In the transaction: `sale.refunded`, `commission.updated` and
+// the notifications (outbox rows); the ledger entry is the command's effect, published after the commit.
 import type { Tx } from '../../../shared/db/sql.ts';
-import type { Effect, RefundCommand } from '../../../shared/contracts/commands.ts';
-import { commissionEntryKey, parseCommand } from '../../../shared/contracts/commands.ts';
-import { refundDeduction } from '../../../shared/domain/refund.ts';
+import type { RefundCommand } from '../../../shared/contracts/commands.ts';
+import { parseCommand } from '../../../shared/contracts/commands.ts';
 import type { Applied, CommandApplier } from '../../../shared/pipeline/command-handler.ts';
-import { recordWebhookEvents } from '../../../shared/db/webhook-events.ts';
 import type { WebhookEventInput } from '../../../shared/db/webhook-events.ts';
-import { commissionData, saleData } from '../../../shared/webhooks/event-data.ts';
+import { saleData } from '../../../shared/webhooks/event-data.ts';
 import type { SaleFields } from '../../../shared/webhooks/event-data.ts';
+import * as lifecycle from '../../../shared/commissions/lifecycle.ts';
+import { merge, nothing, recordCaused } from '../../../shared/commissions/caused.ts';
 
 export interface RefundApplierOptions {
   /** KAFKA_PREFIX: the outbox topic of the `sale.refunded` and `commission.updated` webhook events. */
@@ -39,148 +40,69 @@ async function applyRefund(
     from sales s join programs p on p.id = s.program_id
     where s.transaction_id = ${cmd.transaction_id} and s.program_id = ${programId} and not s.is_test`;
   if (!sale) return { programId, statusCode: 404, body: { error: 'Sale not found for transaction_id' } };
-  const [c] = await tx<
-    {
-      id: string;
-      status: string;
-      amount_cents: string;
-      partner_id: string;
-      partner_program_id: string;
-      currency: string;
-      customer_id: string | null;
-      paid_at: Date | null;
-      created_at: Date;
-    }[]
-  >`select id, status, amount_cents, partner_id, partner_program_id, currency, customer_id, paid_at, created_at
-    from commissions where sale_id = ${sale.id} for no key update`;
-  // The webhook events of an applied refund, in this transaction: the sale's, and its commission's new state.
-  const refundEvents = async (
-    refund: Record<string, unknown>,
-    commission: Record<string, unknown> | null,
-  ) => {
-    if (sale.workspace_id === null) return;
-    const base = { workspace_id: Number(sale.workspace_id), program_id: programId };
-    const events: WebhookEventInput[] = [
-      {
-        ...base,
-        type: 'sale.refunded',
-        data: saleData(sale, c ? Number(c.id) : null, { ...refund, updated_at: new Date().toISOString() }),
-      },
-    ];
-    if (commission) events.push({ ...base, type: 'commission.updated', data: commission });
-    await recordWebhookEvents(tx, kafkaPrefix, events, memo);
-  };
+  const saleCents = Number(sale.amount_cents);
   const requested = cmd.refund_amount_cents;
-  if (!c) {
-    await refundEvents(
-      {
-        refund_amount_cents: Math.min(requested ?? Number(sale.amount_cents), Number(sale.amount_cents)),
-        refund_reason: cmd.refund_reason,
-        commission_status: null,
-        deduction_cents: 0,
-      },
-      null,
-    );
+  // The sale's `sale.refunded`, before its commission's `commission.updated`.
+  const saleRefunded = (
+    commissionId: number | null,
+    status: string | null,
+    deduction: number,
+  ): WebhookEventInput[] =>
+    sale.workspace_id === null
+      ? []
+      : [
+          {
+            type: 'sale.refunded',
+            workspace_id: Number(sale.workspace_id),
+            program_id: programId,
+            data: saleData(sale, commissionId, {
+              refund_amount_cents: Math.min(requested ?? saleCents, saleCents),
+              refund_reason: cmd.refund_reason,
+              commission_status: status,
+              deduction_cents: deduction,
+              updated_at: new Date().toISOString(),
+            }),
+          },
+        ];
+  const ctx = { kafkaPrefix, memo, ledger: 'after-commit' as const };
+
+  const refunded = await lifecycle.refund(tx, sale.id, {
+    sale_cents: saleCents,
+    refund_cents: requested,
+    reason: cmd.refund_reason,
+  });
+  if (!refunded) {
+    await recordCaused(tx, ctx, { ...nothing(), events: saleRefunded(null, null, 0) });
     return {
       programId,
       statusCode: 200,
       body: { success: true, status: 'no_commission', message: 'This sale has no commission to reverse' },
     };
   }
-  const commissionId = Number(c.id);
-  if (c.status === 'reversed' || c.status === 'refunded') {
+  if ('refused' in refunded) {
     return {
       programId,
       statusCode: 200,
-      body: {
-        success: true,
-        status: 'skipped',
-        reason: `Commission already ${c.status}`,
-        commission_id: commissionId,
-      },
+      body: { success: true, status: 'skipped', reason: refunded.refused, commission_id: refunded.state.id },
     };
   }
-  const saleAmount = Number(sale.amount_cents);
-  const commission = Number(c.amount_cents);
-  const { deduction, full } = refundDeduction(commission, saleAmount, cmd.refund_amount_cents);
-  const status = full ? 'reversed' : 'refunded';
-  const wasPaid = c.status === 'paid';
-  const [updated] = await tx<{ updated_at: Date }[]>`
-    update commissions set status = ${status}, deducted_cents = ${deduction}, refund_reason = ${cmd.refund_reason},
-                           updated_at = now()
-    where id = ${c.id}
-    returning updated_at`;
-  await refundEvents(
-    {
-      refund_amount_cents: Math.min(requested ?? saleAmount, saleAmount),
-      refund_reason: cmd.refund_reason,
-      commission_status: status,
-      deduction_cents: deduction,
-    },
-    commissionData({
-      ...c,
-      status,
-      deducted_cents: deduction,
-      sale_id: sale.id,
-      program_id: programId,
-      refund_reason: cmd.refund_reason,
-      updated_at: updated!.updated_at,
-    }),
+  const { row } = refunded;
+  const commissionId = Number(row.id);
+  const deduction = Number(row.deducted_cents);
+  const effects = await recordCaused(
+    tx,
+    ctx,
+    merge({ ...nothing(), events: saleRefunded(commissionId, row.status, deduction) }, refunded.caused),
   );
-
-  const partnerId = Number(c.partner_id);
-  const dollars = (deduction / 100).toFixed(2);
-  const reason = cmd.refund_reason ?? 'No reason given';
-  const effects: Effect[] = [
-    {
-      topic: 'ledger',
-      entry_key: commissionEntryKey(commissionId, 'refund'),
-      kind: full ? 'commission_reversed' : 'commission_refunded',
-      partner_id: partnerId,
-      partner_program_id: Number(c.partner_program_id),
-      commission_id: commissionId,
-      amount_cents: -deduction,
-      // Spec 3: the balance is clamped at zero unless the commission was already paid.
-      clamp_at_zero: !wasPaid,
-    },
-    {
-      topic: 'notifications',
-      notification_key: `commission:${commissionId}:refund:partner`,
-      recipient_type: 'partner',
-      partner_id: partnerId,
-      workspace_id: null,
-      program_id: programId,
-      kind: full ? 'commission_reversed' : 'commission_refunded',
-      title: full ? 'A commission was reversed' : 'A commission was partly refunded',
-      body: `A refund on sale ${cmd.transaction_id} deducted ${dollars} ${c.currency} from your commission. Reason: ${reason}`,
-      data: {
-        commission_id: commissionId,
-        transaction_id: cmd.transaction_id,
-        deduction_cents: deduction,
-        refund_reason: cmd.refund_reason,
-      },
-      // CONTRACT "Mail": the refund notification is mailed to the partner too.
-      mail: true,
-    },
-  ];
-  if (wasPaid) {
-    effects.push({
-      topic: 'notifications',
-      notification_key: `commission:${commissionId}:refund:advertiser`,
-      recipient_type: 'advertiser',
-      partner_id: partnerId,
-      workspace_id: sale.workspace_id === null ? null : Number(sale.workspace_id),
-      program_id: programId,
-      kind: 'paid_commission_refunded',
-      title: 'Manual review: a paid commission was refunded',
-      body: `Commission ${commissionId} had already been paid when sale ${cmd.transaction_id} was refunded; ${dollars} ${c.currency} is now owed by the partner. Reason: ${reason}`,
-      data: { commission_id: commissionId, transaction_id: cmd.transaction_id, deduction_cents: deduction },
-    });
-  }
   return {
     programId,
     statusCode: 200,
-    body: { success: true, status, deductionAmount: deduction / 100, commission_id: commissionId },
+    body: {
+      success: true,
+      status: row.status,
+      deductionAmount: deduction / 100,
+      commission_id: commissionId,
+    },
     effects,
   };
 }

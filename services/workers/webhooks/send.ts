@@ -2,7 +2,9 @@
 // request, answer) by the timeout; redirects are not followed (a 3xx is the attempt's answer, and the
 // caller counts it a failure); the answer's body is read up to 4 KB and the rest dropped. The connection
 // goes only to the addresses the SSRF rules checked (shared/webhooks/address.ts): a name through the guarded
-// lookup, an IP literal checked here, since Node does not look an IP literal up.
+// lookup, an IP literal checked here, since Node does not look an IP literal up. `httpDelivery` is the
+// delivery queue's HTTP transport (shared/delivery/queue.ts): it signs each attempt and says what the answer
+// means (a 2xx delivers, a 410 is the dead end, a Retry-After is the receiver's wait).
 import http from 'node:http';
 import https from 'node:https';
 import { isIP } from 'node:net';
@@ -14,6 +16,23 @@ import {
   urlError,
 } from '../../../shared/webhooks/address.ts';
 import type { AddressPolicy } from '../../../shared/webhooks/address.ts';
+import { signedHeaders } from '../../../shared/webhooks/signature.ts';
+import type { Attempted } from '../../../shared/delivery/outcome.ts';
+import type { Transport } from '../../../shared/delivery/queue.ts';
+
+/** What one attempt sends, and where. */
+export interface WebhookDelivery {
+  webhook_id: string;
+  endpoint_id: string;
+  workspace_id: string;
+  type: string;
+  /** The exact body of every attempt. */
+  body: string;
+  url: string;
+  secret: string;
+  /** Still signing for 24 hours after a rotation; null otherwise. */
+  previous_secret: string | null;
+}
 
 /** How much of an answer's body is kept (for the delivery log). */
 export const RESPONSE_LIMIT = 4096;
@@ -157,4 +176,43 @@ function describe(err: NodeJS.ErrnoException): string {
   )
     return `TLS: ${err.message}`;
   return err.message || String(err.code ?? 'error');
+}
+
+/**
+ * A Retry-After header (seconds, or an HTTP date) as milliseconds from `now`, on the statuses where
+ * Standard Webhooks says to honour it (429, 502, 503, 504); null otherwise or when it does not parse.
+ */
+export function retryAfterMs(status: number, header: string | undefined, now = Date.now()): number | null {
+  if (![429, 502, 503, 504].includes(status) || header === undefined) return null;
+  const text = header.trim();
+  if (/^\d+$/.test(text)) return Number(text) * 1000;
+  const at = Date.parse(text);
+  return Number.isNaN(at) ? null : Math.max(0, at - now);
+}
+
+/** What an answer means: a 2xx delivers; anything else fails the attempt (a 3xx too), 410 for good. */
+export function answerOf(result: AttemptResult): Attempted<AttemptResult> {
+  const code = result.statusCode;
+  if (code !== null && code >= 200 && code < 300) return { type: 'accepted', detail: result };
+  return {
+    type: 'failed',
+    error: result.error ?? (code !== null ? `HTTP ${code}` : 'failed'),
+    answered: code !== null,
+    gone: code === 410,
+    retryAfterMs: code === null ? null : retryAfterMs(code, result.retryAfter),
+    detail: result,
+  };
+}
+
+/** The queue's HTTP transport: each attempt signed with the endpoint's secrets at the attempt's time. */
+export function httpDelivery(sender: Sender): Transport<WebhookDelivery, AttemptResult> {
+  return {
+    async send(job, at, signal) {
+      const d = job.payload;
+      const secrets = d.previous_secret === null ? [d.secret] : [d.secret, d.previous_secret];
+      const headers = signedHeaders(secrets, d.webhook_id, at, d.body);
+      return answerOf(await sender.send(d.url, headers, d.body, signal));
+    },
+    close: () => sender.close(),
+  };
 }

@@ -13,8 +13,9 @@ import { DateTime, Obj, StringEnum, parseId, sessionSecurity } from '../../commo
 import type { ApiDeps } from '../../deps.ts';
 import { programAccess } from '../auth/access.ts';
 import type { ProgramAccess } from '../auth/access.ts';
-import { dateError } from '../dashboard/dates.ts';
-import { checkPerformanceShape, positiveError, queryOf } from '../dashboard/service.ts';
+import { DATE_PATTERN, dateError } from '../dashboard/dates.ts';
+import { checkPerformanceShape } from '../dashboard/performance.ts';
+import { positiveError, queryOf } from '../dashboard/service.ts';
 import { DIMENSIONS, KEYS_PER_DAY } from '../../../../shared/pipeline/breakdown.ts';
 import {
   DEFAULT_LIMIT,
@@ -49,8 +50,14 @@ export const breakdownSchema = {
     dimension: Checked<string>({ type: 'string', enum: [...DIMENSIONS] }, dimensionError),
     // Checked before the fields, and only without dates (checkPerformanceShape): here it is documented.
     period: Checked<string>({ type: 'string', enum: ['7d', '30d', '90d', 'all'], default: '7d' }, () => null),
-    dateFrom: Checked<string>({ type: 'string', description: DAYS }, dateError('dateFrom')),
-    dateTo: Checked<string>({ type: 'string', description: DAYS }, dateError('dateTo')),
+    dateFrom: Checked<string>(
+      { type: 'string', pattern: DATE_PATTERN, description: DAYS },
+      dateError('dateFrom'),
+    ),
+    dateTo: Checked<string>(
+      { type: 'string', pattern: DATE_PATTERN, description: DAYS },
+      dateError('dateTo'),
+    ),
     limit: Checked<number>(
       { type: 'integer', minimum: 1, maximum: MAX_LIMIT, default: DEFAULT_LIMIT },
       positiveError(MAX_LIMIT, LIMIT_ERROR),

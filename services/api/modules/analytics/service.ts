@@ -1,5 +1,5 @@
 // GET /api/tracking/breakdown/:programId (CONTRACT "Analytics: who and where"): the rules. The days come
-// from the performance rules (period, or dateFrom and dateTo; dashboard/service.ts), the counters from the
+// from the performance rules (period, or dateFrom and dateTo; dashboard/performance.ts), the counters from the
 // dimensional rollup (dal.ts), the labels from the program's records or from the key itself.
 import type { Sql } from '../../../../shared/db/sql.ts';
 import { HttpError } from '../../../../shared/http/server.ts';
@@ -7,7 +7,7 @@ import { DIMENSIONS, KEYS_PER_DAY, OTHER_KEY, UNKNOWN_KEY } from '../../../../sh
 import type { Dimension } from '../../../../shared/pipeline/breakdown.ts';
 import { parseId } from '../../common.ts';
 import { dayEndIso, dayOfMs, dayStartIso, dayString } from '../dashboard/dates.ts';
-import { parsePerformanceQuery, performanceDays } from '../dashboard/service.ts';
+import { parsePerformanceQuery, performanceDays } from '../dashboard/performance.ts';
 import { createAnalyticsDal } from './dal.ts';
 import type { BreakdownRow } from './dal.ts';
 

@@ -7,7 +7,7 @@
 // not a member of (or not the `workspace_id` given) is 404, as is an unknown id.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from '@sinclair/typebox';
-import { HttpError } from '../../../../shared/http/server.ts';
+import { HttpError, requiresBody } from '../../../../shared/http/server.ts';
 import { Checked } from '../../../../shared/http/validation.ts';
 import type { TypeBoxProvider } from '../../../../shared/http/validation.ts';
 import { generateSecret, hashSecret, maskSecret } from '../../../../shared/domain/secrets.ts';
@@ -86,7 +86,13 @@ const programScope = Checked<(string | number)[] | null>(
   {
     type: ['array', 'null'],
     minItems: 1,
-    items: { type: ['string', 'integer'], pattern: '^[0-9]{1,15}$', minimum: 1 },
+    // What parseId takes: 1 to 15 digits naming a positive number, or a positive safe integer.
+    items: {
+      type: ['string', 'integer'],
+      pattern: '^(?=[0-9]{1,15}$)0*[1-9][0-9]*$',
+      minimum: 1,
+      maximum: Number.MAX_SAFE_INTEGER,
+    },
     description: 'Program ids (strings or integers) of this workspace; null (default): all programs',
   },
   programIdsError,
@@ -219,7 +225,7 @@ export function registerApiKeyRoutes(fastify: FastifyInstance, deps: ApiDeps): v
   app.put(
     '/api/advertiser/api-keys/:id',
     {
-      preValidation: [requireKey, async (req) => checkKeyUpdate(bodyObject(req.body))],
+      preValidation: [requireKey, requiresBody(async (req) => checkKeyUpdate(bodyObject(req.body)))],
       schema: workspaceRoute({
         summary: "Change an active key's name, scopes or program scope (takes effect on its next request)",
         description: 'expires_at cannot be changed (400): create a new key instead. A revoked key is 409.',

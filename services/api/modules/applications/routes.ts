@@ -9,21 +9,15 @@ import { HttpError, errorResponses } from '../../../../shared/http/server.ts';
 import { Checked, Email, Nullable as NullableIn, Trimmed } from '../../../../shared/http/validation.ts';
 import type { TypeBoxProvider } from '../../../../shared/http/validation.ts';
 import { hashPassword } from '../../../../shared/domain/passwords.ts';
-import { notify } from '../../../../shared/db/notifications.ts';
-import { recordWebhookEvents } from '../../../../shared/db/webhook-events.ts';
 import { Nullable, Obj, dataOf, requireBodyObject } from '../../common.ts';
 import type { ApiDeps } from '../../deps.ts';
 import { authenticatePartner, limitApplications } from '../partner-auth/access.ts';
-import { accountByEmail, claim, hasClaimed, insertAccount } from '../partner-auth/dal.ts';
-import { applicationClaim } from '../partner-claims/service.ts';
-import { queueMagicLink } from '../partner-auth/invites.ts';
 import { normalEmail, optionalPasswordError } from '../partner-auth/service.ts';
-import { addPartner } from '../partners/dal.ts';
-import { createGeneratedLink, partnerEventData } from '../partners/review.ts';
 import { ERR as PARTNER_ERR } from '../partners/service.ts';
 import { publicProgram } from './dal.ts';
 import type { PublicProgramRow } from './dal.ts';
-import { ERR, applicationNotices, toPublicProgram, websiteError } from './service.ts';
+import { ERR, toPublicProgram, websiteError } from './service.ts';
+import { applyToProgram } from './operations.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -130,91 +124,24 @@ export function registerApplicationRoutes(fastify: FastifyInstance, deps: ApiDep
     async (req, reply) => {
       const program = programOfReq(req);
       const b = req.body;
-      const email = normalEmail(b.email);
-      const name = b.name.trim();
-      const programId = Number(program.id);
-      const workspaceId = Number(program.workspace_id);
-      const status = program.auto_approve ? 'approved' : 'pending';
       // The applicant's own session, if any (an invalid one is simply not used: this route needs none).
       const signedIn = await authenticatePartner(sql, req).then(
         (p) => p.accountId,
         () => null,
       );
-      const passwordHash = typeof b.password === 'string' ? await hashPassword(b.password) : null;
-      const application = {
+      const result = await applyToProgram(deps, program, {
+        name: b.name.trim(),
+        email: normalEmail(b.email),
+        passwordHash: typeof b.password === 'string' ? await hashPassword(b.password) : null,
         website: typeof b.website === 'string' && b.website.trim() !== '' ? b.website.trim() : null,
         message: typeof b.message === 'string' && b.message.trim() !== '' ? b.message.trim() : null,
-      };
-      const result = await addPartner(
-        sql,
-        workspaceId,
-        programId,
-        { name, email, status, source: 'application', application },
-        async (tx, partner, pp, recordCreated) => {
-          const partnerId = Number(partner.id);
-          if (status === 'approved')
-            await createGeneratedLink(tx, { programId, partnerId, ppId: Number(pp.id) });
-          // Nothing is claimed by the email string alone (partner-claims/service.ts): a password typed here
-          // makes an unverified account, which sees nothing until a link mailed to the address is followed.
-          let account = await accountByEmail(tx, email, true);
-          if (!account && passwordHash !== null) {
-            account = await insertAccount(tx, { email, name, passwordHash, verified: false });
-          }
-          const decision = applicationClaim({
-            recordCreated,
-            account,
-            signedIn,
-            alreadyClaimed: account !== undefined && (await hasClaimed(tx, Number(account.id), partnerId)),
-          });
-          if (decision.kind === 'claim') await claim(tx, signedIn!, [partnerId], 'application');
-          else if (decision.kind === 'mail-claim-link')
-            await queueMagicLink(tx, deps, email, { partnerId, programName: program.name });
-          else if (decision.kind === 'mail-sign-in-link') await queueMagicLink(tx, deps, email);
-          await notify(
-            tx,
-            deps,
-            applicationNotices({
-              ppId: pp.id,
-              partnerId,
-              programId,
-              workspaceId,
-              programName: program.name,
-              name: partner.name,
-              email,
-              approved: status === 'approved',
-            }),
-          );
-          const data = partnerEventData({
-            partnerId,
-            name: partner.name,
-            email,
-            ppId: pp.id,
-            programId,
-            status,
-            source: 'application',
-            createdAt: pp.created_at,
-            updatedAt: pp.updated_at,
-          });
-          await recordWebhookEvents(tx, deps.kafkaPrefix, [
-            { type: 'partner.applied', workspace_id: workspaceId, program_id: programId, data },
-            ...(status === 'approved'
-              ? [
-                  {
-                    type: 'partner.approved' as const,
-                    workspace_id: workspaceId,
-                    program_id: programId,
-                    data,
-                  },
-                ]
-              : []),
-          ]);
-        },
-      );
-      if ('existing' in result) return reply.code(200).send({ data: { status: result.existing.status } });
+        signedIn,
+      });
+      if ('existing' in result) return reply.code(200).send({ data: { status: result.existing } });
       if ('currencyConflict' in result) {
         throw new HttpError(409, PARTNER_ERR.otherCurrency(result.currencyConflict));
       }
-      return reply.code(201).send({ data: { status } });
+      return reply.code(201).send({ data: { status: result.created } });
     },
   );
 }

@@ -117,7 +117,8 @@ const sessionGetSchema = {
     "dashboard session is an error, as on every route). Without one, the `svc_session` cookie's session; " +
     'no cookie, or one whose session expired or was revoked, is 200 `{ "data": null }`: "no session" is an ' +
     'answer, not an error (the dashboard asks on every first load), and a dead cookie is cleared.',
-  security: sessionSecurity,
+  // `{}`: without a credential the answer is 200 `{ "data": null }`, not 401.
+  security: [...sessionSecurity, {}],
   response: { 200: Obj({ data: Nullable(sessionInfo) }), 401: ERROR_SCHEMA },
 };
 

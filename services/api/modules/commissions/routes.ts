@@ -9,20 +9,9 @@ import type { TypeBoxProvider } from '../../../../shared/http/validation.ts';
 import { principalOf, programAccess } from '../auth/access.ts';
 import type { ApiDeps } from '../../deps.ts';
 import { ProgramParams, managementSecurity, pathId, programOf, requireProgram } from '../../common.ts';
-import { approve, commissionsOfProgram, markPaid, programOfCommission, reject } from './dal.ts';
-import {
-  COMMISSION_FILTERS,
-  COMMISSION_STATUSES,
-  ERR,
-  REVIEW_REASONS,
-  checkApprovable,
-  checkPayableAlone,
-  checkRejectable,
-  paidEntry,
-  rejectedEntry,
-  rejectionReason,
-  toCommission,
-} from './service.ts';
+import { commissionsOfProgram, programOfCommission } from './dal.ts';
+import { COMMISSION_FILTERS, COMMISSION_STATUSES, ERR, REVIEW_REASONS, toCommission } from './service.ts';
+import { approveCommission, markCommissionPaid, rejectCommission } from './operations.ts';
 
 const NullableTime = Type.Union([Type.String({ format: 'date-time' }), Type.Null()]);
 const CommissionOut = Type.Object({
@@ -62,7 +51,7 @@ const RejectBody = Type.Object({
 
 export function registerCommissionRoutes(fastify: FastifyInstance, deps: ApiDeps): void {
   const app = fastify.withTypeProvider<TypeBoxProvider>();
-  const { sql, kafkaPrefix, publicUrl } = deps;
+  const { sql } = deps;
 
   /** The commission's id once the caller may update its program; 404 for one of another workspace. */
   async function writableCommission(req: FastifyRequest, commissionId: number): Promise<number> {
@@ -135,11 +124,7 @@ export function registerCommissionRoutes(fastify: FastifyInstance, deps: ApiDeps
     },
     async (req) => {
       const commissionId = await writableCommission(req, req.params.id);
-      const row = await markPaid(sql, commissionId, {
-        check: checkPayableAlone,
-        entry: (c) => paidEntry(commissionId, c),
-        kafkaPrefix,
-      });
+      const row = await markCommissionPaid(deps, commissionId);
       return { data: toCommission(found(row)) };
     },
   );
@@ -164,7 +149,7 @@ export function registerCommissionRoutes(fastify: FastifyInstance, deps: ApiDeps
     },
     async (req) => {
       const commissionId = await writableCommission(req, req.params.id);
-      const row = await approve(sql, commissionId, { check: checkApprovable, kafkaPrefix });
+      const row = await approveCommission(deps, commissionId);
       return { data: toCommission(found(row)) };
     },
   );
@@ -198,12 +183,7 @@ export function registerCommissionRoutes(fastify: FastifyInstance, deps: ApiDeps
     },
     async (req) => {
       const commissionId = req.params.id;
-      const row = await reject(sql, commissionId, {
-        check: checkRejectable,
-        entry: (c) => rejectedEntry(commissionId, c),
-        refundReason: rejectionReason(req.body?.reason),
-        notify: { kafkaPrefix, publicUrl },
-      });
+      const row = await rejectCommission(deps, commissionId, req.body?.reason);
       return { data: toCommission(found(row)) };
     },
   );

@@ -60,6 +60,16 @@ export interface Range {
 const dateMessage = (name: 'dateFrom' | 'dateTo') =>
   `${name} must be an ISO 8601 date or date-time (e.g. 2025-01-31 or 2025-01-31T12:00:00Z)`;
 
+/**
+ * ISO_RE with the ranges a regular expression can state (years 1900-2199, months, days 01-31, hours,
+ * minutes, seconds, offsets): the `pattern` of dateFrom/dateTo in the OpenAPI. A day past its month's end
+ * matches it and is still refused by parseIsoDate.
+ */
+export const DATE_PATTERN =
+  '^(?:19|20|21)[0-9]{2}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12][0-9]|3[01])' +
+  '(?:[Tt ](?:[01][0-9]|2[0-3]):[0-5][0-9](?::[0-5][0-9](?:[.,][0-9]{1,9})?)?' +
+  '(?:[Zz]|[+ -](?:[01][0-9]|2[0-3])(?::?[0-5][0-9])?)?)?$';
+
 /** The message when a dateFrom/dateTo value is not a date parseRange takes, else null (for the schemas). */
 export const dateError =
   (name: 'dateFrom' | 'dateTo') =>

@@ -24,18 +24,16 @@ import { programAccess } from '../auth/access.ts';
 import type { Permission, Principal, ProgramAccess } from '../auth/access.ts';
 import { createDashboardDal } from './dal.ts';
 import { eventsSchema, performanceSchema, statusSchema } from './schemas.ts';
+import { eventsBody, parseEventsQuery, readEventsPage } from './events.ts';
 import {
   checkMemberFilter,
   checkPerformanceShape,
-  eventsBody,
   memberFilterOf,
-  parseEventsQuery,
   parsePerformanceQuery,
-  queryOf,
-  readEventsPage,
   readPerformance,
-  statusBody,
-} from './service.ts';
+} from './performance.ts';
+import { queryOf } from './service.ts';
+import { statusBody } from './status.ts';
 
 export function registerDashboardRoutes(app: FastifyInstance, deps: ApiDeps): void {
   const { sql } = deps;

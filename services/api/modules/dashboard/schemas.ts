@@ -5,9 +5,9 @@
 // order of dateFrom and dateTo and the custom range's length are checked by the handlers.
 import { Type } from '@sinclair/typebox';
 import { errorResponses } from '../../../../shared/http/server.ts';
-import { Checked, StringEnum as CheckedEnum } from '../../../../shared/http/validation.ts';
+import { Checked, MAX_QUERY_INTEGER, StringEnum as CheckedEnum } from '../../../../shared/http/validation.ts';
 import { DateTime, Nullable, Obj, StringEnum } from '../../common.ts';
-import { dateError } from './dates.ts';
+import { DATE_PATTERN, dateError } from './dates.ts';
 import {
   EVENT_TYPE_ERROR,
   LINK_ID_ERROR,
@@ -22,7 +22,7 @@ const security = [{ session: [] }];
 const errors = errorResponses(400, 401, 403, 404);
 const params = Type.Object({ programId: Type.Integer({ description: 'Program id' }) });
 const dateQuery = (name: 'dateFrom' | 'dateTo', description: string) =>
-  Checked<string>({ type: 'string', description }, dateError(name));
+  Checked<string>({ type: 'string', pattern: DATE_PATTERN, description }, dateError(name));
 const DATE_QUERY = 'ISO 8601 date (YYYY-MM-DD, a whole UTC day) or date-time (no offset = UTC); inclusive.';
 
 const testStats = Obj({
@@ -72,7 +72,7 @@ export const eventsSchema = {
   params,
   querystring: Obj({
     page: Checked<number>(
-      { type: 'integer', minimum: 1, default: 1 },
+      { type: 'integer', minimum: 1, maximum: MAX_QUERY_INTEGER, default: 1 },
       positiveError(Number.MAX_SAFE_INTEGER, PAGE_ERROR),
     ),
     pageSize: Checked<number>(
@@ -124,6 +124,7 @@ export const memberFilterQuery = {
     {
       type: 'integer',
       minimum: 1,
+      maximum: MAX_QUERY_INTEGER,
       description:
         "Only this partner's clicks, its customers' leads and conversions, its sales and commission",
     },
@@ -133,6 +134,7 @@ export const memberFilterQuery = {
     {
       type: 'integer',
       minimum: 1,
+      maximum: MAX_QUERY_INTEGER,
       description:
         "Only this link's clicks and what its customers did (with partnerId: a link of that partner)",
     },

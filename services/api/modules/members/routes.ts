@@ -2,10 +2,9 @@
 // sessions, workspaces, roles"). Only an active owner or admin of the workspace, with a dashboard session,
 // manages members; an `affk_` key gets 403. The workspace is `?workspace_id=` (POST also takes it in the
 // body), by default the one workspaceAccess picks (the caller's owner, then admin, membership).
-// The rules are in service.ts.
+// The rules are in service.ts, each write's transaction in operations.ts.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from '@sinclair/typebox';
-import { HttpError } from '../../../../shared/http/server.ts';
 import { Checked } from '../../../../shared/http/validation.ts';
 import type { TypeBoxProvider } from '../../../../shared/http/validation.ts';
 import {
@@ -23,19 +22,9 @@ import {
 import type { ApiDeps } from '../../deps.ts';
 import { ROLES } from '../auth/service.ts';
 import type { Role } from '../auth/service.ts';
-import { lockForManage } from '../auth/access.ts';
+import { addMember, changeRole, removeMember } from './operations.ts';
 import * as dal from './dal.ts';
-import {
-  MEMBER_NOT_FOUND,
-  OWNER_ONLY,
-  checkRemoval,
-  checkRoleChange,
-  keepsNoKeys,
-  memberEmailError,
-  parseUserId,
-  roleError,
-  toMember,
-} from './service.ts';
+import { memberEmailError, parseUserId, roleError, toMember } from './service.ts';
 
 const member = Obj({
   user_id: Type.Integer(),
@@ -107,17 +96,8 @@ export function registerMemberRoutes(fastify: FastifyInstance, deps: ApiDeps): v
     async (req, reply) => {
       const ws = manageOf(req).workspaceId;
       const { role } = req.body;
-      const row = await sql.begin(async (tx) => {
-        const actor = await lockForManage(tx, ws, req);
-        if (role === 'owner' && actor !== 'owner') throw new HttpError(403, OWNER_ONLY);
-        const userId = await dal.userIdByEmail(sql, req.body.email.trim());
-        if (userId === null) throw new HttpError(404, 'User not found');
-        if (!(await dal.addMember(tx, ws, userId, role))) {
-          throw new HttpError(409, 'User is already an active member of this workspace');
-        }
-        return dal.readMember(tx, ws, userId);
-      });
-      return reply.code(201).send({ data: toMember(row!) });
+      const row = await addMember(sql, ws, req, req.body.email.trim(), role);
+      return reply.code(201).send({ data: toMember(row) });
     },
   );
 
@@ -136,16 +116,7 @@ export function registerMemberRoutes(fastify: FastifyInstance, deps: ApiDeps): v
       const ws = manageOf(req).workspaceId;
       const userId = userIdOf(req);
       const { role } = req.body;
-      const row = await sql.begin(async (tx) => {
-        const actor = await lockForManage(tx, ws, req);
-        const lastOwner = await dal.isLastOwner(tx, ws, userId);
-        const current = await dal.readMember(tx, ws, userId);
-        if (!current) throw new HttpError(404, MEMBER_NOT_FOUND);
-        if (!checkRoleChange({ actor, current, lastOwner }, role)) return current;
-        await dal.setRole(tx, ws, userId, role);
-        if (keepsNoKeys(role)) await dal.revokeKeysOf(tx, ws, userId);
-        return { ...current, role };
-      });
+      const row = await changeRole(sql, ws, req, userId, role);
       return { data: toMember(row) };
     },
   );
@@ -166,16 +137,7 @@ export function registerMemberRoutes(fastify: FastifyInstance, deps: ApiDeps): v
     async (req) => {
       const ws = manageOf(req).workspaceId;
       const userId = userIdOf(req);
-      const row = await sql.begin(async (tx) => {
-        const actor = await lockForManage(tx, ws, req);
-        const lastOwner = await dal.isLastOwner(tx, ws, userId);
-        const current = await dal.readMember(tx, ws, userId);
-        if (!current) throw new HttpError(404, MEMBER_NOT_FOUND);
-        if (!checkRemoval({ actor, current, lastOwner })) return current;
-        await dal.deactivate(tx, ws, userId);
-        await dal.revokeKeysOf(tx, ws, userId);
-        return { ...current, status: 'inactive' as const };
-      });
+      const row = await removeMember(sql, ws, req, userId);
       return { data: toMember(row) };
     },
   );

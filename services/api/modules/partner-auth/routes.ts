@@ -20,7 +20,7 @@ import { csrfTokenFor } from '../auth/cookie.ts';
 import { authenticatePartner, partnerOf, partnerSecurity } from './access.ts';
 import { beginPasswordCheck, ipHashOf, limitMagicLink } from '../../sign-in-limits.ts';
 import * as dal from './dal.ts';
-import { queueMagicLink } from './invites.ts';
+import { changeAccount, mailSignInLink } from './operations.ts';
 import { acceptInvite as acceptInviteTx, followMagicLink } from '../partner-claims/operations.ts';
 import {
   ERR,
@@ -241,7 +241,7 @@ export function registerPartnerAuthRoutes(fastify: FastifyInstance, deps: ApiDep
     async (req, reply) => {
       const email = normalEmail(req.body.email);
       await limitMagicLink(deps, req, reply, email);
-      if (await dal.emailKnown(sql, email)) await sql.begin((tx) => queueMagicLink(tx, deps, email));
+      await mailSignInLink(sql, deps, email);
       return reply.code(202).send({ data: { sent: true } });
     },
   );
@@ -474,12 +474,9 @@ export function registerPartnerAccountRoutes(fastify: FastifyInstance, deps: Api
         }
         passwordHash = await hashPassword(b.password);
       }
-      await sql.begin(async (tx) => {
-        await dal.updateAccount(tx, p.accountId, {
-          ...(b.name === undefined ? {} : { name: cleanName(b.name) }),
-          ...(passwordHash === undefined ? {} : { passwordHash }),
-        });
-        if (passwordHash !== undefined) await dal.revokeOtherSessions(tx, p.accountId, p.sessionId);
+      await changeAccount(sql, p, {
+        ...(b.name === undefined ? {} : { name: cleanName(b.name) }),
+        ...(passwordHash === undefined ? {} : { passwordHash }),
       });
       return me(p.accountId);
     },

@@ -130,6 +130,8 @@ export function answerInvitation(
     const account = await auth.accountById(tx, accountId);
     if (!account) throw new HttpError(401, AUTH_ERR.session);
     if (!mailboxVerified(account)) throw new HttpError(404, ERR.invitationNotFound);
+    // A malformed path id (NaN, shared/http/validation.ts) is an unknown invitation.
+    if (!Number.isSafeInteger(partnerId)) throw new HttpError(404, ERR.invitationNotFound);
     await dal.lockRecord(tx, partnerId);
     const [invitation] = await dal.invitationsOf(tx, accountId, account.email, partnerId);
     if (!invitation) throw new HttpError(404, ERR.invitationNotFound);

@@ -4,7 +4,7 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import { HttpError, errorResponses } from '../../../../shared/http/server.ts';
-import { Checked, StringEnum as CheckedEnum } from '../../../../shared/http/validation.ts';
+import { Checked, Email, StringEnum as CheckedEnum } from '../../../../shared/http/validation.ts';
 import type { TypeBoxProvider } from '../../../../shared/http/validation.ts';
 import { DateTime, Nullable, Obj, StringEnum, dataOf, requireBodyObject } from '../../common.ts';
 import type { ApiDeps } from '../../deps.ts';
@@ -60,23 +60,26 @@ export function registerPayoutMethodRoutes(fastify: FastifyInstance, deps: ApiDe
           'by mail to the account (the time and the new method, masked). Errors: 400 `' +
           `${ERR.payoutType}\`, \`${ERR.payoutEmail}\`, \`${ERR.payoutDetails}\`.`,
         security,
-        body: Type.Object({
-          type: CheckedEnum(PAYOUT_TYPES, ERR.payoutType),
-          email: Type.Optional(
-            Checked<string | null>({ type: ['string', 'null'], format: 'email', maxLength: 320 }, (v) =>
-              v === undefined || v === null || (typeof v === 'string' && emailLike(v))
-                ? null
-                : ERR.payoutEmail,
+        body: Type.Object(
+          {
+            type: CheckedEnum(PAYOUT_TYPES, ERR.payoutType),
+            email: Type.Optional(
+              Checked<string | null>({ type: ['string', 'null'], pattern: EMAIL_PATTERN }, (v) =>
+                v === undefined || v === null || (typeof v === 'string' && emailLike(v))
+                  ? null
+                  : ERR.payoutEmail,
+              ),
             ),
-          ),
-          details: Type.Optional(
-            Checked<string | null>({ type: ['string', 'null'], maxLength: 2000 }, (v) =>
-              v === undefined || v === null || (typeof v === 'string' && v.trim().length <= 2000)
-                ? null
-                : ERR.payoutDetails,
+            details: Type.Optional(
+              Checked<string | null>({ type: ['string', 'null'], pattern: DETAILS_PATTERN }, (v) =>
+                v === undefined || v === null || (typeof v === 'string' && v.trim().length <= 2000)
+                  ? null
+                  : ERR.payoutDetails,
+              ),
             ),
-          ),
-        }),
+          },
+          { allOf: NEEDS },
+        ),
         response: { 200: PayoutMethodOut, ...errorResponses(400, 401, 403) },
       },
     },
@@ -88,6 +91,22 @@ export function registerPayoutMethodRoutes(fastify: FastifyInstance, deps: ApiDe
     },
   );
 }
+
+// What the OpenAPI states of the body (payoutMethodOf checks it): each field's form once trimmed, and which
+// field each type needs. Documentation only: the checks above and payoutMethodOf give the messages.
+const EMAIL_PATTERN = Email(320).pattern!;
+/** At most 2000 characters once trimmed (empty is allowed here; bank_transfer needs some, below). */
+const DETAILS_PATTERN = '^\\s*(?:\\S(?:[\\s\\S]{0,1998}\\S)?)?\\s*$';
+const NEEDS = [
+  {
+    if: { properties: { type: { enum: ['paypal', 'wise'] } } },
+    then: { required: ['email'], properties: { email: { type: 'string' } } },
+  },
+  {
+    if: { properties: { type: { const: 'bank_transfer' } } },
+    then: { required: ['details'], properties: { details: { type: 'string', pattern: '\\S' } } },
+  },
+];
 
 const emailLike = (v: string) => /^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(v.trim()) && v.trim().length <= 320;
 

@@ -5,7 +5,11 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import { HttpError, errorResponses } from '../../../../shared/http/server.ts';
-import { Nullable as NullableIn, StringEnum as CheckedEnum } from '../../../../shared/http/validation.ts';
+import {
+  MAX_QUERY_INTEGER,
+  Nullable as NullableIn,
+  StringEnum as CheckedEnum,
+} from '../../../../shared/http/validation.ts';
 import type { TypeBoxProvider } from '../../../../shared/http/validation.ts';
 import { DateTime, Nullable, Obj, StringEnum, dataOf, parseId, requireBodyObject } from '../../common.ts';
 import type { ApiDeps } from '../../deps.ts';
@@ -20,15 +24,9 @@ import {
 } from '../links/service.ts';
 import { createDashboardDal } from '../dashboard/dal.ts';
 import { eventsSchema, performanceSchema } from '../dashboard/schemas.ts';
-import {
-  checkPerformanceShape,
-  eventsBody,
-  parseEventsQuery,
-  parsePerformanceQuery,
-  queryOf,
-  readEventsPage,
-  readPerformance,
-} from '../dashboard/service.ts';
+import { eventsBody, parseEventsQuery, readEventsPage } from '../dashboard/events.ts';
+import { checkPerformanceShape, parsePerformanceQuery, readPerformance } from '../dashboard/performance.ts';
+import { queryOf } from '../dashboard/service.ts';
 import * as dal from './dal.ts';
 import type { PartnerProgramRow } from './dal.ts';
 import {
@@ -320,7 +318,9 @@ export function registerPartnerPortalRoutes(fastify: FastifyInstance, deps: ApiD
           'them. `payable_at` and `payout_id` are null until the commission is held and paid out.',
         security,
         querystring: Type.Object({
-          program_id: Type.Optional(Type.Integer({ minimum: 1, errorMessage: ERR.programId })),
+          program_id: Type.Optional(
+            Type.Integer({ minimum: 1, maximum: MAX_QUERY_INTEGER, errorMessage: ERR.programId }),
+          ),
           status: Type.Optional(CheckedEnum(COMMISSION_STATUSES, ERR.status)),
           ...pageQuery,
         }),

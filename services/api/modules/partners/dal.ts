@@ -40,60 +40,55 @@ export interface NewPartner {
 }
 
 /**
- * The workspace's partner with this email (created with `name` if none) joined to the program; null when
- * it is already in the program. One partner per (workspace, email) even when two requests race: an
- * advisory lock stands in for the unique index there is not. `then` runs in the same transaction with what
- * was created (invites, notifications, webhook events, an application's account), so all of it commits or
- * none does.
+ * The workspace's partner with this email (created with `name` if none) joined to the program, in the
+ * caller's transaction (operations.ts); `existing` when it is already in the program. One partner per
+ * (workspace, email) even when two requests race: an advisory lock stands in for the unique index there is
+ * not.
  */
-export function addPartner<T = undefined>(
-  sql: Sql,
+export async function addPartner(
+  tx: Tx,
   workspaceId: number,
   programId: number,
   p: NewPartner,
-  then?: (tx: Tx, partner: PartnerRow, pp: PartnerProgramRow, recordCreated: boolean) => Promise<T>,
 ): Promise<
-  | { partner: PartnerRow; pp: PartnerProgramRow; extra: T | undefined }
+  | { partner: PartnerRow; pp: PartnerProgramRow; recordCreated: boolean }
   | { currencyConflict: string }
   | { existing: PartnerRow & { status: PartnerStatusValue } }
 > {
-  return sql.begin(async (tx) => {
-    await tx`select pg_advisory_xact_lock(hashtextextended(${`partner:${workspaceId}:${p.email}`}, 0))`;
-    let [partner] = await tx<PartnerRow[]>`
-      select id, name, email from partners
-      where workspace_id = ${workspaceId} and email = ${p.email} order by id limit 1`;
-    const recordCreated = partner === undefined;
-    partner ??= (
-      await tx<PartnerRow[]>`
-        insert into partners (workspace_id, name, email) values (${workspaceId}, ${p.name}, ${p.email})
-        returning id, name, email`
-    )[0]!;
-    // A partner's balance is one number (CONTRACT): all its programs share one currency. The program's row
-    // is read `for share` so that a concurrent currency change (programs/dal.ts) waits for this join.
-    const [program] = await tx<{ currency: string }[]>`
-      select currency from programs where id = ${programId} for share`;
-    const [pp] = await tx<PartnerProgramRow[]>`
-      insert into partner_programs (partner_id, program_id, status, source, application)
-      select ${partner.id}, ${programId}, ${p.status}, ${p.source ?? 'advertiser'},
-             ${p.application ? tx.json(p.application as never) : null}
-      where not exists (
-        select 1 from partner_programs pp join programs pr on pr.id = pp.program_id
-        where pp.partner_id = ${partner.id} and pr.id <> ${programId} and pr.currency <> ${program!.currency})
-      on conflict (partner_id, program_id) do nothing
-      returning id, status, created_at, updated_at`;
-    if (!pp) {
-      const [cur] = await tx<{ status: PartnerStatusValue }[]>`
-        select status from partner_programs where partner_id = ${partner.id} and program_id = ${programId}`;
-      if (cur) return { existing: { ...partner, status: cur.status } };
-      const [other] = await tx<{ currency: string }[]>`
-        select pr.currency from partner_programs pp join programs pr on pr.id = pp.program_id
-        where pp.partner_id = ${partner.id} and pr.id <> ${programId} and pr.currency <> ${program!.currency}
-        limit 1`;
-      return { currencyConflict: other!.currency };
-    }
-    const extra = then ? await then(tx, partner, pp, recordCreated) : undefined;
-    return { partner, pp, extra };
-  });
+  await tx`select pg_advisory_xact_lock(hashtextextended(${`partner:${workspaceId}:${p.email}`}, 0))`;
+  let [partner] = await tx<PartnerRow[]>`
+    select id, name, email from partners
+    where workspace_id = ${workspaceId} and email = ${p.email} order by id limit 1`;
+  const recordCreated = partner === undefined;
+  partner ??= (
+    await tx<PartnerRow[]>`
+      insert into partners (workspace_id, name, email) values (${workspaceId}, ${p.name}, ${p.email})
+      returning id, name, email`
+  )[0]!;
+  // A partner's balance is one number (CONTRACT): all its programs share one currency. The program's row
+  // is read `for share` so that a concurrent currency change (programs/dal.ts) waits for this join.
+  const [program] = await tx<{ currency: string }[]>`
+    select currency from programs where id = ${programId} for share`;
+  const [pp] = await tx<PartnerProgramRow[]>`
+    insert into partner_programs (partner_id, program_id, status, source, application)
+    select ${partner.id}, ${programId}, ${p.status}, ${p.source ?? 'advertiser'},
+           ${p.application ? tx.json(p.application as never) : null}
+    where not exists (
+      select 1 from partner_programs pp join programs pr on pr.id = pp.program_id
+      where pp.partner_id = ${partner.id} and pr.id <> ${programId} and pr.currency <> ${program!.currency})
+    on conflict (partner_id, program_id) do nothing
+    returning id, status, created_at, updated_at`;
+  if (!pp) {
+    const [cur] = await tx<{ status: PartnerStatusValue }[]>`
+      select status from partner_programs where partner_id = ${partner.id} and program_id = ${programId}`;
+    if (cur) return { existing: { ...partner, status: cur.status } };
+    const [other] = await tx<{ currency: string }[]>`
+      select pr.currency from partner_programs pp join programs pr on pr.id = pp.program_id
+      where pp.partner_id = ${partner.id} and pr.id <> ${programId} and pr.currency <> ${program!.currency}
+      limit 1`;
+    return { currencyConflict: other!.currency };
+  }
+  return { partner, pp, recordCreated };
 }
 
 const LIST_COLUMNS = (sql: Sql | Tx) => sql`

@@ -1,10 +1,10 @@
-// What happens around a partner-program, in the transaction of the change: the advertiser's review
-// (approve / reject), the invite or notice when the advertiser adds a partner, and the partner.* webhook
-// events and notifications each of these writes (CONTRACT part two; docs/partners.md). Everything that
-// leaves the transaction (mail, webhook events) goes through the outbox of that transaction.
-import type { Sql, Tx } from '../../../../shared/db/sql.ts';
-import { notify } from '../../../../shared/db/notifications.ts';
-import type { NotificationInput, NotifyContext } from '../../../../shared/db/notifications.ts';
+// What happens around a partner-program, in the transaction of the change (opened by operations.ts): the
+// invite or notice when the advertiser adds a partner, the approval's link and notice, and the partner.*
+// webhook events and notifications these write (CONTRACT part two; docs/partners.md). Everything that
+// leaves the transaction (mail, webhook events, notifications) goes through the outbox of that transaction.
+import type { Tx } from '../../../../shared/db/sql.ts';
+import { queueNotifications } from '../../../../shared/db/notifications.ts';
+import type { NotificationInput } from '../../../../shared/db/notifications.ts';
 import { recordWebhookEvents } from '../../../../shared/db/webhook-events.ts';
 import type { WebhookEventType } from '../../../../shared/contracts/webhook-events.ts';
 import { insertLink } from '../links/dal.ts';
@@ -12,10 +12,14 @@ import type { LinkRow } from '../links/dal.ts';
 import { shortLinkCandidates } from '../links/service.ts';
 import { issueInvite } from '../partner-auth/invites.ts';
 import type { IssuedInvite } from '../partner-auth/invites.ts';
-import { isClaimed, linkCountOf, lockPartnerProgram, partnerOfProgram, setPartnerStatus } from './dal.ts';
-import type { PartnerListRow, PartnerRow, PartnerProgramRow, PartnerStatusValue } from './dal.ts';
+import { isClaimed } from './dal.ts';
+import type { PartnerRow, PartnerProgramRow, PartnerStatusValue } from './dal.ts';
 
-export type Ctx = NotifyContext;
+/** KAFKA_PREFIX (the outbox topics) and PUBLIC_URL (an invite's link). */
+export interface Ctx {
+  kafkaPrefix: string;
+  publicUrl: string;
+}
 
 /** The `data` of a partner.* webhook event: the partner in the program as the management API shows it. */
 export function partnerEventData(p: {
@@ -43,7 +47,7 @@ export function partnerEventData(p: {
   };
 }
 
-async function partnerEvent(
+export async function partnerEvent(
   tx: Tx,
   ctx: Ctx,
   type: WebhookEventType,
@@ -91,79 +95,6 @@ export function approvedNotice(
   };
 }
 
-export type Decision = { action: 'approve' } | { action: 'reject'; reason: string | null };
-
-/**
- * Approves or rejects the partner in the program: undefined when it is not in it. Approving creates a link
- * when the partner has none (also when it was approved already); a real status change notifies the
- * partner (mailed) and an approval records `partner.approved`. Repeating a decision changes nothing else.
- */
-export function reviewPartner(
-  sql: Sql,
-  ctx: Ctx,
-  programId: number,
-  partnerId: number,
-  d: Decision,
-): Promise<PartnerListRow | undefined> {
-  return sql.begin(async (tx) => {
-    const pp = await lockPartnerProgram(tx, programId, partnerId);
-    if (!pp) return undefined;
-    const workspaceId = Number(pp.workspace_id);
-    const target: PartnerStatusValue = d.action === 'approve' ? 'approved' : 'rejected';
-    const reason = d.action === 'reject' ? d.reason : null;
-    const changed = pp.status !== target;
-    if (changed || (target === 'rejected' && reason !== pp.rejection_reason)) {
-      const updatedAt = await setPartnerStatus(tx, pp.id, target, reason);
-      if (changed && target === 'approved') {
-        await notify(tx, ctx, [
-          approvedNotice({ ppId: pp.id, partnerId, programId, programName: pp.program_name }, updatedAt),
-        ]);
-        const row = (await partnerOfProgram(tx, programId, partnerId))!;
-        await partnerEvent(
-          tx,
-          ctx,
-          'partner.approved',
-          workspaceId,
-          partnerEventData({
-            partnerId,
-            name: row.name,
-            email: row.email,
-            ppId: pp.id,
-            programId,
-            status: 'approved',
-            source: row.source,
-            createdAt: pp.created_at,
-            updatedAt,
-          }),
-        );
-      }
-      if (changed && target === 'rejected') {
-        await notify(tx, ctx, [
-          {
-            notification_key: `partner_rejected:${pp.id}:${updatedAt.getTime()}`,
-            recipient_type: 'partner',
-            partner_id: partnerId,
-            workspace_id: null,
-            program_id: programId,
-            kind: 'partner_rejected',
-            title: `${pp.program_name} did not approve you as a partner`,
-            body:
-              reason === null
-                ? `${pp.program_name} did not approve you as a partner.`
-                : `${pp.program_name} did not approve you as a partner. Reason: ${reason}`,
-            data: { partner_id: partnerId, program_id: programId, reason },
-            mail: true,
-          },
-        ]);
-      }
-    }
-    if (target === 'approved' && (await linkCountOf(tx, pp.id)) === 0) {
-      await createGeneratedLink(tx, { programId, partnerId, ppId: Number(pp.id) });
-    }
-    return partnerOfProgram(tx, programId, partnerId);
-  });
-}
-
 /**
  * In the transaction that added the partner to the program (by the advertiser): `partner.created`, and an
  * invite (mailed; its URL answered once) unless an account already claimed the record, which then only
@@ -195,7 +126,7 @@ export async function afterAdvertiserAdded(
     }),
   );
   if (await isClaimed(tx, partner.id)) {
-    await notify(tx, ctx, [
+    await queueNotifications(tx, ctx.kafkaPrefix, [
       {
         notification_key: `partner_added:${pp.id}`,
         recipient_type: 'partner',

@@ -9,9 +9,9 @@ import { Data, DataList, Email, Nullable, StringEnum, Trimmed } from '../../../.
 import type { TypeBoxProvider } from '../../../../shared/http/validation.ts';
 import type { ApiDeps } from '../../deps.ts';
 import { ProgramParams, managementSecurity, programOf, requireProgram } from '../../common.ts';
-import { issueInvite } from '../partner-auth/invites.ts';
-import { addPartner, partnerOfProgram, partnersOfProgram } from './dal.ts';
-import { afterAdvertiserAdded, reviewPartner } from './review.ts';
+import { partnersOfProgram } from './dal.ts';
+import { afterAdvertiserAdded } from './review.ts';
+import { addPartnerToProgram, reissueInvite, reviewPartner } from './operations.ts';
 import {
   ALL_STATUSES,
   ERR,
@@ -103,7 +103,7 @@ export function registerPartnerRoutes(fastify: FastifyInstance, deps: ApiDeps): 
     },
     async (req, reply) => {
       const access = programOf(req);
-      const result = await addPartner(
+      const result = await addPartnerToProgram(
         sql,
         access.workspaceId,
         access.programId,
@@ -227,11 +227,7 @@ export function registerPartnerRoutes(fastify: FastifyInstance, deps: ApiDeps): 
       const { programId } = programOf(req);
       const partnerId = req.params.partnerId;
       const invite = Number.isSafeInteger(partnerId)
-        ? await sql.begin(async (tx) =>
-            (await partnerOfProgram(tx, programId, partnerId))
-              ? issueInvite(tx, deps, { partnerId, programId })
-              : null,
-          )
+        ? await reissueInvite(sql, deps, programId, partnerId)
         : null;
       if (!invite) throw new HttpError(404, ERR.notInProgram);
       return reply

@@ -4,14 +4,20 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { HttpError, errorResponses } from '../../../../shared/http/server.ts';
-import { Data, DataList, Nullable, StringEnum } from '../../../../shared/http/validation.ts';
+import {
+  Data,
+  DataList,
+  MAX_QUERY_INTEGER,
+  Nullable,
+  StringEnum,
+} from '../../../../shared/http/validation.ts';
 import type { TypeBoxProvider } from '../../../../shared/http/validation.ts';
 import { principalOf, programAccess } from '../auth/access.ts';
 import type { Permission } from '../auth/access.ts';
 import type { ApiDeps } from '../../deps.ts';
 import { ProgramParams, managementSecurity, pathId, programOf, requireProgram } from '../../common.ts';
 import * as dal from './dal.ts';
-import { cancelPayout, createProgramPayouts, payPayout, planRun } from './operations.ts';
+import { cancelPayout, createProgramPayouts, payPayout, previewRun } from './operations.ts';
 import { ERR, EXPORT_FORMATS, PAYOUT_STATUSES, payoutMethodOf, toPayout } from './service.ts';
 import { MAX_ROWS, exportPayouts, hasPayoutMethod } from './export.ts';
 
@@ -74,6 +80,7 @@ const PreviewQuery = Type.Object({
   partner_id: Type.Optional(
     Type.Integer({
       minimum: 1,
+      maximum: MAX_QUERY_INTEGER,
       description: 'Only this partner',
       errorMessage: 'partner_id must be a positive integer',
     }),
@@ -111,7 +118,7 @@ const EXPORT_LIMIT = 10_000;
 
 export function registerPayoutRoutes(fastify: FastifyInstance, deps: ApiDeps): void {
   const app = fastify.withTypeProvider<TypeBoxProvider>();
-  const { sql, kafkaPrefix, publicUrl } = deps;
+  const { sql, kafkaPrefix } = deps;
   const base = '/api/advertiser/affiliate-programs/:id/payouts';
 
   /** The payout's program, checked for `permission`; 404 `Payout not found` for another workspace's. */
@@ -129,7 +136,7 @@ export function registerPayoutRoutes(fastify: FastifyInstance, deps: ApiDeps): v
     if (!row) throw new HttpError(404, ERR.notFound);
     return row;
   };
-  const ops = { sql, kafkaPrefix, publicUrl };
+  const ops = { sql, kafkaPrefix };
 
   app.get(
     base,
@@ -193,8 +200,7 @@ export function registerPayoutRoutes(fastify: FastifyInstance, deps: ApiDeps): v
       const programId = programOf(req).programId;
       const program = found(await dal.programForPayouts(sql, programId));
       const partnerIds = req.query.partner_id === undefined ? null : [req.query.partner_id];
-      const { rows, owed } = await dal.payoutInputs(sql, programId, partnerIds);
-      const { payouts, belowMinimum } = planRun(rows, owed, program);
+      const { payouts, belowMinimum } = await previewRun(sql, program, partnerIds);
       const partners = await dal.partnersWithMethods(sql, [
         ...payouts.map((p) => p.partner_id),
         ...belowMinimum.map((p) => p.partner_id),
@@ -292,7 +298,6 @@ export function registerPayoutRoutes(fastify: FastifyInstance, deps: ApiDeps): v
         security: managementSecurity,
         params: ProgramParams,
         querystring: ExportQuery,
-        produces: ['text/csv'],
         response: {
           200: { description: 'The CSV file', content: { 'text/csv': { schema: { type: 'string' } } } },
           ...errorResponses(400, 401, 403, 404),

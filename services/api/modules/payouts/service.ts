@@ -1,8 +1,7 @@
 // The rules of payouts, pure (CONTRACT part two "Holding, reviewing and paying out"; docs/payouts.md): who is
-// paid how much, which status changes are allowed, the ledger entries a payment writes, and the payout as
-// the API shows it.
-import type { LedgerEffect } from '../../../../shared/contracts/commands.ts';
-import { commissionEntryKey } from '../../../../shared/contracts/commands.ts';
+// paid how much, which status changes of a payout are allowed, and the payout as the API shows it. What a
+// payment does to its commissions (their status, its ledger entries) is the commission lifecycle's
+// (shared/commissions/states.ts `payInPayout`, `recoveryEntry`).
 import { HttpError } from '../../../../shared/http/server.ts';
 import { iso } from '../../common.ts';
 import type { PayoutRow, PayoutStatus } from './dal.ts';
@@ -124,45 +123,6 @@ export function checkPayable(status: PayoutStatus): void {
 export function checkCancelable(status: PayoutStatus): void {
   if (status === 'paid') throw new HttpError(409, ERR.paidCannotCancel);
   if (status === 'canceled') throw new HttpError(409, ERR.alreadyCanceled);
-}
-
-/**
- * The ledger entries of a payment: each commission's `commission:<id>:paid` for what the payout counted for
- * it, and, when the payout recovered a clawback, one `payout:<id>:recovered` entry giving that back, so the
- * entries add up to -amount_cents: the balances fall by exactly the money sent (docs/payouts.md "The ledger").
- */
-export function paymentEntries(p: {
-  payout_id: number;
-  partner_id: number;
-  partner_program_id: number;
-  recovered_cents: number;
-  commissions: readonly { id: number; counted_cents: number }[];
-}): LedgerEffect[] {
-  const entries: LedgerEffect[] = p.commissions.map((c) => ({
-    topic: 'ledger',
-    entry_key: commissionEntryKey(c.id, 'paid'),
-    kind: 'commission_paid',
-    partner_id: p.partner_id,
-    partner_program_id: p.partner_program_id,
-    commission_id: c.id,
-    payout_id: p.payout_id,
-    amount_cents: -c.counted_cents,
-    clamp_at_zero: false,
-  }));
-  if (p.recovered_cents > 0) {
-    entries.push({
-      topic: 'ledger',
-      entry_key: `payout:${p.payout_id}:recovered`,
-      kind: 'clawback_recovered',
-      partner_id: p.partner_id,
-      partner_program_id: p.partner_program_id,
-      commission_id: null,
-      payout_id: p.payout_id,
-      amount_cents: p.recovered_cents,
-      clamp_at_zero: false,
-    });
-  }
-  return entries;
 }
 
 /** A partner's payout method as the partner portal stores it (CONTRACT "Partners who sign in"). */

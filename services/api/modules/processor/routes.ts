@@ -12,7 +12,13 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { HttpError, errorResponses } from '../../../../shared/http/server.ts';
-import { Data, Nullable, StringEnum, Trimmed } from '../../../../shared/http/validation.ts';
+import {
+  Data,
+  MAX_QUERY_INTEGER,
+  Nullable,
+  StringEnum,
+  Trimmed,
+} from '../../../../shared/http/validation.ts';
 import type { TypeBoxProvider } from '../../../../shared/http/validation.ts';
 import { principalOf, programAccess } from '../auth/access.ts';
 import type { ApiDeps } from '../../deps.ts';
@@ -164,7 +170,7 @@ export function registerProcessorRoutes(fastify: FastifyInstance, deps: ApiDeps)
   const EventsQuery = Type.Object({
     program_id: Type.Integer({
       minimum: 1,
-      maximum: Number.MAX_SAFE_INTEGER,
+      maximum: MAX_QUERY_INTEGER,
       errorMessage: 'program_id must be a positive integer',
     }),
     outcome: Type.Optional(

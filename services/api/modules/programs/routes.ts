@@ -17,7 +17,7 @@ import {
 } from '../../../../shared/http/validation.ts';
 import type { TypeBoxProvider } from '../../../../shared/http/validation.ts';
 import { generateSecret, hashSecret, maskSecret } from '../../../../shared/domain/secrets.ts';
-import { MAX_AMOUNT_CENTS } from '../../../../shared/domain/money.ts';
+import { MAX_AMOUNT_CENTS, currencyPattern } from '../../../../shared/domain/money.ts';
 import { principalOf, scopedWorkspaceAccess } from '../auth/access.ts';
 import type { ApiDeps } from '../../deps.ts';
 import {
@@ -50,11 +50,25 @@ import {
 
 // ---- schemas ----
 
+// A rate's type says which field it reads (parsePolicy): the other one is ignored, whatever it holds.
 const rate = {
   type: { type: 'string', enum: ['percentage', 'flat'] },
-  percent: { type: 'number', minimum: 0, maximum: 100, description: 'For percentage; at most 4 decimals' },
-  amount_cents: { type: 'integer', minimum: 0, maximum: MAX_AMOUNT_CENTS, description: 'For flat' },
+  percent: { description: 'For percentage: a number from 0 to 100, at most 4 decimals' },
+  amount_cents: { description: 'For flat: an integer from 0 to ' + MAX_AMOUNT_CENTS },
 };
+const rateNeeds = [
+  {
+    if: { properties: { type: { const: 'percentage' } } },
+    then: { required: ['percent'], properties: { percent: { type: 'number', minimum: 0, maximum: 100 } } },
+  },
+  {
+    if: { properties: { type: { const: 'flat' } } },
+    then: {
+      required: ['amount_cents'],
+      properties: { amount_cents: { type: 'integer', minimum: 0, maximum: MAX_AMOUNT_CENTS } },
+    },
+  },
+];
 const policyDoc = {
   type: 'object',
   required: ['type'],
@@ -62,6 +76,7 @@ const policyDoc = {
     'Commission policy: `percentage` with `percent`, or `flat` with `amount_cents`; `recurring.mode` ' +
     '`one_time` or `recurring` (default), `months` null = lifetime; a `product_rules` entry overrides the ' +
     'rate for its product_id.',
+  allOf: rateNeeds,
   properties: {
     ...rate,
     recurring: {
@@ -76,6 +91,7 @@ const policyDoc = {
       items: {
         type: 'object',
         required: ['product_id', 'type'],
+        allOf: rateNeeds,
         properties: { product_id: { type: 'string', minLength: 1 }, ...rate },
       },
     },
@@ -92,7 +108,7 @@ const Origins = Checked<string[]>(
   originsError,
 );
 const Currency = Checked<string>(
-  { type: 'string', pattern: '^\\s*[A-Za-z]{3}\\s*$', description: 'ISO 4217 code', default: 'USD' },
+  { type: 'string', pattern: currencyPattern(true), description: 'ISO 4217 code (any case)', default: 'USD' },
   currencyError,
 );
 const Name = Trimmed(200, { errorMessage: ERR.name });

@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { HttpError } from '../../../../shared/http/server.ts';
 import { DEFAULT_POLICY, parsePolicy } from '../../../../shared/domain/commission-policy.ts';
-import { MAX_AMOUNT_CENTS } from '../../../../shared/domain/money.ts';
+import { CURRENCY_CODES, MAX_AMOUNT_CENTS } from '../../../../shared/domain/money.ts';
 import { ROLE_PERMISSIONS } from '../auth/access.ts';
 import type { Role } from '../auth/access.ts';
 import { iso } from '../../common.ts';
@@ -16,7 +16,6 @@ export const DEFAULT_HOLD_DAYS = 30;
 
 export const SLUG_RE = /^[a-z0-9][a-z0-9-]{0,62}$/;
 export const MAX_ORIGINS = 100;
-const CURRENCIES = new Set(Intl.supportedValuesOf('currency'));
 
 export const ERR = {
   name: 'name is required and must be 1 to 200 characters',
@@ -108,7 +107,7 @@ export function slugCandidates(slug: string | undefined, name: string): string[]
 /** null, or why `v` is not an ISO 4217 code (surrounding spaces and case do not matter). */
 export function currencyError(v: unknown): string | null {
   const c = typeof v === 'string' ? v.trim().toUpperCase() : '';
-  return /^[A-Z]{3}$/.test(c) && CURRENCIES.has(c) ? null : ERR.currency;
+  return /^[A-Z]{3}$/.test(c) && CURRENCY_CODES.has(c) ? null : ERR.currency;
 }
 
 /**

@@ -4,7 +4,8 @@ import type { ComponentChildren } from 'preact';
 import { Link } from '../router.tsx';
 import { logIn, signUp } from '../session.tsx';
 import type { SessionInfo } from '../session.tsx';
-import { ErrorBox, messageOf } from '../ui.tsx';
+import { ErrorBox } from '../widgets.tsx';
+import { messageOf } from '../hooks.ts';
 
 interface AuthProps {
   onSession(s: SessionInfo): void;

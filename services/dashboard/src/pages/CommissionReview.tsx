@@ -3,10 +3,13 @@
 import { useState } from 'preact/hooks';
 import { RejectForm } from './RejectForm.tsx';
 import { api } from '../api.ts';
-import { ErrorBox, messageOf } from '../ui.tsx';
+import type { Answer } from '../api.ts';
+import { ErrorBox } from '../widgets.tsx';
+import { useAction } from '../hooks.ts';
 import './payouts.css';
 
-export type ReviewReason = 'self_referral' | 'partner_ip';
+type Reviewed = Answer<'post', '/api/advertiser/commissions/{id}/approve'>['data'];
+export type ReviewReason = NonNullable<Reviewed['review_reason']>;
 
 /** The hold reasons as an advertiser reads them. */
 export const REVIEW_REASON_TEXT: Record<ReviewReason, string> = {
@@ -26,28 +29,27 @@ export function isHeld(c: { review_reason: string | null; status: string; paid_a
 }
 
 /** Approve / Reject of one held commission; `onChanged` gets the commission as the API answers it. */
-export function ReviewActions<C>(props: { commissionId: number; label: string; onChanged(c: C): void }) {
-  const path = `/api/advertiser/commissions/${props.commissionId}`;
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<string | null>(null);
+export function ReviewActions(props: { commissionId: number; label: string; onChanged(c: Reviewed): void }) {
+  const params = { path: { id: props.commissionId } };
+  const action = useAction();
+  const busy = action.busy;
   const [rejecting, setRejecting] = useState(false);
-  const act = async (action: 'approve' | 'reject', body: Record<string, unknown> = {}) => {
-    setBusy(true);
-    setError(null);
-    try {
-      const r = await api.post<{ data: C }>(`${path}/${action}`, body);
+  const act = (decision: 'approve' | 'reject', reason = '') =>
+    void action.run(async () => {
+      const r =
+        decision === 'approve'
+          ? await api.POST('/api/advertiser/commissions/{id}/approve', { params })
+          : await api.POST('/api/advertiser/commissions/{id}/reject', {
+              params,
+              body: reason ? { reason } : {},
+            });
       setRejecting(false);
       props.onChanged(r.data);
-    } catch (e) {
-      setError(messageOf(e));
-    } finally {
-      setBusy(false);
-    }
-  };
+    });
   const who = <span class="sr-only"> {props.label}</span>;
   return (
     <div class="review">
-      <button type="button" class="primary" disabled={busy} onClick={() => void act('approve')}>
+      <button type="button" class="primary" disabled={busy} onClick={() => act('approve')}>
         Approve{who}
       </button>
       {rejecting ? (
@@ -57,14 +59,14 @@ export function ReviewActions<C>(props: { commissionId: number; label: string; o
           confirm="Yes, reject"
           busy={busy}
           onCancel={() => setRejecting(false)}
-          onReject={(reason) => void act('reject', reason ? { reason } : {})}
+          onReject={(reason) => act('reject', reason)}
         />
       ) : (
         <button type="button" class="danger" disabled={busy} onClick={() => setRejecting(true)}>
           Reject{who}
         </button>
       )}
-      <ErrorBox error={error} />
+      <ErrorBox error={action.error} />
     </div>
   );
 }

@@ -3,45 +3,24 @@
 // filter: held commissions with their reason, approved or rejected here); a CSV export of the rows listed.
 import { useState } from 'preact/hooks';
 import { api } from '../api.ts';
+import type { Answer } from '../api.ts';
 import { useSession } from '../session.tsx';
-import {
-  ConfirmButton,
-  ErrorBox,
-  Loading,
-  Pager,
-  programPage,
-  ReadOnlyNote,
-  Table,
-  dateTime,
-  money,
-  useLoad,
-} from '../ui.tsx';
+import { ConfirmButton, ErrorBox, Loading, Pager, ReadOnlyNote, Table } from '../widgets.tsx';
+import { programPage } from '../program.tsx';
+import { dateTime, money } from '../format.ts';
+import { useLoad } from '../hooks.ts';
+import type { Program } from '../program.tsx';
 import { toCsv } from '../csv.ts';
-import type { Program } from '../ui.tsx';
 import { ReviewActions, isHeld, reviewReasonText } from './CommissionReview.tsx';
 import '../parts.css';
 
-const STATUSES = ['pending', 'approved', 'paid', 'reversed', 'refunded'] as const;
-type Status = (typeof STATUSES)[number];
+type Commission = Answer<'get', '/api/advertiser/affiliate-programs/{id}/commissions'>['data'][number];
+type Status = Commission['status'];
+const STATUSES: readonly Status[] = ['pending', 'approved', 'paid', 'reversed', 'refunded'];
 /** The listing's filters: a status, or `review` (held for review and not yet decided). */
 type Filter = Status | 'review';
 const PAYABLE: readonly Status[] = ['pending', 'approved'];
 const PAGE_SIZE = 50;
-
-interface Commission {
-  id: number;
-  status: Status;
-  amount_cents: number;
-  currency: string;
-  sale_id: number;
-  partner_id: number;
-  refund_reason: string | null;
-  review_reason: string | null;
-  payable_at: string | null;
-  payout_id: number | null;
-  paid_at: string | null;
-  created_at: string;
-}
 
 export const Commissions = programPage('Commissions', CommissionsOf);
 
@@ -53,10 +32,12 @@ function CommissionsOf({ program }: { program: Program }) {
   const list = useLoad(
     async () =>
       (
-        await api.get<{ data: Commission[] }>(
-          `/api/advertiser/affiliate-programs/${program.id}/commissions`,
-          { status, limit: PAGE_SIZE + 1, offset: page * PAGE_SIZE },
-        )
+        await api.GET('/api/advertiser/affiliate-programs/{id}/commissions', {
+          params: {
+            path: { id: program.id },
+            query: { status: status || undefined, limit: PAGE_SIZE + 1, offset: page * PAGE_SIZE },
+          },
+        })
       ).data,
     [program.id, status, page],
   );
@@ -64,9 +45,9 @@ function CommissionsOf({ program }: { program: Program }) {
     async () =>
       new Map(
         (
-          await api.get<{ data: { id: number; name: string; email: string }[] }>(
-            `/api/advertiser/affiliate-programs/${program.id}/partners`,
-          )
+          await api.GET('/api/advertiser/affiliate-programs/{id}/partners', {
+            params: { path: { id: program.id } },
+          })
         ).data.map((p) => [p.id, p]),
       ),
     [program.id],
@@ -79,7 +60,9 @@ function CommissionsOf({ program }: { program: Program }) {
   const partnerName = (id: number) => partners.data?.get(id)?.name ?? `Partner #${id}`;
 
   const markPaid = async (c: Commission) => {
-    const r = await api.post<{ data: Commission }>(`/api/advertiser/commissions/${c.id}/mark-paid`);
+    const r = await api.POST('/api/advertiser/commissions/{id}/mark-paid', {
+      params: { path: { id: c.id } },
+    });
     update(r.data);
   };
 
@@ -206,7 +189,7 @@ function CommissionsOf({ program }: { program: Program }) {
               {canWrite && (
                 <td>
                   {isHeld(c) ? (
-                    <ReviewActions<Commission>
+                    <ReviewActions
                       commissionId={c.id}
                       label={`commission ${c.id} of ${partnerName(c.partner_id)}`}
                       onChanged={update}

@@ -2,9 +2,11 @@
 // grouped by tag; per operation the method, path, summary, parameters, request body fields and responses.
 // Readable without logging in. Schemas are shown as a flat list of fields, one level of nesting deep.
 import { useEffect } from 'preact/hooks';
-import { api } from '../api.ts';
-import { Show, Table, useLoad } from '../ui.tsx';
+import { openApiDocument } from '../api.ts';
+import { Show, Table } from '../widgets.tsx';
+import { useLoad } from '../hooks.ts';
 
+// The OpenAPI format's parts this page reads (OpenAPI 3.1), not an answer of svc's own routes.
 interface Schema {
   type?: string | string[];
   description?: string;
@@ -49,7 +51,7 @@ export function Docs() {
   useEffect(() => {
     document.title = 'API reference · svc';
   }, []);
-  const doc = useLoad(() => api.get<OpenApi>('/api/v1/openapi.json'), []);
+  const doc = useLoad(async () => (await openApiDocument()) as OpenApi, []);
   return (
     <main class="docs">
       <p>

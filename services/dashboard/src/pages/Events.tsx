@@ -2,24 +2,19 @@
 // filter, a date range and pages. Times are shown in the viewer's timezone; the range is in UTC days.
 import { useState } from 'preact/hooks';
 import { api } from '../api.ts';
-import {
-  ErrorBox,
-  GeoCredit,
-  Loading,
-  PageTitle,
-  Pager,
-  Table,
-  dateTime,
-  money,
-  useLoad,
-  useProgram,
-} from '../ui.tsx';
-import type { ProgramPageProps } from '../ui.tsx';
+import type { Answer } from '../api.ts';
+import { ErrorBox, GeoCredit, Loading, Pager, Table } from '../widgets.tsx';
+import { PageTitle, useProgram } from '../program.tsx';
+import { dateTime, money } from '../format.ts';
+import { useLoad } from '../hooks.ts';
+import type { ProgramPageProps } from '../program.tsx';
 
-interface EventRow {
-  id: string;
-  event_type: 'click' | 'lead' | 'conversion';
-  timestamp: string;
+type EventsPage = Answer<'get', '/api/tracking/events/{programId}'>;
+/**
+ * An event row. Its schema names only id, event_type and the times and leaves the rest open
+ * (additionalProperties, listed in its description): these are the listed fields the page reads.
+ */
+type EventRow = EventsPage['data'][number] & {
   click_id?: string | null;
   page_url?: string | null;
   referrer_url?: string | null;
@@ -37,11 +32,7 @@ interface EventRow {
   payment_status?: string | null;
   processor_event_id?: string | null;
   product_id?: string | null;
-}
-interface EventsPage {
-  data: EventRow[];
-  meta: { pagination: { page: number; pageSize: number; pageCount: number; total: number } };
-}
+};
 
 type Kind = 'all' | 'click' | 'lead' | 'conversion';
 const KINDS: { value: Kind; label: string }[] = [
@@ -63,12 +54,17 @@ export function Events(props: ProgramPageProps) {
   const [page, setPage] = useState(1);
   const events = useLoad(
     () =>
-      api.get<EventsPage>(`/api/tracking/events/${props.programId}`, {
-        page,
-        pageSize: PAGE_SIZE,
-        eventType: filter.kind,
-        dateFrom: filter.from,
-        dateTo: filter.to,
+      api.GET('/api/tracking/events/{programId}', {
+        params: {
+          path: { programId: props.programId },
+          query: {
+            page,
+            pageSize: PAGE_SIZE,
+            eventType: filter.kind,
+            dateFrom: filter.from,
+            dateTo: filter.to,
+          },
+        },
       }),
     [props.programId, page, filter.kind, filter.from, filter.to],
   );
@@ -121,7 +117,7 @@ export function Events(props: ProgramPageProps) {
           ) : (
             <Table class="events" columns={['Time', 'Type', 'Details', 'Device and place']}>
               {events.data.data.map((ev) => (
-                <EventLine ev={ev} currency={currency} key={`${ev.event_type}-${ev.id}`} />
+                <EventLine ev={ev as EventRow} currency={currency} key={`${ev.event_type}-${ev.id}`} />
               ))}
             </Table>
           )}

@@ -3,34 +3,23 @@
 // events the way `svc test click|lead|sale` does (the tracking routes, no token, additional_data.test_mode).
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api } from '../api.ts';
-import type { ProgramPageProps } from '../ui.tsx';
+import type { Answer, RequestBody } from '../api.ts';
+import type { ProgramPageProps } from '../program.tsx';
+import { CodeBlock } from '../copy.tsx';
+import { ErrorBox, Loading } from '../widgets.tsx';
+import { PageTitle, useProgram } from '../program.tsx';
+import { dateTime } from '../format.ts';
+import { messageOf, useLoad } from '../hooks.ts';
 import { Link } from '../router.tsx';
 import { useSession } from '../session.tsx';
-import { CodeBlock, ErrorBox, Loading, PageTitle, dateTime, messageOf, useLoad, useProgram } from '../ui.tsx';
 
-type Step = 'pending' | 'complete';
-interface TestStats {
-  testEventCount: number;
-  hasTestEvents: boolean;
-  latestTestEvent: { id: string; timestamp: string; createdAt: string } | null;
-}
-interface Status {
-  data: {
-    programId: string;
-    stepStatuses: { pageview: Step; referrals: Step; payments: Step };
-    statistics: {
-      pageview: TestStats;
-      referrals: TestStats;
-      payments: {
-        processorConnectionStatus: string;
-        isProcessorConnected: boolean;
-        connectionDate: string | null;
-      };
-    };
-    hasPartners: boolean;
-    lastUpdated: string;
-  };
-}
+type Status = Answer<'get', '/api/tracking/status/{programId}'>;
+type Step = Status['data']['stepStatuses']['pageview'];
+type TestStats = Status['data']['statistics']['pageview'];
+
+type Sale = RequestBody<'post', '/api/v1/track/sale'>;
+/** A test sale: its transaction_id may be left out (the route mints one in test mode, its description says). */
+type TestSale = Omit<Sale, 'transaction_id'> & { transaction_id?: string };
 
 type TestKind = 'click' | 'lead' | 'sale';
 const POLL_MS = 1000;
@@ -40,7 +29,10 @@ export function Integration(props: ProgramPageProps) {
   const id = props.programId;
   const session = useSession();
   const program = useProgram(id);
-  const status = useLoad(() => api.get<Status>(`/api/tracking/status/${id}`), [id]);
+  const status = useLoad(
+    () => api.GET('/api/tracking/status/{programId}', { params: { path: { programId: id } } }),
+    [id],
+  );
   const [sent, setSent] = useState<{ kind: TestKind; message: string } | null>(null);
   const [sendError, setSendError] = useState<string | null>(null);
   const [busy, setBusy] = useState<TestKind | null>(null);
@@ -70,13 +62,22 @@ export function Integration(props: ProgramPageProps) {
     setSent(null);
     try {
       const additional_data = { test_mode: true, program_id: id };
-      const body =
+      const r =
         kind === 'click'
-          ? { affiliate_url: `${origin}/?aff=svc-dashboard-test`, page_url: location.href, additional_data }
+          ? await api.POST('/api/v1/track/click', {
+              body: {
+                affiliate_url: `${origin}/?aff=svc-dashboard-test`,
+                page_url: location.href,
+                additional_data,
+              },
+            })
           : kind === 'lead'
-            ? { customer_key: 'svc-dashboard-test', additional_data }
-            : { amount_cents: 1000, additional_data };
-      const r = await api.post<{ message?: string }>(`/api/v1/track/${kind}`, body);
+            ? await api.POST('/api/v1/track/lead', {
+                body: { customer_key: 'svc-dashboard-test', additional_data },
+              })
+            : await api.POST('/api/v1/track/sale', {
+                body: { amount_cents: 1000, additional_data } satisfies TestSale as Sale,
+              });
       setSent({ kind, message: r.message ?? 'Test event recorded' });
       if (kind !== 'sale') {
         deadline.current = Date.now() + POLL_FOR_MS;

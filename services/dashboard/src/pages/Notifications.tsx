@@ -2,16 +2,14 @@
 // is refunded, applications received, mail that could not be delivered, ...): the bell in the header with
 // the unread count, and the page /notifications (the mail's links point here) with mark read / all read.
 import { navigate, useLocation, Link } from '../router.tsx';
-import { NotificationList, UnreadBadge, useUnreadCount } from '../notifications.tsx';
+import { NotificationList, UnreadBadge, useUnreadCount, workspaceNotifications } from '../notifications.tsx';
 import { useSession } from '../session.tsx';
-import { PageTitle } from '../ui.tsx';
-
-const BASE = '/api/advertiser/notifications';
+import { PageTitle } from '../program.tsx';
 
 /** The bell: a link to /notifications with the unread count, asked on every page change and each minute. */
 export function NotificationBell(props: { path: string; tick: number }) {
   const { workspaceId } = useSession();
-  const unread = useUnreadCount(BASE, { workspace_id: workspaceId }, [props.path, props.tick]);
+  const unread = useUnreadCount(workspaceNotifications(workspaceId), [props.path, props.tick]);
   return (
     <Link
       href="/notifications"
@@ -39,8 +37,7 @@ export function Notifications(props: { onRead(): void }) {
     <>
       <PageTitle title="Notifications" />
       <NotificationList
-        base={BASE}
-        query={{ workspace_id: workspaceId }}
+        source={workspaceNotifications(workspaceId)}
         page={page}
         onPage={(p) => navigate(`/notifications${p > 1 ? `?page=${p}` : ''}`, true)}
         onRead={props.onRead}

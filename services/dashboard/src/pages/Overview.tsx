@@ -4,49 +4,20 @@
 // and charts to it (the performance filters), with a chip to go back to the whole program.
 import { useState } from 'preact/hooks';
 import { api } from '../api.ts';
-import type { ProgramPageProps } from '../ui.tsx';
+import type { Answer, RequestQuery } from '../api.ts';
+import type { ProgramPageProps } from '../program.tsx';
+import { ErrorBox, Loading, Table } from '../widgets.tsx';
+import { PageTitle, useProgram } from '../program.tsx';
+import { money, num } from '../format.ts';
+import { useLoad } from '../hooks.ts';
 import { DailyChart as Chart } from '../chart.tsx';
-import { ErrorBox, Loading, PageTitle, Table, money, num, useLoad, useProgram } from '../ui.tsx';
 import { OverviewPanels } from './OverviewPanels.tsx';
 import type { OverviewFilter } from './OverviewPanels.tsx';
 
-interface Trend {
-  trend: number;
-  trendDirection: 'up' | 'down' | 'stable';
-}
-interface Day {
-  date: string;
-  clicks: number;
-  leads: number;
-  conversions: number;
-  revenue: number;
-  commission: number;
-}
-interface Performance {
-  data: Day[];
-  metrics: {
-    totalClicks: number;
-    totalLeads: number;
-    totalConversions: number;
-    totalRevenue: number;
-    conversionRate: number;
-    averageOrderValue: number;
-    totalPartnersCommission: number;
-    clicksTrend: Trend;
-    leadsTrend: Trend;
-    conversionsTrend: Trend;
-    revenueTrend: Trend;
-    commissionTrend: Trend;
-  };
-  meta: {
-    period: '7d' | '30d' | '90d' | 'all' | 'custom';
-    dateFrom: string;
-    dateTo: string;
-    previousPeriod: { dateFrom: string; dateTo: string };
-  };
-}
-
-type Period = '7d' | '30d' | '90d' | 'all';
+type Performance = Answer<'get', '/api/tracking/performance/{programId}'>;
+type Trend = Performance['metrics']['clicksTrend'];
+type Period = NonNullable<PerformanceQuery['period']>;
+type PerformanceQuery = NonNullable<RequestQuery<'get', '/api/tracking/performance/{programId}'>>;
 type Query = { period: Period } | { dateFrom: string; dateTo: string };
 const PERIODS: { value: Period; label: string }[] = [
   { value: '7d', label: '7 days' },
@@ -55,7 +26,7 @@ const PERIODS: { value: Period; label: string }[] = [
   { value: 'all', label: 'All time' },
 ];
 
-/** The service's trend rule (services/api/modules/dashboard/service.ts trendOf), for the derived rates. */
+/** The service's trend rule (services/api/modules/dashboard/performance.ts trendOf), for the derived rates. */
 function trendOf(current: number, previous: number): Trend {
   if (previous === 0)
     return current > 0 ? { trend: 100, trendDirection: 'up' } : { trend: 0, trendDirection: 'stable' };
@@ -73,16 +44,20 @@ export function Overview(props: ProgramPageProps) {
   const [query, setQuery] = useState<Query>({ period: '30d' });
   const [filter, setFilter] = useState<OverviewFilter | null>(null);
   const perf = useLoad(async () => {
-    const path = `/api/tracking/performance/${props.programId}`;
-    const only = filter && { [filter.kind === 'partner' ? 'partnerId' : 'linkId']: filter.id };
-    const cur = await api.get<Performance>(path, { ...query, ...only });
+    const path = { programId: props.programId };
+    const only: PerformanceQuery | null =
+      filter && (filter.kind === 'partner' ? { partnerId: filter.id } : { linkId: filter.id });
+    const cur = await api.GET('/api/tracking/performance/{programId}', {
+      params: { path, query: { ...query, ...only } },
+    });
     // The rates' trends: the same totals for the previous period (the API gives trends for counts only).
     const prevRange = cur.meta.previousPeriod;
     const prev = await api
-      .get<Performance>(path, {
-        dateFrom: utcDay(prevRange.dateFrom),
-        dateTo: utcDay(prevRange.dateTo),
-        ...only,
+      .GET('/api/tracking/performance/{programId}', {
+        params: {
+          path,
+          query: { dateFrom: utcDay(prevRange.dateFrom), dateTo: utcDay(prevRange.dateTo), ...only },
+        },
       })
       .catch(() => null);
     return { cur, prev };

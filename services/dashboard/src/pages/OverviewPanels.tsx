@@ -4,24 +4,17 @@
 // themselves always show the whole program (the rollups count each dimension on its own).
 import { useState } from 'preact/hooks';
 import { api } from '../api.ts';
-import { ErrorBox, GeoCredit, Loading, Table, money, num, useLoad } from '../ui.tsx';
+import type { Answer, RequestQuery } from '../api.ts';
+import { ErrorBox, GeoCredit, Loading, Table } from '../widgets.tsx';
+import { money, num } from '../format.ts';
+import { useLoad } from '../hooks.ts';
 import './overview-panels.css';
 
-type Dimension = 'partner' | 'link' | 'country' | 'device' | 'browser' | 'os' | 'referrer' | 'landing_page';
-
-interface Row {
-  key: string;
-  label: string;
-  clicks: number;
-  leads: number;
-  conversions: number;
-  revenue: number;
-  commission: number;
-}
-interface Breakdown {
-  data: Row[];
-  meta: { dimension: Dimension; keys: number };
-}
+type Breakdown = Answer<'get', '/api/tracking/breakdown/{programId}'>;
+type Row = Breakdown['data'][number];
+type Dimension = NonNullable<
+  NonNullable<RequestQuery<'get', '/api/tracking/breakdown/{programId}'>>['dimension']
+>;
 
 /** What the Overview is narrowed to: one partner or one link (the performance filters). */
 export interface OverviewFilter {
@@ -30,7 +23,7 @@ export interface OverviewFilter {
   label: string;
 }
 
-export type PeriodQuery = { period: string } | { dateFrom: string; dateTo: string };
+export type PeriodQuery = { period: '7d' | '30d' | '90d' | 'all' } | { dateFrom: string; dateTo: string };
 
 const PANELS: {
   title: string;
@@ -62,9 +55,13 @@ export function OverviewPanels(props: {
   onFilter(f: OverviewFilter | null): void;
 }) {
   const loaded = useLoad(async () => {
-    const path = `/api/tracking/breakdown/${props.programId}`;
+    const path = { programId: props.programId };
     const lists = await Promise.all(
-      DIMENSIONS.map((dimension) => api.get<Breakdown>(path, { ...props.query, dimension, limit: LIMIT })),
+      DIMENSIONS.map((dimension) =>
+        api.GET('/api/tracking/breakdown/{programId}', {
+          params: { path, query: { ...props.query, dimension, limit: LIMIT } },
+        }),
+      ),
     );
     return new Map(DIMENSIONS.map((d, i) => [d, lists[i]!]));
   }, [props.programId, JSON.stringify(props.query)]);

@@ -4,19 +4,22 @@
 import { useState } from 'preact/hooks';
 import { RejectForm } from './RejectForm.tsx';
 import { api } from '../api.ts';
-import { ErrorBox, SecretOnce, messageOf } from '../ui.tsx';
+import type { Answer } from '../api.ts';
+import { ErrorBox } from '../widgets.tsx';
+import { SecretOnce } from '../copy.tsx';
+import { useAction } from '../hooks.ts';
 import '../parts.css';
 
-export type PartnerStatus = 'pending' | 'approved' | 'rejected';
+export type PartnerStatus = Answer<
+  'get',
+  '/api/advertiser/affiliate-programs/{id}/partners'
+>['data'][number]['status'];
 
 export interface Invite {
   name: string;
   email: string;
   url: string;
 }
-
-const partnerPath = (programId: number, partnerId: number) =>
-  `/api/advertiser/affiliate-programs/${programId}/partners/${partnerId}`;
 
 export function StatusBadge(props: { status: PartnerStatus }) {
   return <span class={`badge ${props.status}`}>{props.status}</span>;
@@ -47,21 +50,10 @@ export function ReviewActions(props: {
   onInvite(invite: Invite): void;
 }) {
   const { partner } = props;
-  const path = partnerPath(props.programId, partner.id);
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<string | null>(null);
+  const params = { path: { id: props.programId, partnerId: partner.id } };
+  const act = useAction();
+  const busy = act.busy;
   const [rejecting, setRejecting] = useState(false);
-  const act = async (f: () => Promise<void>) => {
-    setBusy(true);
-    setError(null);
-    try {
-      await f();
-    } catch (e) {
-      setError(messageOf(e));
-    } finally {
-      setBusy(false);
-    }
-  };
   const who = <span class="sr-only"> {partner.name}</span>;
   return (
     <div class="review">
@@ -71,8 +63,10 @@ export function ReviewActions(props: {
           class="primary"
           disabled={busy}
           onClick={() =>
-            void act(async () => {
-              await api.post(`${path}/approve`);
+            void act.run(async () => {
+              await api.POST('/api/advertiser/affiliate-programs/{id}/partners/{partnerId}/approve', {
+                params,
+              });
               props.onChanged();
             })
           }
@@ -89,8 +83,11 @@ export function ReviewActions(props: {
             busy={busy}
             onCancel={() => setRejecting(false)}
             onReject={(reason) =>
-              void act(async () => {
-                await api.post(`${path}/reject`, reason ? { reason } : {});
+              void act.run(async () => {
+                await api.POST('/api/advertiser/affiliate-programs/{id}/partners/{partnerId}/reject', {
+                  params,
+                  body: reason ? { reason } : {},
+                });
                 setRejecting(false);
                 props.onChanged();
               })
@@ -105,8 +102,10 @@ export function ReviewActions(props: {
         type="button"
         disabled={busy}
         onClick={() =>
-          void act(async () => {
-            const r = await api.post<{ data: { invite_url: string } }>(`${path}/invite`);
+          void act.run(async () => {
+            const r = await api.POST('/api/advertiser/affiliate-programs/{id}/partners/{partnerId}/invite', {
+              params,
+            });
             props.onInvite({ name: partner.name, email: partner.email, url: r.data.invite_url });
           })
         }
@@ -114,7 +113,7 @@ export function ReviewActions(props: {
         {partner.status === 'approved' ? 'Re-send invite' : 'Send invite'}
         {who}
       </button>
-      <ErrorBox error={error} />
+      <ErrorBox error={act.error} />
     </div>
   );
 }

@@ -4,52 +4,26 @@
 import { useState } from 'preact/hooks';
 import { api } from '../api.ts';
 import { useSession } from '../session.tsx';
-import {
-  CopyButton,
-  ErrorBox,
-  Loading,
-  programPage,
-  ReadOnlyNote,
-  Show,
-  Table,
-  dateTime,
-  money,
-  useLoad,
-  useSubmit,
-} from '../ui.tsx';
+import { CopyButton } from '../copy.tsx';
+import { ErrorBox, Loading, ReadOnlyNote, Show, Table } from '../widgets.tsx';
+import { programPage } from '../program.tsx';
+import { dateTime, money } from '../format.ts';
+import { useAction, useLoad } from '../hooks.ts';
+import type { Program } from '../program.tsx';
 import { defaultLanding, referralUrl } from '../referral.ts';
-import type { Program } from '../ui.tsx';
 import { InviteOnce, ReviewActions, StatusBadge } from './PartnerReview.tsx';
-import type { Invite, PartnerStatus } from './PartnerReview.tsx';
+import type { Invite } from './PartnerReview.tsx';
+import type { Answer } from '../api.ts';
 
-interface Partner {
-  id: number;
-  name: string;
-  email: string;
-  partner_program_id: number;
-  status: PartnerStatus;
-  clicks: number;
-  balance_cents: number;
-  program_balance_cents: number;
-  joined_at: string;
-}
-
-interface Link {
-  id: number;
-  short_link: string;
-  status: 'active' | 'inactive';
-  clicks: number;
-  last_clicked: string | null;
-}
-
-const base = (programId: number) => `/api/advertiser/affiliate-programs/${programId}`;
-
-interface PartnerFigures {
-  clicks: number;
-  conversions: number;
-  revenue: number;
-  commission: number;
-}
+type Partner = Answer<'get', '/api/advertiser/affiliate-programs/{id}/partners'>['data'][number];
+type Link = Answer<
+  'get',
+  '/api/advertiser/affiliate-programs/{id}/partners/{partnerId}/links'
+>['data'][number];
+type PartnerFigures = Pick<
+  Answer<'get', '/api/tracking/breakdown/{programId}'>['data'][number],
+  'clicks' | 'conversions' | 'revenue' | 'commission'
+>;
 type Period = '7d' | '30d' | '90d' | 'all';
 const PERIODS: { value: Period; label: string }[] = [
   { value: '7d', label: '7 days' },
@@ -65,17 +39,24 @@ export const Partners = programPage('Partners', PartnersOf);
 function PartnersOf({ program }: { program: Program }) {
   const { canWrite } = useSession();
   const partners = useLoad(
-    async () => (await api.get<{ data: Partner[] }>(`${base(program.id)}/partners`)).data,
+    async () =>
+      (
+        await api.GET('/api/advertiser/affiliate-programs/{id}/partners', {
+          params: { path: { id: program.id } },
+        })
+      ).data,
     [program.id],
   );
   const [landing, setLanding] = useState(defaultLanding(program.allowed_origins));
   const [open, setOpen] = useState<number | null>(null);
   const [period, setPeriod] = useState<Period>('30d');
   const figures = useLoad(async () => {
-    const b = await api.get<{ data: ({ key: string } & PartnerFigures)[]; meta: { keys: number } }>(
-      `/api/tracking/breakdown/${program.id}`,
-      { dimension: 'partner', period, limit: FIGURES_LIMIT },
-    );
+    const b = await api.GET('/api/tracking/breakdown/{programId}', {
+      params: {
+        path: { programId: program.id },
+        query: { dimension: 'partner', period, limit: FIGURES_LIMIT },
+      },
+    });
     return { byId: new Map(b.data.map((r) => [r.key, r])), complete: b.meta.keys <= b.data.length };
   }, [program.id, period]);
   const zero: PartnerFigures = { clicks: 0, conversions: 0, revenue: 0, commission: 0 };
@@ -212,7 +193,7 @@ function AddPartner(props: { programId: number; onAdded: () => void; onInvite(i:
   const [name, setName] = useState('');
   const [email, setEmail] = useState('');
   const [status, setStatus] = useState<'approved' | 'pending'>('approved');
-  const submit = useSubmit();
+  const submit = useAction();
   const [added, setAdded] = useState<string | null>(null);
   return (
     <form
@@ -223,10 +204,9 @@ function AddPartner(props: { programId: number; onAdded: () => void; onInvite(i:
         setAdded(null);
         void submit
           .run(async () => {
-            const r = await api.post<{ data: { invite_url?: string } }>(`${base(props.programId)}/partners`, {
-              name,
-              email,
-              status,
+            const r = await api.POST('/api/advertiser/affiliate-programs/{id}/partners', {
+              params: { path: { id: props.programId } },
+              body: { name, email, status },
             });
             if (r.data.invite_url)
               props.onInvite({ name: name.trim(), email: email.trim(), url: r.data.invite_url });
@@ -270,16 +250,24 @@ function AddPartner(props: { programId: number; onAdded: () => void; onInvite(i:
 
 function PartnerLinks(props: { programId: number; partner: Partner; landing: string }) {
   const { canWrite } = useSession();
-  const path = `${base(props.programId)}/partners/${props.partner.id}/links`;
-  const links = useLoad(async () => (await api.get<{ data: Link[] }>(path)).data, [path]);
+  const path = { path: { id: props.programId, partnerId: props.partner.id } };
+  const links = useLoad(
+    async () =>
+      (await api.GET('/api/advertiser/affiliate-programs/{id}/partners/{partnerId}/links', { params: path }))
+        .data,
+    [props.programId, props.partner.id],
+  );
   const [code, setCode] = useState('');
-  const create = useSubmit();
-  const toggle = useSubmit();
+  const create = useAction();
+  const toggle = useAction();
 
   const setStatus = (l: Link, status: Link['status']) =>
     void toggle
       .run(async () => {
-        await api.put(`${path}/${l.id}`, { status });
+        await api.PUT('/api/advertiser/affiliate-programs/{id}/partners/{partnerId}/links/{linkId}', {
+          params: { path: { ...path.path, linkId: l.id } },
+          body: { status },
+        });
       })
       .then((ok) => ok && links.reload());
 
@@ -329,7 +317,10 @@ function PartnerLinks(props: { programId: number; partner: Partner; landing: str
             e.preventDefault();
             void create
               .run(async () => {
-                await api.post(path, code.trim() ? { short_link: code.trim() } : {});
+                await api.POST('/api/advertiser/affiliate-programs/{id}/partners/{partnerId}/links', {
+                  params: path,
+                  body: code.trim() ? { short_link: code.trim() } : {},
+                });
               })
               .then((ok) => {
                 if (!ok) return;

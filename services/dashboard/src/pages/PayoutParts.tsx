@@ -2,33 +2,18 @@
 // export links, and a payout's actions (mark paid with a reference, cancel).
 import { useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { api } from '../api.ts';
-import { ConfirmButton, ErrorBox, messageOf, money } from '../ui.tsx';
+import type { Answer } from '../api.ts';
+import { ConfirmButton, ErrorBox } from '../widgets.tsx';
+import { messageOf } from '../hooks.ts';
+import { money } from '../format.ts';
 
-export type PayoutStatus = 'pending' | 'paid' | 'canceled';
+/** A payout as the API answers it (services/api/modules/payouts/routes.ts). */
+export type Payout = Answer<'get', '/api/advertiser/payouts/{id}'>['data'];
+export type PayoutStatus = Payout['status'];
 export const PAYOUT_STATUSES: readonly PayoutStatus[] = ['pending', 'paid', 'canceled'];
 
 /** The partner's payout method from the partner portal (null: none set). */
-export type PayoutMethod = { type: 'paypal' | 'wise' | 'bank_transfer'; email: string | null } | null;
-
-/** services/api/modules/payouts/routes.ts PayoutOut. */
-export interface Payout {
-  id: number;
-  program_id: number;
-  partner_id: number;
-  partner_name: string;
-  partner_email: string;
-  payout_method: PayoutMethod;
-  amount_cents: number;
-  commissions_cents: number;
-  recovered_cents: number;
-  currency: string;
-  status: PayoutStatus;
-  commission_ids: number[];
-  reference: string | null;
-  created_at: string;
-  paid_at: string | null;
-  canceled_at: string | null;
-}
+export type PayoutMethod = Payout['payout_method'];
 
 const METHOD_NAMES = { paypal: 'PayPal', wise: 'Wise', bank_transfer: 'Bank transfer' } as const;
 
@@ -93,7 +78,7 @@ export function ExportLinks(props: { programId: number; status: PayoutStatus }) 
 export function PayoutActions(props: { payout: Payout; onChanged(p: Payout): void }) {
   const p = props.payout;
   const [marking, setMarking] = useState(false);
-  const path = `/api/advertiser/payouts/${p.id}`;
+  const params = { path: { id: p.id } };
   const who = `payout ${p.id} to ${p.partner_name}`;
   if (marking) {
     return (
@@ -101,7 +86,10 @@ export function PayoutActions(props: { payout: Payout; onChanged(p: Payout): voi
         label={who}
         onCancel={() => setMarking(false)}
         onPaid={async (reference) => {
-          const r = await api.post<{ data: Payout }>(`${path}/mark-paid`, reference ? { reference } : {});
+          const r = await api.POST('/api/advertiser/payouts/{id}/mark-paid', {
+            params,
+            body: reference ? { reference } : {},
+          });
           setMarking(false);
           props.onChanged(r.data);
         }}
@@ -119,7 +107,7 @@ export function PayoutActions(props: { payout: Payout; onChanged(p: Payout): voi
         confirmLabel="Yes, cancel it"
         danger
         onConfirm={async () => {
-          const r = await api.post<{ data: Payout }>(`${path}/cancel`);
+          const r = await api.POST('/api/advertiser/payouts/{id}/cancel', { params });
           props.onChanged(r.data);
         }}
       />

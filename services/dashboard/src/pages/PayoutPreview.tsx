@@ -4,33 +4,20 @@
 // became payable while the preview was open is not paid unseen.
 import { useState } from 'preact/hooks';
 import { api } from '../api.ts';
-import { ErrorBox, Show, Table, money, useLoad, useSubmit } from '../ui.tsx';
-import type { Program } from '../ui.tsx';
+import { ErrorBox, Show, Table } from '../widgets.tsx';
+import { money } from '../format.ts';
+import { useAction, useLoad } from '../hooks.ts';
+import type { Program } from '../program.tsx';
 import { AmountText, MethodText } from './PayoutParts.tsx';
-import type { Payout, PayoutMethod } from './PayoutParts.tsx';
-
-interface PreviewRow {
-  partner_id: number;
-  partner_name: string;
-  partner_email: string;
-  payout_method: PayoutMethod;
-  has_payout_method: boolean;
-  amount_cents: number;
-  commissions_cents: number;
-  recovered_cents: number;
-  currency: string;
-  commission_ids: number[];
-  below_minimum: boolean;
-}
-interface Preview {
-  data: PreviewRow[];
-  meta: { currency: string; min_payout_cents: number; total_cents: number };
-}
+import type { Payout } from './PayoutParts.tsx';
 
 export function PayoutPreview(props: { program: Program; onCreated(p: Payout[]): void; onCancel(): void }) {
-  const base = `/api/advertiser/affiliate-programs/${props.program.id}/payouts`;
-  const preview = useLoad(() => api.get<Preview>(`${base}/preview`), [base]);
-  const submit = useSubmit();
+  const params = { path: { id: props.program.id } };
+  const preview = useLoad(
+    () => api.GET('/api/advertiser/affiliate-programs/{id}/payouts/preview', { params }),
+    [props.program.id],
+  );
+  const submit = useAction();
   const [busy, setBusy] = useState(false);
   return (
     <section class="panel" aria-label="New payout">
@@ -102,8 +89,9 @@ export function PayoutPreview(props: { program: Program; onCreated(p: Payout[]):
                       setBusy(true);
                       void submit
                         .run(async () => {
-                          const r = await api.post<{ data: Payout[] }>(base, {
-                            partner_ids: paid.map((p) => p.partner_id),
+                          const r = await api.POST('/api/advertiser/affiliate-programs/{id}/payouts', {
+                            params,
+                            body: { partner_ids: paid.map((p) => p.partner_id) },
                           });
                           props.onCreated(r.data);
                         })

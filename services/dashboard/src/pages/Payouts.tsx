@@ -5,18 +5,11 @@
 import { useState } from 'preact/hooks';
 import { useSession } from '../session.tsx';
 import { api } from '../api.ts';
-import {
-  ErrorBox,
-  Loading,
-  Pager,
-  ReadOnlyNote,
-  Table,
-  dateTime,
-  money,
-  programPage,
-  useLoad,
-} from '../ui.tsx';
-import type { Program } from '../ui.tsx';
+import { ErrorBox, Loading, Pager, ReadOnlyNote, Table } from '../widgets.tsx';
+import { dateTime, money } from '../format.ts';
+import { programPage } from '../program.tsx';
+import { useLoad } from '../hooks.ts';
+import type { Program } from '../program.tsx';
 import { AmountText, ExportLinks, MethodText, PAYOUT_STATUSES, PayoutActions } from './PayoutParts.tsx';
 import type { Payout, PayoutStatus } from './PayoutParts.tsx';
 import { PayoutPreview } from './PayoutPreview.tsx';
@@ -38,10 +31,11 @@ function PayoutsOf({ program }: { program: Program }) {
   const list = useLoad(
     async () =>
       (
-        await api.get<{ data: Payout[] }>(`/api/advertiser/affiliate-programs/${program.id}/payouts`, {
-          status,
-          limit: PAGE_SIZE + 1,
-          offset: page * PAGE_SIZE,
+        await api.GET('/api/advertiser/affiliate-programs/{id}/payouts', {
+          params: {
+            path: { id: program.id },
+            query: { status: status || undefined, limit: PAGE_SIZE + 1, offset: page * PAGE_SIZE },
+          },
         })
       ).data,
     [program.id, status, page],

@@ -1,10 +1,15 @@
 // The program create / edit form: name, slug, cookie window, currency, the commission policy (rate,
 // recurring, product rules) and the partner and payout settings (their own files). Used by Programs.tsx.
 import { useState } from 'preact/hooks';
-import { ErrorBox, messageOf } from '../ui.tsx';
-import type { Program, Rate } from '../ui.tsx';
+import { ErrorBox } from '../widgets.tsx';
+import { messageOf, useAction } from '../hooks.ts';
+import type { Program, ProgramFields } from '../program.tsx';
+import type { Rate } from '../../../../shared/contracts/management.ts';
 import { PartnerSettingsFields, partnerSettingsBody, partnerSettingsOf } from './ProgramPartnerFields.tsx';
 import { PayoutSettingsFields, payoutSettingsBody, payoutSettingsOf } from './ProgramPayoutFields.tsx';
+
+type Commission = NonNullable<ProgramFields['commission']>;
+type RateBody = Pick<Commission, 'type' | 'percent' | 'amount_cents'>;
 
 interface RateInput {
   type: 'percentage' | 'flat';
@@ -22,14 +27,14 @@ function rateInput(r: Rate): RateInput {
 }
 
 /** The typed rate as the API's fields; a bad number becomes a message the user can act on. */
-function rateBody(r: RateInput, where: string): Rate {
+function rateBody(r: RateInput, where: string): RateBody {
   const n = Number(r.value.trim().replace(',', '.'));
   if (r.value.trim() === '' || !Number.isFinite(n) || n < 0) {
     throw new Error(`${where}: enter a number of at least 0`);
   }
   return r.type === 'percentage'
-    ? { type: 'percentage', percent: n, amount_cents: null }
-    : { type: 'flat', percent: null, amount_cents: Math.round(n * 100) };
+    ? { type: 'percentage', percent: n }
+    : { type: 'flat', amount_cents: Math.round(n * 100) };
 }
 
 function RateFields(props: { rate: RateInput; onChange(r: RateInput): void; legend: string }) {
@@ -68,7 +73,7 @@ export function ProgramForm(props: {
   title: string;
   submit: string;
   initial?: Program;
-  onSubmit(body: Record<string, unknown>): Promise<void>;
+  onSubmit(body: ProgramFields): Promise<void>;
   onCancel(): void;
 }) {
   const init = props.initial;
@@ -89,10 +94,9 @@ export function ProgramForm(props: {
   const [origins, setOrigins] = useState(init?.allowed_origins.join('\n') ?? '');
   const [partnerSettings, setPartnerSettings] = useState(partnerSettingsOf(init));
   const [payoutSettings, setPayoutSettings] = useState(payoutSettingsOf(init));
-  const [error, setError] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
+  const submit = useAction();
 
-  const body = (): Record<string, unknown> => {
+  const body = (): ProgramFields => {
     const d = Number(days);
     if (!Number.isInteger(d) || d < 1) throw new Error('Attribution window: enter a whole number of days');
     let m: number | null = null;
@@ -101,7 +105,7 @@ export function ProgramForm(props: {
       if (!Number.isInteger(m) || m < 1)
         throw new Error('Recurring months: enter a whole number, or leave empty');
     }
-    const commission: Record<string, unknown> = {
+    const commission: Commission = {
       ...rateBody(rate, 'Commission'),
       recurring: { mode, months: mode === 'recurring' ? m : null },
       product_rules: rules.map((r, i) => {
@@ -109,7 +113,7 @@ export function ProgramForm(props: {
         return { product_id: r.product_id.trim(), ...rateBody(r, `Product rule ${i + 1}`) };
       }),
     };
-    const out: Record<string, unknown> = {
+    const out: ProgramFields = {
       name,
       cookie_window_days: d,
       currency: currency.trim().toUpperCase(),
@@ -131,19 +135,15 @@ export function ProgramForm(props: {
       aria-label={props.title}
       onSubmit={(e) => {
         e.preventDefault();
-        setError(null);
-        let b: Record<string, unknown>;
+        submit.setError(null);
+        let b: ProgramFields;
         try {
           b = body();
         } catch (err) {
-          setError(messageOf(err));
+          submit.setError(messageOf(err));
           return;
         }
-        setBusy(true);
-        props.onSubmit(b).catch((err: unknown) => {
-          setBusy(false);
-          setError(messageOf(err));
-        });
+        void submit.run(() => props.onSubmit(b));
       }}
     >
       <h2>{props.title}</h2>
@@ -256,10 +256,10 @@ export function ProgramForm(props: {
       </label>
       <PartnerSettingsFields value={partnerSettings} onChange={setPartnerSettings} />
       <PayoutSettingsFields value={payoutSettings} currency={currency} onChange={setPayoutSettings} />
-      <ErrorBox error={error} />
+      <ErrorBox error={submit.error} />
       <p class="actions">
-        <button type="submit" class="primary" disabled={busy}>
-          {busy ? 'Saving…' : props.submit}
+        <button type="submit" class="primary" disabled={submit.busy}>
+          {submit.busy ? 'Saving…' : props.submit}
         </button>
         <button type="button" onClick={props.onCancel}>
           Cancel

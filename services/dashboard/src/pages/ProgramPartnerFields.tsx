@@ -1,7 +1,7 @@
 // A program's partner settings (CONTRACT part two "Applications"): its public page at /p/<slug> with the
 // application form, whether applications are approved automatically, the description shown there, and
 // whether partners may create their own links. The fields of the program form and the lines of its card.
-import type { Program } from '../ui.tsx';
+import type { Program, ProgramFields } from '../program.tsx';
 
 export interface PartnerSettings {
   public_page: boolean;
@@ -10,23 +10,21 @@ export interface PartnerSettings {
   partner_links: boolean;
 }
 
-/** The program as the API answers it since the partner settings exist. */
-type WithSettings = Program & Partial<Omit<PartnerSettings, 'description'>> & { description?: string | null };
-
 export const DESCRIPTION_MAX = 2000;
 
 export function partnerSettingsOf(p: Program | undefined): PartnerSettings {
-  const w = p as WithSettings | undefined;
   return {
-    public_page: w?.public_page ?? false,
-    auto_approve: w?.auto_approve ?? false,
-    description: w?.description ?? '',
-    partner_links: w?.partner_links ?? true,
+    public_page: p?.public_page ?? false,
+    auto_approve: p?.auto_approve ?? false,
+    description: p?.description ?? '',
+    partner_links: p?.partner_links ?? true,
   };
 }
 
 /** The request fields: an empty description is sent as null (none). */
-export function partnerSettingsBody(s: PartnerSettings): Record<string, unknown> {
+export function partnerSettingsBody(
+  s: PartnerSettings,
+): Pick<ProgramFields, 'public_page' | 'auto_approve' | 'description' | 'partner_links'> {
   const description = s.description.trim();
   return {
     public_page: s.public_page,

@@ -1,8 +1,8 @@
 // A program's payout settings (CONTRACT part two "Holding, reviewing and paying out"): how many days a
 // commission is held before it is payable (the refund window) and the smallest payout, entered in currency
 // units and sent as cents. The fields of the program form and the lines of its card.
-import { money } from '../ui.tsx';
-import type { Program } from '../ui.tsx';
+import { money } from '../format.ts';
+import type { Program } from '../program.tsx';
 
 export interface PayoutSettings {
   /** As typed: whole days. */
@@ -11,15 +11,11 @@ export interface PayoutSettings {
   min_payout: string;
 }
 
-/** The program as the API answers it since the payout settings exist. */
-type WithPayouts = Program & { hold_days?: number; min_payout_cents?: number };
-
 /** The API's defaults for a new program (hold_days 30, min_payout_cents 0). */
 export function payoutSettingsOf(p: Program | undefined): PayoutSettings {
-  const w = p as WithPayouts | undefined;
   return {
-    hold_days: String(w?.hold_days ?? 30),
-    min_payout: String((w?.min_payout_cents ?? 0) / 100),
+    hold_days: String(p?.hold_days ?? 30),
+    min_payout: String((p?.min_payout_cents ?? 0) / 100),
   };
 }
 
@@ -70,7 +66,7 @@ export function PayoutSettingsFields(props: {
 
 /** The card's lines: the hold and the minimum. */
 export function PayoutSettingsFacts(props: { program: Program }) {
-  const p = props.program as WithPayouts;
+  const p = props.program;
   return (
     <>
       <dt>Hold period</dt>

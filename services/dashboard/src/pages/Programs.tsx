@@ -4,33 +4,20 @@ import { useState } from 'preact/hooks';
 import { api } from '../api.ts';
 import { Link } from '../router.tsx';
 import { useSession } from '../session.tsx';
-import {
-  ConfirmButton,
-  ErrorBox,
-  PageTitle,
-  SecretOnce,
-  Show,
-  dateTime,
-  messageOf,
-  money,
-  useLoad,
-} from '../ui.tsx';
-import type { CommissionPolicy, Program, Rate } from '../ui.tsx';
+import { ConfirmButton, ErrorBox, Show } from '../widgets.tsx';
+import { PageTitle, useWorkspacePrograms } from '../program.tsx';
+import { SecretOnce } from '../copy.tsx';
+import { dateTime, money } from '../format.ts';
+import { useAction } from '../hooks.ts';
+import type { CommissionPolicy, Rate } from '../../../../shared/contracts/management.ts';
+import type { Program } from '../program.tsx';
 import { PartnerSettingsFacts } from './ProgramPartnerFields.tsx';
 import { PayoutSettingsFacts } from './ProgramPayoutFields.tsx';
 import { ProgramForm } from './ProgramForm.tsx';
 
-const BASE = '/api/advertiser/affiliate-programs';
-
 export function Programs() {
   const session = useSession();
-  const loaded = useLoad(
-    async () =>
-      (await api.get<{ data: Program[] }>(BASE, { workspace_id: session.workspaceId })).data.filter(
-        (p) => p.workspace_id === session.workspaceId,
-      ),
-    [session.workspaceId],
-  );
+  const loaded = useWorkspacePrograms(session.workspaceId);
   const [creating, setCreating] = useState(false);
   const [editing, setEditing] = useState<number | null>(null);
   const [token, setToken] = useState<{ program: string; token: string } | null>(null);
@@ -60,9 +47,8 @@ export function Programs() {
           onCancel={() => setCreating(false)}
           onSubmit={async (body) => {
             const created = (
-              await api.post<{ data: Program & { api_token: string } }>(BASE, {
-                ...body,
-                workspace_id: session.workspaceId,
+              await api.POST('/api/advertiser/affiliate-programs', {
+                body: { ...body, workspace_id: session.workspaceId },
               })
             ).data;
             setCreating(false);
@@ -89,7 +75,10 @@ export function Programs() {
                       initial={p}
                       onCancel={() => setEditing(null)}
                       onSubmit={async (body) => {
-                        await api.put(`${BASE}/${p.id}`, body);
+                        await api.PUT('/api/advertiser/affiliate-programs/{id}', {
+                          params: { path: { id: p.id } },
+                          body,
+                        });
                         setEditing(null);
                         loaded.reload();
                       }}
@@ -135,19 +124,8 @@ function ProgramCard(props: {
   onChanged(): void;
 }) {
   const p = props.program;
-  const [error, setError] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
-  const act = (f: () => Promise<void>) => {
-    setBusy(true);
-    setError(null);
-    f().then(
-      () => setBusy(false),
-      (e: unknown) => {
-        setBusy(false);
-        setError(messageOf(e));
-      },
-    );
-  };
+  const act = useAction();
+  const path = { params: { path: { id: p.id } } };
   return (
     <article aria-labelledby={`program-${p.id}`}>
       <h2 id={`program-${p.id}`}>
@@ -191,17 +169,17 @@ function ProgramCard(props: {
         <Link href={`/programs/${p.id}/integration`}>Integration</Link>
         {props.canWrite && (
           <>
-            <button type="button" onClick={props.onEdit} disabled={busy}>
+            <button type="button" onClick={props.onEdit} disabled={act.busy}>
               Edit
             </button>
             {p.status === 'draft' && (
               <button
                 type="button"
                 class="primary"
-                disabled={busy}
+                disabled={act.busy}
                 onClick={() =>
-                  act(async () => {
-                    await api.post(`${BASE}/${p.id}/go-live`);
+                  void act.run(async () => {
+                    await api.POST('/api/advertiser/affiliate-programs/{id}/go-live', path);
                     props.onChanged();
                   })
                 }
@@ -213,8 +191,9 @@ function ProgramCard(props: {
               label="Regenerate token"
               question="The current token stops working at once. Regenerate?"
               onConfirm={async () => {
-                const r = await api.post<{ data: { api_token: string } }>(
-                  `${BASE}/${p.id}/regenerate-api-token`,
+                const r = await api.POST(
+                  '/api/advertiser/affiliate-programs/{id}/regenerate-api-token',
+                  path,
                 );
                 props.onToken(r.data.api_token);
                 props.onChanged();
@@ -226,14 +205,14 @@ function ProgramCard(props: {
               question={`Delete ${p.name}? Its tracking token is refused from then on.`}
               confirmLabel="Yes, delete"
               onConfirm={async () => {
-                await api.del(`${BASE}/${p.id}`);
+                await api.DELETE('/api/advertiser/affiliate-programs/{id}', path);
                 props.onChanged();
               }}
             />
           </>
         )}
       </p>
-      <ErrorBox error={error} />
+      <ErrorBox error={act.error} />
     </article>
   );
 }

@@ -2,7 +2,8 @@
 // decides) and the payment-processor connection with its webhook URLs, signing secret and the events it
 // received. Each section is its own file under settings/.
 import { useSession } from '../session.tsx';
-import { ReadOnlyNote, useWorkspacePrograms } from '../ui.tsx';
+import { ReadOnlyNote } from '../widgets.tsx';
+import { useWorkspacePrograms } from '../program.tsx';
 import { Members } from './settings/Members.tsx';
 import { ApiKeys } from './settings/ApiKeys.tsx';
 import { Processor } from './settings/Processor.tsx';

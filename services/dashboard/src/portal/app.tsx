@@ -2,12 +2,12 @@
 // shows, the session probe, the header with the unread count, sign out. Pages live in pages/, one file each.
 import { useEffect, useState } from 'preact/hooks';
 import { Link, match, navigate, useLocation } from '../router.tsx';
-import { ErrorBox, messageOf } from '../ui.tsx';
+import { ErrorBox } from '../widgets.tsx';
+import { messageOf } from '../hooks.ts';
 import { PartnerContext, loadPartnerSession, signOutRequest } from './session.tsx';
-import type { PartnerSession } from './session.tsx';
-import type { PartnerSessionInfo } from './types.ts';
+import type { PartnerSession, PartnerSessionInfo } from './session.tsx';
 import { Skeleton } from './parts.tsx';
-import { UnreadBadge, useUnreadCount } from '../notifications.tsx';
+import { UnreadBadge, partnerNotifications, useUnreadCount } from '../notifications.tsx';
 import { InvitePage, MagicLinkPage, SignIn } from './pages/SignIn.tsx';
 import { linkToken } from './link-token.ts';
 import { Programs } from './pages/Programs.tsx';
@@ -55,7 +55,7 @@ function SignedIn(props: { path: string }) {
   // Asked on every page change and after a read (tick), once a minute meanwhile; not while signed out.
   // Not for an unverified account either: it sees nothing but the banner (the API answers it 403).
   const verified = info ? info.account.email_verified !== false : false;
-  const unread = useUnreadCount(verified ? '/api/partner/notifications' : null, {}, [path, tick]);
+  const unread = useUnreadCount(verified ? partnerNotifications : null, [path, tick]);
 
   if (error) return <ErrorBox error={error} />;
   if (info === undefined) return <Skeleton label="Loading the portal" />;

@@ -1,7 +1,7 @@
 // What a partner is owed in a program and not yet paid (GET /api/partner/programs: pending_cents, held_cents,
 // approved_cents, next_payable_at), in one line of words: only its non-zero parts, nothing when all are zero.
-import { money } from '../ui.tsx';
-import type { PartnerProgram } from './types.ts';
+import { money } from '../format.ts';
+import type { PartnerProgram } from './programs.ts';
 
 const day = (iso: string) => new Date(iso).toLocaleDateString(undefined, { dateStyle: 'medium' });
 

@@ -1,9 +1,11 @@
 // Pieces the portal's pages share: skeletons while loading, the program's terms in a partner's words,
-// status badges, the unread badge. Money, dates, errors and copy buttons are the dashboard's (../ui.tsx).
-import { useEffect, useState } from 'preact/hooks';
+// status badges, the unread badge. Money, dates, errors, copy buttons and the load/action hooks are the
+// dashboard's (../format.ts, ../widgets.tsx, ../copy.tsx, ../hooks.ts).
+import { useEffect } from 'preact/hooks';
 import type { ComponentChildren } from 'preact';
-import { messageOf, money } from '../ui.tsx';
-import type { CommissionPolicy, PartnerStatus, ProgramTerms } from './types.ts';
+import { money } from '../format.ts';
+import type { PartnerStatus, ProgramTerms } from './programs.ts';
+import type { CommissionPolicy } from '../../../../shared/contracts/management.ts';
 
 export { Skeleton, View } from '../skeleton.tsx';
 export { UnreadBadge } from '../notifications.tsx';
@@ -85,34 +87,4 @@ export function Title(props: { children: string; sub?: string }) {
       {props.sub && <span class="subtle"> · {props.sub}</span>}
     </h1>
   );
-}
-
-/** An API error in a partner's words: a rate limit says when to try again (messageOf); else the API's text. */
-export const errorText = (e: unknown): string => messageOf(e);
-
-/** A form's submit: runs `action`, keeps its error in a partner's words (errorText); true on success. */
-export function useAction(): {
-  busy: boolean;
-  error: string | null;
-  run(action: () => Promise<void>): Promise<boolean>;
-} {
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<string | null>(null);
-  return {
-    busy,
-    error,
-    async run(action) {
-      setBusy(true);
-      setError(null);
-      try {
-        await action();
-        return true;
-      } catch (e) {
-        setError(errorText(e));
-        return false;
-      } finally {
-        setBusy(false);
-      }
-    },
-  };
 }

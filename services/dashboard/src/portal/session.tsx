@@ -4,7 +4,10 @@
 import { createContext } from 'preact';
 import { useContext } from 'preact/hooks';
 import { api, setCsrfToken } from '../api.ts';
-import type { PartnerSessionInfo } from './types.ts';
+import type { Answer } from '../api.ts';
+
+/** The signed-in account and the CSRF token for its writes. */
+export type PartnerSessionInfo = Answer<'post', '/api/partner/auth/session'>['data'];
 
 export interface PartnerSession {
   info: PartnerSessionInfo;
@@ -22,8 +25,6 @@ export function usePartner(): PartnerSession {
   return s;
 }
 
-const PATH = '/api/partner/auth/session';
-
 function accept(info: PartnerSessionInfo | null): PartnerSessionInfo | null {
   setCsrfToken(info?.csrf_token ?? null);
   return info;
@@ -32,7 +33,7 @@ function accept(info: PartnerSessionInfo | null): PartnerSessionInfo | null {
 /** The session of the cookie, or null when signed out. */
 export async function loadPartnerSession(): Promise<PartnerSessionInfo | null> {
   try {
-    return accept((await api.get<{ data: PartnerSessionInfo | null }>(PATH)).data);
+    return accept((await api.GET('/api/partner/auth/session')).data);
   } catch (e) {
     if ((e as { status?: number }).status === 401) return accept(null);
     throw e;
@@ -40,7 +41,7 @@ export async function loadPartnerSession(): Promise<PartnerSessionInfo | null> {
 }
 
 export async function signIn(email: string, password: string): Promise<PartnerSessionInfo> {
-  return accept((await api.post<{ data: PartnerSessionInfo }>(PATH, { email, password })).data)!;
+  return accept((await api.POST('/api/partner/auth/session', { body: { email, password } })).data)!;
 }
 
 /** Accepting an invite, in its cookie variant: the account is signed in at once. */
@@ -49,19 +50,19 @@ export async function acceptInvite(body: {
   password?: string;
   name?: string;
 }): Promise<PartnerSessionInfo> {
-  return accept((await api.post<{ data: PartnerSessionInfo }>(`${PATH}/accept-invite`, body)).data)!;
+  return accept((await api.POST('/api/partner/auth/session/accept-invite', { body })).data)!;
 }
 
 /** Following a sign-in link, in its cookie variant. */
 export async function verifyMagicLink(token: string): Promise<PartnerSessionInfo> {
-  return accept((await api.post<{ data: PartnerSessionInfo }>(`${PATH}/magic-link`, { token })).data)!;
+  return accept((await api.POST('/api/partner/auth/session/magic-link', { body: { token } })).data)!;
 }
 
 export async function requestMagicLink(email: string): Promise<void> {
-  await api.post('/api/partner/auth/magic-link', { email });
+  await api.POST('/api/partner/auth/magic-link', { body: { email } });
 }
 
 export async function signOutRequest(): Promise<void> {
-  await api.del(PATH);
+  await api.DELETE('/api/partner/auth/session');
   setCsrfToken(null);
 }

@@ -1,43 +1,36 @@
 // Settings → API keys: management keys of the workspace, their scopes and programs (owners and admins).
 import { useState } from 'preact/hooks';
 import { api } from '../../api.ts';
+import type { Answer } from '../../api.ts';
 import { useSession } from '../../session.tsx';
-import { ConfirmButton, ErrorBox, SecretOnce, Show, Table, dateTime, useLoad, useSubmit } from '../../ui.tsx';
-import type { Program } from '../../ui.tsx';
+import { ConfirmButton, ErrorBox, Show, Table } from '../../widgets.tsx';
+import { SecretOnce } from '../../copy.tsx';
+import { dateTime } from '../../format.ts';
+import { useAction, useLoad } from '../../hooks.ts';
+import type { Program } from '../../program.tsx';
 import { SCOPES as ALL_SCOPES } from '../../../../../shared/contracts/management.ts';
+import type { Scope } from '../../../../../shared/contracts/management.ts';
 import { Check } from './Check.tsx';
 
 /** The scopes a key can be given here; `*` (every scope) is the default when none is ticked. */
 const SCOPES = ALL_SCOPES.filter((s) => s !== '*');
 
-interface ApiKey {
-  id: number;
-  name: string;
-  prefix: string;
-  scopes: string[];
-  program_scope: string[] | null;
-  status: 'active' | 'revoked';
-  expires_at: string | null;
-  created_at: string;
-  last_used_at: string | null;
-  revoked_at: string | null;
-  key_masked: string;
-}
+type Created = Answer<'post', '/api/advertiser/api-keys'>['data'];
 
 export function ApiKeys({ programs }: { programs: Program[] }) {
   const { workspaceId } = useSession();
   const keys = useLoad(
     async () =>
-      (await api.get<{ data: ApiKey[] }>('/api/advertiser/api-keys', { workspace_id: workspaceId })).data,
+      (await api.GET('/api/advertiser/api-keys', { params: { query: { workspace_id: workspaceId } } })).data,
     [workspaceId],
   );
   const [name, setName] = useState('');
   const [all, setAll] = useState(true);
-  const [scopes, setScopes] = useState<Set<string>>(new Set(['program:list', 'program:read']));
+  const [scopes, setScopes] = useState<Set<Scope>>(new Set(['program:list', 'program:read']));
   const [programScope, setProgramScope] = useState<Set<number>>(new Set());
   const [expires, setExpires] = useState('');
-  const [created, setCreated] = useState<(ApiKey & { key: string }) | null>(null);
-  const submit = useSubmit();
+  const [created, setCreated] = useState<Created | null>(null);
+  const submit = useAction();
   const programName = (id: string) => programs.find((p) => String(p.id) === id)?.name ?? `#${id}`;
 
   const toggle = <T,>(set: Set<T>, v: T, on: boolean) => {
@@ -70,12 +63,14 @@ export function ApiKeys({ programs }: { programs: Program[] }) {
               return;
             }
             void submit.run(async () => {
-              const r = await api.post<{ data: ApiKey & { key: string } }>('/api/advertiser/api-keys', {
-                workspace_id: workspaceId,
-                name,
-                scopes: all ? ['*'] : [...scopes],
-                program_scope: programScope.size ? [...programScope] : null,
-                expires_at: expires ? new Date(expires).toISOString() : null,
+              const r = await api.POST('/api/advertiser/api-keys', {
+                body: {
+                  workspace_id: workspaceId,
+                  name,
+                  scopes: all ? ['*'] : [...scopes],
+                  program_scope: programScope.size ? [...programScope] : null,
+                  expires_at: expires ? new Date(expires).toISOString() : null,
+                },
               });
               setCreated(r.data);
               setName('');
@@ -165,8 +160,8 @@ export function ApiKeys({ programs }: { programs: Program[] }) {
                         question={`Revoke "${k.name}"? Calls with it fail from now on.`}
                         confirmLabel="Yes, revoke"
                         onConfirm={async () => {
-                          await api.del(`/api/advertiser/api-keys/${k.id}`, {
-                            workspace_id: workspaceId,
+                          await api.DELETE('/api/advertiser/api-keys/{id}', {
+                            params: { path: { id: k.id }, query: { workspace_id: workspaceId } },
                           });
                           keys.reload();
                         }}

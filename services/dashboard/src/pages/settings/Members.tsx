@@ -1,31 +1,27 @@
 // Settings → Members: the workspace's members and their roles (owners and admins only, as the API decides).
 import { useState } from 'preact/hooks';
 import { api } from '../../api.ts';
+import type { Answer } from '../../api.ts';
 import { useSession } from '../../session.tsx';
 import type { Role } from '../../session.tsx';
-import { ConfirmButton, ErrorBox, Show, Table, dateTime, useLoad, useSubmit } from '../../ui.tsx';
+import { ConfirmButton, ErrorBox, Show, Table } from '../../widgets.tsx';
+import { dateTime } from '../../format.ts';
+import { useAction, useLoad } from '../../hooks.ts';
 import { ROLES } from '../../../../../shared/contracts/management.ts';
 
-interface Member {
-  user_id: number;
-  email: string;
-  name: string | null;
-  role: Role;
-  status: 'active' | 'inactive';
-  created_at: string;
-}
+type Member = Answer<'get', '/api/advertiser/members'>['data'][number];
 
 export function Members() {
   const { workspaceId, role: myRole, info } = useSession();
   const members = useLoad(
     async () =>
-      (await api.get<{ data: Member[] }>('/api/advertiser/members', { workspace_id: workspaceId })).data,
+      (await api.GET('/api/advertiser/members', { params: { query: { workspace_id: workspaceId } } })).data,
     [workspaceId],
   );
   const [email, setEmail] = useState('');
   const [role, setRole] = useState<Role>('member');
-  const add = useSubmit();
-  const change = useSubmit();
+  const add = useAction();
+  const change = useAction();
   const [notice, setNotice] = useState<string | null>(null);
   // The API's rules, so what it would refuse is not offered: only an owner grants the owner role or
   // changes or removes an owner; the last active owner is neither demoted nor removed.
@@ -37,7 +33,10 @@ export function Members() {
   const setMemberRole = (m: Member, r: Role) =>
     void change
       .run(async () => {
-        await api.put(`/api/advertiser/members/${m.user_id}`, { role: r }, { workspace_id: workspaceId });
+        await api.PUT('/api/advertiser/members/{userId}', {
+          params: { path: { userId: m.user_id }, query: { workspace_id: workspaceId } },
+          body: { role: r },
+        });
       })
       .then((ok) => {
         if (ok) setNotice(`${m.email} is now ${r}.`);
@@ -54,7 +53,7 @@ export function Members() {
           setNotice(null);
           void add
             .run(async () => {
-              await api.post('/api/advertiser/members', { workspace_id: workspaceId, email, role });
+              await api.POST('/api/advertiser/members', { body: { workspace_id: workspaceId, email, role } });
             })
             .then((ok) => {
               if (!ok) return;
@@ -135,8 +134,8 @@ export function Members() {
                       question={`Remove ${m.email}? Their API keys here are revoked.`}
                       confirmLabel="Yes, remove"
                       onConfirm={async () => {
-                        await api.del(`/api/advertiser/members/${m.user_id}`, {
-                          workspace_id: workspaceId,
+                        await api.DELETE('/api/advertiser/members/{userId}', {
+                          params: { path: { userId: m.user_id }, query: { workspace_id: workspaceId } },
                         });
                         members.reload();
                       }}

@@ -2,42 +2,27 @@
 // received.
 import { useState } from 'preact/hooks';
 import { api } from '../../api.ts';
+import type { Answer } from '../../api.ts';
 import { useSession } from '../../session.tsx';
-import {
-  ConfirmButton,
-  CopyButton,
-  ErrorBox,
-  Loading,
-  Pager,
-  ReadOnlyNote,
-  SecretOnce,
-  Show,
-  Table,
-  dateTime,
-  useLoad,
-  useSubmit,
-} from '../../ui.tsx';
-import type { Program, useWorkspacePrograms } from '../../ui.tsx';
+import { ConfirmButton, ErrorBox, Loading, Pager, ReadOnlyNote, Show, Table } from '../../widgets.tsx';
+import { CopyButton, SecretOnce } from '../../copy.tsx';
+import { dateTime } from '../../format.ts';
+import { useAction, useLoad } from '../../hooks.ts';
+import type { Program, useWorkspacePrograms } from '../../program.tsx';
 import { CONNECTION_STATUSES, PROCESSOR_OUTCOMES } from '../../../../../shared/contracts/management.ts';
 import { Check } from './Check.tsx';
 
-interface Connection {
-  status: (typeof CONNECTION_STATUSES)[number];
-  account_id: string | null;
-  charges_enabled: boolean;
-  payouts_enabled: boolean;
-  details_submitted: boolean;
-  connected_at: string | null;
-  webhook_secret_masked: string | null;
-}
+type Connection = Answer<'get', '/api/advertiser/processor-connection'>['data'];
+type ConnectionStatus = (typeof CONNECTION_STATUSES)[number];
+type Outcome = (typeof PROCESSOR_OUTCOMES)[number];
 
 export function Processor({ programs }: { programs: ReturnType<typeof useWorkspacePrograms> }) {
   const { workspaceId, canWrite } = useSession();
   const conn = useLoad(
     async () =>
       (
-        await api.get<{ data: Connection }>('/api/advertiser/processor-connection', {
-          workspace_id: workspaceId,
+        await api.GET('/api/advertiser/processor-connection', {
+          params: { query: { workspace_id: workspaceId } },
         })
       ).data,
     [workspaceId],
@@ -140,16 +125,16 @@ function ConnectionForm(props: {
   onRolled: (secret: string, until: string) => void;
 }) {
   const { workspaceId } = useSession();
-  const [status, setStatus] = useState<Connection['status']>(
+  const [status, setStatus] = useState<ConnectionStatus>(
     props.current.status === 'pending' && !props.current.webhook_secret_masked
       ? 'connected'
-      : props.current.status,
+      : (props.current.status as ConnectionStatus),
   );
   const [account, setAccount] = useState(props.current.account_id ?? '');
   const [charges, setCharges] = useState(props.current.charges_enabled);
   const [payouts, setPayouts] = useState(props.current.payouts_enabled);
   const [details, setDetails] = useState(props.current.details_submitted);
-  const submit = useSubmit();
+  const submit = useAction();
   const connected = props.current.webhook_secret_masked !== null;
   return (
     <>
@@ -158,9 +143,9 @@ function ConnectionForm(props: {
         onSubmit={(e) => {
           e.preventDefault();
           void submit.run(async () => {
-            const r = await api.put<{ data: { webhook_secret: string } }>(
-              '/api/advertiser/processor-connection',
-              {
+            const r = await api.PUT('/api/advertiser/processor-connection', {
+              params: { query: { workspace_id: workspaceId } },
+              body: {
                 workspace_id: workspaceId,
                 status,
                 account_id: account.trim() || null,
@@ -168,8 +153,7 @@ function ConnectionForm(props: {
                 payouts_enabled: payouts,
                 details_submitted: details,
               },
-              { workspace_id: workspaceId },
-            );
+            });
             props.onSaved(r.data);
           });
         }}
@@ -180,7 +164,7 @@ function ConnectionForm(props: {
             Status{' '}
             <select
               value={status}
-              onChange={(e) => setStatus((e.target as HTMLSelectElement).value as Connection['status'])}
+              onChange={(e) => setStatus((e.target as HTMLSelectElement).value as ConnectionStatus)}
             >
               {CONNECTION_STATUSES.map((s) => (
                 <option value={s}>{s}</option>
@@ -212,11 +196,9 @@ function ConnectionForm(props: {
             question="Create a new signing secret? The current one keeps working for 24 hours."
             confirmLabel="Yes, roll it"
             onConfirm={async () => {
-              const r = await api.post<{ data: { webhook_secret: string; previous_valid_until: string } }>(
-                '/api/advertiser/processor-connection/roll-secret',
-                {},
-                { workspace_id: workspaceId },
-              );
+              const r = await api.POST('/api/advertiser/processor-connection/roll-secret', {
+                params: { query: { workspace_id: workspaceId } },
+              });
               props.onRolled(r.data.webhook_secret, r.data.previous_valid_until);
             }}
           />
@@ -226,34 +208,14 @@ function ConnectionForm(props: {
   );
 }
 
-interface ProcessorEvent {
-  id: number;
-  event_id: string;
-  type: string;
-  livemode: boolean;
-  received_at: string;
-  outcome: string;
-  reason: string | null;
-  transaction_id: string | null;
-  sale_id: number | null;
-  commission_id: number | null;
-}
-interface EventsPage {
-  data: ProcessorEvent[];
-  meta: { pagination: { page: number; pageSize: number; pageCount: number; total: number } };
-}
-
 function ProcessorEvents({ programs }: { programs: Program[] }) {
   const [programId, setProgramId] = useState(programs[0]!.id);
-  const [outcome, setOutcome] = useState('');
+  const [outcome, setOutcome] = useState<Outcome | ''>('');
   const [page, setPage] = useState(1);
   const events = useLoad(
     () =>
-      api.get<EventsPage>('/api/advertiser/processor-events', {
-        program_id: programId,
-        outcome,
-        page,
-        pageSize: 20,
+      api.GET('/api/advertiser/processor-events', {
+        params: { query: { program_id: programId, outcome: outcome || undefined, page, pageSize: 20 } },
       }),
     [programId, outcome, page],
   );
@@ -280,7 +242,7 @@ function ProcessorEvents({ programs }: { programs: Program[] }) {
           <select
             value={outcome}
             onChange={(e) => {
-              setOutcome((e.target as HTMLSelectElement).value);
+              setOutcome((e.target as HTMLSelectElement).value as Outcome | '');
               setPage(1);
             }}
           >

@@ -2,44 +2,30 @@
 // last answer's status code and error, when the next attempt is due, the payload, and a retry button.
 import { useState } from 'preact/hooks';
 import { api } from '../../api.ts';
-import { ErrorBox, Loading, Pager, Table, dateTime, useLoad, useSubmit } from '../../ui.tsx';
-import type { Endpoint } from './Webhooks.tsx';
+import type { Answer, RequestQuery } from '../../api.ts';
+import { ErrorBox, Loading, Pager, Table } from '../../widgets.tsx';
+import { dateTime } from '../../format.ts';
+import { useAction, useLoad } from '../../hooks.ts';
 
-interface Delivery {
-  id: number;
-  webhook_id: string;
-  type: string;
-  status: 'pending' | 'delivered' | 'failed';
-  attempts: number;
-  last_status_code: number | null;
-  last_error: string | null;
-  last_response: string | null;
-  next_attempt_at: string | null;
-  created_at: string;
-  delivered_at: string | null;
-  payload: unknown;
-}
-interface DeliveryPage {
-  data: Delivery[];
-  meta: { page: number; pageSize: number; has_more: boolean };
-}
+type Endpoint = Answer<'get', '/api/advertiser/webhooks'>['data'][number];
+type Status = NonNullable<
+  NonNullable<RequestQuery<'get', '/api/advertiser/webhooks/{id}/deliveries'>>['status']
+>;
 
-const STATUSES = ['pending', 'delivered', 'failed'] as const;
+const STATUSES: readonly Status[] = ['pending', 'delivered', 'failed'];
 
-export function WebhookDeliveries({ endpoint }: { endpoint: Endpoint }) {
-  const [status, setStatus] = useState('');
+export function WebhookDeliveries({ endpoint }: { endpoint: Pick<Endpoint, 'id' | 'url' | 'status'> }) {
+  const [status, setStatus] = useState<Status | ''>('');
   const [page, setPage] = useState(1);
   const [tick, setTick] = useState(0);
   const log = useLoad(
     () =>
-      api.get<DeliveryPage>(`/api/advertiser/webhooks/${endpoint.id}/deliveries`, {
-        status,
-        page,
-        pageSize: 20,
+      api.GET('/api/advertiser/webhooks/{id}/deliveries', {
+        params: { path: { id: endpoint.id }, query: { status: status || undefined, page, pageSize: 20 } },
       }),
     [endpoint.id, status, page, tick],
   );
-  const retry = useSubmit();
+  const retry = useAction();
   const [notice, setNotice] = useState<string | null>(null);
   return (
     <div class="deliveries" aria-label={`Deliveries of ${endpoint.url}`} role="region">
@@ -49,7 +35,7 @@ export function WebhookDeliveries({ endpoint }: { endpoint: Endpoint }) {
           <select
             value={status}
             onChange={(e) => {
-              setStatus((e.target as HTMLSelectElement).value);
+              setStatus((e.target as HTMLSelectElement).value as Status | '');
               setPage(1);
             }}
           >
@@ -132,7 +118,9 @@ export function WebhookDeliveries({ endpoint }: { endpoint: Endpoint }) {
                       void retry
                         .run(async () => {
                           setNotice(null);
-                          await api.post(`/api/advertiser/webhook-deliveries/${d.id}/retry`);
+                          await api.POST('/api/advertiser/webhook-deliveries/{id}/retry', {
+                            params: { path: { id: d.id } },
+                          });
                           setNotice(`Delivery ${d.webhook_id} is attempted again now.`);
                         })
                         .then(() => setTick((n) => n + 1))

@@ -5,26 +5,17 @@
 import { Fragment } from 'preact';
 import { useState } from 'preact/hooks';
 import { api } from '../../api.ts';
+import type { Answer } from '../../api.ts';
 import { useSession } from '../../session.tsx';
-import { ConfirmButton, ErrorBox, SecretOnce, Show, Table, dateTime, useLoad, useSubmit } from '../../ui.tsx';
-import type { Program } from '../../ui.tsx';
+import { ConfirmButton, ErrorBox, Show, Table } from '../../widgets.tsx';
+import { SecretOnce } from '../../copy.tsx';
+import { dateTime } from '../../format.ts';
+import { useAction, useLoad } from '../../hooks.ts';
+import type { Program } from '../../program.tsx';
 import { WEBHOOK_EVENT_TYPES } from '../../../../../shared/contracts/webhook-events.ts';
+import type { WebhookEventType } from '../../../../../shared/contracts/webhook-events.ts';
 import { Check } from './Check.tsx';
 import { WebhookDeliveries } from './WebhookDeliveries.tsx';
-
-export interface Endpoint {
-  id: number;
-  url: string;
-  description: string | null;
-  events: string[];
-  program_ids: number[] | null;
-  status: 'enabled' | 'disabled';
-  disabled_reason: 'manual' | 'failing' | 'gone' | null;
-  disabled_at: string | null;
-  failing_since: string | null;
-  previous_secret_expires_at: string | null;
-  created_at: string;
-}
 
 /** Event types an endpoint can pick (`webhook.test` is sent on request whatever it picked). */
 const PICKABLE = WEBHOOK_EVENT_TYPES.filter((t) => t !== 'webhook.test');
@@ -39,13 +30,13 @@ export function Webhooks({ programs }: { programs: Program[] }) {
   const { workspaceId } = useSession();
   const endpoints = useLoad(
     async () =>
-      (await api.get<{ data: Endpoint[] }>('/api/advertiser/webhooks', { workspace_id: workspaceId })).data,
+      (await api.GET('/api/advertiser/webhooks', { params: { query: { workspace_id: workspaceId } } })).data,
     [workspaceId],
   );
   const [secret, setSecret] = useState<{ title: string; value: string; until?: string } | null>(null);
   const [notice, setNotice] = useState<string | null>(null);
   const [open, setOpen] = useState<number | null>(null);
-  const action = useSubmit();
+  const action = useAction();
   const programName = (id: number) => programs.find((p) => p.id === id)?.name ?? `#${id}`;
 
   const act = (label: string, run: () => Promise<void>) =>
@@ -137,7 +128,9 @@ export function Webhooks({ programs }: { programs: Program[] }) {
                             disabled={action.busy}
                             onClick={() =>
                               act(`A test event is on its way to ${ep.url}.`, async () => {
-                                await api.post(`/api/advertiser/webhooks/${ep.id}/test`);
+                                await api.POST('/api/advertiser/webhooks/{id}/test', {
+                                  params: { path: { id: ep.id } },
+                                });
                                 setOpen(ep.id);
                               })
                             }
@@ -149,7 +142,10 @@ export function Webhooks({ programs }: { programs: Program[] }) {
                             disabled={action.busy}
                             onClick={() =>
                               act(`${ep.url} is disabled.`, async () => {
-                                await api.put(`/api/advertiser/webhooks/${ep.id}`, { status: 'disabled' });
+                                await api.PUT('/api/advertiser/webhooks/{id}', {
+                                  params: { path: { id: ep.id } },
+                                  body: { status: 'disabled' },
+                                });
                               })
                             }
                           >
@@ -163,7 +159,9 @@ export function Webhooks({ programs }: { programs: Program[] }) {
                           disabled={action.busy}
                           onClick={() =>
                             act(`${ep.url} is enabled; its waiting deliveries go out now.`, async () => {
-                              await api.post(`/api/advertiser/webhooks/${ep.id}/enable`);
+                              await api.POST('/api/advertiser/webhooks/{id}/enable', {
+                                params: { path: { id: ep.id } },
+                              });
                             })
                           }
                         >
@@ -175,9 +173,9 @@ export function Webhooks({ programs }: { programs: Program[] }) {
                         question="Create a new signing secret? The current one keeps signing for 24 hours."
                         confirmLabel="Yes, rotate"
                         onConfirm={async () => {
-                          const r = await api.post<{
-                            data: { secret: string; previous_secret_expires_at: string };
-                          }>(`/api/advertiser/webhooks/${ep.id}/rotate-secret`);
+                          const r = await api.POST('/api/advertiser/webhooks/{id}/rotate-secret', {
+                            params: { path: { id: ep.id } },
+                          });
                           setSecret({
                             title: `New signing secret of ${ep.url}`,
                             value: r.data.secret,
@@ -192,7 +190,9 @@ export function Webhooks({ programs }: { programs: Program[] }) {
                         question={`Delete ${ep.url} and its delivery log? Pending deliveries are dropped.`}
                         confirmLabel="Yes, delete"
                         onConfirm={async () => {
-                          await api.del(`/api/advertiser/webhooks/${ep.id}`);
+                          await api.DELETE('/api/advertiser/webhooks/{id}', {
+                            params: { path: { id: ep.id } },
+                          });
                           if (open === ep.id) setOpen(null);
                           endpoints.reload();
                         }}
@@ -216,14 +216,19 @@ export function Webhooks({ programs }: { programs: Program[] }) {
   );
 }
 
-function AddEndpoint(props: { programs: Program[]; onAdded(ep: Endpoint & { secret: string }): void }) {
+function AddEndpoint(props: {
+  programs: Program[];
+  onAdded(ep: Answer<'post', '/api/advertiser/webhooks'>['data']): void;
+}) {
   const { workspaceId } = useSession();
   const [url, setUrl] = useState('');
   const [description, setDescription] = useState('');
   const [all, setAll] = useState(true);
-  const [events, setEvents] = useState<Set<string>>(new Set(['sale.created', 'commission.created']));
+  const [events, setEvents] = useState<Set<WebhookEventType>>(
+    new Set(['sale.created', 'commission.created']),
+  );
   const [programIds, setProgramIds] = useState<Set<number>>(new Set());
-  const submit = useSubmit();
+  const submit = useAction();
   const toggle = <T,>(set: Set<T>, v: T, on: boolean) => {
     const next = new Set(set);
     if (on) next.add(v);
@@ -236,12 +241,14 @@ function AddEndpoint(props: { programs: Program[]; onAdded(ep: Endpoint & { secr
       onSubmit={(e) => {
         e.preventDefault();
         void submit.run(async () => {
-          const r = await api.post<{ data: Endpoint & { secret: string } }>('/api/advertiser/webhooks', {
-            workspace_id: workspaceId,
-            url: url.trim(),
-            events: all ? ['*'] : [...events],
-            program_ids: programIds.size ? [...programIds] : null,
-            description: description.trim() || null,
+          const r = await api.POST('/api/advertiser/webhooks', {
+            body: {
+              workspace_id: workspaceId,
+              url: url.trim(),
+              events: all ? ['*'] : [...events],
+              program_ids: programIds.size ? [...programIds] : null,
+              description: description.trim() || null,
+            },
           });
           setUrl('');
           setDescription('');

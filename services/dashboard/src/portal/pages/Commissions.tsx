@@ -2,11 +2,15 @@
 // when it becomes payable and the payout it went into. Filters by program and status, 25 a page.
 import { api } from '../../api.ts';
 import { navigate, useLocation } from '../../router.tsx';
-import { Pager, Table, dateTime, money, useLoad } from '../../ui.tsx';
-import type { CommissionStatus, PartnerCommission } from '../types.ts';
-import type { Pagination } from '../../notifications.tsx';
+import { Pager, Table } from '../../widgets.tsx';
+import { dateTime, money } from '../../format.ts';
+import { useLoad } from '../../hooks.ts';
+import type { Answer, RequestQuery } from '../../api.ts';
 import { Title, View } from '../parts.tsx';
-import { usePartnerPrograms } from './Programs.tsx';
+import { usePartnerPrograms } from '../programs.ts';
+
+type CommissionStatus = Answer<'get', '/api/partner/commissions'>['data'][number]['status'];
+type Query = NonNullable<RequestQuery<'get', '/api/partner/commissions'>>;
 
 const PAGE_SIZE = 25;
 const STATUSES: CommissionStatus[] = ['pending', 'approved', 'paid', 'reversed', 'refunded'];
@@ -18,11 +22,6 @@ const STATUS_NOTE: Record<CommissionStatus, string> = {
   refunded: 'taken back after it was paid: deducted from a later payout',
 };
 
-interface Page {
-  data: PartnerCommission[];
-  meta: { pagination: Pagination };
-}
-
 export function Commissions() {
   const { query } = useLocation();
   const programId = query.get('program_id') ?? '';
@@ -31,11 +30,16 @@ export function Commissions() {
   const programs = usePartnerPrograms();
   const rows = useLoad(
     () =>
-      api.get<Page>('/api/partner/commissions', {
-        program_id: programId,
-        status,
-        page,
-        pageSize: PAGE_SIZE,
+      api.GET('/api/partner/commissions', {
+        params: {
+          query: {
+            // As the address has them ('' is left out); the API answers a bad one with its 400.
+            program_id: programId as unknown as Query['program_id'],
+            status: status as Query['status'],
+            page,
+            pageSize: PAGE_SIZE,
+          },
+        },
       }),
     [programId, status, page],
   );

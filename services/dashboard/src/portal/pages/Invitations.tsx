@@ -3,11 +3,11 @@
 // payout method, no name); declining hides it for good. Shown once the mailbox is verified (a sign-in link
 // followed); before that, a line offering the link.
 import { useState } from 'preact/hooks';
-import { api } from '../../api.ts';
-import { ErrorBox, useLoad } from '../../ui.tsx';
+import { api, withPolicy } from '../../api.ts';
+import { ErrorBox } from '../../widgets.tsx';
+import { useAction, useLoad } from '../../hooks.ts';
 import { requestMagicLink, usePartner } from '../session.tsx';
-import type { Invitation } from '../types.ts';
-import { commissionText, useAction } from '../parts.tsx';
+import { commissionText } from '../parts.tsx';
 
 export function Invitations(props: { onAccepted(): void }) {
   const { info } = usePartner();
@@ -18,7 +18,11 @@ export function Invitations(props: { onAccepted(): void }) {
 function InvitationList(props: { onAccepted(): void }) {
   const [tick, setTick] = useState(0);
   const list = useLoad(
-    async () => (await api.get<{ data: Invitation[] }>('/api/partner/invitations')).data,
+    async () =>
+      (await api.GET('/api/partner/invitations')).data.map((inv) => ({
+        ...inv,
+        programs: inv.programs.map(withPolicy),
+      })),
     [tick],
   );
   const act = useAction();
@@ -27,7 +31,9 @@ function InvitationList(props: { onAccepted(): void }) {
   const answer = (id: number, what: 'accept' | 'decline') =>
     void act
       .run(async () => {
-        await api.post(`/api/partner/invitations/${id}/${what}`);
+        const params = { path: { partnerId: id } };
+        if (what === 'accept') await api.POST('/api/partner/invitations/{partnerId}/accept', { params });
+        else await api.POST('/api/partner/invitations/{partnerId}/decline', { params });
       })
       .then((ok) => {
         if (!ok) return;

@@ -1,6 +1,6 @@
 // The partner's notifications: applications decided, refunds that took a commission back, payouts.
 import { navigate, useLocation } from '../../router.tsx';
-import { NotificationList } from '../../notifications.tsx';
+import { NotificationList, partnerNotifications } from '../../notifications.tsx';
 import { Title } from '../parts.tsx';
 import { usePartner } from '../session.tsx';
 
@@ -12,7 +12,7 @@ export function Notifications() {
     <>
       <Title>Notifications</Title>
       <NotificationList
-        base="/api/partner/notifications"
+        source={partnerNotifications}
         page={page}
         onPage={(p) => navigate(`/partner/notifications${p > 1 ? `?page=${p}` : ''}`, true)}
         onRead={session.refreshUnread}

@@ -2,12 +2,16 @@
 // details as text). One method per account, used by every advertiser's payout export.
 import { useEffect, useState } from 'preact/hooks';
 import { api } from '../../api.ts';
-import { ErrorBox, useLoad } from '../../ui.tsx';
-import type { PayoutMethod } from '../types.ts';
-import { Title, View, useAction } from '../parts.tsx';
+import { ErrorBox } from '../../widgets.tsx';
+import { useAction, useLoad } from '../../hooks.ts';
+import type { Answer, RequestBody } from '../../api.ts';
+import { Title, View } from '../parts.tsx';
 import { usePartner } from '../session.tsx';
 
-const TYPES: { value: PayoutMethod['type']; label: string }[] = [
+type PayoutMethod = NonNullable<Answer<'get', '/api/partner/payout-method'>['data']>;
+type MethodType = RequestBody<'put', '/api/partner/payout-method'>['type'];
+
+const TYPES: { value: MethodType; label: string }[] = [
   { value: 'paypal', label: 'PayPal' },
   { value: 'wise', label: 'Wise' },
   { value: 'bank_transfer', label: 'Bank transfer' },
@@ -15,10 +19,7 @@ const TYPES: { value: PayoutMethod['type']; label: string }[] = [
 
 export function PayoutMethodPage() {
   // Wrapped: "no method yet" (null) is an answer, not "still loading".
-  const method = useLoad(
-    async () => ({ m: (await api.get<{ data: PayoutMethod | null }>('/api/partner/payout-method')).data }),
-    [],
-  );
+  const method = useLoad(async () => ({ m: (await api.GET('/api/partner/payout-method')).data }), []);
   return (
     <>
       <Title>Payout method</Title>
@@ -36,7 +37,7 @@ export function PayoutMethodPage() {
 
 function MethodForm(props: { initial: PayoutMethod | null }) {
   const { info } = usePartner();
-  const [type, setType] = useState<PayoutMethod['type']>(props.initial?.type ?? 'paypal');
+  const [type, setType] = useState<MethodType>(props.initial?.type ?? 'paypal');
   const [email, setEmail] = useState(props.initial?.email ?? '');
   const [details, setDetails] = useState(props.initial?.details ?? '');
   const [saved, setSaved] = useState(false);
@@ -52,10 +53,9 @@ function MethodForm(props: { initial: PayoutMethod | null }) {
         e.preventDefault();
         void save
           .run(async () => {
-            await api.put(
-              '/api/partner/payout-method',
-              byEmail ? { type, email: email.trim() } : { type, details: details.trim() },
-            );
+            await api.PUT('/api/partner/payout-method', {
+              body: byEmail ? { type, email: email.trim() } : { type, details: details.trim() },
+            });
           })
           .then((ok) => ok && setSaved(true));
       }}

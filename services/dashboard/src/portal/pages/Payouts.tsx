@@ -2,17 +2,15 @@
 // them, per program, what is owed and not paid yet (pending, held for review, approved: ../money.tsx).
 import { api } from '../../api.ts';
 import { Link } from '../../router.tsx';
-import { Table, dateTime, money, useLoad } from '../../ui.tsx';
-import type { PartnerPayout } from '../types.ts';
+import { Table } from '../../widgets.tsx';
+import { dateTime, money } from '../../format.ts';
+import { useLoad } from '../../hooks.ts';
 import { Owed, owedParts } from '../money.tsx';
 import { Title, View } from '../parts.tsx';
-import { usePartnerPrograms } from './Programs.tsx';
+import { usePartnerPrograms } from '../programs.ts';
 
 export function Payouts() {
-  const payouts = useLoad(
-    async () => (await api.get<{ data: PartnerPayout[] }>('/api/partner/payouts')).data,
-    [],
-  );
+  const payouts = useLoad(async () => (await api.GET('/api/partner/payouts')).data, []);
   const programs = usePartnerPrograms();
   const owing = (programs.data ?? []).filter((p) => owedParts(p).length > 0);
   const byId = new Map((programs.data ?? []).map((p) => [p.program.id, p.program.name]));

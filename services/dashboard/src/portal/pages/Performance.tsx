@@ -4,10 +4,13 @@
 import { useState } from 'preact/hooks';
 import { api } from '../../api.ts';
 import { DailyChart } from '../../chart.tsx';
-import { Table, money, num, useLoad } from '../../ui.tsx';
-import type { Performance } from '../types.ts';
+import { Table } from '../../widgets.tsx';
+import { money, num } from '../../format.ts';
+import { useLoad } from '../../hooks.ts';
+import type { Answer } from '../../api.ts';
 import { View } from '../parts.tsx';
 
+type Performance = Answer<'get', '/api/partner/programs/{programId}/performance'>;
 type Period = '7d' | '30d' | '90d' | 'all';
 const PERIODS: { value: Period; label: string }[] = [
   { value: '7d', label: '7 days' },
@@ -22,7 +25,10 @@ const cents = (units: number) => Math.round(units * 100);
 export function PerformancePanel(props: { programId: number; currency: string }) {
   const [period, setPeriod] = useState<Period>('30d');
   const perf = useLoad(
-    () => api.get<Performance>(`/api/partner/programs/${props.programId}/performance`, { period }),
+    () =>
+      api.GET('/api/partner/programs/{programId}/performance', {
+        params: { path: { programId: props.programId }, query: { period } },
+      }),
     [props.programId, period],
   );
   return (

@@ -3,11 +3,15 @@
 import { useState } from 'preact/hooks';
 import { api } from '../../api.ts';
 import { Link } from '../../router.tsx';
-import { CopyButton, ErrorBox, dateTime, money, useLoad } from '../../ui.tsx';
-import { defaultLanding, referralUrl } from '../../referral.ts';
-import type { PartnerLink, PartnerProgram } from '../types.ts';
-import { Skeleton, StatusBadge, Terms, Title, View, useAction } from '../parts.tsx';
-import { usePartnerPrograms } from './Programs.tsx';
+import { CopyButton } from '../../copy.tsx';
+import { ErrorBox } from '../../widgets.tsx';
+import { dateTime, money } from '../../format.ts';
+import { useAction, useLoad } from '../../hooks.ts';
+import { referralUrl } from '../../referral.ts';
+import type { Answer } from '../../api.ts';
+import type { PartnerProgram } from '../programs.ts';
+import { Skeleton, StatusBadge, Terms, Title, View } from '../parts.tsx';
+import { usePartnerPrograms } from '../programs.ts';
 import { Owed, owedParts } from '../money.tsx';
 import { PerformancePanel } from './Performance.tsx';
 
@@ -63,18 +67,18 @@ export function ProgramPage(props: { programId: number }) {
   );
 }
 
+type PartnerLink = Answer<'get', '/api/partner/programs/{programId}/links'>['data'][number];
+
 function Links(props: { partner: PartnerProgram }) {
   const program = props.partner.program;
-  const path = `/api/partner/programs/${program.id}/links`;
-  const links = useLoad(async () => (await api.get<{ data: PartnerLink[] }>(path)).data, [path]);
-  // The partner's choice is kept per program in this browser; else the program's landing page if known.
-  const landingKey = `svc.partner.landing.${program.id}`;
-  const [landing, setLandingState] = useState(
-    () =>
-      localStorage.getItem(landingKey) ??
-      program.landing_url ??
-      defaultLanding(program.allowed_origins ?? []),
+  const params = { path: { programId: program.id } };
+  const links = useLoad(
+    async () => (await api.GET('/api/partner/programs/{programId}/links', { params })).data,
+    [program.id],
   );
+  // The partner's choice is kept per program in this browser (the API names no landing page for it).
+  const landingKey = `svc.partner.landing.${program.id}`;
+  const [landing, setLandingState] = useState(() => localStorage.getItem(landingKey) ?? '');
   const setLanding = (v: string) => {
     setLandingState(v);
     localStorage.setItem(landingKey, v);
@@ -82,7 +86,7 @@ function Links(props: { partner: PartnerProgram }) {
   const [code, setCode] = useState('');
   const create = useAction();
   const canCreate = program.partner_links !== false;
-  const urlOf = (l: PartnerLink) => (landing ? referralUrl(landing, l.short_link) : (l.url ?? null));
+  const urlOf = (l: PartnerLink) => (landing ? referralUrl(landing, l.short_link) : null);
 
   return (
     <section aria-labelledby="links">
@@ -134,7 +138,10 @@ function Links(props: { partner: PartnerProgram }) {
             e.preventDefault();
             void create
               .run(async () => {
-                await api.post(path, code.trim() ? { short_link: code.trim() } : {});
+                await api.POST('/api/partner/programs/{programId}/links', {
+                  params,
+                  body: code.trim() ? { short_link: code.trim() } : {},
+                });
               })
               .then((ok) => {
                 if (!ok) return;

@@ -1,16 +1,11 @@
 // The partner's home: every program they belong to (one partner record each, possibly in several
 // workspaces), with its status, terms and their balance there.
 import { useState } from 'preact/hooks';
-import { api } from '../../api.ts';
 import { Link } from '../../router.tsx';
-import { dateTime, money, useLoad } from '../../ui.tsx';
-import type { PartnerProgram } from '../types.ts';
+import { dateTime, money } from '../../format.ts';
+import { usePartnerPrograms } from '../programs.ts';
 import { StatusBadge, Terms, Title, View } from '../parts.tsx';
 import { Invitations } from './Invitations.tsx';
-
-export function usePartnerPrograms(deps: unknown[] = []) {
-  return useLoad(async () => (await api.get<{ data: PartnerProgram[] }>('/api/partner/programs')).data, deps);
-}
 
 export function Programs() {
   // An accepted invitation adds its programs: read them again.

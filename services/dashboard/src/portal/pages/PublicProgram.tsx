@@ -1,14 +1,14 @@
 // A program's public page, /p/<slug>: what it pays and for how long, and the application form
 // (GET /api/public/programs/:slug, POST …/apply). No session: anyone may read it and apply.
 import { useEffect, useState } from 'preact/hooks';
-import { api } from '../../api.ts';
-import { ErrorBox, useLoad } from '../../ui.tsx';
-import type { PartnerStatus, ProgramTerms } from '../types.ts';
-import { Skeleton, Terms, useAction } from '../parts.tsx';
+import { api, withPolicy } from '../../api.ts';
+import type { Answer, RequestBody } from '../../api.ts';
+import { ErrorBox } from '../../widgets.tsx';
+import { useAction, useLoad } from '../../hooks.ts';
+import type { PartnerStatus } from '../programs.ts';
+import { Skeleton, Terms } from '../parts.tsx';
 
-interface PublicProgramInfo extends ProgramTerms {
-  description: string | null;
-}
+type Application = RequestBody<'post', '/api/public/programs/{slug}/apply'>;
 
 interface Outcome {
   status: PartnerStatus;
@@ -18,8 +18,13 @@ interface Outcome {
 }
 
 export function PublicProgram(props: { slug: string }) {
-  const path = `/api/public/programs/${encodeURIComponent(props.slug)}`;
-  const program = useLoad(async () => (await api.get<{ data: PublicProgramInfo }>(path)).data, [path]);
+  const program = useLoad(
+    async () =>
+      withPolicy(
+        (await api.GET('/api/public/programs/{slug}', { params: { path: { slug: props.slug } } })).data,
+      ),
+    [props.slug],
+  );
   useEffect(() => {
     document.title = `${program.data?.name ?? 'Partner program'} · become a partner`;
   }, [program.data?.name]);
@@ -58,7 +63,7 @@ export function PublicProgram(props: { slug: string }) {
             {outcome ? (
               <Answer outcome={outcome} program={program.data.name} />
             ) : (
-              <ApplyForm path={`${path}/apply`} onDone={setOutcome} />
+              <ApplyForm slug={props.slug} onDone={setOutcome} />
             )}
           </>
         )}
@@ -67,7 +72,7 @@ export function PublicProgram(props: { slug: string }) {
   );
 }
 
-function ApplyForm(props: { path: string; onDone(o: Outcome): void }) {
+function ApplyForm(props: { slug: string; onDone(o: Outcome): void }) {
   const submit = useAction();
   return (
     <form
@@ -78,12 +83,21 @@ function ApplyForm(props: { path: string; onDone(o: Outcome): void }) {
         const f = new FormData(e.currentTarget);
         const field = (k: string) => String(f.get(k) ?? '').trim();
         const password = String(f.get('password') ?? '');
-        const body: Record<string, string> = { name: field('name'), email: field('email') };
+        const body: Application = { name: field('name'), email: field('email') };
         if (password) body.password = password;
-        for (const k of ['website', 'message']) if (field(k)) body[k] = field(k);
+        for (const k of ['website', 'message'] as const) if (field(k)) body[k] = field(k);
         void submit.run(async () => {
-          const r = await api.postWithStatus<{ data: { status: PartnerStatus } }>(props.path, body);
-          props.onDone({ status: r.body.data.status, created: r.status === 201, withPassword: !!password });
+          // The status matters: 201 recorded now, 200 one with this email was already there.
+          const { data, response } = await api.raw.POST('/api/public/programs/{slug}/apply', {
+            params: { path: { slug: props.slug } },
+            body,
+          });
+          const answer = data as Answer<'post', '/api/public/programs/{slug}/apply'>;
+          props.onDone({
+            status: answer.data.status,
+            created: response.status === 201,
+            withPassword: !!password,
+          });
         });
       }}
     >

@@ -4,10 +4,11 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { ComponentChildren } from 'preact';
 import { Link } from '../../router.tsx';
-import { ErrorBox } from '../../ui.tsx';
+import { ErrorBox } from '../../widgets.tsx';
 import { acceptInvite, requestMagicLink, signIn, verifyMagicLink } from '../session.tsx';
-import type { PartnerSessionInfo } from '../types.ts';
-import { Skeleton, Title, errorText, useAction } from '../parts.tsx';
+import type { PartnerSessionInfo } from '../session.tsx';
+import { Skeleton, Title } from '../parts.tsx';
+import { messageOf, useAction } from '../../hooks.ts';
 
 interface SessionProps {
   onSession(s: PartnerSessionInfo): void;
@@ -97,7 +98,7 @@ export function MagicLinkPage(props: SessionProps & { token: string | null }) {
   useEffect(() => {
     if (started.current || props.token === null) return;
     started.current = true;
-    verifyMagicLink(props.token).then(props.onSession, (e: unknown) => setError(errorText(e)));
+    verifyMagicLink(props.token).then(props.onSession, (e: unknown) => setError(messageOf(e)));
   }, [props.token]);
   return (
     <Card title="Signing you in">

@@ -2,9 +2,10 @@
 // only this. Its programs, money, links and payout method wait until a link mailed to its address is
 // followed (or an invite to it accepted); the API answers every other partner route 403 until then.
 import { useState } from 'preact/hooks';
-import { ErrorBox } from '../../ui.tsx';
+import { ErrorBox } from '../../widgets.tsx';
 import { requestMagicLink } from '../session.tsx';
-import { Title, useAction } from '../parts.tsx';
+import { Title } from '../parts.tsx';
+import { useAction } from '../../hooks.ts';
 
 export function VerifyEmail(props: { email: string; onSignOut(): Promise<void> }) {
   const send = useAction();

@@ -1,0 +1,114 @@
+// Starts the local stack: Postgres and Kafka (one broker, or a cluster) in parallel, unless DATABASE_URL /
+// KAFKA_BROKERS in the environment point at external servers: the same code then talks to those.
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Logger } from '../../shared/logger.ts';
+import { clusterReplication, startKafka, startKafkaCluster } from './kafka-server.ts';
+import type { KafkaCluster, KafkaServer } from './kafka-server.ts';
+import { STACK_DIR, freePort, startPostgres } from './stack.ts';
+import type { PostgresServer } from './stack.ts';
+
+export interface Stack {
+  databaseUrl: string;
+  kafkaBrokers: string;
+  postgres: PostgresServer | null;
+  /** The embedded single broker; null with a cluster (see `cluster`) or an external KAFKA_BROKERS. */
+  kafka: KafkaServer | null;
+  /** The embedded cluster of `brokers` > 1; null otherwise. */
+  cluster: KafkaCluster | null;
+  /** Every embedded Kafka node running now (one, a cluster's, or none). */
+  kafkaNodes(): KafkaServer[];
+  /**
+   * The environment the services need for this Kafka: a cluster's topics are created with replication
+   * factor 3 and min.insync.replicas 2 (KAFKA_REPLICATION_FACTOR, KAFKA_MIN_INSYNC_REPLICAS); empty for
+   * one broker or an external one (whose own settings then apply).
+   */
+  kafkaEnv: Record<string, string>;
+  stop(): Promise<void>;
+}
+
+export interface StackOptions {
+  /** Folder for data (under .stack/). */
+  name: string;
+  pgPort?: number;
+  /** The (first) broker's port; a cluster's node n listens on kafkaPort + 2(n-1), its controller on +1. */
+  kafkaPort?: number;
+  /** Kafka nodes: 1 (default) or a cluster of 3. */
+  brokers?: number;
+  fresh?: boolean;
+  fast?: boolean;
+  env?: Record<string, string | undefined>;
+  log: Logger;
+}
+
+/** Starts Postgres and Kafka in parallel unless DATABASE_URL / KAFKA_BROKERS point elsewhere. */
+export async function startStack(opts: StackOptions): Promise<Stack> {
+  const env = opts.env ?? process.env;
+  const dir = join(STACK_DIR, opts.name);
+  if (opts.fresh) await rm(dir, { recursive: true, force: true });
+  const brokers = opts.brokers ?? 1;
+  // KRaft records the controller endpoints at format time: keep them stable for a persistent data dir.
+  const clusterPorts = async () => {
+    const ports = [];
+    for (let i = 0; i < brokers; i++) {
+      ports.push(
+        opts.kafkaPort
+          ? { port: opts.kafkaPort + 2 * i, controllerPort: opts.kafkaPort + 2 * i + 1 }
+          : { port: await freePort(), controllerPort: await freePort() },
+      );
+    }
+    return ports;
+  };
+  const external = Boolean(env.KAFKA_BROKERS);
+  const settled = await Promise.allSettled([
+    env.DATABASE_URL
+      ? null
+      : startPostgres({
+          dir: join(dir, 'postgres'),
+          port: opts.pgPort ?? (await freePort()),
+          database: 'svc',
+          fast: opts.fast,
+          log: opts.log,
+        }),
+    external || brokers > 1
+      ? null
+      : startKafka({
+          dir: join(dir, 'kafka'),
+          port: opts.kafkaPort ?? (await freePort()),
+          controllerPort: opts.kafkaPort ? opts.kafkaPort + 1 : await freePort(),
+          log: opts.log,
+        }),
+    external || brokers === 1
+      ? null
+      : startKafkaCluster({ dir: join(dir, `kafka-${brokers}`), ports: await clusterPorts(), log: opts.log }),
+  ]);
+  // One that failed (a port in use) stops the others: nothing is left running without its caller.
+  const failed = settled.find((r) => r.status === 'rejected');
+  if (failed) {
+    await Promise.allSettled(settled.map((r) => (r.status === 'fulfilled' ? r.value?.stop() : null)));
+    throw failed.reason;
+  }
+  const [postgres, kafka, cluster] = settled.map((r) => (r as PromiseFulfilledResult<unknown>).value) as [
+    PostgresServer | null,
+    KafkaServer | null,
+    KafkaCluster | null,
+  ];
+  return {
+    databaseUrl: env.DATABASE_URL ?? postgres!.url,
+    kafkaBrokers: env.KAFKA_BROKERS ?? kafka?.brokers ?? cluster!.brokers,
+    postgres,
+    kafka,
+    cluster,
+    kafkaNodes: () => (cluster ? [...cluster.nodes] : kafka ? [kafka] : []),
+    kafkaEnv: cluster ? clusterTopicEnv(brokers) : {},
+    stop: async () => {
+      await Promise.allSettled([kafka?.stop(), cluster?.stop(), postgres?.stop()]);
+    },
+  };
+}
+
+/** The topic settings of a cluster of `brokers` nodes, as the services read them (shared/config.ts). */
+export function clusterTopicEnv(brokers: number): Record<string, string> {
+  const { rf, minIsr } = clusterReplication(brokers);
+  return { KAFKA_REPLICATION_FACTOR: String(rf), KAFKA_MIN_INSYNC_REPLICAS: String(minIsr) };
+}

@@ -1,0 +1,151 @@
+// The fixes this project carries for two dependencies, and the start-up check that refuses to run without
+// them. The fixes are patches/<package>+<version>.patch, applied by patch-package at `npm install`/`npm ci`
+// (the postinstall script); `npm ci --ignore-scripts` skips them, and an upgrade leaves them behind. Each
+// hunk of a patch writes a marker comment `/* svc: <fix> */` (or `/* svc: <fix> (<part>) */`) into the
+// code it changes; the check reads the patched files for those markers and the package's version, and
+// names what is missing. Each client's creation runs it for its library: createKafka (every process that
+// talks to Kafka: web, every worker, the scripts) for kafkajs, createSql for postgres.
+// Updating a patched package: docs/operations.md "Dependency fixes".
+import { existsSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+
+export interface DependencyFix {
+  /** The marker's name: `/* svc: <fix> *\/`, or one marker per part: `/* svc: <fix> (<part>) *\/`. */
+  fix: string;
+  /** The patched file, relative to the package's directory. */
+  file: string;
+  /** The hunks of a fix that changes several places, each with its marker. */
+  parts?: string[];
+}
+
+export interface PatchedPackage {
+  name: string;
+  /** The version the patch was made for (patches/<name>+<version>.patch). */
+  version: string;
+  fixes: DependencyFix[];
+}
+
+export const KAFKAJS: PatchedPackage = {
+  name: 'kafkajs',
+  version: '2.2.4',
+  fixes: [
+    // A send that failed on one broker was retried only to brokers that had not answered yet: a partition
+    // whose leader moved to a broker that had acknowledged the send's other partitions was never sent again,
+    // and the send resolved anyway (acknowledged messages lost). The retry sends every partition not yet
+    // acknowledged to its current leader; a partition without a known leader is a retriable error
+    // (test/unit/kafkajs-send-retry.test.ts).
+    {
+      fix: 'acknowledged per partition',
+      file: 'src/producer/sendMessages.js',
+      parts: ['declare', 'assign', 'send', 'record', 'keep', 'result'],
+    },
+    // A consumer that crashed (the broker away) restarted as a new group member, and the coordinator held the
+    // rebalance until the old member's session expired (10 s after the broker's return). It rejoins with its
+    // member id, as the Java client does; an id the coordinator forgot is answered UNKNOWN_MEMBER_ID and
+    // kafkajs joins as new (test/integration/consumer-rejoin.test.ts).
+    { fix: 'rejoin as the same member', file: 'src/consumer/index.js', parts: ['declare', 'keep', 'use'] },
+    // A member killed with -9 keeps its partitions until its session expires (no static membership in
+    // kafkajs). admin.removeGroupMember({ groupId, memberId }) sends the LeaveGroup (v3) for it, so the group
+    // rebalances at once (shared/pipeline/liveness.ts, "evict").
+    { fix: 'remove a dead group member', file: 'src/admin/index.js', parts: ['define', 'export'] },
+    // A fetch from a broker that is gone (connection refused) retried the dead broker from cached metadata
+    // until the consumer crashed and rejoined; it refreshes the metadata and fetches again.
+    { fix: 'fetch again after a dead leader', file: 'src/consumer/consumerGroup.js' },
+    // A fetch answered "not the leader" made the member rejoin its group, rebalancing every member; it
+    // refreshes the metadata and fetches from the new leader, as the Java client does.
+    { fix: 'a moved leader needs metadata, not a rejoin', file: 'src/consumer/consumerGroup.js' },
+    // A heartbeat to a coordinator that is gone failed until the consumer crashed and rejoined (a
+    // rebalance); it finds the group's coordinator again and heartbeats it there.
+    { fix: 'heartbeat the coordinator where it moved', file: 'src/consumer/consumerGroup.js' },
+    // Offset commits went to the dead coordinator's node id ("Broker 1 not found in the cached metadata")
+    // until the consumer crashed; it asks the cluster for the group's coordinator again.
+    { fix: 'find the coordinator where it moved', file: 'src/consumer/offsetManager/index.js' },
+    // A throttle check scheduled with a negative delay printed a TimeoutNegativeWarning on every start.
+    { fix: 'no negative timeout', file: 'src/network/requestQueue/index.js' },
+  ],
+};
+
+// A write queued with setImmediate could run after the connection closed and dereference a null socket, an
+// uncaught TypeError that ends the process (porsager/postgres#1154, #1208; the guard proposed in #1209); the
+// pending query is rejected with CONNECTION_CLOSED instead, handled like any lost connection.
+export const POSTGRES: PatchedPackage = {
+  name: 'postgres',
+  version: '3.4.9',
+  fixes: ['src/connection.js', 'cjs/src/connection.js', 'cf/src/connection.js'].map((file) => ({
+    fix: 'guarded (postgres#1208)',
+    file,
+  })),
+};
+
+/** Thrown at start-up by a process whose dependency lacks the project's fixes. */
+export class UnpatchedDependencyError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'UnpatchedDependencyError';
+  }
+}
+
+const markersOf = (f: DependencyFix): string[] =>
+  f.parts ? f.parts.map((p) => `/* svc: ${f.fix} (${p}) */`) : [`/* svc: ${f.fix} */`];
+
+/**
+ * What is wrong with the package installed in `dir`, or null: another version than the patch's, or the
+ * fixes whose markers are missing, each named with its file.
+ */
+export function dependencyProblem(pkg: PatchedPackage, dir: string): string | null {
+  const patch = `patches/${pkg.name}+${pkg.version}.patch`;
+  const { version } = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { version: string };
+  if (version !== pkg.version)
+    return (
+      `${pkg.name} ${version} is installed, but ${patch} was made for ${pkg.version}: regenerate the ` +
+      'patch for the new version (docs/operations.md "Dependency fixes")'
+    );
+  const texts = new Map<string, string>();
+  const read = (file: string) => {
+    if (!texts.has(file)) {
+      const path = join(dir, file);
+      texts.set(file, existsSync(path) ? readFileSync(path, 'utf8') : '');
+    }
+    return texts.get(file)!;
+  };
+  const missing: string[] = [];
+  for (const f of pkg.fixes) {
+    const absent = markersOf(f).filter((m) => !read(f.file).includes(m));
+    if (absent.length === 0) continue;
+    const which = f.parts && absent.length < f.parts.length ? ` (${absent.length} of its parts)` : '';
+    missing.push(`"${f.fix}"${which} in ${f.file}`);
+  }
+  if (missing.length === 0) return null;
+  return (
+    `${pkg.name} ${version} lacks the project's fixes from ${patch}: ${missing.join(', ')}. ` +
+    'Apply them with `npx patch-package` (`npm ci --ignore-scripts` skips it; docs/operations.md ' +
+    '"Dependency fixes")'
+  );
+}
+
+/** The directory of an installed package, as this module resolves it. */
+export function packageDir(name: string): string {
+  let dir = dirname(createRequire(import.meta.url).resolve(name));
+  for (;;) {
+    const manifest = join(dir, 'package.json');
+    if (
+      existsSync(manifest) &&
+      (JSON.parse(readFileSync(manifest, 'utf8')) as { name?: string }).name === name
+    )
+      return dir;
+    const up = dirname(dir);
+    if (up === dir) throw new Error(`${name}: package.json not found`);
+    dir = up;
+  }
+}
+
+const checked = new Set<string>();
+
+/** Throws UnpatchedDependencyError when the installed package lacks a fix; checked once per process. */
+export function assertPatched(pkg: PatchedPackage, dir = packageDir(pkg.name)): void {
+  if (checked.has(dir)) return;
+  const problem = dependencyProblem(pkg, dir);
+  if (problem) throw new UnpatchedDependencyError(problem);
+  checked.add(dir);
+}
