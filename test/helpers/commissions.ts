@@ -3,6 +3,7 @@
 // then race real API calls and real refunds over them.
 import { randomBytes } from 'node:crypto';
 import type { Sql } from '../../shared/db/sql.ts';
+import type { CommissionState } from '../../shared/commissions/states.ts';
 import { applyLedgerEntries } from '../../shared/db/ledger.ts';
 import { commissionEntryKey } from '../../shared/contracts/commands.ts';
 
@@ -60,4 +61,28 @@ export async function seedCommissions(
     }
     return out;
   });
+}
+
+/**
+ * A commission's state for the lifecycle's pure rules (shared/commissions/states.ts): an approved, due
+ * commission of 5.00 USD outside any payout, with what a test changes laid over it.
+ */
+export function commissionState(over: Partial<CommissionState> = {}): CommissionState {
+  return {
+    id: 11,
+    status: 'approved',
+    amount_cents: 500,
+    deducted_cents: 0,
+    currency: 'USD',
+    partner_id: 3,
+    partner_program_id: 4,
+    program_id: 1,
+    workspace_id: 1,
+    transaction_id: 'order_1',
+    review_reason: null,
+    payout_id: null,
+    paid_at: null,
+    due: true,
+    ...over,
+  };
 }

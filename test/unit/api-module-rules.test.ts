@@ -1,6 +1,7 @@
 // The management modules' pure rules (service.ts files): input normalisation, defaults, the checks JSON
 // Schema cannot state, status rules. No Postgres.
 import t from 'tap';
+import { commissionState } from '../helpers/commissions.ts';
 import { HttpError } from '../../shared/http/server.ts';
 import { DEFAULT_POLICY } from '../../shared/domain/commission-policy.ts';
 import {
@@ -17,7 +18,7 @@ import {
 import { partnerInput } from '../../services/api/modules/partners/service.ts';
 import { shortLinkCandidates } from '../../services/api/modules/links/service.ts';
 import { paidEntry, payAlone } from '../../shared/commissions/states.ts';
-import type { CommissionState, CommissionStatus } from '../../shared/commissions/states.ts';
+import type { CommissionStatus } from '../../shared/commissions/states.ts';
 import { connectionInput, connectionView } from '../../services/api/modules/processor/service.ts';
 import { programScopeError } from '../../services/api/modules/auth/service.ts';
 import { endpointInScope, programIdsPastScope } from '../../services/api/modules/webhooks/service.ts';
@@ -140,22 +141,7 @@ t.test('partners and links: inputs', async (t) => {
   for (const s of generated) t.match(s, /^[A-Za-z0-9_-]{8}$/);
 });
 
-const unheld: CommissionState = {
-  id: 7,
-  status: 'approved',
-  amount_cents: 1250,
-  deducted_cents: 0,
-  currency: 'USD',
-  partner_id: 3,
-  partner_program_id: 4,
-  program_id: 1,
-  workspace_id: 1,
-  transaction_id: 'order_1',
-  review_reason: null,
-  payout_id: null,
-  paid_at: null,
-  due: true,
-};
+const unheld = commissionState({ id: 7, amount_cents: 1250 });
 
 t.test('commissions: which may be paid, and the ledger entry', async (t) => {
   // The lifecycle's rule (shared/commissions/states.ts); the API answers a refusal 409 with its reason.

@@ -3,6 +3,7 @@
 // answers `skipped` with), and for the allowed ones what they write and cause (ledger entries with their
 // clamp, notifications, whether `commission.updated` is announced).
 import t from 'tap';
+import { commissionState } from '../helpers/commissions.ts';
 import {
   REVIEW_REASONS,
   TRANSITIONS,
@@ -22,22 +23,14 @@ import {
 import type { CommissionState, Decision } from '../../shared/commissions/states.ts';
 
 const PAID_AT = new Date('2026-01-10T00:00:00Z');
-const base: CommissionState = {
+const base = commissionState({
   id: 5,
   status: 'pending',
   amount_cents: 3000,
-  deducted_cents: 0,
-  currency: 'USD',
-  partner_id: 3,
-  partner_program_id: 4,
   program_id: 2,
-  workspace_id: 1,
   transaction_id: 'order_9',
-  review_reason: null,
-  payout_id: null,
-  paid_at: null,
   due: false,
-};
+});
 
 /** Every kind of state the transitions can meet. */
 const STATES = {

@@ -2,6 +2,7 @@
 // below zero, the minimum), the ledger entries of a payment (they add up to what was sent), which status
 // changes are refused with which 409, the payout files byte for byte, and payable_at.
 import t from 'tap';
+import { commissionState as state } from '../helpers/commissions.ts';
 import {
   checkCancelable,
   checkPayable,
@@ -25,7 +26,7 @@ import {
   reject,
   rejectionReason,
 } from '../../shared/commissions/states.ts';
-import type { CommissionState, Decision } from '../../shared/commissions/states.ts';
+import type { Decision } from '../../shared/commissions/states.ts';
 import { HttpError } from '../../shared/http/server.ts';
 
 const errorOf = (fn: () => void): string | null => {
@@ -130,25 +131,6 @@ t.test('a run: below the minimum nothing is paid and the commissions wait', asyn
     [0],
   );
   t.same(planPayouts([cand(1, 1, 100)], new Map([[1, 100]]), 1).payouts, []);
-});
-
-/** A commission's state for the lifecycle's rules (shared/commissions/states.ts). */
-const state = (over: Partial<CommissionState> = {}): CommissionState => ({
-  id: 11,
-  status: 'approved',
-  amount_cents: 500,
-  deducted_cents: 0,
-  currency: 'USD',
-  partner_id: 3,
-  partner_program_id: 4,
-  program_id: 1,
-  workspace_id: 1,
-  transaction_id: 'order_1',
-  review_reason: null,
-  payout_id: null,
-  paid_at: null,
-  due: true,
-  ...over,
 });
 
 /** A payment's entries: each commission's (lifecycle `payInPayout`) and the payout's recovery. */
