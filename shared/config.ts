@@ -261,7 +261,6 @@ export function loadConfig(env: Env = process.env): Config {
     webhooks: null as unknown as WebhookConfig,
     ...loadMailConfig(env, problems),
     rollupBreakdown: rollupBreakdown === 'on',
-    ...loadMailConfig(env, problems),
     ...loadSignInConfig(env, problems),
     applyRateLimitPerMinute: int('APPLY_RATE_LIMIT_PER_MINUTE', 10, 0, 1_000_000),
   };

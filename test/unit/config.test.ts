@@ -27,6 +27,15 @@ t.test('every problem is reported at once', async (t) => {
   }
 });
 
+t.test('a mail setting is reported once, not once per reading', async (t) => {
+  try {
+    loadConfig({ SMTP_URL: 'http://mail' });
+    t.fail('should throw');
+  } catch (err) {
+    t.same((err as ConfigError).problems, ['SMTP_URL must be smtp://[user:pass@]host[:port] or smtps://…']);
+  }
+});
+
 t.test('TRUST_PROXY and GEOIP paths', async (t) => {
   t.equal(loadConfig({ TRUST_PROXY: 'false' }).trustProxy, false);
   t.same(loadConfig({ TRUST_PROXY: '10.0.0.0/8, 127.0.0.1' }).trustProxy, ['10.0.0.0/8', '127.0.0.1']);

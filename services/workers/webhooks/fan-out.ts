@@ -2,7 +2,8 @@
 // outbox relay may publish it twice) and fanned out, in the same transaction, to the endpoints that want it
 // as one delivery row per (event, endpoint). The row's webhook-id is derived from that pair, so it is the
 // same whatever delivers it, retries it or replays it. Delivery itself is not done here: the rows are due at
-// once and the deliverer (deliver.ts) takes them, so a slow receiver never holds a Kafka partition up.
+// once and the delivery queue (shared/delivery/queue.ts, over send.ts's HTTP transport) takes them, so a slow
+// receiver never holds a Kafka partition up.
 import type { Sql } from '../../../shared/db/sql.ts';
 import { WEBHOOK_EVENT_TYPES } from '../../../shared/contracts/webhook-events.ts';
 import type { WebhookBody, WebhookEvent } from '../../../shared/contracts/webhook-events.ts';
