@@ -21,6 +21,7 @@ import { registerWebhookRoutes } from './modules/webhooks/routes.ts';
 import { registerAnalyticsRoutes } from './modules/analytics/routes.ts';
 import { registerMailRoutes } from './modules/mail/routes.ts';
 import { registerPayoutRoutes } from './modules/payouts/routes.ts';
+import { registerCodeRoutes, registerPartnerCodeRoutes } from './modules/codes/routes.ts';
 import {
   registerAdvertiserNotificationRoutes,
   registerPartnerNotificationRoutes,
@@ -51,6 +52,7 @@ const validatedRoutes: AuthedRoutes[] = [
   registerMailRoutes,
   registerAdvertiserNotificationRoutes,
   registerPayoutRoutes,
+  registerCodeRoutes,
 ];
 
 /** The partner API (/api/partner/*): a partner session only (docs/partners.md). */
@@ -60,6 +62,7 @@ const partnerRoutes: AuthedRoutes[] = [
   registerPartnerPortalRoutes,
   registerPayoutMethodRoutes,
   registerPartnerNotificationRoutes,
+  registerPartnerCodeRoutes,
 ];
 
 export async function apiPlugin(app: FastifyInstance, deps: ApiDeps): Promise<void> {

@@ -403,6 +403,7 @@ function expectedEvents(ds: Dataset): Expected[] {
         subscription_id: sub ? `sub_${s.n}` : null,
         subscription_interval: sub ? 'monthly' : null,
         product_id: sub ? 'pro' : null,
+        coupon_code: null,
       },
     });
   }

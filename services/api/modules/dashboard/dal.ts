@@ -84,6 +84,7 @@ export interface EventRow extends Row {
   subscription_id: string | null;
   subscription_interval: string | null;
   product_id: string | null;
+  coupon_code: string | null;
 }
 
 /** Only one partner's or one link's events (the performance filters); both: that link, if it is the partner's. */
@@ -295,7 +296,8 @@ export function createDashboardDal(sql: Sql) {
                l.customer_key,
                coalesce(c.converted, l.converted) as converted,
                s.amount_cents::text as amount_cents, s.currency, s.sale_type, s.payment_status, s.transaction_id,
-               s.is_recurring, s.line_items, s.subscription_id, s.subscription_interval, s.product_id
+               s.is_recurring, s.line_items, s.subscription_id, s.subscription_interval, s.product_id,
+               s.coupon_code
         from k
         left join lateral (
           select e.created_at, e.click_id, e.session_id, e.page_url, e.referrer_url, e.geo_country, e.geo_region,

@@ -206,6 +206,7 @@ export function toEvent(r: EventRow): Record<string, unknown> {
     subscription_id: r.subscription_id,
     subscription_interval: r.subscription_interval,
     product_id: r.product_id,
+    coupon_code: r.coupon_code ?? null,
   };
 }
 

@@ -98,7 +98,7 @@ export const eventsSchema = {
           {
             additionalProperties: true,
             description:
-              'click: click_id, session_id, page_url, referrer_url, geo_country, geo_region, geo_city, device_type, device_os, browser_name, converted. lead: click_id, customer_key, session_id, page_url, converted. conversion: click_id, amount_cents, currency, sale_type, payment_status, processor_event_id, is_recurring, line_items, subscription_id, subscription_interval, product_id.',
+              'click: click_id, session_id, page_url, referrer_url, geo_country, geo_region, geo_city, device_type, device_os, browser_name, converted. lead: click_id, customer_key, session_id, page_url, converted. conversion: click_id, amount_cents, currency, sale_type, payment_status, processor_event_id, is_recurring, line_items, subscription_id, subscription_interval, product_id, coupon_code (the partner code the sale carried, docs/codes.md).',
           },
         ),
       ),

@@ -35,7 +35,21 @@ export const ERR = {
   autoApprove: 'auto_approve must be true or false',
   description: 'description must be a string of at most 2000 characters',
   partnerLinks: 'partner_links must be true or false',
+  // Codes (docs/codes.md).
+  websiteUrl: 'website_url must be an http or https URL of at most 2000 characters',
+  codeAttribution: "code_attribution must be 'fallback' or 'override'",
 } as const;
+
+/** null, or why `v` is not an http(s) URL (website_url); surrounding spaces do not matter. */
+export function websiteUrlError(v: unknown): string | null {
+  if (typeof v !== 'string' || v.trim().length > 2000) return ERR.websiteUrl;
+  try {
+    const u = new URL(v.trim());
+    return u.protocol === 'https:' || u.protocol === 'http:' ? null : ERR.websiteUrl;
+  } catch {
+    return ERR.websiteUrl;
+  }
+}
 
 /** Fields an update may not set to null, in the order they are checked. */
 export const NOT_NULLABLE = [
@@ -50,6 +64,7 @@ export const NOT_NULLABLE = [
   'public_page',
   'auto_approve',
   'partner_links',
+  'code_attribution',
 ] as const;
 
 /** A program as the API shows it: the row with numeric ids and an ISO creation time. */
@@ -82,6 +97,8 @@ export function toProgram(r: ProgramRow): Program {
     auto_approve: r.auto_approve,
     description: r.description,
     partner_links: r.partner_links,
+    website_url: r.website_url,
+    code_attribution: r.code_attribution,
   };
 }
 
@@ -165,6 +182,8 @@ export interface ProgramBody {
   auto_approve?: boolean | null;
   description?: string | null;
   partner_links?: boolean | null;
+  website_url?: string | null;
+  code_attribution?: 'fallback' | 'override' | null;
 }
 
 /** The normalised fields present in a validated body; throws the field's 400 if it was not validated. */
@@ -192,6 +211,9 @@ export function programFields(b: ProgramBody): ProgramFields {
   if (given(b.partner_links)) f.partner_links = b.partner_links;
   // An empty description is none; null (on update) clears it.
   if (b.description !== undefined) f.description = b.description?.trim() || null;
+  // The same for website_url (docs/codes.md).
+  if (b.website_url !== undefined) f.website_url = b.website_url?.trim() || null;
+  if (given(b.code_attribution)) f.code_attribution = b.code_attribution;
   return f;
 }
 
@@ -210,6 +232,8 @@ export function newProgram(b: ProgramBody & { name: string }) {
     auto_approve: f.auto_approve ?? false,
     description: f.description ?? null,
     partner_links: f.partner_links ?? true,
+    website_url: f.website_url ?? null,
+    code_attribution: f.code_attribution ?? 'fallback',
     slugs: slugCandidates(f.slug, f.name!),
   };
 }
