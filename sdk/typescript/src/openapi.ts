@@ -6528,6 +6528,8 @@ export interface paths {
                                     };
                                 };
                                 hasPartners?: boolean;
+                                /** @description The program's bot and prefetch clicks (stored, answered as any click, counted nowhere) */
+                                filteredClicks?: number;
                                 /** Format: date-time */
                                 lastUpdated?: string;
                             };
@@ -6777,9 +6779,13 @@ export interface paths {
                                 partners?: number;
                                 sales?: number;
                                 commission?: number;
+                                /** @description Bot and prefetch clicks of the day, not in `clicks` */
+                                filteredClicks?: number;
                             }[];
                             metrics?: {
                                 totalClicks?: number;
+                                /** @description Bot and prefetch clicks of the period (stored, counted nowhere): not in totalClicks */
+                                filteredClicks?: number;
                                 totalLeads?: number;
                                 totalConversions?: number;
                                 totalRevenue?: number;
@@ -12111,9 +12117,13 @@ export interface paths {
                                 partners?: number;
                                 sales?: number;
                                 commission?: number;
+                                /** @description Bot and prefetch clicks of the day, not in `clicks` */
+                                filteredClicks?: number;
                             }[];
                             metrics?: {
                                 totalClicks?: number;
+                                /** @description Bot and prefetch clicks of the period (stored, counted nowhere): not in totalClicks */
+                                filteredClicks?: number;
                                 totalLeads?: number;
                                 totalConversions?: number;
                                 totalRevenue?: number;
