@@ -187,6 +187,7 @@ t.test("a partner's view: no customer data, no partner counts, payout terms' def
       created_at: created,
       payable_at: new Date('2026-02-01T03:04:05+00:00'),
       payout_id: null,
+      under_review: true,
     }),
     {
       id: 1,
@@ -199,6 +200,7 @@ t.test("a partner's view: no customer data, no partner counts, payout terms' def
       created_at: '2026-01-02T03:04:05.000Z',
       payable_at: '2026-02-01T03:04:05.000Z',
       payout_id: null,
+      under_review: true,
     },
   );
 });

@@ -23,6 +23,8 @@ alter table programs
   add column risk_rules jsonb not null
     default '{"disposable_email": true, "shared_payout_method": true, "paid_search": false}';
 
--- shared_payout_method compares payout methods across a workspace's partner accounts.
-create index partner_accounts_payout_method on partner_accounts (lower(payout_method::text))
+-- shared_payout_method compares payout methods across a workspace's partner accounts by this key (the type,
+-- and the email or the bank details, trimmed, in lower case): shared/commissions/review-reasons.ts.
+create index partner_accounts_payout_key on partner_accounts
+  ((lower(payout_method->>'type') || ':' || lower(btrim(coalesce(payout_method->>'email', payout_method->>'details', '')))))
   where payout_method is not null;

@@ -338,6 +338,11 @@ export function registerPartnerPortalRoutes(fastify: FastifyInstance, deps: ApiD
                 created_at: DateTime(),
                 payable_at: Nullable(DateTime()),
                 payout_id: Nullable(Type.Integer()),
+                under_review: Type.Boolean({
+                  description:
+                    "Held for the advertiser's review (CONTRACT part three): not payable until approved; " +
+                    'why is shown to the advertiser only',
+                }),
               }),
             ),
             meta: Obj({ pagination: Pagination }),

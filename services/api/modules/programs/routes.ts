@@ -18,6 +18,7 @@ import {
 import type { TypeBoxProvider } from '../../../../shared/http/validation.ts';
 import { generateSecret, hashSecret, maskSecret } from '../../../../shared/domain/secrets.ts';
 import { MAX_AMOUNT_CENTS, currencyPattern } from '../../../../shared/domain/money.ts';
+import { RISK_RULES_DOC, riskRulesError } from '../../../../shared/domain/risk-rules.ts';
 import { principalOf, scopedWorkspaceAccess } from '../auth/access.ts';
 import type { ApiDeps } from '../../deps.ts';
 import {
@@ -151,6 +152,8 @@ const PartnerLinks = Type.Boolean({
   errorMessage: ERR.partnerLinks,
 });
 
+const RiskRulesIn = Checked<Record<string, boolean>>(RISK_RULES_DOC, riskRulesError);
+
 // Property order is the order of the checks (see shared/http/validation.ts). On create, null is "omitted".
 const opt = <T extends TSchema>(s: T) => Type.Optional(Nullable(s, s.errorMessage as string | undefined));
 const CreateBody = Type.Object({
@@ -167,6 +170,7 @@ const CreateBody = Type.Object({
   auto_approve: opt(AutoApprove),
   description: opt(Description),
   partner_links: opt(PartnerLinks),
+  risk_rules: opt(RiskRulesIn),
 });
 // On update, only the fields given change; null is refused (rejectNulls) before these checks.
 const UpdateBody = Type.Object({
@@ -182,6 +186,7 @@ const UpdateBody = Type.Object({
   auto_approve: Type.Optional(AutoApprove),
   description: Type.Optional(Nullable(Description, ERR.description)),
   partner_links: Type.Optional(PartnerLinks),
+  risk_rules: Type.Optional(RiskRulesIn),
   status: Type.Optional(
     StringEnum(['draft', 'live'] as const, ERR.status, { description: 'Only the current status' }),
   ),
@@ -212,6 +217,10 @@ const programProperties = {
   auto_approve: Type.Boolean(),
   description: Type.Union([Type.String(), Type.Null()]),
   partner_links: Type.Boolean(),
+  risk_rules: Type.Object(
+    { disposable_email: Type.Boolean(), shared_payout_method: Type.Boolean(), paid_search: Type.Boolean() },
+    { description: RISK_RULES_DOC.description },
+  ),
 };
 const ProgramOut = Type.Object(programProperties);
 
