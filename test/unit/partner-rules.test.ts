@@ -197,6 +197,7 @@ t.test("a partner's view: no customer data, no partner counts, payout terms' def
       payable_at: new Date('2026-02-01T03:04:05+00:00'),
       payout_id: null,
       coupon_code: 'SUMMER10',
+      under_review: true,
     }),
     {
       id: 1,
@@ -210,6 +211,7 @@ t.test("a partner's view: no customer data, no partner counts, payout terms' def
       payable_at: '2026-02-01T03:04:05.000Z',
       coupon_code: 'SUMMER10',
       payout_id: null,
+      under_review: true,
     },
   );
 });

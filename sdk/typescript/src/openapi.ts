@@ -2250,6 +2250,12 @@ export interface paths {
                                 auto_approve: boolean;
                                 description: string | null;
                                 partner_links: boolean;
+                                /** @description Which optional review holds apply (docs/payouts.md "Review holds"): disposable_email (default true), shared_payout_method (default true), paid_search (default false). On update, only the switches given change. A sale through a bot or prefetch click is always held (bot_traffic). */
+                                risk_rules: {
+                                    disposable_email: boolean;
+                                    shared_payout_method: boolean;
+                                    paid_search: boolean;
+                                };
                             }[];
                         };
                     };
@@ -2344,6 +2350,11 @@ export interface paths {
                         auto_approve?: boolean | null;
                         description?: string | null;
                         partner_links?: boolean | null;
+                        risk_rules?: {
+                            disposable_email?: boolean;
+                            shared_payout_method?: boolean;
+                            paid_search?: boolean;
+                        } | null;
                     };
                 };
             };
@@ -2380,6 +2391,12 @@ export interface paths {
                                 auto_approve: boolean;
                                 description: string | null;
                                 partner_links: boolean;
+                                /** @description Which optional review holds apply (docs/payouts.md "Review holds"): disposable_email (default true), shared_payout_method (default true), paid_search (default false). On update, only the switches given change. A sale through a bot or prefetch click is always held (bot_traffic). */
+                                risk_rules: {
+                                    disposable_email: boolean;
+                                    shared_payout_method: boolean;
+                                    paid_search: boolean;
+                                };
                                 /** @description aff_… shown only here */
                                 api_token: string;
                             };
@@ -2539,6 +2556,12 @@ export interface paths {
                                 auto_approve: boolean;
                                 description: string | null;
                                 partner_links: boolean;
+                                /** @description Which optional review holds apply (docs/payouts.md "Review holds"): disposable_email (default true), shared_payout_method (default true), paid_search (default false). On update, only the switches given change. A sale through a bot or prefetch click is always held (bot_traffic). */
+                                risk_rules: {
+                                    disposable_email: boolean;
+                                    shared_payout_method: boolean;
+                                    paid_search: boolean;
+                                };
                             };
                         };
                     };
@@ -2668,6 +2691,12 @@ export interface paths {
                          * @default true
                          */
                         partner_links?: boolean;
+                        /** @description Which optional review holds apply (docs/payouts.md "Review holds"): disposable_email (default true), shared_payout_method (default true), paid_search (default false). On update, only the switches given change. A sale through a bot or prefetch click is always held (bot_traffic). */
+                        risk_rules?: {
+                            disposable_email?: boolean;
+                            shared_payout_method?: boolean;
+                            paid_search?: boolean;
+                        };
                         /**
                          * @description Only the current status
                          * @enum {string}
@@ -2709,6 +2738,12 @@ export interface paths {
                                 auto_approve: boolean;
                                 description: string | null;
                                 partner_links: boolean;
+                                /** @description Which optional review holds apply (docs/payouts.md "Review holds"): disposable_email (default true), shared_payout_method (default true), paid_search (default false). On update, only the switches given change. A sale through a bot or prefetch click is always held (bot_traffic). */
+                                risk_rules: {
+                                    disposable_email: boolean;
+                                    shared_payout_method: boolean;
+                                    paid_search: boolean;
+                                };
                             };
                         };
                     };
@@ -2972,6 +3007,12 @@ export interface paths {
                                 auto_approve: boolean;
                                 description: string | null;
                                 partner_links: boolean;
+                                /** @description Which optional review holds apply (docs/payouts.md "Review holds"): disposable_email (default true), shared_payout_method (default true), paid_search (default false). On update, only the switches given change. A sale through a bot or prefetch click is always held (bot_traffic). */
+                                risk_rules: {
+                                    disposable_email: boolean;
+                                    shared_payout_method: boolean;
+                                    paid_search: boolean;
+                                };
                             };
                         };
                     };
@@ -4281,7 +4322,7 @@ export interface paths {
                                 /** @description What refunds or a rejection took back */
                                 deducted_cents: number;
                                 /** @description Why the commission waits for review (null: not held) */
-                                review_reason: ("self_referral" | "partner_ip") | null;
+                                review_reason: ("self_referral" | "partner_ip" | "bot_traffic" | "disposable_email" | "shared_payout_method" | "paid_search") | null;
                                 /** @description The sale's time + the program's hold_days: approved by then unless held for review */
                                 payable_at: string | null;
                                 /** @description The pending or paid payout holding it */
@@ -4404,7 +4445,7 @@ export interface paths {
                                 /** @description What refunds or a rejection took back */
                                 deducted_cents: number;
                                 /** @description Why the commission waits for review (null: not held) */
-                                review_reason: ("self_referral" | "partner_ip") | null;
+                                review_reason: ("self_referral" | "partner_ip" | "bot_traffic" | "disposable_email" | "shared_payout_method" | "paid_search") | null;
                                 /** @description The sale's time + the program's hold_days: approved by then unless held for review */
                                 payable_at: string | null;
                                 /** @description The pending or paid payout holding it */
@@ -4558,7 +4599,7 @@ export interface paths {
                                 /** @description What refunds or a rejection took back */
                                 deducted_cents: number;
                                 /** @description Why the commission waits for review (null: not held) */
-                                review_reason: ("self_referral" | "partner_ip") | null;
+                                review_reason: ("self_referral" | "partner_ip" | "bot_traffic" | "disposable_email" | "shared_payout_method" | "paid_search") | null;
                                 /** @description The sale's time + the program's hold_days: approved by then unless held for review */
                                 payable_at: string | null;
                                 /** @description The pending or paid payout holding it */
@@ -4718,7 +4759,7 @@ export interface paths {
                                 /** @description What refunds or a rejection took back */
                                 deducted_cents: number;
                                 /** @description Why the commission waits for review (null: not held) */
-                                review_reason: ("self_referral" | "partner_ip") | null;
+                                review_reason: ("self_referral" | "partner_ip" | "bot_traffic" | "disposable_email" | "shared_payout_method" | "paid_search") | null;
                                 /** @description The sale's time + the program's hold_days: approved by then unless held for review */
                                 payable_at: string | null;
                                 /** @description The pending or paid payout holding it */
@@ -6528,6 +6569,8 @@ export interface paths {
                                     };
                                 };
                                 hasPartners?: boolean;
+                                /** @description The program's bot and prefetch clicks (stored, answered as any click, counted nowhere) */
+                                filteredClicks?: number;
                                 /** Format: date-time */
                                 lastUpdated?: string;
                             };
@@ -6777,9 +6820,13 @@ export interface paths {
                                 partners?: number;
                                 sales?: number;
                                 commission?: number;
+                                /** @description Bot and prefetch clicks of the day, not in `clicks` */
+                                filteredClicks?: number;
                             }[];
                             metrics?: {
                                 totalClicks?: number;
+                                /** @description Bot and prefetch clicks of the period (stored, counted nowhere): not in totalClicks */
+                                filteredClicks?: number;
                                 totalLeads?: number;
                                 totalConversions?: number;
                                 totalRevenue?: number;
@@ -12111,9 +12158,13 @@ export interface paths {
                                 partners?: number;
                                 sales?: number;
                                 commission?: number;
+                                /** @description Bot and prefetch clicks of the day, not in `clicks` */
+                                filteredClicks?: number;
                             }[];
                             metrics?: {
                                 totalClicks?: number;
+                                /** @description Bot and prefetch clicks of the period (stored, counted nowhere): not in totalClicks */
+                                filteredClicks?: number;
                                 totalLeads?: number;
                                 totalConversions?: number;
                                 totalRevenue?: number;
@@ -12416,6 +12467,8 @@ export interface paths {
                                 /** Format: date-time */
                                 payable_at?: string | null;
                                 payout_id?: number | null;
+                                /** @description Held for the advertiser's review (CONTRACT part three): not payable until approved; why is shown to the advertiser only */
+                                under_review?: boolean;
                             }[];
                             meta?: {
                                 pagination?: {

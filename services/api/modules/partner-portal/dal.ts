@@ -121,6 +121,7 @@ export interface CommissionRow {
   payable_at: Date | null;
   payout_id: string | null;
   coupon_code: string | null;
+  under_review: boolean;
 }
 
 /** The commissions of the account's claimed records (in live programs), newest first, and their count. */
@@ -141,7 +142,8 @@ export async function commissionsOfAccount(
       select cm.id, cm.program_id, cm.status, cm.amount_cents, cm.deducted_cents, cm.currency,
              s.amount_cents as sale_amount_cents, cm.created_at,
              cm.payable_at, cm.payout_id,
-             case when s.partner_code_id is not null then s.coupon_code end as coupon_code
+             case when s.partner_code_id is not null then s.coupon_code end as coupon_code,
+             (cm.review_reason is not null and cm.status in ('pending', 'refunded') and cm.paid_at is null) as under_review
       ${where}
       order by cm.created_at desc, cm.id desc
       limit ${q.limit} offset ${q.offset}`,

@@ -348,6 +348,11 @@ export function registerPartnerPortalRoutes(fastify: FastifyInstance, deps: ApiD
                 coupon_code: Nullable(
                   Type.String({ description: 'The partner code that attributed the sale (docs/codes.md)' }),
                 ),
+                under_review: Type.Boolean({
+                  description:
+                    "Held for the advertiser's review (CONTRACT part three): not payable until approved; " +
+                    'why is shown to the advertiser only',
+                }),
               }),
             ),
             meta: Obj({ pagination: Pagination }),

@@ -77,6 +77,7 @@ export const toPartnerCommission = (r: CommissionRow) => ({
   payable_at: r.payable_at === null ? null : iso(r.payable_at),
   payout_id: r.payout_id === null ? null : Number(r.payout_id),
   coupon_code: r.coupon_code,
+  under_review: r.under_review,
 });
 
 /** A payout as its partner sees it (no other partner's data, no advertiser reference beyond its own). */

@@ -18,6 +18,7 @@ import {
 import type { TypeBoxProvider } from '../../../../shared/http/validation.ts';
 import { generateSecret, hashSecret, maskSecret } from '../../../../shared/domain/secrets.ts';
 import { MAX_AMOUNT_CENTS, currencyPattern } from '../../../../shared/domain/money.ts';
+import { RISK_RULES_DOC, riskRulesError } from '../../../../shared/domain/risk-rules.ts';
 import { principalOf, scopedWorkspaceAccess } from '../auth/access.ts';
 import type { ApiDeps } from '../../deps.ts';
 import {
@@ -163,6 +164,7 @@ const CodeAttribution = StringEnum(['fallback', 'override'] as const, ERR.codeAt
     "fallback: a code attributes a sale whose customer has no partner; override: a code's partner gets the sale " +
     'even when a click or lead named another',
 });
+const RiskRulesIn = Checked<Record<string, boolean>>(RISK_RULES_DOC, riskRulesError);
 
 // Property order is the order of the checks (see shared/http/validation.ts). On create, null is "omitted".
 const opt = <T extends TSchema>(s: T) => Type.Optional(Nullable(s, s.errorMessage as string | undefined));
@@ -182,6 +184,7 @@ const CreateBody = Type.Object({
   partner_links: opt(PartnerLinks),
   website_url: opt(WebsiteUrl),
   code_attribution: opt(CodeAttribution),
+  risk_rules: opt(RiskRulesIn),
 });
 // On update, only the fields given change; null is refused (rejectNulls) before these checks.
 const UpdateBody = Type.Object({
@@ -199,6 +202,7 @@ const UpdateBody = Type.Object({
   partner_links: Type.Optional(PartnerLinks),
   website_url: Type.Optional(Nullable(WebsiteUrl, ERR.websiteUrl)),
   code_attribution: Type.Optional(CodeAttribution),
+  risk_rules: Type.Optional(RiskRulesIn),
   status: Type.Optional(
     StringEnum(['draft', 'live'] as const, ERR.status, { description: 'Only the current status' }),
   ),
@@ -231,6 +235,10 @@ const programProperties = {
   partner_links: Type.Boolean(),
   website_url: Type.Union([Type.String(), Type.Null()]),
   code_attribution: Type.String({ enum: ['fallback', 'override'] }),
+  risk_rules: Type.Object(
+    { disposable_email: Type.Boolean(), shared_payout_method: Type.Boolean(), paid_search: Type.Boolean() },
+    { description: RISK_RULES_DOC.description },
+  ),
 };
 const ProgramOut = Type.Object(programProperties);
 

@@ -10,6 +10,8 @@ import { ROLE_PERMISSIONS } from '../auth/access.ts';
 import type { Role } from '../auth/access.ts';
 import { iso } from '../../common.ts';
 import type { ProgramFields, ProgramRow } from './dal.ts';
+import { DEFAULT_RISK_RULES, parseRiskRules, riskRulesOf } from '../../../../shared/domain/risk-rules.ts';
+import type { RiskRules } from '../../../../shared/domain/risk-rules.ts';
 
 /** Days from a sale until its commission is payable, unless a program says otherwise (CONTRACT part two). */
 export const DEFAULT_HOLD_DAYS = 30;
@@ -65,10 +67,15 @@ export const NOT_NULLABLE = [
   'auto_approve',
   'partner_links',
   'code_attribution',
+  'risk_rules',
 ] as const;
 
 /** A program as the API shows it: the row with numeric ids and an ISO creation time. */
-export type Program = Omit<ProgramRow, 'id' | 'workspace_id' | 'created_at' | 'min_payout_cents'> & {
+export type Program = Omit<
+  ProgramRow,
+  'id' | 'workspace_id' | 'created_at' | 'min_payout_cents' | 'risk_rules'
+> & {
+  risk_rules: RiskRules;
   id: number;
   workspace_id: number;
   created_at: string;
@@ -99,6 +106,7 @@ export function toProgram(r: ProgramRow): Program {
     partner_links: r.partner_links,
     website_url: r.website_url,
     code_attribution: r.code_attribution,
+    risk_rules: riskRulesOf(r.risk_rules),
   };
 }
 
@@ -184,6 +192,7 @@ export interface ProgramBody {
   partner_links?: boolean | null;
   website_url?: string | null;
   code_attribution?: 'fallback' | 'override' | null;
+  risk_rules?: unknown;
 }
 
 /** The normalised fields present in a validated body; throws the field's 400 if it was not validated. */
@@ -209,6 +218,11 @@ export function programFields(b: ProgramBody): ProgramFields {
   if (given(b.public_page)) f.public_page = b.public_page;
   if (given(b.auto_approve)) f.auto_approve = b.auto_approve;
   if (given(b.partner_links)) f.partner_links = b.partner_links;
+  if (given(b.risk_rules)) {
+    const rules = parseRiskRules(b.risk_rules);
+    if (typeof rules === 'string') throw new HttpError(400, rules);
+    f.risk_rules = rules;
+  }
   // An empty description is none; null (on update) clears it.
   if (b.description !== undefined) f.description = b.description?.trim() || null;
   // The same for website_url (docs/codes.md).
@@ -234,6 +248,7 @@ export function newProgram(b: ProgramBody & { name: string }) {
     partner_links: f.partner_links ?? true,
     website_url: f.website_url ?? null,
     code_attribution: f.code_attribution ?? 'fallback',
+    risk_rules: { ...DEFAULT_RISK_RULES, ...f.risk_rules },
     slugs: slugCandidates(f.slug, f.name!),
   };
 }
