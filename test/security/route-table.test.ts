@@ -209,6 +209,7 @@ const SHARED: [RegExp, Params][] = [
   [/^\/api\/advertiser\/notifications\/\{id\}/, { id: Number(notice!.id) }],
   [/^\/api\/partner\/notifications\/\{id\}/, { id: Number(partnerNotice!.id) }],
   [/\{programId\}/, { programId: B.id }],
+  [/\{processor\}/, { processor: 'polar' }],
   [/^\/api\/public\/programs\/\{slug\}/, { slug: B.slug }],
 ];
 

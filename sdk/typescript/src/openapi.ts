@@ -1384,6 +1384,97 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/webhooks/{processor}/{programId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Receive a Stripe, Paddle, Lemon Squeezy or Polar webhook
+         * @description Each processor’s own signature scheme on the raw body, with the secret connected for it (PUT /api/advertiser/processor-connections/{processor}): Stripe `Stripe-Signature` (as /api/v1/webhooks/processor/{programId}), Paddle `Paddle-Signature: ts=…;h1=…`, Lemon Squeezy `X-Signature`, Polar Standard Webhooks (`webhook-id`, `webhook-timestamp`, `webhook-signature`). 300 s tolerance where there is a timestamp. 200 `{ received: true }` once the event is durable in Kafka, applied once per event (Lemon Squeezy: event name + object id + refunded amount). 400 with what is wrong (missing, malformed or mismatched signature, stale timestamp, no secret connected, not an event); 404 `Program not found` or `Unknown processor: use one of stripe, paddle, lemonsqueezy, polar`; 413 over 1 MiB; 503 `The event could not be stored right now; retry`. See docs/processors.md.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description One of stripe, paddle, lemonsqueezy, polar. */
+                    processor: string;
+                    /** @description The program the events are for. */
+                    programId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {boolean} */
+                            received: true;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/auth/signup": {
         parameters: {
             query?: never;
@@ -5233,6 +5324,364 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/advertiser/processor-connections": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Which payment processors are connected, and the webhook URL to paste into each
+         * @description Workspace-level; needs program:read. One row per processor (stripe, paddle, lemonsqueezy, polar): `connected`, the masked secret, and `webhook_url` with `{programId}` to fill in per program. 403 for a key limited to some programs.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Workspace to act on; default: the first workspace where the caller is owner, then admin. */
+                    workspace_id?: number;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                processor: string;
+                                connected: boolean;
+                                secret_masked: string | null;
+                                webhook_url: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/advertiser/processor-connections/{processor}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Connect a payment processor: store the webhook signing secret its dashboard shows
+         * @description Workspace-level; needs program:update. `webhook_secret`: Stripe the endpoint’s `whsec_` secret (the singular /processor-connection row: created `connected`, a roll’s previous secret ends), Paddle the notification destination’s secret key, Lemon Squeezy the signing secret typed in its webhook form (6–40 characters), Polar the endpoint’s secret. Replaces the stored one. Errors: 400 `webhook_secret must be a string of 1 to 255 characters`, `webhook_secret must start with whsec_ for Stripe`, `webhook_secret must be 6 to 40 characters for Lemon Squeezy`, `workspace_id must be a positive integer`; 403 (a key limited to some programs: `API key is limited to programs <ids>`); 404 `Unknown processor: use one of stripe, paddle, lemonsqueezy, polar`, `Workspace not found`.
+         */
+        put: {
+            parameters: {
+                query?: {
+                    /** @description Workspace to act on; default: the first workspace where the caller is owner, then admin. */
+                    workspace_id?: number;
+                };
+                header?: never;
+                path: {
+                    processor: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Workspace to act on; default: the first workspace where the caller is owner, then admin. */
+                        workspace_id?: number | string | null;
+                        webhook_secret: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                processor: string;
+                                connected: boolean;
+                                secret_masked: string | null;
+                                webhook_url: string;
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Request body is too large` */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Content-Type must be application/json` */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        post?: never;
+        /**
+         * Disconnect a payment processor: forget its webhook secret
+         * @description Workspace-level; needs program:update. Its events are refused (400, no secret) from then on; idempotent. Stripe: removes the singular /processor-connection row. Errors: 403, 404 `Unknown processor: use one of stripe, paddle, lemonsqueezy, polar`, `Workspace not found`.
+         */
+        delete: {
+            parameters: {
+                query?: {
+                    /** @description Workspace to act on; default: the first workspace where the caller is owner, then admin. */
+                    workspace_id?: number;
+                };
+                header?: never;
+                path: {
+                    processor: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                processor: string;
+                                connected: boolean;
+                                secret_masked: string | null;
+                                webhook_url: string;
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Request body is too large` */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Content-Type must be application/json` */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/advertiser/processor-events": {
         parameters: {
             query?: never;
@@ -5242,7 +5691,7 @@ export interface paths {
         };
         /**
          * Payment-processor events of a program and what each did
-         * @description Needs program:read on the program. Newest first. Outcomes: `attributed` (sale with commission), `recorded` (sale without; reason says why), `unattributed` (no sale: `no_metadata`, `customer_not_found`, `program_mismatch`), `refund_applied` (reason: reversed, refunded, skipped, no_commission), `linked`, `waiting` (what it waits for), `ignored`, `failed`. See docs/stripe.md.
+         * @description Needs program:read on the program. Newest first. Outcomes: `attributed` (sale with commission), `recorded` (sale without; reason says why), `unattributed` (no sale: `no_metadata`, `customer_not_found`, `program_mismatch`), `refund_applied` (reason: reversed, refunded, skipped, no_commission), `linked`, `waiting` (what it waits for), `ignored`, `failed`. `processor` names who sent it (stripe, paddle, lemonsqueezy, polar). See docs/stripe.md and docs/processors.md.
          */
         get: {
             parameters: {
@@ -5267,6 +5716,7 @@ export interface paths {
                         "application/json": {
                             data: {
                                 id: number;
+                                processor: string;
                                 event_id: string;
                                 type: string;
                                 livemode: boolean;

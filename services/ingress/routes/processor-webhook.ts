@@ -10,7 +10,7 @@ import { eventKey } from '../../../shared/contracts/processor-events.ts';
 import { processorRequestId } from '../../../shared/contracts/processor-events.ts';
 import type { ProcessorEventCommand } from '../../../shared/contracts/processor-events.ts';
 import { PROCESSORS } from '../../../shared/contracts/processor-events.ts';
-import { otherProcessorIntake } from './processor-webhook-others.ts';
+import { otherProcessorIntake } from '../processor-intake.ts';
 import { liveSecrets } from '../tracking-cache.ts';
 import type { TrackingCache } from '../tracking-cache.ts';
 import type { BatchingProducer } from '../../../shared/pipeline/kafka.ts';

@@ -1,14 +1,14 @@
 // The intake of Paddle, Lemon Squeezy and Polar events (CONTRACT part three "Revenue from every processor"):
-// the same steps as Stripe's (processor-webhook.ts), with each processor's signature scheme and event id.
+// the same steps as Stripe's (routes/processor-webhook.ts), with each processor's signature scheme and event id.
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { HttpError } from '../../../shared/http/server.ts';
-import { pathId } from '../../../shared/http/validation.ts';
-import { eventKeyFor, processorRequestId } from '../../../shared/contracts/processor-events.ts';
-import type { ProcessorEventCommand } from '../../../shared/contracts/processor-events.ts';
-import { paddleIdentity } from '../../../shared/contracts/processors/paddle.ts';
-import { lemonSqueezyIdentity } from '../../../shared/contracts/processors/lemonsqueezy.ts';
-import { isPlainObject } from '../../../shared/json.ts';
-import { outageWarning } from '../../../shared/pipeline/dependencies.ts';
+import { HttpError } from '../../shared/http/server.ts';
+import { pathId } from '../../shared/http/validation.ts';
+import { eventKeyFor, processorRequestId } from '../../shared/contracts/processor-events.ts';
+import type { ProcessorEventCommand } from '../../shared/contracts/processor-events.ts';
+import { paddleIdentity } from '../../shared/contracts/processors/paddle.ts';
+import { lemonSqueezyIdentity } from '../../shared/contracts/processors/lemonsqueezy.ts';
+import { isPlainObject } from '../../shared/json.ts';
+import { outageWarning } from '../../shared/pipeline/dependencies.ts';
 import {
   LEMONSQUEEZY_ERRORS,
   PADDLE_ERRORS,
@@ -16,9 +16,9 @@ import {
   verifyLemonSqueezy,
   verifyPaddle,
   verifyPolar,
-} from '../webhook-verify.ts';
-import type { CachedWebhookSecrets, TrackingCache } from '../tracking-cache.ts';
-import type { BatchingProducer } from '../../../shared/pipeline/kafka.ts';
+} from './webhook-verify.ts';
+import type { CachedWebhookSecrets, TrackingCache } from './tracking-cache.ts';
+import type { BatchingProducer } from '../../shared/pipeline/kafka.ts';
 
 export type OtherProcessor = 'paddle' | 'lemonsqueezy' | 'polar';
 
