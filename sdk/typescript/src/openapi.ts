@@ -622,6 +622,8 @@ export interface paths {
                         subscription_id?: string | null;
                         /** @description Trimmed; at most 255 characters once trimmed; empty means absent. */
                         product_id?: string | null;
+                        /** @description A partner code (docs/codes.md), matched case-insensitively against the program's active codes; an unknown or inactive code attributes nothing. Trimmed; at most 255 characters once trimmed; empty means absent. */
+                        coupon_code?: string | null;
                     };
                 };
             };
@@ -780,6 +782,8 @@ export interface paths {
                         subscription_id?: string | null;
                         /** @description Trimmed; at most 255 characters once trimmed; empty means absent. */
                         product_id?: string | null;
+                        /** @description A partner code (docs/codes.md), matched case-insensitively against the program's active codes; an unknown or inactive code attributes nothing. Trimmed; at most 255 characters once trimmed; empty means absent. */
+                        coupon_code?: string | null;
                     };
                 };
             };
@@ -2341,6 +2345,9 @@ export interface paths {
                                 auto_approve: boolean;
                                 description: string | null;
                                 partner_links: boolean;
+                                website_url: string | null;
+                                /** @enum {string} */
+                                code_attribution: "fallback" | "override";
                                 /** @description Which optional review holds apply (docs/payouts.md "Review holds"): disposable_email (default true), shared_payout_method (default true), paid_search (default false). On update, only the switches given change. A sale through a bot or prefetch click is always held (bot_traffic). */
                                 risk_rules: {
                                     disposable_email: boolean;
@@ -2391,7 +2398,7 @@ export interface paths {
         put?: never;
         /**
          * Create a program (status draft); the tracking token is returned in full this once
-         * @description Scope program:create. `workspace_id` picks the workspace (default: the key’s workspace, or the session user’s own). The slug is generated from the name when omitted (with a random suffix when taken). Errors: 400 `name is required and must be 1 to 200 characters`, `slug must be 1 to 63 lowercase letters, digits or dashes, starting with a letter or digit`, `cookie_window_days must be an integer from 1 to 3650`, `currency must be an ISO 4217 currency code`, commission policy messages, `allowed_origins…`, `hold_days must be an integer from 0 to 365` (default 30), `min_payout_cents must be an integer from 0 to 1000000000000` (default 0), `workspace_id must be a positive integer`; 403 (a key limited to some programs: `API key is limited to programs <ids>`); 404 `Workspace not found`; 409 `slug is already taken`. Applications (docs/partners.md): `public_page` and `auto_approve` (default false), `partner_links` (default true), `description` (at most 2,000 characters): 400 `public_page must be true or false`, `auto_approve must be true or false`, `partner_links must be true or false`, `description must be a string of at most 2000 characters`.
+         * @description Scope program:create. `workspace_id` picks the workspace (default: the key’s workspace, or the session user’s own). The slug is generated from the name when omitted (with a random suffix when taken). Errors: 400 `name is required and must be 1 to 200 characters`, `slug must be 1 to 63 lowercase letters, digits or dashes, starting with a letter or digit`, `cookie_window_days must be an integer from 1 to 3650`, `currency must be an ISO 4217 currency code`, commission policy messages, `allowed_origins…`, `hold_days must be an integer from 0 to 365` (default 30), `min_payout_cents must be an integer from 0 to 1000000000000` (default 0), `workspace_id must be a positive integer`; 403 (a key limited to some programs: `API key is limited to programs <ids>`); 404 `Workspace not found`; 409 `slug is already taken`. Applications (docs/partners.md): `public_page` and `auto_approve` (default false), `partner_links` (default true), `description` (at most 2,000 characters): 400 `public_page must be true or false`, `auto_approve must be true or false`, `partner_links must be true or false`, `description must be a string of at most 2000 characters`. Codes (docs/codes.md): `website_url` (an http(s) URL, where full referral links point), `code_attribution` (`fallback`, the default, or `override`): 400 `website_url must be an http or https URL of at most 2000 characters`, `code_attribution must be 'fallback' or 'override'`.
          */
         post: {
             parameters: {
@@ -2441,6 +2448,8 @@ export interface paths {
                         auto_approve?: boolean | null;
                         description?: string | null;
                         partner_links?: boolean | null;
+                        website_url?: string | null;
+                        code_attribution?: ("fallback" | "override") | null;
                         risk_rules?: {
                             disposable_email?: boolean;
                             shared_payout_method?: boolean;
@@ -2482,6 +2491,9 @@ export interface paths {
                                 auto_approve: boolean;
                                 description: string | null;
                                 partner_links: boolean;
+                                website_url: string | null;
+                                /** @enum {string} */
+                                code_attribution: "fallback" | "override";
                                 /** @description Which optional review holds apply (docs/payouts.md "Review holds"): disposable_email (default true), shared_payout_method (default true), paid_search (default false). On update, only the switches given change. A sale through a bot or prefetch click is always held (bot_traffic). */
                                 risk_rules: {
                                     disposable_email: boolean;
@@ -2647,6 +2659,9 @@ export interface paths {
                                 auto_approve: boolean;
                                 description: string | null;
                                 partner_links: boolean;
+                                website_url: string | null;
+                                /** @enum {string} */
+                                code_attribution: "fallback" | "override";
                                 /** @description Which optional review holds apply (docs/payouts.md "Review holds"): disposable_email (default true), shared_payout_method (default true), paid_search (default false). On update, only the switches given change. A sale through a bot or prefetch click is always held (bot_traffic). */
                                 risk_rules: {
                                     disposable_email: boolean;
@@ -2707,7 +2722,7 @@ export interface paths {
         };
         /**
          * Update a program (only the fields given change)
-         * @description Scope program:update. Changeable: name, slug, cookie_window_days, currency, commission, allowed_origins, public_page, auto_approve, partner_links, description, hold_days, min_payout_cents (same rules and messages as create; none may be null, `<field> cannot be null`, but description, which null clears; hold_days applies to commissions created after the change, min_payout_cents to payouts created after it). `status` is changed only by go-live: a different value is 400 `status is changed with POST /api/advertiser/affiliate-programs/:id/go-live`. 409 `slug is already taken`; 409 `currency cannot be changed once the program has partners or sales` (amounts of two currencies are never added).
+         * @description Scope program:update. Changeable: name, slug, cookie_window_days, currency, commission, allowed_origins, public_page, auto_approve, partner_links, description, hold_days, min_payout_cents, website_url, code_attribution (same rules and messages as create; none may be null, `<field> cannot be null`, but description and website_url, which null clears; hold_days applies to commissions created after the change, min_payout_cents to payouts created after it). `status` is changed only by go-live: a different value is 400 `status is changed with POST /api/advertiser/affiliate-programs/:id/go-live`. 409 `slug is already taken`; 409 `currency cannot be changed once the program has partners or sales` (amounts of two currencies are never added).
          */
         put: {
             parameters: {
@@ -2782,6 +2797,13 @@ export interface paths {
                          * @default true
                          */
                         partner_links?: boolean;
+                        website_url?: string | null;
+                        /**
+                         * @description fallback: a code attributes a sale whose customer has no partner; override: a code's partner gets the sale even when a click or lead named another
+                         * @default fallback
+                         * @enum {string}
+                         */
+                        code_attribution?: "fallback" | "override";
                         /** @description Which optional review holds apply (docs/payouts.md "Review holds"): disposable_email (default true), shared_payout_method (default true), paid_search (default false). On update, only the switches given change. A sale through a bot or prefetch click is always held (bot_traffic). */
                         risk_rules?: {
                             disposable_email?: boolean;
@@ -2829,6 +2851,9 @@ export interface paths {
                                 auto_approve: boolean;
                                 description: string | null;
                                 partner_links: boolean;
+                                website_url: string | null;
+                                /** @enum {string} */
+                                code_attribution: "fallback" | "override";
                                 /** @description Which optional review holds apply (docs/payouts.md "Review holds"): disposable_email (default true), shared_payout_method (default true), paid_search (default false). On update, only the switches given change. A sale through a bot or prefetch click is always held (bot_traffic). */
                                 risk_rules: {
                                     disposable_email: boolean;
@@ -3098,6 +3123,9 @@ export interface paths {
                                 auto_approve: boolean;
                                 description: string | null;
                                 partner_links: boolean;
+                                website_url: string | null;
+                                /** @enum {string} */
+                                code_attribution: "fallback" | "override";
                                 /** @description Which optional review holds apply (docs/payouts.md "Review holds"): disposable_email (default true), shared_payout_method (default true), paid_search (default false). On update, only the switches given change. A sale through a bot or prefetch click is always held (bot_traffic). */
                                 risk_rules: {
                                     disposable_email: boolean;
@@ -4421,6 +4449,8 @@ export interface paths {
                                 paid_at: string | null;
                                 /** Format: date-time */
                                 created_at: string;
+                                /** @description The partner code that attributed the sale (docs/codes.md); null: none did */
+                                coupon_code: string | null;
                             }[];
                         };
                     };
@@ -4544,6 +4574,8 @@ export interface paths {
                                 paid_at: string | null;
                                 /** Format: date-time */
                                 created_at: string;
+                                /** @description The partner code that attributed the sale (docs/codes.md); null: none did */
+                                coupon_code: string | null;
                             };
                         };
                     };
@@ -4698,6 +4730,8 @@ export interface paths {
                                 paid_at: string | null;
                                 /** Format: date-time */
                                 created_at: string;
+                                /** @description The partner code that attributed the sale (docs/codes.md); null: none did */
+                                coupon_code: string | null;
                             };
                         };
                     };
@@ -4858,6 +4892,8 @@ export interface paths {
                                 paid_at: string | null;
                                 /** Format: date-time */
                                 created_at: string;
+                                /** @description The partner code that attributed the sale (docs/codes.md); null: none did */
+                                coupon_code: string | null;
                             };
                         };
                     };
@@ -10448,6 +10484,505 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/advertiser/affiliate-programs/{id}/partners/{partnerId}/codes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The partner's codes in the program (active and inactive), oldest first
+         * @description Scope program:read. 404 `Partner not found in this program`.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Program id */
+                    id: number;
+                    /** @description Partner id */
+                    partnerId: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                id: number;
+                                code: string;
+                                partner_id: number;
+                                program_id: number;
+                                processor_ids: {
+                                    stripe?: string;
+                                    paddle?: string;
+                                    lemonsqueezy?: string;
+                                    polar?: string;
+                                };
+                                /** @enum {string} */
+                                status: "active" | "inactive";
+                                /** Format: date-time */
+                                created_at: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Create a partner code (a coupon that attributes the program's sales to the partner)
+         * @description Scope partners:write. `code`: 3 to 32 of `A-Z a-z 0-9 _ -`, unique in the program regardless of case (a deactivated code keeps its name). `processor_ids`: the discount ids at the processors that stand for this code. Errors: 400 `code must be 3 to 32 letters, digits, underscores or dashes`, `processor_ids must be an object whose stripe, paddle, lemonsqueezy and polar entries are strings of 1 to 255 characters`; 404 `Program not found`, `Partner not found in this program`; 409 `Code already taken`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Program id */
+                    id: number;
+                    /** @description Partner id */
+                    partnerId: number;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        code: string;
+                        processor_ids?: {
+                            stripe?: string | null;
+                            paddle?: string | null;
+                            lemonsqueezy?: string | null;
+                            polar?: string | null;
+                        } | null;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                id: number;
+                                code: string;
+                                partner_id: number;
+                                program_id: number;
+                                processor_ids: {
+                                    stripe?: string;
+                                    paddle?: string;
+                                    lemonsqueezy?: string;
+                                    polar?: string;
+                                };
+                                /** @enum {string} */
+                                status: "active" | "inactive";
+                                /** Format: date-time */
+                                created_at: string;
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Request body is too large` */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Content-Type must be application/json` */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/advertiser/affiliate-programs/{id}/codes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The program's partner codes (active and inactive), oldest first
+         * @description Scope program:read.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Program id */
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                id: number;
+                                code: string;
+                                partner_id: number;
+                                program_id: number;
+                                processor_ids: {
+                                    stripe?: string;
+                                    paddle?: string;
+                                    lemonsqueezy?: string;
+                                    polar?: string;
+                                };
+                                /** @enum {string} */
+                                status: "active" | "inactive";
+                                /** Format: date-time */
+                                created_at: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/advertiser/affiliate-programs/{id}/codes/{codeId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Deactivate a partner code: later sales naming it are not attributed by it
+         * @description Scope partners:write. Answers the code, status `inactive` (deactivating an inactive code changes nothing). The code keeps its name: it cannot be created again. 404 `Code not found`.
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Program id */
+                    id: number;
+                    /** @description Code id */
+                    codeId: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                id: number;
+                                code: string;
+                                partner_id: number;
+                                program_id: number;
+                                processor_ids: {
+                                    stripe?: string;
+                                    paddle?: string;
+                                    lemonsqueezy?: string;
+                                    polar?: string;
+                                };
+                                /** @enum {string} */
+                                status: "active" | "inactive";
+                                /** Format: date-time */
+                                created_at: string;
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid request: the JSON body or a field (the `error` says which) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Request body is too large` */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Content-Type must be application/json` */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/partner/auth/login": {
         parameters: {
             query?: never;
@@ -12278,6 +12813,10 @@ export interface paths {
                                     min_payout_cents?: number;
                                     /** @description Whether the partner may create its own links */
                                     partner_links?: boolean;
+                                    /** @description The advertiser's site (docs/codes.md) */
+                                    website_url?: string | null;
+                                    /** @description Where full referral links point: website_url, else the first allowed origin; null: none (share the code alone) */
+                                    link_base_url?: string | null;
                                 };
                                 /** @description The claimed partner record in this program */
                                 partner_id?: number;
@@ -12917,6 +13456,8 @@ export interface paths {
                                 /** Format: date-time */
                                 payable_at?: string | null;
                                 payout_id?: number | null;
+                                /** @description The partner code that attributed the sale (docs/codes.md) */
+                                coupon_code?: string | null;
                                 /** @description Held for the advertiser's review (CONTRACT part three): not payable until approved; why is shown to the advertiser only */
                                 under_review?: boolean;
                             }[];
@@ -13644,6 +14185,92 @@ export interface paths {
                 };
             };
         };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/partner/programs/{programId}/codes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The partner's codes in the program (active and inactive), oldest first
+         * @description A customer who pays with one of them is attributed to the partner (docs/codes.md). 404 `Program not found` for a program the account has no claimed record in.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Program id */
+                    programId: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                id: number;
+                                code: string;
+                                /** @enum {string} */
+                                status: "active" | "inactive";
+                                /** Format: date-time */
+                                created_at: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;

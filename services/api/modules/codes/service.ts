@@ -1,7 +1,7 @@
 // The rules of partner codes (CONTRACT part three "Codes as well as links"; docs/codes.md), pure: what a
 // code may be, what a create body means once its schema has passed, and a row as the API shows it.
 import { iso } from '../../common.ts';
-import type { CodeRow } from './dal.ts';
+import type { CodeRow, ProcessorIds } from './dal.ts';
 
 /** 3 to 32 letters, digits, underscores or dashes; unique per program regardless of case. */
 export const CODE_RE = /^[A-Za-z0-9_-]{3,32}$/;
@@ -17,8 +17,6 @@ export const ERR = {
   notFound: 'Code not found',
   partnerNotInProgram: 'Partner not found in this program',
 } as const;
-
-export type ProcessorIds = Partial<Record<Processor, string>>;
 
 /** A validated create body, normalised: processor ids trimmed, empty or null entries dropped. */
 export function codeInput(b: {
