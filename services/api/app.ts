@@ -21,6 +21,7 @@ import { registerWebhookRoutes } from './modules/webhooks/routes.ts';
 import { registerAnalyticsRoutes } from './modules/analytics/routes.ts';
 import { registerMailRoutes } from './modules/mail/routes.ts';
 import { registerPayoutRoutes } from './modules/payouts/routes.ts';
+import { registerRiskRoutes } from './modules/risk/routes.ts';
 import {
   registerAdvertiserNotificationRoutes,
   registerPartnerNotificationRoutes,
@@ -42,6 +43,7 @@ const validatedRoutes: AuthedRoutes[] = [
   registerPartnerRoutes,
   registerLinkRoutes,
   registerCommissionRoutes,
+  registerRiskRoutes,
   registerProcessorRoutes,
   registerMemberRoutes,
   registerApiKeyRoutes,
