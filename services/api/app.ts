@@ -22,6 +22,7 @@ import { registerAnalyticsRoutes } from './modules/analytics/routes.ts';
 import { registerMailRoutes } from './modules/mail/routes.ts';
 import { registerPayoutRoutes } from './modules/payouts/routes.ts';
 import { registerCodeRoutes, registerPartnerCodeRoutes } from './modules/codes/routes.ts';
+import { registerRiskRoutes } from './modules/risk/routes.ts';
 import {
   registerAdvertiserNotificationRoutes,
   registerPartnerNotificationRoutes,
@@ -43,6 +44,7 @@ const validatedRoutes: AuthedRoutes[] = [
   registerPartnerRoutes,
   registerLinkRoutes,
   registerCommissionRoutes,
+  registerRiskRoutes,
   registerProcessorRoutes,
   registerMemberRoutes,
   registerApiKeyRoutes,

@@ -359,6 +359,7 @@ function expectedEvents(ds: Dataset): Expected[] {
         device_type: 'mobile',
         device_os: 'iOS',
         browser_name: 'Mobile Safari',
+        quality: 'human',
         converted: k.customer?.status === 'conversion',
       },
     });
@@ -589,6 +590,7 @@ t.test(
           },
         },
         hasPartners: true,
+        filteredClicks: 0,
         lastUpdated: undefined,
       },
     );
@@ -616,6 +618,7 @@ t.test(
           },
         },
         hasPartners: false,
+        filteredClicks: 0,
         lastUpdated: (q.body.data as { lastUpdated: string }).lastUpdated,
       },
       'nothing yet: all pending, raw status, a pending partner is not a partner',
