@@ -133,7 +133,7 @@ t.test('payout methods', async (t) => {
 });
 
 t.test("a partner's view: no customer data, no partner counts, payout terms' defaults", async (t) => {
-  t.same(withoutCustomerData({ id: '1', customer_key: 'k', email: 'e', click_id: 'c' }), {
+  t.same(withoutCustomerData({ id: '1', customer_key: 'k', email: 'e', click_id: 'c', coupon_code: 'B10' }), {
     id: '1',
     click_id: 'c',
   });

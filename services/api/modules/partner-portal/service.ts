@@ -115,11 +115,16 @@ export function payoutMethodOf(b: {
   return { type: b.type, email: email || null, details: details || null };
 }
 
-/** An event as a partner sees it: the spec's fields without the customer's key (events carry no email). */
+/**
+ * An event as a partner sees it: the spec's fields without the customer's key (events carry no email), and
+ * without the sale's coupon_code, which may be another partner's code (docs/codes.md: the partner sees its
+ * own code on its commissions).
+ */
 export function withoutCustomerData(e: Record<string, unknown>): Record<string, unknown> {
   const out = { ...e };
   delete out.customer_key;
   delete out.email;
+  delete out.coupon_code;
   return out;
 }
 
