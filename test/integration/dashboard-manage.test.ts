@@ -260,6 +260,17 @@ t.test('owner: partner, link, referral URL, commission paid, CSV, API key, proce
   await processor.locator('.badge.connected').waitFor();
   t.match(await processor.innerText(), new RegExp(`/api/v1/webhooks/processor/${program.id}`));
   await processor.getByText(/No processor events/).waitFor();
+  // Paddle: the URL to paste there with the program's id filled in, the secret pasted here, then disconnect.
+  const paddle = page.locator('#paddle');
+  t.match(await paddle.innerText(), new RegExp(`/api/v1/webhooks/paddle/${program.id}`));
+  t.match(await paddle.innerText(), /svc_customer_key/);
+  await paddle.locator('input[type=password]').fill('pdl_ntfset_from_the_dashboard');
+  await paddle.getByRole('button', { name: 'Connect' }).click();
+  await paddle.locator('.badge.connected').waitFor();
+  t.match(await paddle.innerText(), /pdl_ntfs…oard/);
+  await paddle.getByRole('button', { name: 'Disconnect Paddle' }).click();
+  await paddle.getByRole('button', { name: 'Yes, disconnect' }).click();
+  await paddle.locator('.badge.pending').waitFor();
   await screenshot(page, 'settings');
 
   assertNoErrors(t, 'no console errors');

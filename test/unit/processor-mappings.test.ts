@@ -25,10 +25,12 @@ t.test('Paddle: transaction.completed', async (t) => {
     discount_id: 'dsc_01',
     currency_code: 'EUR',
   });
+  // A credit from the customer's balance paid 20.00: grand_total (what was charged) is below total.
+  one.details.totals.total = '13990';
   t.match(interpretFor('paddle', paddleEvent('transaction.completed', one)), {
     kind: 'sale',
     transaction_id: one.id,
-    amount_cents: 11_990, // grand_total, a string, tax included
+    amount_cents: 11_990, // grand_total (a string, tax included), not total
     currency: 'EUR',
     attribution: { customer_key: 'k1', click_id: null },
     sale_type: 'one_time',

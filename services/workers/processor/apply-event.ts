@@ -1,8 +1,8 @@
-// The processor worker's applier: a verified processor event (Stripe, Paddle, Lemon Squeezy, Polar) becomes a sale, a refund, a subscription or payment
-// link, or nothing, applied with the same sale and refund appliers as /track/sale and /track/refund, and its
-// outcome recorded for the advertiser (processor_events). An event that refers to something not seen yet
-// (a refund before its checkout, a renewal before its checkout link) waits, and is applied, in the same
-// transaction, by the event that brings what it waited for.
+// The processor worker's applier: a verified processor event (Stripe, Paddle, Lemon Squeezy, Polar) becomes
+// a sale, a refund, a subscription or payment link, or nothing, applied with the same sale and refund
+// appliers as /track/sale and /track/refund, and its outcome recorded for the advertiser (processor_events).
+// An event that refers to something not seen yet (a refund before its checkout, a renewal before its
+// checkout link) waits, and is applied, in the same transaction, by the event that brings what it waited for.
 import type { Tx } from '../../../shared/db/sql.ts';
 import type { Effect, RefundCommand, SaleCommand } from '../../../shared/contracts/commands.ts';
 import {
