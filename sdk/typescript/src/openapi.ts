@@ -4869,6 +4869,121 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/advertiser/affiliate-programs/{id}/risk": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Held commissions by reason and partner, and the bot and prefetch clicks by quality
+         * @description Scope program:read. `held`: the commissions held for review and not yet approved or rejected (`?status=review` of the commissions list), grouped by reason and partner, largest amount first within a reason. `filtered_clicks`: the clicks stored as `bot` or `prefetch` (answered as any click, left out of every counter), both qualities always listed.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Program id */
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                held: {
+                                    /** @enum {string} */
+                                    reason: "self_referral" | "partner_ip" | "bot_traffic" | "disposable_email" | "shared_payout_method" | "paid_search";
+                                    partner_id: number;
+                                    partner_name: string;
+                                    /** @description Held and undecided commissions of the partner for the reason */
+                                    commissions: number;
+                                    /** @description What they would pay: their amounts less refunds, in cents */
+                                    amount_cents: number;
+                                }[];
+                                /** @description Bot and prefetch clicks of the program, all time: stored, counted nowhere */
+                                filtered_clicks: {
+                                    /** @enum {string} */
+                                    quality: "bot" | "prefetch";
+                                    clicks: number;
+                                }[];
+                                /** @description Beyond the contract: the same by UTC day, the last 30 days (days without any left out) */
+                                filtered_by_day: {
+                                    /** Format: date */
+                                    date: string;
+                                    /** @enum {string} */
+                                    quality: "bot" | "prefetch";
+                                    clicks: number;
+                                }[];
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/advertiser/processor-connection": {
         parameters: {
             query?: never;
