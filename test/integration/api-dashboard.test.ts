@@ -428,6 +428,7 @@ interface DayRow {
   partners: number;
   sales: number;
   commission: number;
+  filteredClicks: number;
 }
 /** Spec 4.7 definitions, over the seed arrays. Also the paid sale count and the cents, for totals. */
 function expectedDay(ds: Dataset, day: number) {
@@ -449,6 +450,8 @@ function expectedDay(ds: Dataset, day: number) {
     partners: ds.pps.filter((p) => on(p.createdUs)).length,
     sales: 0,
     commission: commissionCents / 100,
+    // Every seeded click is a person's (click_events.quality defaults to human).
+    filteredClicks: 0,
   };
   return { row, paidSales: sales.length, revenueCents, commissionCents };
 }
@@ -487,6 +490,7 @@ function expectedPerformance(ds: Dataset, first: number, last: number, period: s
     data,
     metrics: {
       totalClicks: cur.clicks,
+      filteredClicks: 0,
       totalLeads: cur.leads,
       totalConversions: cur.conversions,
       totalRevenue: round(cur.revenue / 100, 2),
