@@ -1,5 +1,6 @@
 // npm run bench:clicks: how fast the click path is on this machine, end to end, and that it loses nothing.
-// USAGE says what each phase (baseline, ingress alone, drain, fixed rate) measures. The phases run here; the
+// USAGE (click-bench-usage.ts) says what each phase measures. Phases (a)-(c) run here; (d) (replicas), (e)
+// (breakdown cost), (f) and (g) (traffic quality: a mixed run, the classifier's cost) in their own files; the
 // traffic, the progress output, the zero-lost check and the report are in scripts/lib/click-bench-*.ts.
 import { rm } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
@@ -10,7 +11,6 @@ import { freePort, STACK_DIR } from './lib/stack.ts';
 import { startStack } from './lib/start-stack.ts';
 import type { Stack } from './lib/start-stack.ts';
 import { spawnService, waitForWeb } from './lib/services.ts';
-import type { ServiceProcess } from './lib/services.ts';
 import { LoadCounters, postmasterPid, int, runLoad, startBaseline } from './lib/bench.ts';
 import type { CpuSnapshot } from './lib/bench.ts';
 import { BenchControl } from './lib/bench-control.ts';
@@ -18,6 +18,10 @@ import { ClickBenchOutput } from './lib/click-bench-output.ts';
 import { clickRequests, closedLoop, seedBench, warmKafka } from './lib/click-bench-traffic.ts';
 import { verifyClicks } from './lib/click-bench-verify.ts';
 import { clickBenchReport } from './lib/click-bench-report.ts';
+import { USAGE } from './lib/click-bench-usage.ts';
+import { replicasPhase } from './lib/click-bench-replicas.ts';
+import { classifierCost, mixedRun, qualityReport } from './lib/click-bench-quality.ts';
+import type { ClassifierRound, MixedResult } from './lib/click-bench-quality.ts';
 import { ClickBenchProbe } from './lib/click-bench-probe.ts';
 import { breakdownCost } from './lib/click-bench-cost.ts';
 import type { CostRound } from './lib/click-bench-cost.ts';
@@ -28,49 +32,6 @@ import { createSql } from '../shared/db/sql.ts';
 import { loadConfig } from '../shared/config.ts';
 import { createKafka, ensureTopics } from '../shared/pipeline/kafka.ts';
 import { topicName } from '../shared/contracts/topics.ts';
-
-const USAGE = `Usage: npm run bench:clicks [-- options]
-
-Benchmarks the click path on this machine, everything on 127.0.0.1, in one run:
-  (a) a bare Fastify process answering what a click answers (autocannon, closed loop): req/s
-  (b) the real ingress (POST /api/v1/track/click) with the click worker stopped: accepted clicks/s, b/a
-      then the click worker starts and drains (b)'s backlog: time and rows/s
-  (c) a fixed offered rate for a fixed time with the worker running: accepted/s, persisted clicks/s,
-      pipeline lag p50/p99 (accepted -> row committed)
-and with --replicas N or --brokers 3:
-  (d) the same offered rate and time as (c) against N web processes (sharing the port, SO_REUSEPORT) and
-      N click workers, on a Kafka cluster of three nodes (replication 3, min.insync.replicas 2) with
-      --brokers 3: accepted/s, persisted clicks/s and their ratio to (c), CPU per process kind. On two
-      cores this measures the cost of the replicas and of replication, not a speed-up: offer more than
-      (c) persists (e.g. --rate 8000) to see it.
-and then checks that no click answered 200 "success": true is missing from click_events, and that every
-link's click counter equals its rows. With --breakdown-cost, then:
-  (e) what the dimensional rollup costs the click worker (issue 20): four rounds, off, on, on, off (so a
-      drift over time weighs on both sides alike): the ingress accepts --cost-clicks clicks while no
-      worker runs (50 pages, 10 referrer hosts and none, 5 user agents), then a click worker drains them
-      with ROLLUP_BREAKDOWN=off (no program_daily_breakdown writes) or on: rows/s of each drain, and the
-      ratio on/off (the target: at least 0.9, at most 10% fewer clicks persisted per second).
-
-A fresh embedded PostgreSQL and Kafka broker are started in .stack/bench/ (deleted afterwards unless
---keep); DATABASE_URL / KAFKA_BROKERS point it at external servers instead. Takes about 3-4 minutes.
-Exit status: 0, or 1 when a click was lost (or the run failed); performance misses do not fail it.
-
-Options:
-  --rate <n>           offered clicks/s in (c) (default 6000)
-  --seconds <n>        duration of (c) in seconds (default 60)
-  --load-seconds <n>   measured duration of (a) and (b) in seconds, after a warm-up (default 10)
-  --connections <n>    HTTP connections (default 50; pipelining 1)
-  --fast               Postgres with fsync/synchronous_commit/full_page_writes off (default: durable)
-  --breakdown-cost     also measure (e), the breakdown rollup's cost (ROLLUP_BREAKDOWN off against on)
-  --cost-clicks <n>    clicks per (e) round (default 60000)
-  --replicas <n>       run (d) with n web processes and n click workers (default 1)
-  --brokers <n>        1 (default) or 3: run (d) on a three-node Kafka cluster
-  --keep               keep .stack/bench/ afterwards
-  -h, --help           this text
-
-Environment: the services' tuning variables pass through, e.g. WORKER_CHUNK_SIZE,
-WORKER_PARTITIONS_CONCURRENCY, PRODUCER_LINGER_MS, PRODUCER_MAX_BATCH, KAFKA_CLICK_PARTITIONS,
-DATABASE_POOL_SIZE (see shared/config.ts).`;
 
 const {
   values,
@@ -85,6 +46,8 @@ const {
   keep: { type: 'boolean' },
   'breakdown-cost': { type: 'boolean' },
   'cost-clicks': { type: 'string' },
+  'bot-share': { type: 'string' },
+  'classifier-cost': { type: 'boolean' },
 });
 
 const RATE = intArg('rate', 6000, 1_000_000);
@@ -94,13 +57,17 @@ const CONNECTIONS = intArg('connections', 50, 1000);
 const FAST = values.fast ?? false;
 const BREAKDOWN_COST = (values['breakdown-cost'] as boolean | undefined) ?? false;
 const COST_CLICKS = intArg('cost-clicks', 60_000, 10_000_000);
+const BOT_SHARE = intArg('bot-share', 0, 100, 0);
+const CLASSIFIER_COST = (values['classifier-cost'] as boolean | undefined) ?? false;
 const REPLICAS = intArg('replicas', 1, 8);
 const BROKERS = oneOf('brokers', 1, [1, 3]);
 /** Phase (d): the replicated and/or replicated-Kafka run beside (c). */
 const PHASE_D = REPLICAS > 1 || BROKERS > 1;
-if (BREAKDOWN_COST && PHASE_D) {
-  // (e) drains on the first stack's broker with one worker: a run measures one of the two, not both.
-  process.stderr.write('--breakdown-cost runs alone: leave out --replicas and --brokers\n');
+if ((BREAKDOWN_COST || CLASSIFIER_COST) && PHASE_D) {
+  // (e) and (g) drain on the first stack's broker with one worker: a run measures one or the other.
+  process.stderr.write(
+    '--breakdown-cost and --classifier-cost run alone: leave out --replicas and --brokers\n',
+  );
   process.exit(2);
 }
 const WARMUP_SECONDS = 3;
@@ -309,114 +276,33 @@ async function main(): Promise<number> {
     (s) => s.at > c.startedAt + 10_500 && s.at <= drainC.at + 10_000,
   );
 
+  // (f) mixed traffic: bots and prefetches filtered, counted nowhere ------------------------------------
+  let mixed: MixedResult | null = null;
+  if (BOT_SHARE > 0) {
+    const mixedSeed = await unlessAborted(seedBench(sql, `${runId}f`, { partners: PARTNERS, links: LINKS }));
+    const url = `http://127.0.0.1:${webPort}/api/v1/track/click`;
+    const o = { control, output, probe, sql, url, connections: CONNECTIONS, clicks: COST_CLICKS };
+    mixed = await mixedRun({ ...o, seed: mixedSeed, percent: BOT_SHARE });
+  }
+
   // (d) the same load on replicas and/or a three-node cluster ---------------------------------------
   const dCounters = new LoadCounters();
   let d: ClickBenchResults['d'] = null;
   if (PHASE_D) {
-    setPhase(`(d) ${REPLICAS} web + ${REPLICAS} click workers, ${BROKERS} broker(s): starting`, null);
     control.retire(web, worker);
     await web.stop();
     await worker.stop();
     delete pids.web;
     delete pids.worker;
-    let dEnv = env;
-    let kafkaLine = 'the same broker as (a)-(c)';
-    if (BROKERS > 1) {
-      // Only Kafka: the same Postgres, so the seed and the zero-lost check cover (d) as well.
-      const clusterP = startStack({
-        name: 'bench-cluster',
-        brokers: BROKERS,
-        fresh: true,
-        env: { DATABASE_URL: stack.databaseUrl },
-        log,
-      });
-      control.onCleanup('Kafka cluster', async () => (await clusterP.catch(() => null))?.stop());
-      if (!values.keep)
-        control.onCleanup('removing the cluster data', () =>
-          rm(join(STACK_DIR, 'bench-cluster'), { recursive: true, force: true }),
-        );
-      const clusterStack = await unlessAborted(clusterP);
-      dEnv = { ...env, KAFKA_BROKERS: clusterStack.kafkaBrokers, ...clusterStack.kafkaEnv };
-      const dCfg = loadConfig({ ...process.env, ...dEnv });
-      const dKafka = createKafka(dCfg, log);
-      await unlessAborted(
-        control.retrying('creating the topics on the cluster', 3, () => ensureTopics(dKafka, dCfg, log)),
-      );
-      const dAdmin = createKafka(dCfg, createLogger('bench-kafka', 'silent')).admin();
-      control.onCleanup('cluster admin', () => dAdmin.disconnect());
-      await unlessAborted(dAdmin.connect());
-      probe.admin = dAdmin;
-      pids.kafka = clusterStack.kafkaNodes().map((n) => n.process.pid!);
-      t = snap();
-      const warm = await unlessAborted(
-        warmKafka(control, dKafka, dAdmin, `${prefix}warmup`, dCfg.clickPartitions, KAFKA_WARMUP_SECONDS),
-      );
-      cpuPhase('(d) Kafka cluster warm-up (not measured)', t);
-      kafkaLine = `${BROKERS} nodes, replication ${dCfg.kafkaReplicationFactor}, min.insync.replicas ${dCfg.kafkaMinInsyncReplicas}; warmed up: ${warm}`;
-    }
-    const webs: ServiceProcess[] = [];
-    const workers: ServiceProcess[] = [];
-    for (let r = 0; r < REPLICAS; r++) {
-      const opsPort = await freePort();
-      const w = spawnService('web', {
-        env: { ...dEnv, REUSE_PORT: 'true', OPS_PORT: String(opsPort) },
-        onLine: onWebLine,
-      });
-      control.onCleanup(`web ${r + 1} of (d)`, () => w.stop());
-      control.guard(w);
-      webs.push(w);
-      // Each one ready on its own operations port (the shared port answers for any of them).
-      await unlessAborted(waitForWeb(w, opsPort));
-    }
-    for (let r = 0; r < REPLICAS; r++) {
-      const k = spawnService('click-worker', { env: { ...dEnv, LOG_LEVEL: 'info' }, onLine: onWorkerLine });
-      control.onCleanup(`click worker ${r + 1} of (d)`, () => k.stop());
-      control.guard(k);
-      workers.push(k);
-      await unlessAborted(workerWatcher.waitFor(/click worker running/, 60_000));
-    }
-    pids.web = webs.map((w) => w.child.pid!);
-    pids.worker = workers.map((w) => w.child.pid!);
-    setPhase(`(d) offered ${int(RATE)}/s for ${SECONDS} s, ${REPLICAS} + ${REPLICAS} processes`, dCounters);
-    t = snap();
-    const run = await runLoad({
-      url: `http://127.0.0.1:${webPort}/api/v1/track/click`,
-      requests: clickRequests(seed, 'd'),
-      connections: CONNECTIONS,
-      amount: RATE * SECONDS,
-      rate: RATE,
-      instances: 5,
-      staggerMs: 200,
-      maxMs: SECONDS * 2_500 + 30_000,
-      counters: dCounters,
-      clickIds: acceptedIds,
-      signal,
-    });
-    signal.throwIfAborted();
-    cpuPhase('(d) offering', t);
-    setPhase('(d) waiting for the workers to catch up', dCounters);
-    t = snap();
-    const drainD = await probe.drainBacklog(540_000);
-    cpuPhase('(d) after offering, until all persisted', t);
-    const [dRow] = await sql<{ n: string; p50: number | null; p99: number | null }[]>`
-      select count(*)::text as n,
-             percentile_cont(0.5) within group (order by lag_ms) as p50,
-             percentile_cont(0.99) within group (order by lag_ms) as p99
-      from (select extract(epoch from created_at - click_timestamp)::float8 * 1000 as lag_ms
-            from click_events
-            where link_id = any(${linkIds}::bigint[]) and not is_test
-              and page_url like 'https://shop.example/bench/d/%') s`;
-    const rows = Number(dRow!.n);
-    d = {
-      run,
-      counters: dCounters,
-      rows,
-      rate: rows / Math.max(0.001, (drainD.at - run.startedAt) / 1000),
-      lagP50: dRow!.p50 ?? 0,
-      lagP99: dRow!.p99 ?? 0,
-      drain: drainD,
-      kafka: kafkaLine,
-    };
+    d = await replicasPhase(
+      {
+        ...{ control, output, probe, sql, seed, log, stack, env, prefix, webPort, acceptedIds },
+        ...{ replicas: REPLICAS, brokers: BROKERS, rate: RATE, seconds: SECONDS, connections: CONNECTIONS },
+        kafkaWarmupSeconds: KAFKA_WARMUP_SECONDS,
+        keep: values.keep ?? false,
+      },
+      dCounters,
+    );
   }
 
   // Zero lost ---------------------------------------------------------------------------------------
@@ -427,6 +313,7 @@ async function main(): Promise<number> {
   if (d?.drain.timedOut) problems.unshift('the workers did not catch up after (d) in time');
   if (drainC.timedOut) problems.unshift('the worker did not catch up after (c) in time');
   if (drainB.timedOut) problems.unshift("the worker did not drain (b)'s backlog in time");
+  if (mixed) problems.push(...mixed.problems);
 
   // (e) the breakdown rollup's cost ------------------------------------------------------------------
   let cost: CostRound[] = [];
@@ -436,6 +323,26 @@ async function main(): Promise<number> {
     const url = `http://127.0.0.1:${webPort}/api/v1/track/click`;
     const o = { control, output, probe, sql, seed, env, url, connections: CONNECTIONS, clicks: COST_CLICKS };
     cost = await breakdownCost(o, problems);
+  }
+
+  // (g) the click classifier's cost ------------------------------------------------------------------
+  let classifier: ClassifierRound[] = [];
+  if (CLASSIFIER_COST) {
+    control.retire(web, worker);
+    await worker.stop();
+    await web.stop();
+    const o = {
+      control,
+      output,
+      probe,
+      sql,
+      seed,
+      env,
+      webPort,
+      connections: CONNECTIONS,
+      clicks: COST_CLICKS,
+    };
+    classifier = await classifierCost(o, problems);
   }
 
   // Report ------------------------------------------------------------------------------------------
@@ -481,7 +388,7 @@ async function main(): Promise<number> {
     cost,
     cpuPhases: probe.cpuPhases,
   };
-  process.stdout.write(clickBenchReport(results));
+  process.stdout.write(clickBenchReport(results) + qualityReport(mixed, classifier, COST_CLICKS));
   return problems.length === 0 ? 0 : 1;
 }
 

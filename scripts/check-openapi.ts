@@ -114,6 +114,8 @@ const UNSTATED: Record<string, string> = {
   'POST /api/advertiser/webhooks':
     'workspace_id in the body and in the query string must agree; the URL must resolve to a public address',
   'PUT /api/advertiser/processor-connection': 'workspace_id in the body and in the query string must agree',
+  'PUT /api/advertiser/processor-connections/{processor}':
+    'workspace_id in the body and in the query string must agree; the secret’s form depends on the processor (whsec_ for Stripe, 6 to 40 characters for Lemon Squeezy)',
   'GET /api/tracking/events/{programId}': 'dateFrom after dateTo; a day past its month’s end (2025-02-30)',
   'GET /api/tracking/performance/{programId}':
     'the same date rules; a custom range of at most the allowed days',

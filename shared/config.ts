@@ -73,6 +73,8 @@ export interface Config extends MailConfig, SignInConfig {
   /** Per-IP limit on click and lead, requests per minute (0 = off), its burst, and exempt IPs. */
   rateLimitPerMinute: number;
   rateLimitBurst: number;
+  /** CLICK_CLASSIFIER (default true): tell bots and prefetches apart at the ingress. */
+  classifyClicks: boolean;
   rateLimitExempt: string[];
   /** How often the outbox relay looks for rows besides its NOTIFY wake-ups. */
   outboxPollMs: number;
@@ -250,6 +252,9 @@ export function loadConfig(env: Env = process.env): Config {
     sessionTtlHours: int('SESSION_TTL_HOURS', 24 * 14, 1, 24 * 365),
     rateLimitPerMinute: int('RATE_LIMIT_PER_MINUTE', 600, 0, 10_000_000),
     rateLimitBurst: int('RATE_LIMIT_BURST', 100, 1, 1_000_000),
+    // Off only to measure what telling bots and prefetches apart costs (bench:clicks): every click is then
+    // counted as a person's, as before issue 31.
+    classifyClicks: bool('CLICK_CLASSIFIER', true),
     rateLimitExempt: (env.RATE_LIMIT_EXEMPT ?? '127.0.0.1,::1,::ffff:127.0.0.1')
       .split(',')
       .map((x) => x.trim())

@@ -42,6 +42,7 @@ export interface BenchRequest {
   /** Short link the body points at, for per-link accounting. */
   link: string;
   body: string;
+  headers?: Record<string, string>;
 }
 
 export interface RunLoadOptions {
@@ -83,6 +84,7 @@ interface ClickAnswer {
   click_id?: unknown;
 }
 
+let sends = 0; // "[<n>]" in a request's body becomes a new number at each send (e.g. a unique user agent)
 function share(total: number, parts: number, i: number): number {
   return Math.floor(total / parts) + (i < total % parts ? 1 : 0);
 }
@@ -138,10 +140,13 @@ export async function runLoad(o: RunLoadOptions): Promise<LoadRun> {
   o.signal?.addEventListener('abort', stopAll, { once: true });
 
   const makeRequests = (): autocannon.Request[] =>
-    o.requests.map(({ link, body }) => ({
+    o.requests.map(({ link, body, headers }) => ({
       method: 'POST',
-      headers: { 'content-type': 'application/json' },
+      headers: { 'content-type': 'application/json', ...headers },
       body,
+      ...(body.includes('[<n>]') && {
+        setupRequest: (r) => ({ ...r, body: body.replaceAll('[<n>]', `${++sends}`) }),
+      }),
       onResponse: (status: number, resBody: string) => {
         lastEventAt = Date.now();
         c.answered++;

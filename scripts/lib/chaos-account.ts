@@ -128,13 +128,25 @@ export async function account(
   for (const [id, n] of storedClicks) if (n > 1) add(dup, clickPhase.get(id) ?? 0, `click ${id} ×${n}`);
   for (const [txn, n] of storedSales) if (n > 1) add(dup, phaseOfTxn.get(txn) ?? 0, `sale ${txn} ×${n}`);
   for (const d of ledgerDup) add(dup, 0, `ledger ${d.kind} of commission ${d.commission_id} ×${d.n}`);
-  // Counters that count a click twice show as a link counter above its stored rows.
+  // Counters that count a click twice show as a link counter above its stored rows. They count people
+  // only: the human rows; the bots sent are counted apart, each stored as `bot` and nothing else.
   const counters = await sql<{ short_link: string; clicks: number; stored: number }[]>`
-    select l.short_link, l.clicks::int, (select count(*)::int from click_events e where e.link_id = l.id and not e.is_test) as stored
+    select l.short_link, l.clicks::int,
+           (select count(*)::int from click_events e where e.link_id = l.id and not e.is_test and e.quality = 'human') as stored
     from referral_links l where l.program_id = ${programId}`;
   for (const c of counters)
     if (c.clicks !== c.stored)
-      add(dup, 0, `link ${c.short_link} counts ${c.clicks} clicks, ${c.stored} stored`);
+      add(dup, 0, `link ${c.short_link} counts ${c.clicks} clicks, ${c.stored} human rows stored`);
+  const sentBots = new Map(ok.filter((l) => l.kind === 'click' && l.bot).map((l) => [l.ref, l.phase]));
+  const filtered = await sql<{ click_id: string; quality: string }[]>`
+    select click_id, quality from click_events where program_id = ${programId} and not is_test and quality <> 'human'`;
+  const filteredIds = new Set(filtered.map((r) => r.click_id));
+  for (const r of filtered)
+    if (!sentBots.has(r.click_id))
+      add(dup, 0, `click ${r.click_id} stored as ${r.quality}, sent as a person's`);
+  for (const [id, phase] of sentBots)
+    if (storedClicks.has(id) && !filteredIds.has(id))
+      add(lost, phase, `bot click ${id} stored as a person's`);
   for (const r of results) {
     r.lost = lost.get(r.phase)?.length ?? 0;
     r.dup = dup.get(r.phase)?.length ?? 0;

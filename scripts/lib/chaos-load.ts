@@ -25,7 +25,12 @@ export interface Logical {
   /** What to look up afterwards: click_id, transaction_id, click_id of the lead, transaction_id refunded. */
   ref: string;
   answer?: Record<string, unknown>;
+  /** A click sent as a crawler's (issue 31): stored as `bot`, counted nowhere. */
+  bot?: boolean;
 }
+
+/** One click in 50 is a crawler's: the accounting counts human and filtered clicks apart. */
+export const CHAOS_BOT_UA = 'Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)';
 
 export interface ChaosSeed {
   token: string;
@@ -149,16 +154,22 @@ export class ChaosLoad {
       if (roll < 6) {
         const eventId = randomUUID();
         const link = this.seed.links[n % this.seed.links.length]!;
+        const bot = n % 50 === 0;
         const l = await this.request(
           'click',
           '/api/v1/track/click',
-          { affiliate_url: `https://chaos.example/?aff=${link}`, event_id: eventId },
+          {
+            affiliate_url: `https://chaos.example/?aff=${link}`,
+            event_id: eventId,
+            ...(bot ? { user_agent: CHAOS_BOT_UA } : {}),
+          },
           {},
           '',
         );
         if (l.ok) {
           l.ref = String(l.answer?.click_id);
-          if (this.okClicks.length < 5000) this.okClicks.push(l.ref);
+          if (bot) l.bot = true;
+          else if (this.okClicks.length < 5000) this.okClicks.push(l.ref);
         }
       } else if (roll === 6 && (this.nextLead < this.seed.leadClicks.length || this.okClicks.length > 0)) {
         // The seeded clicks first, then clicks of this run (a quiet machine uses up the seed in minutes).

@@ -56,15 +56,17 @@ export async function verifyClicks(
       `${extra} rows were never answered 200, more than the ${unknown} requests of unknown outcome`,
     );
 
-  const perLink = await sql<{ short_link: string; counter: string; rows: string }[]>`
-    select l.short_link, l.clicks::text as counter, count(e.event_id)::text as rows
+  // The counter counts the human clicks only (bots and prefetches are stored, counted nowhere).
+  const perLink = await sql<{ short_link: string; counter: string; counter_rows: string; rows: string }[]>`
+    select l.short_link, l.clicks::text as counter, count(e.event_id) filter (where e.quality = 'human')::text as counter_rows,
+           count(e.event_id)::text as rows
     from referral_links l left join click_events e on e.link_id = l.id and not e.is_test
     where l.id = any(${linkIds}::bigint[])
     group by l.id, l.short_link, l.clicks order by l.id`;
   for (const l of perLink) {
     const client = runs.reduce((n, k) => n + (k.perLink.get(l.short_link) ?? 0), 0);
-    if (l.counter !== l.rows)
-      problems.push(`link ${l.short_link}: clicks counter ${l.counter} != ${l.rows} rows`);
+    if (l.counter !== l.counter_rows)
+      problems.push(`link ${l.short_link}: clicks counter ${l.counter} != ${l.counter_rows} human rows`);
     if (Number(l.rows) < client) problems.push(`link ${l.short_link}: ${client} accepted but ${l.rows} rows`);
   }
   const [agg] = await sql<{ pp: string; daily: string; customers: string; dead: string }[]>`

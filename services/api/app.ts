@@ -21,6 +21,8 @@ import { registerWebhookRoutes } from './modules/webhooks/routes.ts';
 import { registerAnalyticsRoutes } from './modules/analytics/routes.ts';
 import { registerMailRoutes } from './modules/mail/routes.ts';
 import { registerPayoutRoutes } from './modules/payouts/routes.ts';
+import { registerCodeRoutes, registerPartnerCodeRoutes } from './modules/codes/routes.ts';
+import { registerRiskRoutes } from './modules/risk/routes.ts';
 import {
   registerAdvertiserNotificationRoutes,
   registerPartnerNotificationRoutes,
@@ -42,6 +44,7 @@ const validatedRoutes: AuthedRoutes[] = [
   registerPartnerRoutes,
   registerLinkRoutes,
   registerCommissionRoutes,
+  registerRiskRoutes,
   registerProcessorRoutes,
   registerMemberRoutes,
   registerApiKeyRoutes,
@@ -51,6 +54,7 @@ const validatedRoutes: AuthedRoutes[] = [
   registerMailRoutes,
   registerAdvertiserNotificationRoutes,
   registerPayoutRoutes,
+  registerCodeRoutes,
 ];
 
 /** The partner API (/api/partner/*): a partner session only (docs/partners.md). */
@@ -60,6 +64,7 @@ const partnerRoutes: AuthedRoutes[] = [
   registerPartnerPortalRoutes,
   registerPayoutMethodRoutes,
   registerPartnerNotificationRoutes,
+  registerPartnerCodeRoutes,
 ];
 
 export async function apiPlugin(app: FastifyInstance, deps: ApiDeps): Promise<void> {

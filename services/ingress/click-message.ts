@@ -12,6 +12,7 @@ import { Checked, Nullable } from '../../shared/http/validation.ts';
 import { AdditionalData, additionalData } from './input.ts';
 import type { AdditionalDataInput } from './input.ts';
 import type { CachedLink } from './tracking-cache.ts';
+import type { ClickQuality } from '../../shared/tracking/quality.ts';
 
 type ClickText = Pick<ClickMessage, (typeof CLICK_TEXT_FIELDS)[number]>;
 
@@ -181,6 +182,8 @@ export interface ClickEvent {
   clickId: string | null;
   /** The caller's event_id, or null. */
   clientEventId?: string | null;
+  /** shared/tracking/quality.ts clickQuality of the request. */
+  quality?: ClickQuality;
   ip: string | null;
   text: ClickText;
 }
@@ -199,6 +202,8 @@ export function buildClickMessage(e: ClickEvent): ClickMessage {
     partner_program_id: e.link?.partnerProgramId ?? null,
     click_id: e.clickId,
     is_test: e.clickId === null,
+    // Only for a bot or a prefetch, like client_event_id: a person's click is the same message as before.
+    ...(e.quality === 'bot' || e.quality === 'prefetch' ? { quality: e.quality } : {}),
     ip: e.ip,
     ...e.text,
   };

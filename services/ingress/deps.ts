@@ -17,6 +17,8 @@ export interface IngressDeps {
   liveness: ConsumerLiveness;
   topics: { clicks: string; sales: string; refunds: string; processorEvents: string };
   commandDeadlineMs: number;
+  /** Tell bots and prefetches apart (default true; CLICK_CLASSIFIER=false only for bench:clicks). */
+  classifyClicks?: boolean;
   /** Per-IP limits on the browser-facing routes (click, lead). */
   rateLimiter: RateLimiter;
 }

@@ -42,6 +42,8 @@ export interface CachedWebhookSecrets {
   secret: string | null;
   previousSecret: string | null;
   previousExpiresAt: number | null;
+  /** The workspace's Paddle, Lemon Squeezy and Polar secrets (processor_secrets), by processor. */
+  others?: Partial<Record<'paddle' | 'lemonsqueezy' | 'polar', string>>;
 }
 
 /** The secrets to verify with now: the current one, then the rolled one while it has not expired. */
@@ -335,9 +337,12 @@ export class TrackingCache {
             webhook_secret: string | null;
             previous_webhook_secret: string | null;
             previous_secret_expires_at: Date | null;
+            others: Record<string, string>;
           }[]
         >`
-          select p.workspace_id, c.webhook_secret, c.previous_webhook_secret, c.previous_secret_expires_at
+          select p.workspace_id, c.webhook_secret, c.previous_webhook_secret, c.previous_secret_expires_at,
+                 (select coalesce(jsonb_object_agg(s.processor, s.webhook_secret), '{}'::jsonb)
+                  from processor_secrets s where s.workspace_id = p.workspace_id) as others
           from programs p left join processor_connections c on c.workspace_id = p.workspace_id
           where p.id = ${programId} and p.deleted_at is null`;
         return r
@@ -346,6 +351,7 @@ export class TrackingCache {
               secret: r.webhook_secret,
               previousSecret: r.previous_webhook_secret,
               previousExpiresAt: r.previous_secret_expires_at?.getTime() ?? null,
+              others: r.others,
             }
           : null;
       },

@@ -62,6 +62,7 @@ await runProcess({
           processorEvents: topics.processorEvents,
         },
         commandDeadlineMs: cfg.commandDeadlineMs,
+        classifyClicks: cfg.classifyClicks,
         rateLimiter: new RateLimiter({
           perMinute: cfg.rateLimitPerMinute,
           burst: cfg.rateLimitBurst,

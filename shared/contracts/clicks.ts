@@ -21,6 +21,11 @@ export interface ClickMessage {
   /** The customer's click id; null for test-mode clicks (no customer is created). */
   click_id: string | null;
   is_test: boolean;
+  /**
+   * A bot's click or a prefetch (shared/tracking/quality.ts, decided at the ingress): stored with this
+   * quality, counted nowhere. Absent: a person's click (every message from before quality existed too).
+   */
+  quality?: 'bot' | 'prefetch';
   ip: string | null;
   user_agent: string | null;
   page_url: string | null;
@@ -92,6 +97,7 @@ export function parseClickMessage(bytes: Buffer | null): ClickMessage | string {
   if (!m.is_test && (m.click_id === null || m.link_id === null || m.partner_program_id === null)) {
     return 'a non-test click needs click_id, link_id and partner_program_id';
   }
+  if (m.quality !== undefined && m.quality !== 'bot' && m.quality !== 'prefetch') return 'bad quality';
   if (!isNullableString(m.ip)) return 'bad ip';
   for (const k of CLICK_TEXT_FIELDS) if (!isNullableString(m[k])) return `bad ${k}`;
   return m as unknown as ClickMessage;

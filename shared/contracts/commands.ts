@@ -58,6 +58,10 @@ export interface SaleCommand extends Fingerprinted {
   subscription_interval: 'monthly' | 'quarterly' | 'annual' | null;
   product_id: string | null;
   is_test: boolean;
+  /** A partner code the sale names (API `coupon_code`, checkout custom data `svc_coupon_code`, Polar `discount.code`); matched case-insensitively. */
+  coupon_code?: string | null;
+  /** The processor's discount ids on the sale (Stripe promotion_code ids, Paddle/Polar discount_id), matched against a code's processor_ids. */
+  coupon_refs?: { processor: 'stripe' | 'paddle' | 'polar'; ids: string[] } | null;
 }
 
 export interface RefundCommand extends Fingerprinted {

@@ -2,7 +2,8 @@
 // what `--check` (and bench:dashboard, and the tests) compare the workers' rows with.
 //
 // The raw definition, per UTC day (the one program_daily_stats has always had):
-//   clicks       non-test click events, under their own partner, link and visit keys;
+//   clicks       non-test human click events (quality 'human': bots and prefetches are counted nowhere),
+//                under their own partner, link and visit keys;
 //   leads        non-test lead events;
 //   conversions  customers whose first_purchase_date is that day;
 //   sales        non-test sales, and their revenue;
@@ -122,7 +123,7 @@ export async function rawBreakdown(
              ${db.unsafe(VISIT_DIMENSIONS.map((d) => `${clickKeys[d]} as ${d}`).join(', '))},
              1 as clicks, 0 as leads, 0 as conversions, 0 as sales, 0::bigint as revenue_cents, 0::bigint as commission_cents
       from click_events e
-      where e.program_id = ${programId} and not e.is_test and ${inRange('e.click_timestamp')}
+      where e.program_id = ${programId} and not e.is_test and e.quality = 'human' and ${inRange('e.click_timestamp')}
       union all
       select (l.lead_timestamp at time zone 'UTC')::date, ${db.unsafe(keyCols)}, 0, 1, 0, 0, 0, 0
       from lead_events l left join cust k on k.id = l.customer_id

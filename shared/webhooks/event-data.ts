@@ -65,6 +65,8 @@ export interface SaleFields {
   is_test: boolean;
   sale_date: Date | string;
   created_at: Date | string;
+  /** The partner code the sale carried (docs/codes.md); absent on rows read before codes existed. */
+  coupon_code?: string | null;
 }
 
 /** `sale.created` (with its commission's id, null when it earned none) and `sale.refunded`. */
@@ -86,6 +88,7 @@ export function saleData(
     customer_id: num(s.customer_id),
     customer_key: s.customer_key,
     partner_id: num(s.partner_id),
+    coupon_code: s.coupon_code ?? null,
     commission_id: commissionId,
     is_test: s.is_test,
     sale_date: iso(s.sale_date),

@@ -113,6 +113,9 @@ export async function openPage(
     baseURL: baseUrl,
     viewport: opts.viewport ?? { width: 1280, height: 800 },
     timezoneId: opts.timezoneId,
+    // A person's Chrome: headless chromium says "HeadlessChrome", which the click classifier
+    // (shared/tracking/quality.ts, isbot) rightly files as a bot, so a tracked click would count nowhere.
+    userAgent: `Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/${browser.version()} Safari/537.36`,
   });
   // Generous: the machine is shared and slow; tests wait for conditions, never for time.
   context.setDefaultTimeout(20_000);

@@ -14,6 +14,8 @@ export interface SdkProgram {
   partnerId: number;
   shortLink: string;
   affiliateUrl: string;
+  /** The partner's code (docs/codes.md). */
+  couponCode: string;
 }
 
 export async function sdkProgram(svc: Pick<Services, 'baseUrl'>, label: string): Promise<SdkProgram> {
@@ -36,7 +38,16 @@ export async function sdkProgram(svc: Pick<Services, 'baseUrl'>, label: string):
   const link = await admin.links.create(created.data.id, partner.data.partner.id, {
     short_link: `${label}-${run}`,
   });
+  const couponCode = `${label}-${run}`.toUpperCase();
+  await admin.request(
+    'POST',
+    `/api/advertiser/affiliate-programs/${created.data.id}/partners/${partner.data.partner.id}/codes`,
+    {
+      body: { code: couponCode },
+    },
+  );
   return {
+    couponCode,
     run,
     session: owner.session,
     apiKey: key.data.key,

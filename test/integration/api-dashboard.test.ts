@@ -359,6 +359,7 @@ function expectedEvents(ds: Dataset): Expected[] {
         device_type: 'mobile',
         device_os: 'iOS',
         browser_name: 'Mobile Safari',
+        quality: 'human',
         converted: k.customer?.status === 'conversion',
       },
     });
@@ -403,6 +404,7 @@ function expectedEvents(ds: Dataset): Expected[] {
         subscription_id: sub ? `sub_${s.n}` : null,
         subscription_interval: sub ? 'monthly' : null,
         product_id: sub ? 'pro' : null,
+        coupon_code: null,
       },
     });
   }
@@ -426,6 +428,7 @@ interface DayRow {
   partners: number;
   sales: number;
   commission: number;
+  filteredClicks: number;
 }
 /** Spec 4.7 definitions, over the seed arrays. Also the paid sale count and the cents, for totals. */
 function expectedDay(ds: Dataset, day: number) {
@@ -447,6 +450,8 @@ function expectedDay(ds: Dataset, day: number) {
     partners: ds.pps.filter((p) => on(p.createdUs)).length,
     sales: 0,
     commission: commissionCents / 100,
+    // Every seeded click is a person's (click_events.quality defaults to human).
+    filteredClicks: 0,
   };
   return { row, paidSales: sales.length, revenueCents, commissionCents };
 }
@@ -485,6 +490,7 @@ function expectedPerformance(ds: Dataset, first: number, last: number, period: s
     data,
     metrics: {
       totalClicks: cur.clicks,
+      filteredClicks: 0,
       totalLeads: cur.leads,
       totalConversions: cur.conversions,
       totalRevenue: round(cur.revenue / 100, 2),
@@ -588,6 +594,7 @@ t.test(
           },
         },
         hasPartners: true,
+        filteredClicks: 0,
         lastUpdated: undefined,
       },
     );
@@ -615,6 +622,7 @@ t.test(
           },
         },
         hasPartners: false,
+        filteredClicks: 0,
         lastUpdated: (q.body.data as { lastUpdated: string }).lastUpdated,
       },
       'nothing yet: all pending, raw status, a pending partner is not a partner',

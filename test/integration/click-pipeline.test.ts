@@ -168,9 +168,9 @@ t.test('a redelivered chunk changes nothing (persist step run twice on the same 
     geo_city: null,
   }));
   const first = await persist(chunk);
-  t.same(first, { inserted: 50, duplicates: 0, counted: 50 });
+  t.same(first, { inserted: 50, duplicates: 0, counted: 50, filtered: 0 });
   const second = await persist(chunk);
-  t.same(second, { inserted: 0, duplicates: 50, counted: 0 });
+  t.same(second, { inserted: 0, duplicates: 50, counted: 0, filtered: 0 });
   const [l] = await sql`select clicks::int from referral_links where id = ${link.id}`;
   t.equal(l!.clicks, 50);
   const [pp] = await sql`select clicks::int from partner_programs where id = ${link.partnerProgramId}`;

@@ -351,7 +351,7 @@ t.test('Delete asks first; Cancel keeps the program, Yes deletes it', async (t) 
   assertNoErrors(t);
 });
 
-t.test('Events pages through 26 clicks, 25 at a time', async (t) => {
+t.test('Events pages through 26 clicks, 25 at a time; a bot and a prefetch carry a badge', async (t) => {
   const owner = await signup(svc);
   const api = (path: string, body: unknown) =>
     postJson(url(`/api/advertiser/affiliate-programs${path}`), body, bearer(owner.session));
@@ -361,11 +361,18 @@ t.test('Events pages through 26 clicks, 25 at a time', async (t) => {
   const partnerId = (partner.body.data as { partner: { id: number } }).partner.id;
   const link = await api(`/${id}/partners/${partnerId}/links`, {});
   const aff = (link.body.data as { short_link: string }).short_link;
+  // The two newest: a link preview's fetch (Slack's user agent) and a browser's prefetch (its header).
+  const SLACK = 'Slackbot-LinkExpanding 1.0 (+https://api.slack.com/robots)';
   for (let i = 0; i < 26; i++) {
-    const r = await postJson(url('/api/v1/track/click'), {
-      affiliate_url: `https://shop.example/p${i}?aff=${aff}`,
-      page_url: `https://shop.example/p${i}`,
-    });
+    const r = await postJson(
+      url('/api/v1/track/click'),
+      {
+        affiliate_url: `https://shop.example/p${i}?aff=${aff}`,
+        page_url: `https://shop.example/p${i}`,
+        ...(i === 25 ? { user_agent: SLACK } : {}),
+      },
+      i === 24 ? { 'sec-purpose': 'prefetch' } : {},
+    );
     t.equal(r.status, 200);
   }
   await waitFor('26 click events', async () => {
@@ -382,6 +389,16 @@ t.test('Events pages through 26 clicks, 25 at a time', async (t) => {
   await page.getByText('26 events').waitFor();
   await page.getByText('Page 1 of 2').waitFor();
   t.equal(await page.locator('table.events tbody tr').count(), 25);
+  const rowOf = (n: number) =>
+    page.locator('table.events tbody tr', { hasText: new RegExp(`shop\\.example/p${n}(?!\\d)`) });
+  t.equal(await rowOf(25).getByTestId('quality').textContent(), 'bot', "the link preview's badge");
+  t.equal(await rowOf(24).getByTestId('quality').textContent(), 'prefetch', "the prefetch's badge");
+  t.equal(
+    await page.locator('table.events tbody').getByTestId('quality').count(),
+    2,
+    'a human click has none',
+  );
+  t.match(await page.getByTestId('quality-note').textContent(), /listed here but counted nowhere else/);
   t.ok(await page.getByRole('button', { name: 'Previous page' }).isDisabled());
   await page.getByRole('button', { name: 'Next page' }).click();
   await page.getByText('Page 2 of 2').waitFor();

@@ -44,7 +44,7 @@ const openAs = (t: BrowserTest, user: Pick<User, 'email'>, opts: PageOptions = {
   });
 
 const WRITE_ACTIONS =
-  /^(Add partner|Create link|Deactivate|Activate|Mark paid|Add member|Remove|Create key|Revoke|Connect|Save connection|Roll signing secret)\b/;
+  /^(Add partner|Create link|Create code|Deactivate|Activate|Mark paid|Add member|Remove|Create key|Revoke|Connect|Save connection|Roll signing secret)\b/;
 
 async function writeButtons(page: Page): Promise<string[]> {
   const labels = await page.locator('button').allInnerTexts();
@@ -90,6 +90,23 @@ t.test('owner: partner, link, referral URL, commission paid, CSV, API key, proce
   t.match(await page.locator('.link-list li').first().innerText(), /inactive/);
   await page.getByRole('button', { name: /^Activate/ }).click();
   await page.getByRole('button', { name: /^Deactivate/ }).waitFor();
+
+  // A code for the partner (docs/codes.md): create it, copy it; a second one, deactivated.
+  const codes = page.getByRole('form', { name: 'Create a code for Jane Partner' });
+  await codes.getByLabel(/^Code/).fill('JANE10');
+  await codes.getByLabel('Stripe promotion code id').fill('promo_jane');
+  await codes.getByRole('button', { name: 'Create code' }).click();
+  const jane = page.locator('.code-list li', { hasText: 'JANE10' });
+  await jane.waitFor();
+  t.match(await jane.innerText(), /active[\s\S]*stripe promo_jane/);
+  await jane.getByRole('button', { name: 'Copy code' }).click();
+  await jane.getByRole('button', { name: 'Copied' }).waitFor();
+  t.equal(await page.evaluate<string>('navigator.clipboard.readText()'), 'JANE10', 'the code is copied');
+  await codes.getByLabel(/^Code/).fill('JANE-OLD');
+  await codes.getByRole('button', { name: 'Create code' }).click();
+  const old = page.locator('.code-list li', { hasText: 'JANE-OLD' });
+  await old.getByRole('button', { name: /Deactivate/ }).click();
+  await page.locator('.code-list li.inactive', { hasText: 'JANE-OLD' }).waitFor();
 
   // A click with that URL and a sale through the ingress (the link cache sees the reactivation first).
   const clickId = await waitFor('a click on the referral URL', async () => {
@@ -243,6 +260,17 @@ t.test('owner: partner, link, referral URL, commission paid, CSV, API key, proce
   await processor.locator('.badge.connected').waitFor();
   t.match(await processor.innerText(), new RegExp(`/api/v1/webhooks/processor/${program.id}`));
   await processor.getByText(/No processor events/).waitFor();
+  // Paddle: the URL to paste there with the program's id filled in, the secret pasted here, then disconnect.
+  const paddle = page.locator('#paddle');
+  t.match(await paddle.innerText(), new RegExp(`/api/v1/webhooks/paddle/${program.id}`));
+  t.match(await paddle.innerText(), /svc_customer_key/);
+  await paddle.locator('input[type=password]').fill('pdl_ntfset_from_the_dashboard');
+  await paddle.getByRole('button', { name: 'Connect' }).click();
+  await paddle.locator('.badge.connected').waitFor();
+  t.match(await paddle.innerText(), /pdl_ntfs…oard/);
+  await paddle.getByRole('button', { name: 'Disconnect Paddle' }).click();
+  await paddle.getByRole('button', { name: 'Yes, disconnect' }).click();
+  await paddle.locator('.badge.pending').waitFor();
   await screenshot(page, 'settings');
 
   assertNoErrors(t, 'no console errors');
@@ -259,6 +287,7 @@ t.test('a viewer sees the pages without write actions', async (t) => {
     .click();
   await page.locator('.referral-url').waitFor();
   t.equal((await page.locator('.referral-url').innerText()).trim(), referralUrl, 'the URL is shown');
+  await page.locator('.code-list li', { hasText: 'JANE10' }).waitFor();
   await page.getByText(/Your role can view partners/).waitFor();
   t.same(await writeButtons(page), [], 'Partners: no write buttons');
   await screenshot(page, 'partners-viewer');
@@ -297,6 +326,11 @@ t.test('errors show as messages, never a blank page', async (t) => {
   await page.getByLabel(/Link code/).fill(code);
   await page.getByRole('button', { name: 'Create link' }).click();
   await page.getByRole('alert').filter({ hasText: 'short_link is already taken' }).waitFor();
+  // A code that is taken, in another case: the API's 409.
+  const codes = page.getByRole('form', { name: 'Create a code for Jane Partner' });
+  await codes.getByLabel(/^Code/).fill('jane10');
+  await codes.getByRole('button', { name: 'Create code' }).click();
+  await codes.getByRole('alert').filter({ hasText: 'Code already taken' }).waitFor();
   // Adding a member who has not signed up: the API's 404 message.
   await page.goto(api('/settings'));
   const members = page.locator('#members');

@@ -38,16 +38,22 @@ t.test('the program form: public page and description; the card links to the pag
   await form.getByLabel(/Public page/).check();
   await form.getByLabel(/Description/).fill('Coffee for people who care.\nEarn 20% on every order.');
   t.ok(await form.getByLabel('Partners may create their own links').isChecked(), 'own links: on by default');
+  // Codes (docs/codes.md): where full referral links point, and a code beating a click.
+  await form.getByLabel(/Website URL/).fill('https://bean.example/shop');
+  await form.getByLabel(/Partner codes/).selectOption('override');
   await form.getByRole('button', { name: 'Save changes' }).click();
   const link = card.getByRole('link', { name: `${svc.baseUrl}/p/${slug}` });
   await link.waitFor();
   t.match(await card.innerText(), /reviewed on the Partners page/);
+  t.match(await card.innerText(), /https:\/\/bean\.example\/shop[\s\S]*win over clicks/);
   const read = await getJson(api(`/api/advertiser/affiliate-programs/${program.id}`), bearer(owner.session));
   t.match(read.body.data, {
     public_page: true,
     auto_approve: false,
     partner_links: true,
     description: 'Coffee for people who care.\nEarn 20% on every order.',
+    website_url: 'https://bean.example/shop',
+    code_attribution: 'override',
   });
   t.equal((await getJson(api(`/api/public/programs/${slug}`))).status, 200, 'the public page is open');
   assertNoErrors(t);

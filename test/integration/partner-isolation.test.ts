@@ -66,6 +66,7 @@ const NO_CREDENTIAL = new Set([
   'OPTIONS /api/tracking/lead',
   'GET /js/svc-tracker.js',
   'POST /api/v1/webhooks/processor/:programId',
+  'POST /api/v1/webhooks/:processor/:programId',
   'POST /api/auth/signup',
   'POST /api/auth/login',
   'POST /api/auth/session',

@@ -170,10 +170,38 @@ t.test('the program page: my own link, copy it, a taken code; the chart and comm
     clipboard: true,
     allowStatus: [{ status: 409, url: /\/api\/partner\/programs\/\d+\/links$/ }],
   });
+  // A code the advertiser gave Pat (docs/codes.md), and one it deactivated.
+  const codeOf = async (code: string) => {
+    const r = await postJson(
+      api(`/api/advertiser/affiliate-programs/${program.id}/partners/${pat.partnerId}/codes`),
+      { code },
+      bearer(owner.session),
+    );
+    if (r.status !== 201) throw new Error(`code: ${JSON.stringify(r.body)}`);
+    return r.body.data as { id: number };
+  };
+  const patCode = `PAT${randomBytes(3).toString('hex')}`.toUpperCase();
+  await codeOf(patCode);
+  const old = await codeOf(`OLD${randomBytes(3).toString('hex')}`);
+  const gone = await fetch(api(`/api/advertiser/affiliate-programs/${program.id}/codes/${old.id}`), {
+    method: 'DELETE',
+    headers: bearer(owner.session),
+  });
+  t.equal(gone.status, 200);
   await goto('/partner/');
   await page.getByRole('link', { name: 'Acme shop', exact: true }).click();
   await page.getByRole('heading', { name: 'Acme shop' }).waitFor();
   await page.getByRole('heading', { name: 'Your links' }).waitFor();
+  await page.getByRole('heading', { name: 'Your codes' }).waitFor();
+  const codeItem = page.locator('.code-list li', { hasText: patCode });
+  await codeItem.getByRole('button', { name: 'Copy code' }).click();
+  await codeItem.getByRole('button', { name: 'Copied' }).waitFor();
+  t.equal(await page.evaluate<string>('navigator.clipboard.readText()'), patCode, 'the code is copied');
+  t.equal(
+    await page.locator('.code-list li.inactive').getByRole('button').count(),
+    0,
+    'an inactive code has no Copy button',
+  );
   await page.getByRole('heading', { name: 'Your performance' }).waitFor();
 
   clickCode = `pat-${randomBytes(3).toString('hex')}`;
@@ -182,15 +210,18 @@ t.test('the program page: my own link, copy it, a taken code; the chart and comm
   await form.getByRole('button', { name: 'Create link' }).click();
   const url = page.getByTestId('referral-url').filter({ hasText: clickCode });
   await url.waitFor();
-  const landing = page.getByLabel('Page the links lead to');
-  if (!(await landing.inputValue())) await landing.fill('https://shop.example/');
+  // Full links on the program's first allowed origin (it has no website_url), without typing anything.
+  t.equal(await page.getByLabel('Page the links lead to').inputValue(), 'https://shop.example');
   const full = `https://shop.example/?aff=${clickCode}`;
   await page.getByTestId('referral-url').filter({ hasText: full }).waitFor();
   await page
     .locator('.link-list li', { hasText: clickCode })
     .getByRole('button', { name: 'Copy link' })
     .click();
-  await page.getByRole('button', { name: 'Copied' }).waitFor();
+  await page
+    .locator('.link-list li', { hasText: clickCode })
+    .getByRole('button', { name: 'Copied' })
+    .waitFor();
   t.equal(await page.evaluate<string>('navigator.clipboard.readText()'), full, 'the full link is copied');
 
   await form.getByLabel('Link code').fill(clickCode);

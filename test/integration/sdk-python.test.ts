@@ -43,10 +43,11 @@ t.test('tests/test_live.py passes against the running service', async (t) => {
       SVC_TXN_503: txn503,
       SVC_PROXY_DROP_URL: pDrop.url,
       SVC_TXN_DROP: txnDrop,
+      SVC_COUPON_CODE: fx.couponCode,
     },
   });
   t.equal(r.code, 0, 'python3 -m unittest tests.test_live', { output: r.out.slice(-6000) });
-  t.match(r.out, /Ran 6 tests/);
+  t.match(r.out, /Ran 7 tests/);
   t.notMatch(r.out, /skipped/, 'nothing skipped');
 
   for (const [proxy, txn, spoiled] of [

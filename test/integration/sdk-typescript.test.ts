@@ -91,6 +91,20 @@ t.test('click, lead, sale and refund end to end, as an integrator writes them', 
   });
   t.equal((await salesOf(transactionId)).length, 1, 'still one sale');
 
+  // A partner code alone (docs/codes.md): a new customer, attributed by the code.
+  const coded = recorded(
+    await tracking.track.sale({
+      transaction_id: `order-${run}-code`,
+      amount_cents: 2000,
+      customer_key: `coded-${run}`,
+      coupon_code: fx.couponCode.toLowerCase(),
+    }),
+  );
+  t.match(coded, { success: true, commission_id: Number });
+  const [codedRow] = await sql<{ coupon_code: string; partner_id: string }[]>`
+    select coupon_code, partner_id from sales where transaction_id = ${`order-${run}-code`}`;
+  t.match(codedRow, { coupon_code: fx.couponCode, partner_id: String(fx.partnerId) });
+
   const refund = await tracking.track.refund({
     transaction_id: transactionId,
     refund_amount_cents: 2450,

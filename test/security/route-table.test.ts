@@ -111,6 +111,15 @@ const link = await send(
 );
 if (link.status !== 201) throw new Error(`link: ${link.status} ${link.text}`);
 const linkId = (link.body.data as { id: number }).id;
+const code = await send(
+  'POST',
+  url(`/api/advertiser/affiliate-programs/${B.id}/partners/${Q.partnerId}/codes`),
+  { code: `RT${uniq()}` },
+  own,
+);
+if (code.status !== 201) throw new Error(`code: ${code.status} ${code.text}`);
+// Deactivating it again answers the same: the DELETE may act on it with every credential, in any order.
+const codeId = (code.body.data as { id: number }).id;
 
 const [sale] = await sql<{ id: string }[]>`
   insert into sales (request_id, program_id, transaction_id, amount_cents, currency, sale_type, sale_date)
@@ -192,7 +201,7 @@ interface Call {
 
 /** Path parameters of shared objects, by the path's beginning. */
 const SHARED: [RegExp, Params][] = [
-  [/^\/api\/advertiser\/affiliate-programs\/\{id\}/, { id: B.id, partnerId: Q.partnerId, linkId }],
+  [/^\/api\/advertiser\/affiliate-programs\/\{id\}/, { id: B.id, partnerId: Q.partnerId, linkId, codeId }],
   [/^\/api\/advertiser\/commissions\/\{id\}/, { id: Number(commission!.id) }],
   [/^\/api\/advertiser\/payouts\/\{id\}/, { id: Number(payout!.id) }],
   [/^\/api\/advertiser\/webhooks\/\{id\}/, { id: endpointId }],
@@ -200,6 +209,7 @@ const SHARED: [RegExp, Params][] = [
   [/^\/api\/advertiser\/notifications\/\{id\}/, { id: Number(notice!.id) }],
   [/^\/api\/partner\/notifications\/\{id\}/, { id: Number(partnerNotice!.id) }],
   [/\{programId\}/, { programId: B.id }],
+  [/\{processor\}/, { processor: 'polar' }],
   [/^\/api\/public\/programs\/\{slug\}/, { slug: B.slug }],
 ];
 

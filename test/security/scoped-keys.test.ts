@@ -102,6 +102,18 @@ t.test('the processor connection: not read, not changed, not rolled', async (t) 
   t.notOk(ok.text.includes(secret), 'and reads no secret');
 });
 
+t.test('every processor connection: not read, not changed, not removed by a scoped key', async (t) => {
+  const path = url('/api/advertiser/processor-connections');
+  refused(t, await getJson(path, scoped), 'GET');
+  refused(t, await send('PUT', `${path}/paddle`, { webhook_secret: 'pdl_ntfset_attacker' }, scoped), 'PUT');
+  refused(t, await send('PUT', `${path}/stripe`, { webhook_secret: 'whsec_attacker' }, scoped), 'PUT stripe');
+  refused(t, await send('DELETE', `${path}/stripe`, undefined, scoped), 'DELETE');
+  t.equal(await secretNow(), secret, 'the Stripe secret is unchanged');
+  const [n] = await sql`select count(*)::int as n from processor_secrets where workspace_id = ${ws}`;
+  t.equal(n!.n, 0, 'nothing connected');
+  t.equal((await getJson(path, full)).status, 200, 'a key for every program reads them');
+});
+
 t.test('registering webhooks: program_ids must be a non-empty subset of the scope', async (t) => {
   const path = url('/api/advertiser/webhooks');
   const hook = { url: 'https://hooks.test/mine' };

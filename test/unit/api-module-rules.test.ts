@@ -16,6 +16,9 @@ import {
   slugify,
 } from '../../services/api/modules/programs/service.ts';
 import { partnerInput } from '../../services/api/modules/partners/service.ts';
+import { websiteUrlError } from '../../services/api/modules/programs/service.ts';
+import { CODE_RE, codeInput } from '../../services/api/modules/codes/service.ts';
+import { codeDecision } from '../../services/workers/attribution/by-code.ts';
 import { shortLinkCandidates } from '../../services/api/modules/links/service.ts';
 import { paidEntry, payAlone } from '../../shared/commissions/states.ts';
 import type { CommissionStatus } from '../../shared/commissions/states.ts';
@@ -207,3 +210,29 @@ t.test(
     t.ok(past(['x', 9]), 'a malformed id beside another program: 403 first');
   },
 );
+
+t.test('codes: the code, its processor ids, and what a code does to a sale (docs/codes.md)', async (t) => {
+  for (const ok of ['abc', 'SUMMER_10', 'a-b', 'x'.repeat(32)]) t.ok(CODE_RE.test(ok), ok);
+  for (const bad of ['ab', 'x'.repeat(33), 'a b', 'ä10', 'a.b', '']) t.notOk(CODE_RE.test(bad), bad);
+  t.same(codeInput({ code: 'ABC', processor_ids: { stripe: ' promo_1 ', paddle: null, polar: '' } }), {
+    code: 'ABC',
+    processor_ids: { stripe: 'promo_1' },
+  });
+  t.same(codeInput({ code: 'ABC' }).processor_ids, {});
+  const m = { id: '1', code: 'ABC', partner_id: '7', partner_program_id: '70' };
+  t.equal(codeDecision(null, m, 'fallback'), 'take', 'no partner: the code takes the customer');
+  t.equal(codeDecision('8', m, 'fallback'), 'none', 'fallback: another partner keeps it');
+  t.equal(codeDecision('8', m, 'override'), 'take', 'override: the code takes it');
+  t.equal(codeDecision('7', m, 'fallback'), 'same');
+  t.equal(codeDecision('8', undefined, 'override'), 'none', 'no (active) code: nothing');
+  t.equal(websiteUrlError('https://shop.example/pricing?x=1'), null);
+  t.equal(websiteUrlError(' http://shop.example '), null);
+  for (const bad of [
+    'shop.example',
+    'ftp://shop.example',
+    'javascript:alert(1)',
+    'https://' + 'a'.repeat(2000),
+    5,
+  ])
+    t.ok(websiteUrlError(bad), String(bad).slice(0, 40));
+});

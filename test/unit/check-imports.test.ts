@@ -42,7 +42,7 @@ t.test('a type-only cycle between two .tsx components fails, naming both files',
   const r = await check(root);
   t.equal(r.code, 1, r.out);
   t.match(r.out, `import cycle: ${page}/Deliveries.tsx, ${page}/Webhooks.tsx`);
-  t.match(r.out, /2 files, 1 import problems/);
+  t.match(r.out, /2 files, 1 problems/);
 });
 
 t.test('a cycle through a .ts module and a .tsx component fails', async (t) => {
@@ -63,7 +63,7 @@ t.test('the same components with the shared type in a third file pass', async (t
   });
   const r = await check(root);
   t.equal(r.code, 0, r.out);
-  t.match(r.out, /3 files, 0 import problems/);
+  t.match(r.out, /3 files, 0 problems/);
 });
 
 t.test('a .tsx file under shared/ importing from services/ breaks a layer', async (t) => {

@@ -299,7 +299,11 @@ t.test('create: pending, payable at the sale time plus the hold', async (t) => {
     status: 'pending',
     payable_at: '2026-03-02T23:30:00.000Z',
   });
-  t.same(REVIEW_REASONS, ['self_referral', 'partner_ip'], 'the hold reasons, in precedence order');
+  t.same(
+    REVIEW_REASONS,
+    ['self_referral', 'partner_ip', 'bot_traffic', 'disposable_email', 'shared_payout_method', 'paid_search'],
+    'the hold reasons, in precedence order',
+  );
   t.same(done(holdForReview(stateOf('pendingDue'), 'self_referral')), {
     write: { review_reason: 'self_referral' },
     ledger: [],

@@ -42,6 +42,8 @@ t.test('a table: header first, CRLF after every row', async (t) => {
 t.test('referral URLs put aff on the landing page', async (t) => {
   t.equal(defaultLanding(['https://shop.example']), 'https://shop.example/');
   t.equal(defaultLanding([]), '');
+  t.equal(defaultLanding(['https://shop.example'], 'https://shop.example/join'), 'https://shop.example/join');
+  t.equal(defaultLanding([], null), '');
   t.equal(referralUrl('https://shop.example/', 'abc_1'), 'https://shop.example/?aff=abc_1');
   t.equal(
     referralUrl('https://shop.example/p?x=1&aff=old#top', 'new'),

@@ -100,7 +100,12 @@ t.test('performanceBody: daily rows, totals, rates and trends against the previo
       { day: '2025-01-11', n: '1' },
     ],
   );
-  const body = performanceBody('custom', d0, d0 + 1, byDay);
+  // Bot and prefetch clicks by day: the period's (d0, d0 + 1) only in the total, the day before left out.
+  const filtered = new Map([
+    [d0 - 1, 7],
+    [d0 + 1, 4],
+  ]);
+  const body = performanceBody('custom', d0, d0 + 1, byDay, filtered);
   const cols = [
     'date',
     'period',
@@ -111,17 +116,19 @@ t.test('performanceBody: daily rows, totals, rates and trends against the previo
     'partners',
     'sales',
     'commission',
+    'filteredClicks',
   ];
   t.same(
     body.data.map((r) => cols.map((c) => r[c as keyof typeof r])),
     [
-      ['2025-01-10', '2025-01-10', 30, 1, 2, 25, 0, 0, 2.5],
-      ['2025-01-11', '2025-01-11', 10, 1, 1, 10, 1, 0, 1],
+      ['2025-01-10', '2025-01-10', 30, 1, 2, 25, 0, 0, 2.5, 0],
+      ['2025-01-11', '2025-01-11', 10, 1, 1, 10, 1, 0, 1, 4],
     ],
   );
   t.same(Object.keys(body.data[0]!), cols, 'exactly these fields');
   t.same(body.metrics, {
     totalClicks: 40,
+    filteredClicks: 4,
     totalLeads: 2,
     totalConversions: 3,
     totalRevenue: 35,

@@ -144,6 +144,11 @@ t.test('requestFingerprint: the same parameters in any key order, not other para
     requestFingerprint('sale', { transaction_id: 't', amount_cents: 1 }),
   );
   t.not(
+    requestFingerprint('sale', { transaction_id: 't', amount_cents: 1, coupon_code: 'A1B' }),
+    requestFingerprint('sale', { transaction_id: 't', amount_cents: 1, coupon_code: 'C2D' }),
+    'the coupon_code is a parameter',
+  );
+  t.not(
     requestFingerprint('sale', { amount_cents: 1 }),
     requestFingerprint('sale', { amount_cents: '1' }),
     'types count',
@@ -317,6 +322,25 @@ t.test('sale: defaults, the command and its key', async (t) => {
   });
   t.equal(saleKey(cmd), CLICK);
   t.equal(saleKey({ ...cmd, customer_key: 'c' }), 'c', 'keyed by customer first');
+  // A partner code (docs/codes.md): trimmed; absent when empty; a non-string is a 400.
+  const coded = { ...b, coupon_code: ' Summer10 ' };
+  t.equal(
+    buildSaleCommand(parseSaleBody(coded, false), coded, { requestId: 'r', ts: 5, programId: 2 }).coupon_code,
+    'Summer10',
+  );
+  const blank = { ...b, coupon_code: '  ' };
+  t.notOk(
+    'coupon_code' in
+      buildSaleCommand(parseSaleBody(blank, false), blank, { requestId: 'r', ts: 5, programId: 2 }),
+  );
+  const wrong = { ...b, coupon_code: 10 };
+  t.throws(
+    () => buildSaleCommand(parseSaleBody(wrong, false), wrong, { requestId: 'r', ts: 5, programId: 2 }),
+    {
+      statusCode: 400,
+      message: 'coupon_code must be a string',
+    },
+  );
   t.equal(saleKey({ ...cmd, click_id: null }), 't1');
   const test = parseSaleBody({}, true, () => 'test_txn_1');
   t.equal(test.transaction_id, 'test_txn_1');

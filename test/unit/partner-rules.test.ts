@@ -133,7 +133,7 @@ t.test('payout methods', async (t) => {
 });
 
 t.test("a partner's view: no customer data, no partner counts, payout terms' defaults", async (t) => {
-  t.same(withoutCustomerData({ id: '1', customer_key: 'k', email: 'e', click_id: 'c' }), {
+  t.same(withoutCustomerData({ id: '1', customer_key: 'k', email: 'e', click_id: 'c', coupon_code: 'B10' }), {
     id: '1',
     click_id: 'c',
   });
@@ -164,7 +164,16 @@ t.test("a partner's view: no customer data, no partner counts, payout terms' def
     partner_links: true,
     hold_days: null,
     min_payout_cents: null,
+    website_url: null,
+    allowed_origins: ['https://shop.example', 'https://other.example'],
   };
+  // Full referral links (docs/codes.md): on website_url, else the first allowed origin, else none.
+  t.match(toPartnerProgram(row).program, { website_url: null, link_base_url: 'https://shop.example' });
+  t.match(toPartnerProgram({ ...row, website_url: 'https://shop.example/join' }).program, {
+    website_url: 'https://shop.example/join',
+    link_base_url: 'https://shop.example/join',
+  });
+  t.equal(toPartnerProgram({ ...row, allowed_origins: [] }).program.link_base_url, null);
   t.match(toPartnerProgram(row), {
     program: { id: 9, hold_days: 30, min_payout_cents: 0, commission: { type: 'flat', amount_cents: 500 } },
     partner_id: 3,
@@ -187,6 +196,8 @@ t.test("a partner's view: no customer data, no partner counts, payout terms' def
       created_at: created,
       payable_at: new Date('2026-02-01T03:04:05+00:00'),
       payout_id: null,
+      coupon_code: 'SUMMER10',
+      under_review: true,
     }),
     {
       id: 1,
@@ -198,7 +209,9 @@ t.test("a partner's view: no customer data, no partner counts, payout terms' def
       sale_amount_cents: 3000,
       created_at: '2026-01-02T03:04:05.000Z',
       payable_at: '2026-02-01T03:04:05.000Z',
+      coupon_code: 'SUMMER10',
       payout_id: null,
+      under_review: true,
     },
   );
 });

@@ -45,7 +45,8 @@ t.test('empty or missing user agent', async (t) => {
   t.same(parse(null), unknown);
   t.same(parse(''), unknown);
   t.same(parse('   '), unknown);
-  t.same(parse('foo'), unknown, 'unrecognisable UA is not called desktop');
+  // isbot calls a user agent without any browser token a bot (an app's or a script's own client).
+  t.same(parse('foo'), { ...unknown, device_type: 'bot' }, 'unrecognisable UA is not called desktop');
   t.equal(parse.size, 1, 'only the non-blank UA is cached');
 });
 

@@ -74,10 +74,14 @@ class Tracking:
         customer_key: Optional[str] = None,
         click_id: Optional[str] = None,
         currency: Optional[str] = None,
+        coupon_code: Optional[str] = None,
         idempotency_key: Optional[str] = None,
         **fields: Any,
     ) -> JSON:
         """POST /api/v1/track/sale.
+
+        ``coupon_code``: a partner code the customer used (matched case-insensitively; an active code
+        attributes the sale to its partner, creating the customer when ``customer_key`` names none).
 
         ``fields``: sale_type, product_id, is_recurring, subscription_id, subscription_interval,
         line_items, additional_data. A transaction_id that is already recorded returns
@@ -88,7 +92,14 @@ class Tracking:
             **fields,
             "transaction_id": transaction_id,
             "amount_cents": amount_cents,
-            **_body({"customer_key": customer_key, "click_id": click_id, "currency": currency}),
+            **_body(
+                {
+                    "customer_key": customer_key,
+                    "click_id": click_id,
+                    "currency": currency,
+                    "coupon_code": coupon_code,
+                }
+            ),
         }
         key = idempotency_key or str(uuid.uuid4())
         answer = self._http.send(

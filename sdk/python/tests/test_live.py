@@ -3,7 +3,8 @@ starts the service, makes a program, a partner with a link, a management key and
 proxies that spoil the first sale they see, then runs this file with them in the environment:
 
     SVC_BASE_URL, SVC_TRACKING_TOKEN, SVC_API_KEY, SVC_SESSION, SVC_PROGRAM_ID, SVC_PARTNER_ID,
-    SVC_AFFILIATE_URL, SVC_RUN, SVC_PROXY_503_URL, SVC_TXN_503, SVC_PROXY_DROP_URL, SVC_TXN_DROP
+    SVC_AFFILIATE_URL, SVC_RUN, SVC_PROXY_503_URL, SVC_TXN_503, SVC_PROXY_DROP_URL, SVC_TXN_DROP,
+    SVC_COUPON_CODE (the partner's code)
 
 and afterwards checks in the database that each proxied sale was recorded once. Skipped without
 SVC_BASE_URL.
@@ -98,6 +99,22 @@ class Live(unittest.TestCase):
         self.assertEqual(
             (mine[0]["amount_cents"], mine[0]["partner_id"], mine[0]["refund_reason"]),
             (1470, self.partner_id, "requested_by_customer"),
+        )
+
+    def test_a_coupon_code_alone_attributes_a_new_customer(self) -> None:
+        code = ENV["SVC_COUPON_CODE"]
+        txn = f"py-order-{self.run_id}-code"
+        key = f"py-{self.run_id}-coded"
+        sale = self.svc.track.sale(
+            transaction_id=txn, amount_cents=2000, customer_key=key, coupon_code=code.lower()
+        )
+        self.assertIsInstance(sale["commission_id"], int, sale)
+        commissions = self.admin.commissions.list(self.program_id)["data"]
+        mine = [c for c in commissions if c["id"] == sale["commission_id"]]
+        self.assertEqual(
+            [(c["partner_id"], c["coupon_code"]) for c in mine],
+            [(self.partner_id, code)],
+            "as the code spells it",
         )
 
     def test_one_idempotency_key_two_calls_get_one_answer(self) -> None:

@@ -113,6 +113,14 @@ class Client(unittest.TestCase):
         self.assertEqual(svc.track.sale(**SALE, idempotency_key="order-1-key"), OK)
         self.assertEqual([r["headers"]["idempotency-key"] for r in s.seen], ["order-1-key"] * 3)
 
+    def test_coupon_code_is_sent_when_given(self) -> None:
+        s = self.stub({"status": 200, "body": OK}, {"status": 200, "body": OK})
+        svc = Svc(s.base_url, "aff_test")
+        svc.track.sale(**SALE, coupon_code="SUMMER10")
+        svc.track.sale(**SALE)
+        self.assertEqual(json.loads(s.seen[0]["body"]), {**SALE, "coupon_code": "SUMMER10"})
+        self.assertNotIn("coupon_code", json.loads(s.seen[1]["body"]))
+
     def test_each_call_gets_its_own_key(self) -> None:
         s = self.stub({"status": 200, "body": OK})
         svc = Svc(s.base_url, "aff_test")

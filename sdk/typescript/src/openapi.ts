@@ -622,6 +622,8 @@ export interface paths {
                         subscription_id?: string | null;
                         /** @description Trimmed; at most 255 characters once trimmed; empty means absent. */
                         product_id?: string | null;
+                        /** @description A partner code (docs/codes.md), matched case-insensitively against the program's active codes; an unknown or inactive code attributes nothing. Trimmed; at most 255 characters once trimmed; empty means absent. */
+                        coupon_code?: string | null;
                     };
                 };
             };
@@ -780,6 +782,8 @@ export interface paths {
                         subscription_id?: string | null;
                         /** @description Trimmed; at most 255 characters once trimmed; empty means absent. */
                         product_id?: string | null;
+                        /** @description A partner code (docs/codes.md), matched case-insensitively against the program's active codes; an unknown or inactive code attributes nothing. Trimmed; at most 255 characters once trimmed; empty means absent. */
+                        coupon_code?: string | null;
                     };
                 };
             };
@@ -1313,6 +1317,97 @@ export interface paths {
                 query?: never;
                 header?: never;
                 path: {
+                    /** @description The program the events are for. */
+                    programId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {boolean} */
+                            received: true;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhooks/{processor}/{programId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Receive a Stripe, Paddle, Lemon Squeezy or Polar webhook
+         * @description Each processor’s own signature scheme on the raw body, with the secret connected for it (PUT /api/advertiser/processor-connections/{processor}): Stripe `Stripe-Signature` (as /api/v1/webhooks/processor/{programId}), Paddle `Paddle-Signature: ts=…;h1=…`, Lemon Squeezy `X-Signature`, Polar Standard Webhooks (`webhook-id`, `webhook-timestamp`, `webhook-signature`). 300 s tolerance where there is a timestamp. 200 `{ received: true }` once the event is durable in Kafka, applied once per event (Lemon Squeezy: event name + object id + refunded amount). 400 with what is wrong (missing, malformed or mismatched signature, stale timestamp, no secret connected, not an event); 404 `Program not found` or `Unknown processor: use one of stripe, paddle, lemonsqueezy, polar`; 413 over 1 MiB; 503 `The event could not be stored right now; retry`. See docs/processors.md.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description One of stripe, paddle, lemonsqueezy, polar. */
+                    processor: string;
                     /** @description The program the events are for. */
                     programId: string;
                 };
@@ -2250,6 +2345,15 @@ export interface paths {
                                 auto_approve: boolean;
                                 description: string | null;
                                 partner_links: boolean;
+                                website_url: string | null;
+                                /** @enum {string} */
+                                code_attribution: "fallback" | "override";
+                                /** @description Which optional review holds apply (docs/payouts.md "Review holds"): disposable_email (default true), shared_payout_method (default true), paid_search (default false). On update, only the switches given change. A sale through a bot or prefetch click is always held (bot_traffic). */
+                                risk_rules: {
+                                    disposable_email: boolean;
+                                    shared_payout_method: boolean;
+                                    paid_search: boolean;
+                                };
                             }[];
                         };
                     };
@@ -2294,7 +2398,7 @@ export interface paths {
         put?: never;
         /**
          * Create a program (status draft); the tracking token is returned in full this once
-         * @description Scope program:create. `workspace_id` picks the workspace (default: the key’s workspace, or the session user’s own). The slug is generated from the name when omitted (with a random suffix when taken). Errors: 400 `name is required and must be 1 to 200 characters`, `slug must be 1 to 63 lowercase letters, digits or dashes, starting with a letter or digit`, `cookie_window_days must be an integer from 1 to 3650`, `currency must be an ISO 4217 currency code`, commission policy messages, `allowed_origins…`, `hold_days must be an integer from 0 to 365` (default 30), `min_payout_cents must be an integer from 0 to 1000000000000` (default 0), `workspace_id must be a positive integer`; 403 (a key limited to some programs: `API key is limited to programs <ids>`); 404 `Workspace not found`; 409 `slug is already taken`. Applications (docs/partners.md): `public_page` and `auto_approve` (default false), `partner_links` (default true), `description` (at most 2,000 characters): 400 `public_page must be true or false`, `auto_approve must be true or false`, `partner_links must be true or false`, `description must be a string of at most 2000 characters`.
+         * @description Scope program:create. `workspace_id` picks the workspace (default: the key’s workspace, or the session user’s own). The slug is generated from the name when omitted (with a random suffix when taken). Errors: 400 `name is required and must be 1 to 200 characters`, `slug must be 1 to 63 lowercase letters, digits or dashes, starting with a letter or digit`, `cookie_window_days must be an integer from 1 to 3650`, `currency must be an ISO 4217 currency code`, commission policy messages, `allowed_origins…`, `hold_days must be an integer from 0 to 365` (default 30), `min_payout_cents must be an integer from 0 to 1000000000000` (default 0), `workspace_id must be a positive integer`; 403 (a key limited to some programs: `API key is limited to programs <ids>`); 404 `Workspace not found`; 409 `slug is already taken`. Applications (docs/partners.md): `public_page` and `auto_approve` (default false), `partner_links` (default true), `description` (at most 2,000 characters): 400 `public_page must be true or false`, `auto_approve must be true or false`, `partner_links must be true or false`, `description must be a string of at most 2000 characters`. Codes (docs/codes.md): `website_url` (an http(s) URL, where full referral links point), `code_attribution` (`fallback`, the default, or `override`): 400 `website_url must be an http or https URL of at most 2000 characters`, `code_attribution must be 'fallback' or 'override'`.
          */
         post: {
             parameters: {
@@ -2344,6 +2448,13 @@ export interface paths {
                         auto_approve?: boolean | null;
                         description?: string | null;
                         partner_links?: boolean | null;
+                        website_url?: string | null;
+                        code_attribution?: ("fallback" | "override") | null;
+                        risk_rules?: {
+                            disposable_email?: boolean;
+                            shared_payout_method?: boolean;
+                            paid_search?: boolean;
+                        } | null;
                     };
                 };
             };
@@ -2380,6 +2491,15 @@ export interface paths {
                                 auto_approve: boolean;
                                 description: string | null;
                                 partner_links: boolean;
+                                website_url: string | null;
+                                /** @enum {string} */
+                                code_attribution: "fallback" | "override";
+                                /** @description Which optional review holds apply (docs/payouts.md "Review holds"): disposable_email (default true), shared_payout_method (default true), paid_search (default false). On update, only the switches given change. A sale through a bot or prefetch click is always held (bot_traffic). */
+                                risk_rules: {
+                                    disposable_email: boolean;
+                                    shared_payout_method: boolean;
+                                    paid_search: boolean;
+                                };
                                 /** @description aff_… shown only here */
                                 api_token: string;
                             };
@@ -2539,6 +2659,15 @@ export interface paths {
                                 auto_approve: boolean;
                                 description: string | null;
                                 partner_links: boolean;
+                                website_url: string | null;
+                                /** @enum {string} */
+                                code_attribution: "fallback" | "override";
+                                /** @description Which optional review holds apply (docs/payouts.md "Review holds"): disposable_email (default true), shared_payout_method (default true), paid_search (default false). On update, only the switches given change. A sale through a bot or prefetch click is always held (bot_traffic). */
+                                risk_rules: {
+                                    disposable_email: boolean;
+                                    shared_payout_method: boolean;
+                                    paid_search: boolean;
+                                };
                             };
                         };
                     };
@@ -2593,7 +2722,7 @@ export interface paths {
         };
         /**
          * Update a program (only the fields given change)
-         * @description Scope program:update. Changeable: name, slug, cookie_window_days, currency, commission, allowed_origins, public_page, auto_approve, partner_links, description, hold_days, min_payout_cents (same rules and messages as create; none may be null, `<field> cannot be null`, but description, which null clears; hold_days applies to commissions created after the change, min_payout_cents to payouts created after it). `status` is changed only by go-live: a different value is 400 `status is changed with POST /api/advertiser/affiliate-programs/:id/go-live`. 409 `slug is already taken`; 409 `currency cannot be changed once the program has partners or sales` (amounts of two currencies are never added).
+         * @description Scope program:update. Changeable: name, slug, cookie_window_days, currency, commission, allowed_origins, public_page, auto_approve, partner_links, description, hold_days, min_payout_cents, website_url, code_attribution (same rules and messages as create; none may be null, `<field> cannot be null`, but description and website_url, which null clears; hold_days applies to commissions created after the change, min_payout_cents to payouts created after it). `status` is changed only by go-live: a different value is 400 `status is changed with POST /api/advertiser/affiliate-programs/:id/go-live`. 409 `slug is already taken`; 409 `currency cannot be changed once the program has partners or sales` (amounts of two currencies are never added).
          */
         put: {
             parameters: {
@@ -2668,6 +2797,19 @@ export interface paths {
                          * @default true
                          */
                         partner_links?: boolean;
+                        website_url?: string | null;
+                        /**
+                         * @description fallback: a code attributes a sale whose customer has no partner; override: a code's partner gets the sale even when a click or lead named another
+                         * @default fallback
+                         * @enum {string}
+                         */
+                        code_attribution?: "fallback" | "override";
+                        /** @description Which optional review holds apply (docs/payouts.md "Review holds"): disposable_email (default true), shared_payout_method (default true), paid_search (default false). On update, only the switches given change. A sale through a bot or prefetch click is always held (bot_traffic). */
+                        risk_rules?: {
+                            disposable_email?: boolean;
+                            shared_payout_method?: boolean;
+                            paid_search?: boolean;
+                        };
                         /**
                          * @description Only the current status
                          * @enum {string}
@@ -2709,6 +2851,15 @@ export interface paths {
                                 auto_approve: boolean;
                                 description: string | null;
                                 partner_links: boolean;
+                                website_url: string | null;
+                                /** @enum {string} */
+                                code_attribution: "fallback" | "override";
+                                /** @description Which optional review holds apply (docs/payouts.md "Review holds"): disposable_email (default true), shared_payout_method (default true), paid_search (default false). On update, only the switches given change. A sale through a bot or prefetch click is always held (bot_traffic). */
+                                risk_rules: {
+                                    disposable_email: boolean;
+                                    shared_payout_method: boolean;
+                                    paid_search: boolean;
+                                };
                             };
                         };
                     };
@@ -2972,6 +3123,15 @@ export interface paths {
                                 auto_approve: boolean;
                                 description: string | null;
                                 partner_links: boolean;
+                                website_url: string | null;
+                                /** @enum {string} */
+                                code_attribution: "fallback" | "override";
+                                /** @description Which optional review holds apply (docs/payouts.md "Review holds"): disposable_email (default true), shared_payout_method (default true), paid_search (default false). On update, only the switches given change. A sale through a bot or prefetch click is always held (bot_traffic). */
+                                risk_rules: {
+                                    disposable_email: boolean;
+                                    shared_payout_method: boolean;
+                                    paid_search: boolean;
+                                };
                             };
                         };
                     };
@@ -4281,7 +4441,7 @@ export interface paths {
                                 /** @description What refunds or a rejection took back */
                                 deducted_cents: number;
                                 /** @description Why the commission waits for review (null: not held) */
-                                review_reason: ("self_referral" | "partner_ip") | null;
+                                review_reason: ("self_referral" | "partner_ip" | "bot_traffic" | "disposable_email" | "shared_payout_method" | "paid_search") | null;
                                 /** @description The sale's time + the program's hold_days: approved by then unless held for review */
                                 payable_at: string | null;
                                 /** @description The pending or paid payout holding it */
@@ -4289,6 +4449,8 @@ export interface paths {
                                 paid_at: string | null;
                                 /** Format: date-time */
                                 created_at: string;
+                                /** @description The partner code that attributed the sale (docs/codes.md); null: none did */
+                                coupon_code: string | null;
                             }[];
                         };
                     };
@@ -4404,7 +4566,7 @@ export interface paths {
                                 /** @description What refunds or a rejection took back */
                                 deducted_cents: number;
                                 /** @description Why the commission waits for review (null: not held) */
-                                review_reason: ("self_referral" | "partner_ip") | null;
+                                review_reason: ("self_referral" | "partner_ip" | "bot_traffic" | "disposable_email" | "shared_payout_method" | "paid_search") | null;
                                 /** @description The sale's time + the program's hold_days: approved by then unless held for review */
                                 payable_at: string | null;
                                 /** @description The pending or paid payout holding it */
@@ -4412,6 +4574,8 @@ export interface paths {
                                 paid_at: string | null;
                                 /** Format: date-time */
                                 created_at: string;
+                                /** @description The partner code that attributed the sale (docs/codes.md); null: none did */
+                                coupon_code: string | null;
                             };
                         };
                     };
@@ -4558,7 +4722,7 @@ export interface paths {
                                 /** @description What refunds or a rejection took back */
                                 deducted_cents: number;
                                 /** @description Why the commission waits for review (null: not held) */
-                                review_reason: ("self_referral" | "partner_ip") | null;
+                                review_reason: ("self_referral" | "partner_ip" | "bot_traffic" | "disposable_email" | "shared_payout_method" | "paid_search") | null;
                                 /** @description The sale's time + the program's hold_days: approved by then unless held for review */
                                 payable_at: string | null;
                                 /** @description The pending or paid payout holding it */
@@ -4566,6 +4730,8 @@ export interface paths {
                                 paid_at: string | null;
                                 /** Format: date-time */
                                 created_at: string;
+                                /** @description The partner code that attributed the sale (docs/codes.md); null: none did */
+                                coupon_code: string | null;
                             };
                         };
                     };
@@ -4718,7 +4884,7 @@ export interface paths {
                                 /** @description What refunds or a rejection took back */
                                 deducted_cents: number;
                                 /** @description Why the commission waits for review (null: not held) */
-                                review_reason: ("self_referral" | "partner_ip") | null;
+                                review_reason: ("self_referral" | "partner_ip" | "bot_traffic" | "disposable_email" | "shared_payout_method" | "paid_search") | null;
                                 /** @description The sale's time + the program's hold_days: approved by then unless held for review */
                                 payable_at: string | null;
                                 /** @description The pending or paid payout holding it */
@@ -4726,6 +4892,8 @@ export interface paths {
                                 paid_at: string | null;
                                 /** Format: date-time */
                                 created_at: string;
+                                /** @description The partner code that attributed the sale (docs/codes.md); null: none did */
+                                coupon_code: string | null;
                             };
                         };
                     };
@@ -4822,6 +4990,121 @@ export interface paths {
                 };
             };
         };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/advertiser/affiliate-programs/{id}/risk": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Held commissions by reason and partner, and the bot and prefetch clicks by quality
+         * @description Scope program:read. `held`: the commissions held for review and not yet approved or rejected (`?status=review` of the commissions list), grouped by reason and partner, largest amount first within a reason. `filtered_clicks`: the clicks stored as `bot` or `prefetch` (answered as any click, left out of every counter), both qualities always listed.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Program id */
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                held: {
+                                    /** @enum {string} */
+                                    reason: "self_referral" | "partner_ip" | "bot_traffic" | "disposable_email" | "shared_payout_method" | "paid_search";
+                                    partner_id: number;
+                                    partner_name: string;
+                                    /** @description Held and undecided commissions of the partner for the reason */
+                                    commissions: number;
+                                    /** @description What they would pay: their amounts less refunds, in cents */
+                                    amount_cents: number;
+                                }[];
+                                /** @description Bot and prefetch clicks of the program, all time: stored, counted nowhere */
+                                filtered_clicks: {
+                                    /** @enum {string} */
+                                    quality: "bot" | "prefetch";
+                                    clicks: number;
+                                }[];
+                                /** @description Beyond the contract: the same by UTC day, the last 30 days (days without any left out) */
+                                filtered_by_day: {
+                                    /** Format: date */
+                                    date: string;
+                                    /** @enum {string} */
+                                    quality: "bot" | "prefetch";
+                                    clicks: number;
+                                }[];
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -5192,6 +5475,364 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/advertiser/processor-connections": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Which payment processors are connected, and the webhook URL to paste into each
+         * @description Workspace-level; needs program:read. One row per processor (stripe, paddle, lemonsqueezy, polar): `connected`, the masked secret, and `webhook_url` with `{programId}` to fill in per program. 403 for a key limited to some programs.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Workspace to act on; default: the first workspace where the caller is owner, then admin. */
+                    workspace_id?: number;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                processor: string;
+                                connected: boolean;
+                                secret_masked: string | null;
+                                webhook_url: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/advertiser/processor-connections/{processor}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Connect a payment processor: store the webhook signing secret its dashboard shows
+         * @description Workspace-level; needs program:update. `webhook_secret`: Stripe the endpoint’s `whsec_` secret (the singular /processor-connection row: created `connected`, a roll’s previous secret ends), Paddle the notification destination’s secret key, Lemon Squeezy the signing secret typed in its webhook form (6–40 characters), Polar the endpoint’s secret. Replaces the stored one. Errors: 400 `webhook_secret must be a string of 1 to 255 characters`, `webhook_secret must start with whsec_ for Stripe`, `webhook_secret must be 6 to 40 characters for Lemon Squeezy`, `workspace_id must be a positive integer`; 403 (a key limited to some programs: `API key is limited to programs <ids>`); 404 `Unknown processor: use one of stripe, paddle, lemonsqueezy, polar`, `Workspace not found`.
+         */
+        put: {
+            parameters: {
+                query?: {
+                    /** @description Workspace to act on; default: the first workspace where the caller is owner, then admin. */
+                    workspace_id?: number;
+                };
+                header?: never;
+                path: {
+                    processor: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Workspace to act on; default: the first workspace where the caller is owner, then admin. */
+                        workspace_id?: number | string | null;
+                        webhook_secret: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                processor: string;
+                                connected: boolean;
+                                secret_masked: string | null;
+                                webhook_url: string;
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Request body is too large` */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Content-Type must be application/json` */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        post?: never;
+        /**
+         * Disconnect a payment processor: forget its webhook secret
+         * @description Workspace-level; needs program:update. Its events are refused (400, no secret) from then on; idempotent. Stripe: removes the singular /processor-connection row. Errors: 403, 404 `Unknown processor: use one of stripe, paddle, lemonsqueezy, polar`, `Workspace not found`.
+         */
+        delete: {
+            parameters: {
+                query?: {
+                    /** @description Workspace to act on; default: the first workspace where the caller is owner, then admin. */
+                    workspace_id?: number;
+                };
+                header?: never;
+                path: {
+                    processor: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                processor: string;
+                                connected: boolean;
+                                secret_masked: string | null;
+                                webhook_url: string;
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Request body is too large` */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Content-Type must be application/json` */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/advertiser/processor-events": {
         parameters: {
             query?: never;
@@ -5201,7 +5842,7 @@ export interface paths {
         };
         /**
          * Payment-processor events of a program and what each did
-         * @description Needs program:read on the program. Newest first. Outcomes: `attributed` (sale with commission), `recorded` (sale without; reason says why), `unattributed` (no sale: `no_metadata`, `customer_not_found`, `program_mismatch`), `refund_applied` (reason: reversed, refunded, skipped, no_commission), `linked`, `waiting` (what it waits for), `ignored`, `failed`. See docs/stripe.md.
+         * @description Needs program:read on the program. Newest first. Outcomes: `attributed` (sale with commission), `recorded` (sale without; reason says why), `unattributed` (no sale: `no_metadata`, `customer_not_found`, `program_mismatch`), `refund_applied` (reason: reversed, refunded, skipped, no_commission), `linked`, `waiting` (what it waits for), `ignored`, `failed`. `processor` names who sent it (stripe, paddle, lemonsqueezy, polar). See docs/stripe.md and docs/processors.md.
          */
         get: {
             parameters: {
@@ -5226,6 +5867,7 @@ export interface paths {
                         "application/json": {
                             data: {
                                 id: number;
+                                processor: string;
                                 event_id: string;
                                 type: string;
                                 livemode: boolean;
@@ -6528,6 +7170,8 @@ export interface paths {
                                     };
                                 };
                                 hasPartners?: boolean;
+                                /** @description The program's bot and prefetch clicks (stored, answered as any click, counted nowhere) */
+                                filteredClicks?: number;
                                 /** Format: date-time */
                                 lastUpdated?: string;
                             };
@@ -6777,9 +7421,13 @@ export interface paths {
                                 partners?: number;
                                 sales?: number;
                                 commission?: number;
+                                /** @description Bot and prefetch clicks of the day, not in `clicks` */
+                                filteredClicks?: number;
                             }[];
                             metrics?: {
                                 totalClicks?: number;
+                                /** @description Bot and prefetch clicks of the period (stored, counted nowhere): not in totalClicks */
+                                filteredClicks?: number;
                                 totalLeads?: number;
                                 totalConversions?: number;
                                 totalRevenue?: number;
@@ -9951,6 +10599,505 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/advertiser/affiliate-programs/{id}/partners/{partnerId}/codes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The partner's codes in the program (active and inactive), oldest first
+         * @description Scope program:read. 404 `Partner not found in this program`.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Program id */
+                    id: number;
+                    /** @description Partner id */
+                    partnerId: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                id: number;
+                                code: string;
+                                partner_id: number;
+                                program_id: number;
+                                processor_ids: {
+                                    stripe?: string;
+                                    paddle?: string;
+                                    lemonsqueezy?: string;
+                                    polar?: string;
+                                };
+                                /** @enum {string} */
+                                status: "active" | "inactive";
+                                /** Format: date-time */
+                                created_at: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Create a partner code (a coupon that attributes the program's sales to the partner)
+         * @description Scope partners:write. `code`: 3 to 32 of `A-Z a-z 0-9 _ -`, unique in the program regardless of case (a deactivated code keeps its name). `processor_ids`: the discount ids at the processors that stand for this code. Errors: 400 `code must be 3 to 32 letters, digits, underscores or dashes`, `processor_ids must be an object whose stripe, paddle, lemonsqueezy and polar entries are strings of 1 to 255 characters`; 404 `Program not found`, `Partner not found in this program`; 409 `Code already taken`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Program id */
+                    id: number;
+                    /** @description Partner id */
+                    partnerId: number;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        code: string;
+                        processor_ids?: {
+                            stripe?: string | null;
+                            paddle?: string | null;
+                            lemonsqueezy?: string | null;
+                            polar?: string | null;
+                        } | null;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                id: number;
+                                code: string;
+                                partner_id: number;
+                                program_id: number;
+                                processor_ids: {
+                                    stripe?: string;
+                                    paddle?: string;
+                                    lemonsqueezy?: string;
+                                    polar?: string;
+                                };
+                                /** @enum {string} */
+                                status: "active" | "inactive";
+                                /** Format: date-time */
+                                created_at: string;
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Request body is too large` */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Content-Type must be application/json` */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/advertiser/affiliate-programs/{id}/codes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The program's partner codes (active and inactive), oldest first
+         * @description Scope program:read.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Program id */
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                id: number;
+                                code: string;
+                                partner_id: number;
+                                program_id: number;
+                                processor_ids: {
+                                    stripe?: string;
+                                    paddle?: string;
+                                    lemonsqueezy?: string;
+                                    polar?: string;
+                                };
+                                /** @enum {string} */
+                                status: "active" | "inactive";
+                                /** Format: date-time */
+                                created_at: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/advertiser/affiliate-programs/{id}/codes/{codeId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Deactivate a partner code: later sales naming it are not attributed by it
+         * @description Scope partners:write. Answers the code, status `inactive` (deactivating an inactive code changes nothing). The code keeps its name: it cannot be created again. 404 `Code not found`.
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Program id */
+                    id: number;
+                    /** @description Code id */
+                    codeId: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                id: number;
+                                code: string;
+                                partner_id: number;
+                                program_id: number;
+                                processor_ids: {
+                                    stripe?: string;
+                                    paddle?: string;
+                                    lemonsqueezy?: string;
+                                    polar?: string;
+                                };
+                                /** @enum {string} */
+                                status: "active" | "inactive";
+                                /** Format: date-time */
+                                created_at: string;
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid request: the JSON body or a field (the `error` says which) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Request body is too large` */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Content-Type must be application/json` */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/partner/auth/login": {
         parameters: {
             query?: never;
@@ -11781,6 +12928,10 @@ export interface paths {
                                     min_payout_cents?: number;
                                     /** @description Whether the partner may create its own links */
                                     partner_links?: boolean;
+                                    /** @description The advertiser's site (docs/codes.md) */
+                                    website_url?: string | null;
+                                    /** @description Where full referral links point: website_url, else the first allowed origin; null: none (share the code alone) */
+                                    link_base_url?: string | null;
                                 };
                                 /** @description The claimed partner record in this program */
                                 partner_id?: number;
@@ -12111,9 +13262,13 @@ export interface paths {
                                 partners?: number;
                                 sales?: number;
                                 commission?: number;
+                                /** @description Bot and prefetch clicks of the day, not in `clicks` */
+                                filteredClicks?: number;
                             }[];
                             metrics?: {
                                 totalClicks?: number;
+                                /** @description Bot and prefetch clicks of the period (stored, counted nowhere): not in totalClicks */
+                                filteredClicks?: number;
                                 totalLeads?: number;
                                 totalConversions?: number;
                                 totalRevenue?: number;
@@ -12416,6 +13571,10 @@ export interface paths {
                                 /** Format: date-time */
                                 payable_at?: string | null;
                                 payout_id?: number | null;
+                                /** @description The partner code that attributed the sale (docs/codes.md) */
+                                coupon_code?: string | null;
+                                /** @description Held for the advertiser's review (CONTRACT part three): not payable until approved; why is shown to the advertiser only */
+                                under_review?: boolean;
                             }[];
                             meta?: {
                                 pagination?: {
@@ -13141,6 +14300,92 @@ export interface paths {
                 };
             };
         };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/partner/programs/{programId}/codes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The partner's codes in the program (active and inactive), oldest first
+         * @description A customer who pays with one of them is attributed to the partner (docs/codes.md). 404 `Program not found` for a program the account has no claimed record in.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Program id */
+                    programId: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                id: number;
+                                code: string;
+                                /** @enum {string} */
+                                status: "active" | "inactive";
+                                /** Format: date-time */
+                                created_at: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;

@@ -16,6 +16,7 @@ import { Events } from './pages/Events.tsx';
 import { Partners } from './pages/Partners.tsx';
 import { Commissions } from './pages/Commissions.tsx';
 import { Payouts } from './pages/Payouts.tsx';
+import { Risk } from './pages/Risk.tsx';
 import { Integration } from './pages/Integration.tsx';
 import { Docs } from './pages/Docs.tsx';
 import { NotificationBell, Notifications } from './pages/Notifications.tsx';
@@ -33,6 +34,7 @@ const PROGRAM_PAGES: {
   { slug: 'partners', label: 'Partners', page: Partners },
   { slug: 'commissions', label: 'Commissions', page: Commissions },
   { slug: 'payouts', label: 'Payouts', page: Payouts },
+  { slug: 'risk', label: 'Risk', page: Risk },
   { slug: 'integration', label: 'Integration', page: Integration },
 ];
 

@@ -89,7 +89,15 @@ function saleFields(testMode: boolean) {
   };
 }
 /** Read after the Idempotency-Key is checked, as they always were. */
-const saleLast = { subscription_id: OptString('subscription_id'), product_id: OptString('product_id') };
+const saleLast = {
+  subscription_id: OptString('subscription_id'),
+  product_id: OptString('product_id'),
+  coupon_code: OptString(
+    'coupon_code',
+    MAX_ID,
+    "A partner code (docs/codes.md), matched case-insensitively against the program's active codes; an unknown or inactive code attributes nothing.",
+  ),
+};
 
 /**
  * The sale body, as documented: the live form, whose transaction_id and amount_cents are required (the spec's
@@ -195,6 +203,7 @@ export function buildSaleCommand(
     subscription_interval: fields.subscription_interval,
     product_id: trimmed(last.product_id),
     is_test: fields.is_test,
+    ...(trimmed(last.coupon_code) === null ? {} : { coupon_code: trimmed(last.coupon_code) }),
   };
 }
 

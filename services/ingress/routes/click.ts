@@ -8,6 +8,7 @@ import { checkOrigin } from '../cors.ts';
 import { rateLimited, registerTrackRoute } from '../track-route.ts';
 import { RETRY_AFTER_SECONDS } from '../commands/answer.ts';
 import { outageWarning } from '../../../shared/pipeline/dependencies.ts';
+import { cachedBotCheck, clickQuality, isPrefetch } from '../../../shared/tracking/quality.ts';
 import {
   AFF_RE,
   ClickBody,
@@ -61,6 +62,19 @@ const clickResponses = {
 export function registerClickRoutes(app: FastifyInstance, deps: IngressDeps): void {
   const { cache, producer, snowflake } = deps;
   const clicksTopic = deps.topics.clicks;
+  const isBot = cachedBotCheck();
+  /** The click's quality; the body's user_agent is the visitor's, the header's may be the caller's. */
+  const quality = (req: FastifyRequest, ua: string | null) => {
+    const fromBody = typeof (req.body as ClickBody).user_agent === 'string';
+    return clickQuality(
+      {
+        bodyUserAgent: fromBody ? ua : null,
+        headerUserAgent: fromBody ? null : ua,
+        prefetch: isPrefetch(req.headers),
+      },
+      isBot,
+    );
+  };
 
   const handler = async (req: FastifyRequest, reply: FastifyReply) => {
     const { aff, ad, eventId, existingClickId, text } = clickInput(
@@ -117,6 +131,8 @@ export function registerClickRoutes(app: FastifyInstance, deps: IngressDeps): vo
       link,
       clickId,
       clientEventId: eventId,
+      // Answered as any click; the worker stores a bot's or a prefetch with its quality and counts it nowhere.
+      quality: deps.classifyClicks === false ? 'human' : quality(req, text.user_agent),
       ip: req.ip ?? null,
       text,
     });

@@ -1,13 +1,16 @@
-// POST /api/v1/webhooks/processor/:programId: a Stripe-format event, verified on its raw bytes with the
-// official package, produced to the processor-events topic (acks=all) and only then answered 200.
-// Nothing is applied here: the processor worker applies it once per (program, event id).
+// POST /api/v1/webhooks/processor/:programId (Stripe) and /api/v1/webhooks/:processor/:programId (stripe,
+// paddle, lemonsqueezy, polar): an event verified on its raw bytes (Stripe with its official package, the
+// others in ../webhook-verify.ts), produced to the processor-events topic (acks=all) and only then answered
+// 200. Nothing is applied here: the processor worker applies it once per (program, processor, event id).
 import Stripe from 'stripe';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { HttpError, errorResponses } from '../../../shared/http/server.ts';
 import { pathId } from '../../../shared/http/validation.ts';
 import { eventKey } from '../../../shared/contracts/processor-events.ts';
 import { processorRequestId } from '../../../shared/contracts/processor-events.ts';
 import type { ProcessorEventCommand } from '../../../shared/contracts/processor-events.ts';
+import { PROCESSORS } from '../../../shared/contracts/processor-events.ts';
+import { otherProcessorIntake } from '../processor-intake.ts';
 import { liveSecrets } from '../tracking-cache.ts';
 import type { TrackingCache } from '../tracking-cache.ts';
 import type { BatchingProducer } from '../../../shared/pipeline/kafka.ts';
@@ -28,6 +31,8 @@ export const WEBHOOK_ERRORS = {
   programNotFound: 'Program not found',
   unavailable: 'The event could not be stored right now; retry',
 } as const;
+
+export const UNKNOWN_PROCESSOR = `Unknown processor: use one of ${PROCESSORS.join(', ')}`;
 
 export interface WebhookDeps {
   cache: Pick<TrackingCache, 'webhookSecrets'>;
@@ -98,51 +103,100 @@ export function registerProcessorWebhookRoute(app: FastifyInstance, deps: Webhoo
           },
         },
       },
-      async (req, reply) => {
-        const programId = pathId(req.params.programId);
-        if (Number.isNaN(programId)) throw new HttpError(404, WEBHOOK_ERRORS.programNotFound);
-        const header = req.headers['stripe-signature'];
-        if (typeof header !== 'string' || header === '')
-          throw new HttpError(400, WEBHOOK_ERRORS.missingSignature);
-        // From the ingress's cache (a read of Postgres per event queued behind the workers' writes under
-        // load); a signature that does not match the cached secrets is checked once more against Postgres.
-        let stored = await deps.cache.webhookSecrets(programId);
-        if (!stored) throw new HttpError(404, WEBHOOK_ERRORS.programNotFound);
-        const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
-        let event: { id?: unknown; type?: unknown; livemode?: unknown };
-        try {
-          event = verifyEvent(raw, header, liveSecrets(stored)) as typeof event;
-        } catch (err) {
-          const retry = [WEBHOOK_ERRORS.badSignature, WEBHOOK_ERRORS.notConnected] as string[];
-          if (!(err instanceof HttpError) || !retry.includes(err.message)) throw err;
-          stored = await deps.cache.webhookSecrets(programId, true);
-          if (!stored) throw new HttpError(404, WEBHOOK_ERRORS.programNotFound);
-          event = verifyEvent(raw, header, liveSecrets(stored)) as typeof event;
-        }
-        if (typeof event?.id !== 'string' || typeof event.type !== 'string' || event.id === '')
-          throw new HttpError(400, WEBHOOK_ERRORS.notEvent);
-        const msg: ProcessorEventCommand = {
-          v: 1,
-          type: 'processor_event',
-          request_id: processorRequestId(programId, event.id),
-          ts: Date.now(),
-          program_id: programId,
-          event_id: event.id,
-          event_type: event.type,
-          livemode: event.livemode !== false,
-          payload: raw.toString('utf8'),
-        };
-        try {
-          await deps.producer.send(deps.topic, {
-            key: `${programId}:${eventKey(event)}`,
-            value: JSON.stringify(msg),
-          });
-        } catch (err) {
-          unacked(req.log, err, 'processor event not acknowledged by Kafka');
-          return reply.code(503).header('retry-after', '2').send({ error: WEBHOOK_ERRORS.unavailable });
-        }
-        return { received: true };
+      (req, reply) => stripeIntake(deps, req, reply),
+    );
+    scope.post<{ Params: { processor: string; programId: string } }>(
+      '/api/v1/webhooks/:processor/:programId',
+      {
+        bodyLimit: WEBHOOK_BODY_LIMIT,
+        config: { anyBodyType: true },
+        schema: {
+          tags: ['tracking'],
+          summary: 'Receive a Stripe, Paddle, Lemon Squeezy or Polar webhook',
+          description:
+            'Each processor’s own signature scheme on the raw body, with the secret connected for it ' +
+            '(PUT /api/advertiser/processor-connections/{processor}): Stripe `Stripe-Signature` (as ' +
+            '/api/v1/webhooks/processor/{programId}), Paddle `Paddle-Signature: ts=…;h1=…`, Lemon Squeezy ' +
+            '`X-Signature`, Polar Standard Webhooks (`webhook-id`, `webhook-timestamp`, `webhook-signature`). ' +
+            `${TOLERANCE_SECONDS} s tolerance where there is a timestamp. 200 \`{ received: true }\` once the ` +
+            'event is durable in Kafka, applied once per event (Lemon Squeezy: event name + object id + ' +
+            'refunded amount). 400 with what is wrong (missing, malformed or mismatched signature, stale ' +
+            `timestamp, no secret connected, not an event); 404 \`${WEBHOOK_ERRORS.programNotFound}\` or ` +
+            `\`${UNKNOWN_PROCESSOR}\`; 413 over 1 MiB; 503 \`${WEBHOOK_ERRORS.unavailable}\`. See docs/processors.md.`,
+          params: {
+            type: 'object',
+            properties: {
+              processor: { type: 'string', description: `One of ${PROCESSORS.join(', ')}.` },
+              programId: { type: 'string', description: 'The program the events are for.' },
+            },
+          },
+          response: {
+            200: {
+              type: 'object',
+              properties: { received: { type: 'boolean', const: true } },
+              required: ['received'],
+            },
+            ...errorResponses(400, 404, 413, 503),
+          },
+        },
+      },
+      (req, reply) => {
+        const { processor } = req.params;
+        if (processor === 'stripe') return stripeIntake(deps, req, reply);
+        if (processor === 'paddle' || processor === 'lemonsqueezy' || processor === 'polar')
+          return otherProcessorIntake(processor, deps, req, reply);
+        throw new HttpError(404, UNKNOWN_PROCESSOR);
       },
     );
   });
+}
+
+/** Stripe's intake, on both its paths. */
+async function stripeIntake(
+  deps: WebhookDeps,
+  req: FastifyRequest<{ Params: { programId: string } }>,
+  reply: FastifyReply,
+) {
+  const programId = pathId(req.params.programId);
+  if (Number.isNaN(programId)) throw new HttpError(404, WEBHOOK_ERRORS.programNotFound);
+  const header = req.headers['stripe-signature'];
+  if (typeof header !== 'string' || header === '') throw new HttpError(400, WEBHOOK_ERRORS.missingSignature);
+  // From the ingress's cache (a read of Postgres per event queued behind the workers' writes under
+  // load); a signature that does not match the cached secrets is checked once more against Postgres.
+  let stored = await deps.cache.webhookSecrets(programId);
+  if (!stored) throw new HttpError(404, WEBHOOK_ERRORS.programNotFound);
+  const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+  let event: { id?: unknown; type?: unknown; livemode?: unknown };
+  try {
+    event = verifyEvent(raw, header, liveSecrets(stored)) as typeof event;
+  } catch (err) {
+    const retry = [WEBHOOK_ERRORS.badSignature, WEBHOOK_ERRORS.notConnected] as string[];
+    if (!(err instanceof HttpError) || !retry.includes(err.message)) throw err;
+    stored = await deps.cache.webhookSecrets(programId, true);
+    if (!stored) throw new HttpError(404, WEBHOOK_ERRORS.programNotFound);
+    event = verifyEvent(raw, header, liveSecrets(stored)) as typeof event;
+  }
+  if (typeof event?.id !== 'string' || typeof event.type !== 'string' || event.id === '')
+    throw new HttpError(400, WEBHOOK_ERRORS.notEvent);
+  const msg: ProcessorEventCommand = {
+    v: 1,
+    type: 'processor_event',
+    request_id: processorRequestId(programId, event.id),
+    ts: Date.now(),
+    program_id: programId,
+    event_id: event.id,
+    event_type: event.type,
+    livemode: event.livemode !== false,
+    payload: raw.toString('utf8'),
+  };
+  try {
+    await deps.producer.send(deps.topic, {
+      key: `${programId}:${eventKey(event)}`,
+      value: JSON.stringify(msg),
+    });
+  } catch (err) {
+    unacked(req.log, err, 'processor event not acknowledged by Kafka');
+    return reply.code(503).header('retry-after', '2').send({ error: WEBHOOK_ERRORS.unavailable });
+  }
+  return { received: true };
 }

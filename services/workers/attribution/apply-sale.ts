@@ -8,6 +8,8 @@ import type { Applied, ApplyContext, CommandApplier } from '../../../shared/pipe
 import { CarefulPassNeeded } from '../../../shared/pipeline/command-handler.ts';
 import { attribute } from './attribute.ts';
 import type { Attribution, CustomerRow, Via } from './attribute.ts';
+import { CodeAttribution } from './by-code.ts';
+import type { CodeAttributionMode } from './by-code.ts';
 import { isEventDerived, parseClickId, snowflakeTime } from '../../../shared/domain/ids.ts';
 import { currencyMismatch } from '../../../shared/domain/money.ts';
 import type { WebhookEventInput } from '../../../shared/db/webhook-events.ts';
@@ -28,6 +30,7 @@ interface ProgramRow {
   deleted: boolean;
   workspace_id: string | null;
   hold_days: number;
+  code_attribution: CodeAttributionMode;
 }
 
 const duplicate = (programId: number): Applied => ({
@@ -108,6 +111,7 @@ function commissionAnswer(
 function saleRow(
   cmd: SaleCommand,
   c: { customerId: string | null; partnerId: string | null; ppId: string | null },
+  code: { coupon_code: string | null; partner_code_id: string | null },
 ) {
   return {
     request_id: cmd.request_id,
@@ -128,6 +132,7 @@ function saleRow(
     line_items: cmd.line_items === null ? null : JSON.stringify(cmd.line_items),
     is_test: cmd.is_test,
     sale_date: new Date(cmd.ts).toISOString(),
+    ...code,
   };
 }
 type SaleRow = ReturnType<typeof saleRow>;
@@ -142,16 +147,17 @@ async function insertSales(tx: Tx, rows: SaleRow[]): Promise<Map<string, number>
   const got = await tx<{ id: string; transaction_id: string }[]>`
     insert into sales (request_id, program_id, customer_id, partner_id, partner_program_id, click_id, customer_key,
                        transaction_id, amount_cents, currency, sale_type, payment_status, is_recurring,
-                       subscription_id, subscription_interval, product_id, line_items, is_test, sale_date)
-    select r, p, c, pa, pp, ck, k, t, a, cur, st, 'paid', rec::boolean, sub, si, pr, li::jsonb, te::boolean, sd
+                       subscription_id, subscription_interval, product_id, line_items, is_test, sale_date,
+                       coupon_code, partner_code_id)
+    select r, p, c, pa, pp, ck, k, t, a, cur, st, 'paid', rec::boolean, sub, si, pr, li::jsonb, te::boolean, sd, cc, pc
     from unnest(${col('request_id')}::text[], ${col('program_id')}::bigint[], ${col('customer_id')}::bigint[],
                 ${col('partner_id')}::bigint[], ${col('partner_program_id')}::bigint[], ${col('click_id')}::text[],
                 ${col('customer_key')}::text[], ${col('transaction_id')}::text[], ${col('amount_cents')}::bigint[],
                 ${col('currency')}::text[], ${col('sale_type')}::text[], ${boolArray(col('is_recurring'))}::text[],
                 ${col('subscription_id')}::text[], ${col('subscription_interval')}::text[],
                 ${col('product_id')}::text[], ${col('line_items')}::text[], ${boolArray(col('is_test'))}::text[],
-                ${col('sale_date')}::timestamptz[])
-      as v(r, p, c, pa, pp, ck, k, t, a, cur, st, rec, sub, si, pr, li, te, sd)
+                ${col('sale_date')}::timestamptz[], ${col('coupon_code')}::text[], ${col('partner_code_id')}::bigint[])
+      as v(r, p, c, pa, pp, ck, k, t, a, cur, st, rec, sub, si, pr, li, te, sd, cc, pc)
     on conflict (transaction_id) do nothing
     returning id, transaction_id`;
   return new Map(got.map((r) => [r.transaction_id, Number(r.id)]));
@@ -232,8 +238,7 @@ async function loadPrograms(tx: Tx, ids: number[], memo: Map<string, unknown>): 
   if (missing.length === 0) return;
   const rows = await tx<ProgramRow[]>`
     select id, commission, cookie_window_days, trim(currency) as currency, deleted_at is not null as deleted,
-           workspace_id,
-           hold_days
+           workspace_id, hold_days, code_attribution
     from programs where id = any(${missing}::bigint[])`;
   for (const p of rows) memo.set(`program:${p.id}`, p);
 }
@@ -297,6 +302,8 @@ async function applySales(
   // A recent click the pipeline had not stored yet was waited for before the transaction (prepare): never
   // here, where the customers are locked.
   if (toResolve.length > 0) await lockCustomers();
+  // Partner codes: the sales' codes, and the customers a code creates (by-code.ts).
+  const codes = await CodeAttribution.load(tx, toResolve, resolve, byKey, CUSTOMER_COLUMNS);
 
   const ppIds = [
     ...new Set([...byKey.values(), ...byClick.values()].flatMap((r) => r.partner_program_id ?? [])),
@@ -336,11 +343,11 @@ async function applySales(
     }
     if (cmd.is_test) {
       taken.add(cmd.transaction_id);
-      rows.push(saleRow(cmd, { customerId: null, partnerId: null, ppId: null }));
+      rows.push(saleRow(cmd, { customerId: null, partnerId: null, ppId: null }, codes.saleColumns(cmd)));
       pending.push({ test: true, cmd });
       continue;
     }
-    const found = resolve(cmd);
+    const found = codes.claim(cmd, resolve(cmd), program.code_attribution, pps);
     const pp = found?.row.partner_program_id ? pps.get(found.row.partner_program_id) : undefined;
     const decision = attribute(cmd, program, found, pp);
     if ('refused' in decision) {
@@ -349,13 +356,12 @@ async function applySales(
     }
     const { customer } = decision;
     taken.add(cmd.transaction_id);
-    rows.push(
-      saleRow(cmd, {
-        customerId: customer.id,
-        partnerId: customer.partner_id,
-        ppId: customer.partner_program_id,
-      }),
-    );
+    const ids = {
+      customerId: customer.id,
+      partnerId: customer.partner_id,
+      ppId: customer.partner_program_id,
+    };
+    rows.push(saleRow(cmd, ids, codes.saleColumns(cmd)));
     pending.push({ attribution: decision, cmd, firstPurchase: customer.first_purchase_date === null });
     const saleAt = new Date(cmd.ts);
     const update = customers.get(customer.id) ?? {
@@ -373,6 +379,7 @@ async function applySales(
     }
   }
 
+  await codes.save(tx);
   const saleIds = rows.length === 0 ? new Map<string, number>() : await insertSales(tx, rows);
   if (saleIds.size !== rows.length) {
     // A concurrent transaction took a transaction_id after our check. One command on the careful pass:
@@ -434,11 +441,8 @@ async function applySales(
   ) => {
     const program = programOf(cmd)!;
     if (program.workspace_id === null) return;
-    const row = saleRow(cmd, {
-      customerId: a?.customer.id ?? null,
-      partnerId: a?.customer.partner_id ?? null,
-      ppId: null,
-    });
+    const ids = { customerId: a?.customer.id ?? null, partnerId: a?.customer.partner_id ?? null, ppId: null };
+    const row = saleRow(cmd, ids, codes.saleColumns(cmd));
     events.push({
       workspace_id: Number(program.workspace_id),
       program_id: cmd.program_id,

@@ -23,8 +23,11 @@ export interface CustomerRow extends CustomerKeyRow {
   first_commission_at: Date | null;
 }
 
-/** How the sale found its customer: only a click_id match can be bound by the cookie window. */
-export type Via = 'customer_key' | 'click_id';
+/**
+ * How the sale found its customer: only a click_id match can be bound by the cookie window; 'code': the
+ * sale's partner code owns the customer (by-code.ts).
+ */
+export type Via = 'customer_key' | 'click_id' | 'code';
 
 export interface SaleFacts {
   program_id: number;

@@ -1,17 +1,19 @@
-// The processor worker's applier: a verified Stripe event becomes a sale, a refund, a subscription or payment
-// link, or nothing, applied with the same sale and refund appliers as /track/sale and /track/refund, and its
-// outcome recorded for the advertiser (processor_events). An event that refers to something not seen yet
-// (a refund before its checkout, a renewal before its checkout link) waits, and is applied, in the same
-// transaction, by the event that brings what it waited for.
+// The processor worker's applier: a verified processor event (Stripe, Paddle, Lemon Squeezy, Polar) becomes
+// a sale, a refund, a subscription or payment link, or nothing, applied with the same sale and refund
+// appliers as /track/sale and /track/refund, and its outcome recorded for the advertiser (processor_events).
+// An event that refers to something not seen yet (a refund before its checkout, a renewal before its
+// checkout link) waits, and is applied, in the same transaction, by the event that brings what it waited for.
 import type { Tx } from '../../../shared/db/sql.ts';
 import type { Effect, RefundCommand, SaleCommand } from '../../../shared/contracts/commands.ts';
 import {
-  interpretEvent,
+  interpretFor,
   parseProcessorEvent,
+  processorOf,
   processorRequestId,
 } from '../../../shared/contracts/processor-events.ts';
 import type {
   Attribution,
+  Processor,
   ProcessorAction,
   ProcessorEventCommand,
 } from '../../../shared/contracts/processor-events.ts';
@@ -73,6 +75,9 @@ export function createProcessorEventApplier(
       }
 
       case 'sale': {
+        // Paddle, Polar: a subscription's attributed payment also remembers whose subscription it is.
+        if (action.remember_subscription && names(action.attribution))
+          return rememberingSale(tx, cmd, action, ctx, isTest);
         // A renewal without metadata: attributed through the link remembered at its checkout.
         const subscriptionId = action.subscription_id!;
         await lockKeys(tx, cmd.program_id, [`subscription:${subscriptionId}`]);
@@ -146,6 +151,27 @@ export function createProcessorEventApplier(
 
   const record = (tx: Tx, cmd: ProcessorEventCommand, r: Result) => recordAll(tx, [cmd], [r]);
 
+  /** The sale, then the subscription's link (renewals without custom data attribute through it). */
+  async function rememberingSale(
+    tx: Tx,
+    cmd: ProcessorEventCommand,
+    action: SaleAction,
+    ctx: ApplyContext,
+    isTest: boolean,
+  ): Promise<Result> {
+    const planned = attributed(cmd, action, action.attribution);
+    if ('result' in planned) return planned.result;
+    const r = saleResult(action, await sale.apply(tx, planned.sale, ctx), isTest);
+    const subscriptionId = action.subscription_id!;
+    const a = action.attribution!;
+    await tx`
+      insert into processor_subscriptions (program_id, subscription_id, processor_customer_id, customer_key, click_id)
+      values (${cmd.program_id}, ${subscriptionId}, ${action.processor_customer_id ?? null},
+              ${a.customer_key}, ${a.click_id})
+      on conflict do nothing`;
+    return { ...r, releases: [...(r.releases ?? []), `subscription:${subscriptionId}`] };
+  }
+
   /** Applies the events waiting for `keys`, and those they release in turn; returns their effects. */
   async function release(
     tx: Tx,
@@ -157,9 +183,16 @@ export function createProcessorEventApplier(
     if (keys.length === 0 || depth > MAX_RELEASE_DEPTH) return [];
     await lockKeys(tx, programId, keys);
     const waiting = await tx<
-      { event_id: string; type: string; livemode: boolean; received_at: Date; payload: string }[]
+      {
+        processor: Processor;
+        event_id: string;
+        type: string;
+        livemode: boolean;
+        received_at: Date;
+        payload: string;
+      }[]
     >`
-      select event_id, type, livemode, received_at, payload::text as payload from processor_events
+      select processor, event_id, type, livemode, received_at, payload::text as payload from processor_events
       where program_id = ${programId} and outcome = 'waiting' and waiting_for = any(${keys})
       order by received_at, id
       for update`;
@@ -168,8 +201,9 @@ export function createProcessorEventApplier(
       const cmd: ProcessorEventCommand = {
         v: 1,
         type: 'processor_event',
-        request_id: processorRequestId(programId, w.event_id),
+        request_id: processorRequestId(programId, w.event_id, w.processor),
         ts: w.received_at.getTime(),
+        ...(w.processor === 'stripe' ? {} : { processor: w.processor }),
         program_id: programId,
         event_id: w.event_id,
         event_type: w.type,
@@ -254,16 +288,17 @@ async function recordAll(tx: Tx, cmds: ProcessorEventCommand[], results: Result[
   const col = <T>(f: (c: ProcessorEventCommand, r: Result) => T) => cmds.map((c, i) => f(c, results[i]!));
   await tx`
     insert into processor_events (program_id, event_id, type, livemode, received_at, outcome, reason,
-                                  transaction_id, sale_id, commission_id, waiting_for, payload)
-    select p, e, t, l::boolean, ra, o, re, tr, s, cm, w, pl::jsonb
+                                  transaction_id, sale_id, commission_id, waiting_for, payload, processor)
+    select p, e, t, l::boolean, ra, o, re, tr, s, cm, w, pl::jsonb, pr
     from unnest(${col((c) => c.program_id)}::bigint[], ${col((c) => c.event_id)}::text[],
                 ${col((c) => c.event_type)}::text[], ${col((c) => String(c.livemode))}::text[],
                 ${col((c) => new Date(c.ts).toISOString())}::timestamptz[], ${col((_, r) => r.outcome)}::text[],
                 ${col((_, r) => r.reason)}::text[], ${col((_, r) => r.transaction_id ?? null)}::text[],
                 ${col((_, r) => r.sale_id ?? null)}::bigint[], ${col((_, r) => r.commission_id ?? null)}::bigint[],
-                ${col((_, r) => r.waiting_for ?? null)}::text[], ${col((c) => c.payload)}::text[])
-      as v(p, e, t, l, ra, o, re, tr, s, cm, w, pl)
-    on conflict (program_id, event_id) do update set
+                ${col((_, r) => r.waiting_for ?? null)}::text[], ${col((c) => c.payload)}::text[],
+                ${col((c) => processorOf(c))}::text[])
+      as v(p, e, t, l, ra, o, re, tr, s, cm, w, pl, pr)
+    on conflict (program_id, processor, event_id) do update set
       outcome = excluded.outcome, reason = excluded.reason, transaction_id = excluded.transaction_id,
       sale_id = excluded.sale_id, commission_id = excluded.commission_id, waiting_for = excluded.waiting_for,
       applied_at = now()`;
@@ -289,11 +324,18 @@ function planEvent(cmd: ProcessorEventCommand): Plan {
   } catch {
     return { result: { outcome: 'failed', reason: 'payload is not JSON' } };
   }
-  const action = interpretEvent(event);
+  const action = interpretFor(processorOf(cmd), event);
   if (action.kind === 'ignored') return { result: { outcome: 'ignored', reason: action.reason } };
   if (action.kind === 'link' && mismatch(action.attribution, cmd.program_id))
     return { result: { outcome: 'unattributed', reason: 'program_mismatch' } };
-  if (action.kind !== 'sale' || (!action.attribution && action.subscription_id)) return { action };
+  if (action.kind !== 'sale') return { action };
+  if (action.remember_subscription) {
+    // Paddle, Polar: an attributed payment links its subscription; a renewal without custom data waits
+    // for that link; a first payment without custom data has none to wait for.
+    if (names(action.attribution)) return { action };
+    if (!action.is_recurring) return attributed(cmd, action, action.attribution);
+  }
+  if (!action.attribution && action.subscription_id) return { action };
   return attributed(cmd, action, action.attribution);
 }
 
@@ -304,6 +346,17 @@ function attributed(
   attribution: Attribution | null,
 ): Decided | SalePlan {
   const transaction_id = action.transaction_id;
+  const coupon = {
+    ...(action.coupon_code ? { coupon_code: action.coupon_code } : {}),
+    ...(action.coupon_refs ? { coupon_refs: action.coupon_refs } : {}),
+  };
+  // A sale that names a partner code but no customer: the code attributes it, to the processor's customer.
+  if (!names(attribution) && Object.keys(coupon).length > 0 && action.processor_customer_id)
+    attribution = {
+      customer_key: action.processor_customer_id,
+      click_id: null,
+      program_id: attribution?.program_id ?? null,
+    };
   if (!attribution || (!attribution.customer_key && !attribution.click_id))
     return { result: { outcome: 'unattributed', reason: 'no_metadata', transaction_id } };
   if (mismatch(attribution, cmd.program_id))
@@ -328,6 +381,7 @@ function attributed(
       subscription_interval: null,
       product_id: null,
       is_test: !cmd.livemode,
+      ...coupon,
     },
   };
 }
@@ -383,6 +437,9 @@ async function lockKeys(tx: Tx, programId: number, keys: string[]): Promise<void
     select pg_advisory_xact_lock(hashtextextended(${programId} || ':' || k, 0))
     from (select distinct k from unnest(${keys}::text[]) k order by k) keys`;
 }
+
+/** Whether the custom data names a customer (a customer key or a click). */
+const names = (a: Attribution | null | undefined): boolean => !!a && !!(a.customer_key || a.click_id);
 
 /** `metadata.program_id`, when present, must name the webhook's program. */
 function mismatch(a: Attribution | null, programId: number): boolean {

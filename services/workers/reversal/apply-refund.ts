@@ -36,7 +36,7 @@ async function applyRefund(
   const [sale] = await tx<(SaleFields & { id: string; amount_cents: string; workspace_id: string | null })[]>`
     select s.id, s.program_id, s.transaction_id, s.amount_cents, s.currency, s.sale_type, s.is_recurring,
            s.subscription_id, s.product_id, s.customer_id, s.customer_key, s.partner_id, s.is_test, s.sale_date,
-           s.created_at, p.workspace_id
+           s.created_at, s.coupon_code, p.workspace_id
     from sales s join programs p on p.id = s.program_id
     where s.transaction_id = ${cmd.transaction_id} and s.program_id = ${programId} and not s.is_test`;
   if (!sale) return { programId, statusCode: 404, body: { error: 'Sale not found for transaction_id' } };

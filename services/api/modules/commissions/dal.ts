@@ -18,7 +18,14 @@ export interface CommissionRow {
   payout_id: string | null;
   paid_at: Date | null;
   created_at: Date;
+  /** The code that attributed its sale (docs/codes.md); null: none. */
+  coupon_code?: string | null;
 }
+
+/** The code that attributed the commission's sale, in SQL over `commissions` (docs/codes.md). */
+const COUPON = (sql: Sql | Tx) => sql`
+  (select s.coupon_code from sales s where s.id = commissions.sale_id and s.partner_code_id is not null)
+    as coupon_code`;
 
 const COLUMNS = (sql: Sql | Tx) =>
   sql`id, status, amount_cents, currency, sale_id, partner_id, refund_reason, deducted_cents, review_reason,
@@ -37,11 +44,18 @@ export function commissionsOfProgram(
         ? sql`and review_reason is not null and status in ('pending', 'refunded') and paid_at is null`
         : sql`and status = ${q.status}`;
   return sql<CommissionRow[]>`
-    select ${COLUMNS(sql)}
+    select ${COLUMNS(sql)}, ${COUPON(sql)}
     from commissions
     where program_id = ${programId} ${filter}
     order by created_at desc, id desc
     limit ${q.limit} offset ${q.offset}`;
+}
+
+/** The commission's coupon_code (COUPON), for the answers of its transitions. */
+export async function couponCodeOf(sql: Sql, commissionId: number): Promise<string | null> {
+  const [row] = await sql<{ coupon_code: string | null }[]>`
+    select ${COUPON(sql)} from commissions where id = ${commissionId}`;
+  return row?.coupon_code ?? null;
 }
 
 export async function programOfCommission(sql: Sql, commissionId: number): Promise<number | undefined> {

@@ -9,7 +9,8 @@ import type { TypeBoxProvider } from '../../../../shared/http/validation.ts';
 import { principalOf, programAccess } from '../auth/access.ts';
 import type { ApiDeps } from '../../deps.ts';
 import { ProgramParams, managementSecurity, pathId, programOf, requireProgram } from '../../common.ts';
-import { commissionsOfProgram, programOfCommission } from './dal.ts';
+import { commissionsOfProgram, couponCodeOf, programOfCommission } from './dal.ts';
+import type { CommissionRow } from './dal.ts';
 import { COMMISSION_FILTERS, COMMISSION_STATUSES, ERR, REVIEW_REASONS, toCommission } from './service.ts';
 import { approveCommission, markCommissionPaid, rejectCommission } from './operations.ts';
 
@@ -34,6 +35,9 @@ const CommissionOut = Type.Object({
   }),
   paid_at: NullableTime,
   created_at: Type.String({ format: 'date-time' }),
+  coupon_code: Type.Union([Type.String(), Type.Null()], {
+    description: 'The partner code that attributed the sale (docs/codes.md); null: none did',
+  }),
 });
 
 // Property order is the order of the checks (see shared/http/validation.ts).
@@ -68,9 +72,10 @@ export function registerCommissionRoutes(fastify: FastifyInstance, deps: ApiDeps
     }
     return commissionId;
   }
-  const found = <T>(row: T | undefined): T => {
+  /** A transition's answer: the commission with its sale's code. */
+  const answer = async (row: CommissionRow | undefined) => {
     if (!row) throw new HttpError(404, ERR.notFound);
-    return row;
+    return { data: toCommission({ ...row, coupon_code: await couponCodeOf(sql, Number(row.id)) }) };
   };
 
   app.get(
@@ -125,7 +130,7 @@ export function registerCommissionRoutes(fastify: FastifyInstance, deps: ApiDeps
     async (req) => {
       const commissionId = await writableCommission(req, req.params.id);
       const row = await markCommissionPaid(deps, commissionId);
-      return { data: toCommission(found(row)) };
+      return answer(row);
     },
   );
 
@@ -150,7 +155,7 @@ export function registerCommissionRoutes(fastify: FastifyInstance, deps: ApiDeps
     async (req) => {
       const commissionId = await writableCommission(req, req.params.id);
       const row = await approveCommission(deps, commissionId);
-      return { data: toCommission(found(row)) };
+      return answer(row);
     },
   );
 
@@ -184,7 +189,7 @@ export function registerCommissionRoutes(fastify: FastifyInstance, deps: ApiDeps
     async (req) => {
       const commissionId = req.params.id;
       const row = await rejectCommission(deps, commissionId, req.body?.reason);
-      return { data: toCommission(found(row)) };
+      return answer(row);
     },
   );
 }

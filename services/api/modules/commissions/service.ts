@@ -34,4 +34,5 @@ export const toCommission = (r: CommissionRow) => ({
   payout_id: r.payout_id === null ? null : Number(r.payout_id),
   paid_at: iso(r.paid_at),
   created_at: iso(r.created_at)!,
+  coupon_code: r.coupon_code ?? null,
 });

@@ -45,6 +45,8 @@ export interface StatusRow {
   details_submitted: boolean | null;
   connected_at: Date | null;
   has_partners: boolean;
+  /** The program's non-test bot and prefetch clicks (stored, counted nowhere). */
+  filtered_n: number;
 }
 
 export interface DailyStatsRow {
@@ -72,6 +74,7 @@ export interface EventRow extends Row {
   device_type: string | null;
   device_os: string | null;
   browser_name: string | null;
+  quality: string | null;
   customer_key: string | null;
   converted: boolean | null;
   amount_cents: string | null;
@@ -84,6 +87,7 @@ export interface EventRow extends Row {
   subscription_id: string | null;
   subscription_interval: string | null;
   product_id: string | null;
+  coupon_code: string | null;
 }
 
 /** Only one partner's or one link's events (the performance filters); both: that link, if it is the partner's. */
@@ -104,7 +108,8 @@ export function createDashboardDal(sql: Sql) {
     partnerId === null
       ? { click: sql``, customer: sql`` }
       : {
-          click: sql`and e.partner_id = ${partnerId}`,
+          // A partner sees the clicks that count: its bots and prefetches are left out (CONTRACT part three).
+          click: sql`and e.partner_id = ${partnerId} and e.quality = 'human'`,
           customer: sql`and exists (select 1 from customers cu where cu.id = e.customer_id and cu.partner_id = ${partnerId})`,
         };
 
@@ -120,7 +125,9 @@ export function createDashboardDal(sql: Sql) {
           ll.id as lead_id, ll.ts as lead_ts, ll.created_at as lead_created,
           pc.status as pc_status, pc.account_id, pc.charges_enabled, pc.payouts_enabled, pc.details_submitted,
           pc.connected_at,
-          exists (select 1 from partner_programs where program_id = ${id} and status = 'approved') as has_partners
+          exists (select 1 from partner_programs where program_id = ${id} and status = 'approved') as has_partners,
+          (select count(*)::int from click_events
+           where program_id = ${id} and quality <> 'human' and not is_test) as filtered_n
         from (select 1) one
         left join lateral (
           select event_id::text as id, click_timestamp as ts, created_at from click_events
@@ -230,6 +237,23 @@ export function createDashboardDal(sql: Sql) {
     },
 
     /**
+     * The non-test bot and prefetch clicks of each UTC day of first..last (null = unbounded) and quality,
+     * from the small partial index click_events_filtered; with a filter, one partner's or one link's.
+     */
+    filteredByDay(programId: number, first: number | null, last: number | null, filter: MemberFilter = {}) {
+      const { partnerId = null, linkId = null } = filter;
+      return sql<{ day: string; quality: 'bot' | 'prefetch'; n: string }[]>`
+        select (click_timestamp at time zone 'UTC')::date::text as day, quality, count(*)::text as n
+        from click_events
+        where program_id = ${programId} and quality <> 'human' and not is_test
+          ${first === null ? sql`` : sql`and click_timestamp >= ${dayStartIso(first)}::text::timestamptz`}
+          ${last === null ? sql`` : sql`and click_timestamp < ${dayStartIso(last + 1)}::text::timestamptz`}
+          ${partnerId === null ? sql`` : sql`and partner_id = ${partnerId}`}
+          ${linkId === null ? sql`` : sql`and link_id = ${linkId}`}
+        group by 1, 2`;
+    },
+
+    /**
      * Non-test events of each wanted kind in [lo, hi), counted in SQL (used for partial days only); with
      * `partnerId`, only that partner's.
      */
@@ -292,14 +316,15 @@ export function createDashboardDal(sql: Sql) {
                coalesce(c.session_id, l.session_id) as session_id,
                coalesce(c.page_url, l.page_url) as page_url,
                c.referrer_url, c.geo_country, c.geo_region, c.geo_city, c.device_type, c.device_os, c.browser_name,
-               l.customer_key,
+               c.quality, l.customer_key,
                coalesce(c.converted, l.converted) as converted,
                s.amount_cents::text as amount_cents, s.currency, s.sale_type, s.payment_status, s.transaction_id,
-               s.is_recurring, s.line_items, s.subscription_id, s.subscription_interval, s.product_id
+               s.is_recurring, s.line_items, s.subscription_id, s.subscription_interval, s.product_id,
+               s.coupon_code
         from k
         left join lateral (
           select e.created_at, e.click_id, e.session_id, e.page_url, e.referrer_url, e.geo_country, e.geo_region,
-                 e.geo_city, e.device_type, e.device_os, e.browser_name,
+                 e.geo_city, e.device_type, e.device_os, e.browser_name, e.quality,
                  coalesce(cu.customer_status = 'conversion', false) as converted
           from click_events e left join customers cu on cu.click_id = e.click_id
           where k.kind = 'click' and e.program_id = ${programId} and e.click_timestamp = k.ts and e.event_id = k.id

@@ -3,7 +3,7 @@
 // daily rollup) and at most two partial days at the edges of a date-time range (counted in SQL). The page is
 // then read only from the segments it overlaps.
 import { HttpError } from '../../../../shared/http/server.ts';
-import { DAY_US, dayOfUs, parseRange } from './dates.ts';
+import { DAY_US, dayNumber, dayOfUs, parseRange } from './dates.ts';
 import type { Range } from './dates.ts';
 import type { Counts, DashboardDal, EventRow, Kind, PageWindow } from './dal.ts';
 import {
@@ -147,13 +147,24 @@ export async function readEventsPage(
   partnerId: number | null = null,
 ) {
   const split = splitRange(q.range);
-  const [days, ...partialCounts] = await Promise.all([
+  // The advertiser's list shows every click with its quality: a whole day's bots and prefetches (counted by
+  // no rollup) are counted from their small index and added to the day's clicks. A partner's shows only
+  // the clicks that count.
+  const withFiltered = partnerId === null && split.whole !== null && q.kinds.includes('click');
+  const [days, filtered, ...partialCounts] = await Promise.all([
     split.whole === null ? [] : dal.dayCounts(programId, split.whole.first, split.whole.last, partnerId),
+    withFiltered ? dal.filteredByDay(programId, split.whole!.first, split.whole!.last) : [],
     ...split.partial.map((r) => dal.countRange(programId, q.kinds, r.lo, r.hi, partnerId)),
   ]);
+  const byDay = new Map(days.map((d) => [d.day, { ...d }]));
+  for (const f of filtered) {
+    const day = dayNumber(f.day);
+    const d = byDay.get(day) ?? byDay.set(day, { day, clicks: 0, leads: 0, sales: 0 }).get(day)!;
+    d.clicks += Number(f.n);
+  }
   const segs = orderSegments([
     ...split.partial.map((r, i) => ({ ...r, counts: partialCounts[i]! })),
-    ...days.map((d) => daySegment(d.day, d, q.kinds)),
+    ...[...byDay.values()].map((d) => daySegment(d.day, d, q.kinds)),
   ]);
   const { total, window } = planPage(segs, q.page, q.size);
   const rows = window === null ? [] : await dal.eventRows(programId, window, q.size, partnerId);
@@ -180,6 +191,7 @@ export function toEvent(r: EventRow): Record<string, unknown> {
       device_type: r.device_type,
       device_os: r.device_os,
       browser_name: r.browser_name,
+      quality: r.quality ?? 'human',
       converted: r.converted === true,
     };
   }
@@ -206,6 +218,7 @@ export function toEvent(r: EventRow): Record<string, unknown> {
     subscription_id: r.subscription_id,
     subscription_interval: r.subscription_interval,
     product_id: r.product_id,
+    coupon_code: r.coupon_code ?? null,
   };
 }
 

@@ -135,8 +135,12 @@ export function performanceBody(
   first: number,
   last: number,
   byDay: Map<number, DayStats>,
+  /** Bot and prefetch clicks by day (counted nowhere else). */
+  filtered: Map<number, number> = new Map(),
 ) {
   const prev = previousDays(first, last);
+  let filteredTotal = 0;
+  for (const [d, n] of filtered) if (d >= first && d <= last) filteredTotal += n;
   const data = [];
   for (let d = first; d <= last; d++) {
     const s = byDay.get(d) ?? noStats();
@@ -151,6 +155,7 @@ export function performanceBody(
       partners: s.partners,
       sales: 0,
       commission: s.commissionCents / 100,
+      filteredClicks: filtered.get(d) ?? 0,
     });
   }
   const cur = totalsOf(byDay, first, last);
@@ -159,6 +164,7 @@ export function performanceBody(
     data,
     metrics: {
       totalClicks: cur.clicks,
+      filteredClicks: filteredTotal,
       totalLeads: cur.leads,
       totalConversions: cur.conversions,
       totalRevenue: cur.revenueCents / 100,
@@ -216,11 +222,17 @@ export async function readPerformance(
   const dal = createDashboardDal(sql);
   const { first, last } = await performanceDays(dal, programId, q, dayOfMs(nowMs));
   const prev = previousDays(first, last);
-  const [stats, partners] = await Promise.all([
+  const [stats, partners, filteredRows] = await Promise.all([
     dal.dailyStats(programId, prev.first, last, filter),
     dal.partnersByDay(programId, prev.first, last, filter),
+    dal.filteredByDay(programId, first, last, filter),
   ]);
-  return performanceBody(q.period, first, last, statsByDay(stats, partners));
+  const filtered = new Map<number, number>();
+  for (const r of filteredRows) {
+    const d = dayNumber(r.day);
+    filtered.set(d, (filtered.get(d) ?? 0) + Number(r.n));
+  }
+  return performanceBody(q.period, first, last, statsByDay(stats, partners), filtered);
 }
 
 /** The partnerId / linkId filters of a validated query (parseId: the schema let only positive integers in). */

@@ -58,6 +58,10 @@ export const statusSchema = {
           }),
         }),
         hasPartners: Type.Boolean(),
+        filteredClicks: Type.Integer({
+          description:
+            "The program's bot and prefetch clicks (stored, answered as any click, counted nowhere)",
+        }),
         lastUpdated: DateTime(),
       }),
     }),
@@ -98,7 +102,7 @@ export const eventsSchema = {
           {
             additionalProperties: true,
             description:
-              'click: click_id, session_id, page_url, referrer_url, geo_country, geo_region, geo_city, device_type, device_os, browser_name, converted. lead: click_id, customer_key, session_id, page_url, converted. conversion: click_id, amount_cents, currency, sale_type, payment_status, processor_event_id, is_recurring, line_items, subscription_id, subscription_interval, product_id.',
+              'click: click_id, session_id, page_url, referrer_url, geo_country, geo_region, geo_city, device_type, device_os, browser_name, quality (`human`, `bot` or `prefetch`: bots and prefetches are listed, counted nowhere), converted. lead: click_id, customer_key, session_id, page_url, converted. conversion: click_id, amount_cents, currency, sale_type, payment_status, processor_event_id, is_recurring, line_items, subscription_id, subscription_interval, product_id, coupon_code (the partner code the sale carried, docs/codes.md).',
           },
         ),
       ),
@@ -172,10 +176,16 @@ export const performanceSchema = {
           partners: Type.Integer(),
           sales: Type.Integer(),
           commission: Type.Number(),
+          filteredClicks: Type.Integer({
+            description: 'Bot and prefetch clicks of the day, not in `clicks`',
+          }),
         }),
       ),
       metrics: Obj({
         totalClicks: Type.Integer(),
+        filteredClicks: Type.Integer({
+          description: 'Bot and prefetch clicks of the period (stored, counted nowhere): not in totalClicks',
+        }),
         totalLeads: Type.Integer(),
         totalConversions: Type.Integer(),
         totalRevenue: Type.Number(),

@@ -36,6 +36,7 @@ export function statusBody(programId: string, r: StatusRow, now: Date) {
         },
       },
       hasPartners: r.has_partners,
+      filteredClicks: r.filtered_n,
       lastUpdated: now.toISOString(),
     },
   };

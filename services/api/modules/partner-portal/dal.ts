@@ -20,6 +20,8 @@ export interface PartnerProgramRow {
   partner_links: boolean;
   hold_days: number | null;
   min_payout_cents: string | null;
+  website_url: string | null;
+  allowed_origins: string[];
 }
 
 /** A partner-program's unpaid money, by where it stands (MONEY_COLUMNS). */
@@ -34,7 +36,7 @@ const PP_COLUMNS = (sql: Sql) => sql`
   pp.id as pp_id, pp.partner_id, pp.status, pp.rejection_reason, pp.balance_cents, pp.created_at,
   pr.id as program_id, pr.name, pr.slug, pr.status as program_status, pr.description, pr.currency,
   pr.cookie_window_days, pr.commission, pr.partner_links,
-  pr.hold_days, pr.min_payout_cents`;
+  pr.hold_days, pr.min_payout_cents, pr.website_url, pr.allowed_origins`;
 
 /**
  * What the partner-program is owed and not yet paid, in one aggregate over its commissions (the partner's
@@ -118,6 +120,8 @@ export interface CommissionRow {
   created_at: Date;
   payable_at: Date | null;
   payout_id: string | null;
+  coupon_code: string | null;
+  under_review: boolean;
 }
 
 /** The commissions of the account's claimed records (in live programs), newest first, and their count. */
@@ -137,7 +141,9 @@ export async function commissionsOfAccount(
     sql<CommissionRow[]>`
       select cm.id, cm.program_id, cm.status, cm.amount_cents, cm.deducted_cents, cm.currency,
              s.amount_cents as sale_amount_cents, cm.created_at,
-             cm.payable_at, cm.payout_id
+             cm.payable_at, cm.payout_id,
+             case when s.partner_code_id is not null then s.coupon_code end as coupon_code,
+             (cm.review_reason is not null and cm.status in ('pending', 'refunded') and cm.paid_at is null) as under_review
       ${where}
       order by cm.created_at desc, cm.id desc
       limit ${q.limit} offset ${q.offset}`,

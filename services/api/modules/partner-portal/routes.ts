@@ -63,6 +63,13 @@ const ProgramOut = Obj({
     hold_days: Type.Integer(),
     min_payout_cents: Type.Integer(),
     partner_links: Type.Boolean({ description: 'Whether the partner may create its own links' }),
+    website_url: Nullable(Type.String({ description: "The advertiser's site (docs/codes.md)" })),
+    link_base_url: Nullable(
+      Type.String({
+        description:
+          'Where full referral links point: website_url, else the first allowed origin; null: none (share the code alone)',
+      }),
+    ),
   }),
   partner_id: Type.Integer({ description: 'The claimed partner record in this program' }),
   status: StringEnum(['pending', 'approved', 'rejected']),
@@ -338,6 +345,14 @@ export function registerPartnerPortalRoutes(fastify: FastifyInstance, deps: ApiD
                 created_at: DateTime(),
                 payable_at: Nullable(DateTime()),
                 payout_id: Nullable(Type.Integer()),
+                coupon_code: Nullable(
+                  Type.String({ description: 'The partner code that attributed the sale (docs/codes.md)' }),
+                ),
+                under_review: Type.Boolean({
+                  description:
+                    "Held for the advertiser's review (CONTRACT part three): not payable until approved; " +
+                    'why is shown to the advertiser only',
+                }),
               }),
             ),
             meta: Obj({ pagination: Pagination }),

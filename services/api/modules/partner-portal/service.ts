@@ -44,6 +44,9 @@ export function toPartnerProgram(r: PartnerProgramRow) {
       hold_days: r.hold_days ?? HOLD_DAYS_DEFAULT,
       min_payout_cents: r.min_payout_cents === null ? 0 : Number(r.min_payout_cents),
       partner_links: r.partner_links,
+      // Full referral links (docs/codes.md): on website_url, else on the first allowed origin.
+      website_url: r.website_url,
+      link_base_url: r.website_url ?? r.allowed_origins[0] ?? null,
     },
     partner_id: Number(r.partner_id),
     status: r.status,
@@ -73,6 +76,8 @@ export const toPartnerCommission = (r: CommissionRow) => ({
   created_at: iso(r.created_at)!,
   payable_at: r.payable_at === null ? null : iso(r.payable_at),
   payout_id: r.payout_id === null ? null : Number(r.payout_id),
+  coupon_code: r.coupon_code,
+  under_review: r.under_review,
 });
 
 /** A payout as its partner sees it (no other partner's data, no advertiser reference beyond its own). */
@@ -110,11 +115,16 @@ export function payoutMethodOf(b: {
   return { type: b.type, email: email || null, details: details || null };
 }
 
-/** An event as a partner sees it: the spec's fields without the customer's key (events carry no email). */
+/**
+ * An event as a partner sees it: the spec's fields without the customer's key (events carry no email), and
+ * without the sale's coupon_code, which may be another partner's code (docs/codes.md: the partner sees its
+ * own code on its commissions).
+ */
 export function withoutCustomerData(e: Record<string, unknown>): Record<string, unknown> {
   const out = { ...e };
   delete out.customer_key;
   delete out.email;
+  delete out.coupon_code;
   return out;
 }
 

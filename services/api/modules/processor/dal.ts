@@ -1,4 +1,5 @@
-// SQL of the processor connection (one row per workspace).
+// SQL of the processor connections: Stripe's (one row per workspace, processor_connections) and the other
+// processors' signing secrets (processor_secrets).
 import type { Sql } from '../../../../shared/db/sql.ts';
 
 /** What a PUT stores. */
@@ -75,6 +76,7 @@ export async function rollSecret(
 
 export interface ProcessorEventRow {
   id: string;
+  processor: string;
   event_id: string;
   type: string;
   livemode: boolean;
@@ -97,10 +99,55 @@ export async function listProcessorEvents(
   const where = sql`program_id = ${programId} ${outcome === null ? sql`` : sql`and outcome = ${outcome}`}`;
   const [rows, [count]] = await Promise.all([
     sql<ProcessorEventRow[]>`
-      select id, event_id, type, livemode, received_at, outcome, reason, transaction_id, sale_id, commission_id
+      select id, processor, event_id, type, livemode, received_at, outcome, reason, transaction_id, sale_id, commission_id
       from processor_events where ${where}
       order by received_at desc, id desc limit ${limit} offset ${offset}`,
     sql<{ n: number }[]>`select count(*)::int as n from processor_events where ${where}`,
   ]);
   return { rows, total: count!.n };
+}
+
+/** A workspace's webhook signing secrets, by processor (Stripe's from processor_connections). */
+export async function listSecrets(sql: Sql, workspaceId: number): Promise<Map<string, string>> {
+  const rows = await sql<{ processor: string; webhook_secret: string }[]>`
+    select 'stripe' as processor, webhook_secret from processor_connections where workspace_id = ${workspaceId}
+    union all
+    select processor, webhook_secret from processor_secrets where workspace_id = ${workspaceId}`;
+  return new Map(rows.map((r) => [r.processor, r.webhook_secret]));
+}
+
+/**
+ * Stores the secret the processor's dashboard shows. Stripe's is the processor_connections row the singular
+ * route manages (created `connected`; a pasted secret replaces the current one and ends a roll's grace).
+ */
+export async function saveSecret(
+  sql: Sql,
+  workspaceId: number,
+  processor: string,
+  secret: string,
+): Promise<void> {
+  if (processor === 'stripe') {
+    await sql`
+      insert into processor_connections (workspace_id, status, webhook_secret, connected_at)
+      values (${workspaceId}, 'connected', ${secret}, now())
+      on conflict (workspace_id) do update set
+        webhook_secret = excluded.webhook_secret,
+        previous_webhook_secret = null,
+        previous_secret_expires_at = null,
+        updated_at = now()`;
+    return;
+  }
+  await sql`
+    insert into processor_secrets (workspace_id, processor, webhook_secret)
+    values (${workspaceId}, ${processor}, ${secret})
+    on conflict (workspace_id, processor) do update set
+      webhook_secret = excluded.webhook_secret, updated_at = now()`;
+}
+
+/** Forgets a processor's secret: its events are refused from then on. */
+export async function deleteSecret(sql: Sql, workspaceId: number, processor: string): Promise<void> {
+  if (processor === 'stripe')
+    await sql`delete from processor_connections where workspace_id = ${workspaceId}`;
+  else
+    await sql`delete from processor_secrets where workspace_id = ${workspaceId} and processor = ${processor}`;
 }

@@ -29,17 +29,30 @@ import {
   requireWorkspace,
   workspaceOfReq,
 } from '../../common.ts';
-import { findConnection, listProcessorEvents, rollSecret, saveConnection } from './dal.ts';
+import {
+  deleteSecret,
+  findConnection,
+  listProcessorEvents,
+  listSecrets,
+  rollSecret,
+  saveConnection,
+  saveSecret,
+} from './dal.ts';
 import {
   CONNECTION_STATUSES,
   PROCESSOR_OUTCOMES,
   ROLL_GRACE_HOURS,
   connectionInput,
   connectionView,
+  PROCESSORS,
+  UNKNOWN_PROCESSOR,
   newWebhookSecret,
+  processorConnectionView,
+  secretError,
   toConnection,
   toProcessorEvent,
 } from './service.ts';
+import type { Processor } from '../../../../shared/contracts/processors/common.ts';
 
 const flag = (k: string) => Type.Optional(Nullable(Type.Boolean(), `${k} must be a boolean`));
 
@@ -167,6 +180,8 @@ export function registerProcessorRoutes(fastify: FastifyInstance, deps: ApiDeps)
     },
   );
 
+  registerConnectionsRoutes(fastify, deps);
+
   const EventsQuery = Type.Object({
     program_id: Type.Integer({
       minimum: 1,
@@ -204,7 +219,8 @@ export function registerProcessorRoutes(fastify: FastifyInstance, deps: ApiDeps)
           'Needs program:read on the program. Newest first. Outcomes: `attributed` (sale with commission), ' +
           '`recorded` (sale without; reason says why), `unattributed` (no sale: `no_metadata`, ' +
           '`customer_not_found`, `program_mismatch`), `refund_applied` (reason: reversed, refunded, skipped, ' +
-          'no_commission), `linked`, `waiting` (what it waits for), `ignored`, `failed`. See docs/stripe.md.',
+          'no_commission), `linked`, `waiting` (what it waits for), `ignored`, `failed`. `processor` names who ' +
+          'sent it (stripe, paddle, lemonsqueezy, polar). See docs/stripe.md and docs/processors.md.',
         security: managementSecurity,
         querystring: EventsQuery,
         response: {
@@ -212,6 +228,7 @@ export function registerProcessorRoutes(fastify: FastifyInstance, deps: ApiDeps)
             data: Type.Array(
               Type.Object({
                 id: Type.Integer(),
+                processor: Type.String(),
                 event_id: Type.String(),
                 type: Type.String(),
                 livemode: Type.Boolean(),
@@ -252,6 +269,118 @@ export function registerProcessorRoutes(fastify: FastifyInstance, deps: ApiDeps)
         data: rows.map(toProcessorEvent),
         meta: { pagination: { page, pageSize, pageCount: Math.ceil(total / pageSize), total } },
       };
+    },
+  );
+}
+
+const ConnectionView = Type.Object({
+  processor: Type.String(),
+  connected: Type.Boolean(),
+  secret_masked: Nullable(Type.String()),
+  webhook_url: Type.String(),
+});
+
+const SecretInput = Type.Object({
+  workspace_id: WorkspaceIdField,
+  webhook_secret: Type.String({ errorMessage: 'webhook_secret must be a string of 1 to 255 characters' }),
+});
+
+const ProcessorParams = Type.Object({ processor: Type.String() });
+
+/** The processor named in the path, or 404. */
+function processorOf(p: string): Processor {
+  if (!(PROCESSORS as readonly string[]).includes(p)) throw new HttpError(404, UNKNOWN_PROCESSOR);
+  return p as Processor;
+}
+
+/**
+ * Every processor's webhook secret (CONTRACT part three): the one the processor's dashboard shows, pasted
+ * here. Same access as the Stripe connection: program:update to write, program:read to read, workspace-level
+ * (a key limited to some programs is 403). Stripe's row is the singular route's.
+ */
+function registerConnectionsRoutes(fastify: FastifyInstance, deps: ApiDeps): void {
+  const app = fastify.withTypeProvider<TypeBoxProvider>();
+  const { sql } = deps;
+  const path = '/api/advertiser/processor-connections';
+  const errors =
+    '400 `webhook_secret must be a string of 1 to 255 characters`, `webhook_secret must start with whsec_ ' +
+    'for Stripe`, `webhook_secret must be 6 to 40 characters for Lemon Squeezy`, `workspace_id must be a ' +
+    `positive integer\`; 403 (a key limited to some programs: \`API key is limited to programs <ids>\`); 404 \`${UNKNOWN_PROCESSOR}\`, ` +
+    '`Workspace not found`.';
+
+  app.get(
+    path,
+    {
+      preValidation: requireWorkspace(sql, 'program:read'),
+      schema: {
+        tags: ['management'],
+        summary: 'Which payment processors are connected, and the webhook URL to paste into each',
+        description:
+          'Workspace-level; needs program:read. One row per processor (stripe, paddle, lemonsqueezy, polar): ' +
+          '`connected`, the masked secret, and `webhook_url` with `{programId}` to fill in per program. 403 for ' +
+          'a key limited to some programs.',
+        security: managementSecurity,
+        querystring: WorkspaceIdQuery,
+        response: { 200: Data(Type.Array(ConnectionView)), ...errorResponses(400, 401, 403, 404) },
+      },
+    },
+    async (req) => {
+      const secrets = await listSecrets(sql, workspaceOfReq(req).workspaceId);
+      return { data: PROCESSORS.map((p) => processorConnectionView(p, secrets.get(p), deps.publicUrl)) };
+    },
+  );
+
+  app.put(
+    `${path}/:processor`,
+    {
+      preValidation: requireWorkspace(sql, 'program:update'),
+      schema: {
+        tags: ['management'],
+        summary: 'Connect a payment processor: store the webhook signing secret its dashboard shows',
+        description:
+          'Workspace-level; needs program:update. `webhook_secret`: Stripe the endpoint’s `whsec_` secret ' +
+          '(the singular /processor-connection row: created `connected`, a roll’s previous secret ends), Paddle ' +
+          'the notification destination’s secret key, Lemon Squeezy the signing secret typed in its webhook ' +
+          'form (6–40 characters), Polar the endpoint’s secret. Replaces the stored one. Errors: ' +
+          errors,
+        security: managementSecurity,
+        querystring: WorkspaceIdQuery,
+        params: ProcessorParams,
+        body: SecretInput,
+        response: { 200: Data(ConnectionView), ...errorResponses(400, 401, 403, 404) },
+      },
+    },
+    async (req) => {
+      const processor = processorOf(req.params.processor);
+      const secret = req.body.webhook_secret.trim();
+      const error = secretError(processor, secret);
+      if (error) throw new HttpError(400, error);
+      await saveSecret(sql, workspaceOfReq(req).workspaceId, processor, secret);
+      return { data: processorConnectionView(processor, secret, deps.publicUrl) };
+    },
+  );
+
+  app.delete(
+    `${path}/:processor`,
+    {
+      preValidation: requireWorkspace(sql, 'program:update'),
+      schema: {
+        tags: ['management'],
+        summary: 'Disconnect a payment processor: forget its webhook secret',
+        description:
+          'Workspace-level; needs program:update. Its events are refused (400, no secret) from then on; ' +
+          'idempotent. Stripe: removes the singular /processor-connection row. Errors: 403, 404 ' +
+          `\`${UNKNOWN_PROCESSOR}\`, \`Workspace not found\`.`,
+        security: managementSecurity,
+        querystring: WorkspaceIdQuery,
+        params: ProcessorParams,
+        response: { 200: Data(ConnectionView), ...errorResponses(400, 401, 403, 404) },
+      },
+    },
+    async (req) => {
+      const processor = processorOf(req.params.processor);
+      await deleteSecret(sql, workspaceOfReq(req).workspaceId, processor);
+      return { data: processorConnectionView(processor, undefined, deps.publicUrl) };
     },
   );
 }

@@ -4,6 +4,8 @@ import { randomBytes } from 'node:crypto';
 import { maskSecret } from '../../../../shared/domain/secrets.ts';
 import { iso } from '../../common.ts';
 import type { ConnectionRow, ConnectionState, ProcessorEventRow } from './dal.ts';
+import { PROCESSORS } from '../../../../shared/contracts/processors/common.ts';
+import type { Processor } from '../../../../shared/contracts/processors/common.ts';
 import { CONNECTION_STATUSES, PROCESSOR_OUTCOMES } from '../../../../shared/contracts/management.ts';
 
 export { CONNECTION_STATUSES, PROCESSOR_OUTCOMES };
@@ -44,6 +46,7 @@ export const ROLL_GRACE_HOURS = 24;
 export function toProcessorEvent(r: ProcessorEventRow) {
   return {
     id: Number(r.id),
+    processor: r.processor,
     event_id: r.event_id,
     type: r.type,
     livemode: r.livemode,
@@ -81,4 +84,34 @@ export function connectionView(r: ConnectionRow | undefined) {
     };
   }
   return { ...toConnection(r), webhook_secret_masked: maskSecret(r.webhook_secret) };
+}
+
+/** The processors a workspace connects (CONTRACT part three "Revenue from every processor"). */
+export { PROCESSORS };
+export const UNKNOWN_PROCESSOR = `Unknown processor: use one of ${PROCESSORS.join(', ')}`;
+
+/** Why a pasted secret cannot be this processor's, or null. Lemon Squeezy's is what the advertiser typed there (6–40). */
+export function secretError(processor: Processor, secret: string): string | null {
+  if (secret.length < 1 || secret.length > 255)
+    return 'webhook_secret must be a string of 1 to 255 characters';
+  if (processor === 'stripe' && !secret.startsWith('whsec_'))
+    return 'webhook_secret must start with whsec_ for Stripe';
+  if (processor === 'lemonsqueezy' && (secret.length < 6 || secret.length > 40))
+    return 'webhook_secret must be 6 to 40 characters for Lemon Squeezy';
+  return null;
+}
+
+/** A secret shown back: enough to recognise it (a short one shows its last two characters only). */
+export function maskProcessorSecret(secret: string): string {
+  return secret.length >= 16 ? maskSecret(secret) : `…${secret.slice(-2)}`;
+}
+
+/** One processor's row of GET /api/advertiser/processor-connections. */
+export function processorConnectionView(processor: Processor, secret: string | undefined, publicUrl: string) {
+  return {
+    processor,
+    connected: secret !== undefined,
+    secret_masked: secret === undefined ? null : maskProcessorSecret(secret),
+    webhook_url: `${publicUrl.replace(/\/+$/, '')}/api/v1/webhooks/${processor}/{programId}`,
+  };
 }

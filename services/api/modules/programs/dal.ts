@@ -3,6 +3,7 @@
 import type { Sql, Tx } from '../../../../shared/db/sql.ts';
 import type { CommissionPolicy } from '../../../../shared/domain/commission-policy.ts';
 import type { Role } from '../auth/access.ts';
+import type { RiskRules } from '../../../../shared/domain/risk-rules.ts';
 
 /** The normalised fields of a create or update body; on update only those present change. */
 export interface ProgramFields {
@@ -19,6 +20,11 @@ export interface ProgramFields {
   auto_approve?: boolean;
   description?: string | null;
   partner_links?: boolean;
+  // Codes (docs/codes.md): website_url null clears it.
+  website_url?: string | null;
+  code_attribution?: 'fallback' | 'override';
+  // Risk rules (issue 31): only the switches given change.
+  risk_rules?: Partial<RiskRules>;
 }
 
 export interface ProgramRow {
@@ -39,12 +45,15 @@ export interface ProgramRow {
   auto_approve: boolean;
   description: string | null;
   partner_links: boolean;
+  website_url: string | null;
+  code_attribution: 'fallback' | 'override';
+  risk_rules: unknown;
 }
 
 const COLUMNS = (sql: Sql | Tx) =>
   sql`id, workspace_id, name, slug, status, cookie_window_days, currency, commission, allowed_origins,
       api_token_masked, created_at, public_page, auto_approve, description, partner_links, hold_days,
-      min_payout_cents`;
+      min_payout_cents, website_url, code_attribution, risk_rules`;
 
 export async function findProgram(sql: Sql, id: number): Promise<ProgramRow | undefined> {
   const [row] = await sql<ProgramRow[]>`
@@ -90,17 +99,22 @@ export async function insertProgram(
     auto_approve: boolean;
     description: string | null;
     partner_links: boolean;
+    website_url: string | null;
+    code_attribution: 'fallback' | 'override';
+    risk_rules: RiskRules;
   },
 ): Promise<ProgramRow | undefined> {
   const [row] = await sql<ProgramRow[]>`
     insert into programs (workspace_id, name, slug, cookie_window_days, currency, commission,
                           allowed_origins, api_token_hash, api_token_masked,
-                          public_page, auto_approve, description, partner_links, hold_days, min_payout_cents)
+                          public_page, auto_approve, description, partner_links, hold_days, min_payout_cents,
+                          website_url, code_attribution, risk_rules)
     values (${p.workspaceId}, ${p.name}, ${p.slug}, ${p.cookie_window_days}, ${p.currency},
             ${sql.json(p.commission as never)}, ${p.allowed_origins}::text[],
             ${p.tokenHash}, ${p.tokenMasked},
             ${p.public_page}, ${p.auto_approve}, ${p.description}, ${p.partner_links},
-            ${p.hold_days}, ${p.min_payout_cents})
+            ${p.hold_days}, ${p.min_payout_cents}, ${p.website_url}, ${p.code_attribution},
+            ${sql.json(p.risk_rules)})
     on conflict (slug) do nothing
     returning ${COLUMNS(sql)}`;
   return row;
@@ -147,6 +161,9 @@ async function updateProgramRow(sql: Tx, id: number, f: ProgramFields): Promise<
       auto_approve = coalesce(${f.auto_approve ?? null}::boolean, auto_approve),
       description = case when ${f.description !== undefined} then ${f.description ?? null}::text else description end,
       partner_links = coalesce(${f.partner_links ?? null}::boolean, partner_links),
+      website_url = case when ${f.website_url !== undefined} then ${f.website_url ?? null}::text else website_url end,
+      code_attribution = coalesce(${f.code_attribution ?? null}::text, code_attribution),
+      risk_rules = risk_rules || ${sql.json(f.risk_rules ?? {})}::jsonb,
       updated_at = now()
     where id = ${id} and deleted_at is null
     returning ${COLUMNS(sql)}`;

@@ -18,6 +18,7 @@ import {
 import type { TypeBoxProvider } from '../../../../shared/http/validation.ts';
 import { generateSecret, hashSecret, maskSecret } from '../../../../shared/domain/secrets.ts';
 import { MAX_AMOUNT_CENTS, currencyPattern } from '../../../../shared/domain/money.ts';
+import { RISK_RULES_DOC, riskRulesError } from '../../../../shared/domain/risk-rules.ts';
 import { principalOf, scopedWorkspaceAccess } from '../auth/access.ts';
 import type { ApiDeps } from '../../deps.ts';
 import {
@@ -46,6 +47,7 @@ import {
   programFields,
   rejectNulls,
   toProgram,
+  websiteUrlError,
 } from './service.ts';
 
 // ---- schemas ----
@@ -151,6 +153,19 @@ const PartnerLinks = Type.Boolean({
   errorMessage: ERR.partnerLinks,
 });
 
+// Codes (docs/codes.md): where full referral links point, and whether a code beats a click.
+const WebsiteUrl = Checked<string>(
+  { type: 'string', maxLength: 2000, description: 'http(s) URL: full referral links are built on it' },
+  websiteUrlError,
+);
+const CodeAttribution = StringEnum(['fallback', 'override'] as const, ERR.codeAttribution, {
+  default: 'fallback',
+  description:
+    "fallback: a code attributes a sale whose customer has no partner; override: a code's partner gets the sale " +
+    'even when a click or lead named another',
+});
+const RiskRulesIn = Checked<Record<string, boolean>>(RISK_RULES_DOC, riskRulesError);
+
 // Property order is the order of the checks (see shared/http/validation.ts). On create, null is "omitted".
 const opt = <T extends TSchema>(s: T) => Type.Optional(Nullable(s, s.errorMessage as string | undefined));
 const CreateBody = Type.Object({
@@ -167,6 +182,9 @@ const CreateBody = Type.Object({
   auto_approve: opt(AutoApprove),
   description: opt(Description),
   partner_links: opt(PartnerLinks),
+  website_url: opt(WebsiteUrl),
+  code_attribution: opt(CodeAttribution),
+  risk_rules: opt(RiskRulesIn),
 });
 // On update, only the fields given change; null is refused (rejectNulls) before these checks.
 const UpdateBody = Type.Object({
@@ -182,6 +200,9 @@ const UpdateBody = Type.Object({
   auto_approve: Type.Optional(AutoApprove),
   description: Type.Optional(Nullable(Description, ERR.description)),
   partner_links: Type.Optional(PartnerLinks),
+  website_url: Type.Optional(Nullable(WebsiteUrl, ERR.websiteUrl)),
+  code_attribution: Type.Optional(CodeAttribution),
+  risk_rules: Type.Optional(RiskRulesIn),
   status: Type.Optional(
     StringEnum(['draft', 'live'] as const, ERR.status, { description: 'Only the current status' }),
   ),
@@ -212,6 +233,12 @@ const programProperties = {
   auto_approve: Type.Boolean(),
   description: Type.Union([Type.String(), Type.Null()]),
   partner_links: Type.Boolean(),
+  website_url: Type.Union([Type.String(), Type.Null()]),
+  code_attribution: Type.String({ enum: ['fallback', 'override'] }),
+  risk_rules: Type.Object(
+    { disposable_email: Type.Boolean(), shared_payout_method: Type.Boolean(), paid_search: Type.Boolean() },
+    { description: RISK_RULES_DOC.description },
+  ),
 };
 const ProgramOut = Type.Object(programProperties);
 
@@ -272,7 +299,13 @@ export function registerProgramRoutes(fastify: FastifyInstance, deps: ApiDeps): 
           'limited to programs <ids>`); 404 `Workspace not found`; 409 `slug is already taken`. Applications (docs/partners.md): `public_page` and ' +
           '`auto_approve` (default false), `partner_links` (default true), `description` (at most 2,000 ' +
           'characters): 400 `public_page must be true or false`, `auto_approve must be true or false`, ' +
-          '`partner_links must be true or false`, `description must be a string of at most 2000 characters`.',
+          '`partner_links must be true or false`, `description must be a string of at most 2000 characters`. ' +
+          'Codes (docs/codes.md): `website_url` (an http(s) URL, where full referral links point), `code_attribution` ' +
+          '(`fallback`, the default, or `override`): 400 `' +
+          ERR.websiteUrl +
+          '`, `' +
+          ERR.codeAttribution +
+          '`.',
         security: managementSecurity,
         querystring: WorkspaceIdQuery,
         body: CreateBody,
@@ -331,8 +364,8 @@ export function registerProgramRoutes(fastify: FastifyInstance, deps: ApiDeps): 
         description:
           'Scope program:update. Changeable: name, slug, cookie_window_days, currency, commission, ' +
           'allowed_origins, public_page, auto_approve, partner_links, description, hold_days, ' +
-          'min_payout_cents (same rules and messages as create; none may be null, `<field> cannot be null`, ' +
-          'but description, which null clears; hold_days applies to commissions created after the change, ' +
+          'min_payout_cents, website_url, code_attribution (same rules and messages as create; none may be null, `<field> cannot be null`, ' +
+          'but description and website_url, which null clears; hold_days applies to commissions created after the change, ' +
           'min_payout_cents to payouts created after it). ' +
           '`status` is changed only by go-live: a different value is 400 `status is changed with POST ' +
           '/api/advertiser/affiliate-programs/:id/go-live`. 409 `slug is already taken`; 409 `' +

@@ -10,6 +10,8 @@ import { ROLE_PERMISSIONS } from '../auth/access.ts';
 import type { Role } from '../auth/access.ts';
 import { iso } from '../../common.ts';
 import type { ProgramFields, ProgramRow } from './dal.ts';
+import { DEFAULT_RISK_RULES, parseRiskRules, riskRulesOf } from '../../../../shared/domain/risk-rules.ts';
+import type { RiskRules } from '../../../../shared/domain/risk-rules.ts';
 
 /** Days from a sale until its commission is payable, unless a program says otherwise (CONTRACT part two). */
 export const DEFAULT_HOLD_DAYS = 30;
@@ -35,7 +37,21 @@ export const ERR = {
   autoApprove: 'auto_approve must be true or false',
   description: 'description must be a string of at most 2000 characters',
   partnerLinks: 'partner_links must be true or false',
+  // Codes (docs/codes.md).
+  websiteUrl: 'website_url must be an http or https URL of at most 2000 characters',
+  codeAttribution: "code_attribution must be 'fallback' or 'override'",
 } as const;
+
+/** null, or why `v` is not an http(s) URL (website_url); surrounding spaces do not matter. */
+export function websiteUrlError(v: unknown): string | null {
+  if (typeof v !== 'string' || v.trim().length > 2000) return ERR.websiteUrl;
+  try {
+    const u = new URL(v.trim());
+    return u.protocol === 'https:' || u.protocol === 'http:' ? null : ERR.websiteUrl;
+  } catch {
+    return ERR.websiteUrl;
+  }
+}
 
 /** Fields an update may not set to null, in the order they are checked. */
 export const NOT_NULLABLE = [
@@ -50,10 +66,16 @@ export const NOT_NULLABLE = [
   'public_page',
   'auto_approve',
   'partner_links',
+  'code_attribution',
+  'risk_rules',
 ] as const;
 
 /** A program as the API shows it: the row with numeric ids and an ISO creation time. */
-export type Program = Omit<ProgramRow, 'id' | 'workspace_id' | 'created_at' | 'min_payout_cents'> & {
+export type Program = Omit<
+  ProgramRow,
+  'id' | 'workspace_id' | 'created_at' | 'min_payout_cents' | 'risk_rules'
+> & {
+  risk_rules: RiskRules;
   id: number;
   workspace_id: number;
   created_at: string;
@@ -82,6 +104,9 @@ export function toProgram(r: ProgramRow): Program {
     auto_approve: r.auto_approve,
     description: r.description,
     partner_links: r.partner_links,
+    website_url: r.website_url,
+    code_attribution: r.code_attribution,
+    risk_rules: riskRulesOf(r.risk_rules),
   };
 }
 
@@ -165,6 +190,9 @@ export interface ProgramBody {
   auto_approve?: boolean | null;
   description?: string | null;
   partner_links?: boolean | null;
+  website_url?: string | null;
+  code_attribution?: 'fallback' | 'override' | null;
+  risk_rules?: unknown;
 }
 
 /** The normalised fields present in a validated body; throws the field's 400 if it was not validated. */
@@ -190,8 +218,16 @@ export function programFields(b: ProgramBody): ProgramFields {
   if (given(b.public_page)) f.public_page = b.public_page;
   if (given(b.auto_approve)) f.auto_approve = b.auto_approve;
   if (given(b.partner_links)) f.partner_links = b.partner_links;
+  if (given(b.risk_rules)) {
+    const rules = parseRiskRules(b.risk_rules);
+    if (typeof rules === 'string') throw new HttpError(400, rules);
+    f.risk_rules = rules;
+  }
   // An empty description is none; null (on update) clears it.
   if (b.description !== undefined) f.description = b.description?.trim() || null;
+  // The same for website_url (docs/codes.md).
+  if (b.website_url !== undefined) f.website_url = b.website_url?.trim() || null;
+  if (given(b.code_attribution)) f.code_attribution = b.code_attribution;
   return f;
 }
 
@@ -210,6 +246,9 @@ export function newProgram(b: ProgramBody & { name: string }) {
     auto_approve: f.auto_approve ?? false,
     description: f.description ?? null,
     partner_links: f.partner_links ?? true,
+    website_url: f.website_url ?? null,
+    code_attribution: f.code_attribution ?? 'fallback',
+    risk_rules: { ...DEFAULT_RISK_RULES, ...f.risk_rules },
     slugs: slugCandidates(f.slug, f.name!),
   };
 }

@@ -15,6 +15,10 @@ export type ReviewReason = NonNullable<Reviewed['review_reason']>;
 export const REVIEW_REASON_TEXT: Record<ReviewReason, string> = {
   self_referral: "Self-referral: the customer's email is the partner's own",
   partner_ip: 'Partner IP: the click came from an address the partner signed in from',
+  bot_traffic: "Bot traffic: the sale's click was a bot's or a browser's prefetch",
+  disposable_email: "Disposable email: the customer's email is at a throwaway-mailbox domain",
+  shared_payout_method: 'Shared payout method: another partner account is paid the same way',
+  paid_search: 'Paid search: the click came from a search ad (gclid, gbraid, wbraid or msclkid)',
 };
 
 export function reviewReasonText(reason: string): string {

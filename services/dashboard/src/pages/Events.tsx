@@ -1,5 +1,7 @@
 // Clicks, leads and sales of a program, newest first (GET /api/tracking/events/:programId), with a type
-// filter, a date range and pages. Times are shown in the viewer's timezone; the range is in UTC days.
+// filter, a date range and pages. Times are shown in the viewer's timezone; the range is in UTC days. A bot's
+// or a prefetch's click (its `quality`, docs/pipeline.md "Bots and prefetches") is listed with a badge: stored,
+// counted nowhere.
 import { useState } from 'preact/hooks';
 import { api } from '../api.ts';
 import type { Answer } from '../api.ts';
@@ -24,6 +26,8 @@ type EventRow = EventsPage['data'][number] & {
   device_type?: string | null;
   device_os?: string | null;
   browser_name?: string | null;
+  /** A click's: `human`, `bot` or `prefetch` (the last two are counted nowhere). */
+  quality?: 'human' | 'bot' | 'prefetch';
   converted?: boolean;
   customer_key?: string | null;
   amount_cents?: number;
@@ -112,6 +116,14 @@ export function Events(props: ProgramPageProps) {
             {events.data.meta.pagination.total} event{events.data.meta.pagination.total === 1 ? '' : 's'}
             {events.loading ? ' (updating…)' : ''}
           </p>
+          {filter.kind === 'all' || filter.kind === 'click' ? (
+            <p class="subtle" data-testid="quality-note">
+              Clicks marked <span class="badge filtered">bot</span> (a crawler or a link preview) or{' '}
+              <span class="badge filtered">prefetch</span> (a browser fetching the link before anyone followed
+              it) are listed here but counted nowhere else: not in Overview&apos;s clicks, the charts or the
+              partners&apos; figures.
+            </p>
+          ) : null}
           {events.data.data.length === 0 ? (
             <p>No events in this range yet. The Integration page shows how to send the first ones.</p>
           ) : (
@@ -145,6 +157,22 @@ function EventLine(props: { ev: EventRow; currency: string }) {
         {ev.page_url ? <span class="url">{ev.page_url}</span> : 'No page URL'}
         {ev.referrer_url && <span class="subtle"> from {ev.referrer_url}</span>}
         <ClickId id={ev.click_id} />
+        {ev.quality === 'bot' || ev.quality === 'prefetch' ? (
+          <>
+            {' '}
+            <span
+              class="badge filtered"
+              data-testid="quality"
+              title={
+                ev.quality === 'bot'
+                  ? 'A crawler or a link preview: listed, not counted'
+                  : "A browser's prefetch, before anyone followed the link: listed, not counted"
+              }
+            >
+              {ev.quality}
+            </span>
+          </>
+        ) : null}
         {ev.converted && (
           <>
             {' '}

@@ -1,6 +1,7 @@
 // Partners: the program's partners with what each brought in a period (clicks, conversions, revenue and
 // commission, from GET /api/tracking/breakdown by partner) and their balances, adding one, and per partner
-// its referral links (create, copy the full URL, activate / deactivate, clicks and last click).
+// its referral links (create, copy the full URL, activate / deactivate, clicks and last click) and its
+// codes (PartnerCodes.tsx).
 import { useState } from 'preact/hooks';
 import { api } from '../api.ts';
 import { useSession } from '../session.tsx';
@@ -14,6 +15,7 @@ import { defaultLanding, referralUrl } from '../referral.ts';
 import { InviteOnce, ReviewActions, StatusBadge } from './PartnerReview.tsx';
 import type { Invite } from './PartnerReview.tsx';
 import type { Answer } from '../api.ts';
+import { PartnerCodes } from './PartnerCodes.tsx';
 
 type Partner = Answer<'get', '/api/advertiser/affiliate-programs/{id}/partners'>['data'][number];
 type Link = Answer<
@@ -47,7 +49,7 @@ function PartnersOf({ program }: { program: Program }) {
       ).data,
     [program.id],
   );
-  const [landing, setLanding] = useState(defaultLanding(program.allowed_origins));
+  const [landing, setLanding] = useState(defaultLanding(program.allowed_origins, program.website_url));
   const [open, setOpen] = useState<number | null>(null);
   const [period, setPeriod] = useState<Period>('30d');
   const figures = useLoad(async () => {
@@ -155,7 +157,7 @@ function PartnersOf({ program }: { program: Program }) {
                       aria-controls={`links-${p.id}`}
                       onClick={() => setOpen(open === p.id ? null : p.id)}
                     >
-                      {open === p.id ? 'Hide links' : 'Links'}
+                      {open === p.id ? 'Hide links and codes' : 'Links and codes'}
                       <span class="sr-only"> of {p.name}</span>
                     </button>
                   </td>
@@ -164,6 +166,7 @@ function PartnersOf({ program }: { program: Program }) {
                   <tr key={`links-${p.id}`} id={`links-${p.id}`}>
                     <td colSpan={10}>
                       <PartnerLinks programId={program.id} partner={p} landing={landing} />
+                      <PartnerCodes programId={program.id} partner={p} />
                     </td>
                   </tr>
                 ),

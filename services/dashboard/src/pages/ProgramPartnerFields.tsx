@@ -1,6 +1,7 @@
 // A program's partner settings (CONTRACT part two "Applications"): its public page at /p/<slug> with the
 // application form, whether applications are approved automatically, the description shown there, and
-// whether partners may create their own links. The fields of the program form and the lines of its card.
+// whether partners may create their own links; and (docs/codes.md) where full referral links point and
+// whether a partner code beats a click. The fields of the program form and the lines of its card.
 import type { Program, ProgramFields } from '../program.tsx';
 
 export interface PartnerSettings {
@@ -8,6 +9,8 @@ export interface PartnerSettings {
   auto_approve: boolean;
   description: string;
   partner_links: boolean;
+  website_url: string;
+  code_attribution: 'fallback' | 'override';
 }
 
 export const DESCRIPTION_MAX = 2000;
@@ -18,19 +21,27 @@ export function partnerSettingsOf(p: Program | undefined): PartnerSettings {
     auto_approve: p?.auto_approve ?? false,
     description: p?.description ?? '',
     partner_links: p?.partner_links ?? true,
+    website_url: p?.website_url ?? '',
+    code_attribution: p?.code_attribution === 'override' ? 'override' : 'fallback',
   };
 }
 
 /** The request fields: an empty description is sent as null (none). */
 export function partnerSettingsBody(
   s: PartnerSettings,
-): Pick<ProgramFields, 'public_page' | 'auto_approve' | 'description' | 'partner_links'> {
+): Pick<
+  ProgramFields,
+  'public_page' | 'auto_approve' | 'description' | 'partner_links' | 'website_url' | 'code_attribution'
+> {
   const description = s.description.trim();
+  const website = s.website_url.trim();
   return {
     public_page: s.public_page,
     auto_approve: s.auto_approve,
     description: description === '' ? null : description,
     partner_links: s.partner_links,
+    website_url: website === '' ? null : website,
+    code_attribution: s.code_attribution,
   };
 }
 
@@ -66,6 +77,31 @@ export function PartnerSettingsFields(props: { value: PartnerSettings; onChange(
           onInput={(e) => set({ description: (e.target as HTMLTextAreaElement).value })}
         />
       </label>
+      <label>
+        Website URL{' '}
+        <span class="subtle">(full referral links point here; else the first allowed origin)</span>
+        <input
+          type="url"
+          maxLength={2000}
+          value={v.website_url}
+          placeholder="https://your-site.example/"
+          onInput={(e) => set({ website_url: (e.target as HTMLInputElement).value })}
+        />
+      </label>
+      <label>
+        Partner codes{' '}
+        <select
+          value={v.code_attribution}
+          onChange={(e) =>
+            set({
+              code_attribution: (e.target as HTMLSelectElement).value as PartnerSettings['code_attribution'],
+            })
+          }
+        >
+          <option value="fallback">credit a code only when no click or lead named another partner</option>
+          <option value="override">a code wins over a click or lead of another partner</option>
+        </select>
+      </label>
     </fieldset>
   );
 }
@@ -91,6 +127,10 @@ export function PartnerSettingsFacts(props: { program: Program }) {
       <dd>{s.auto_approve ? 'approved automatically' : 'reviewed on the Partners page'}</dd>
       <dt>Partner links</dt>
       <dd>{s.partner_links ? 'partners may create their own' : 'made by you only'}</dd>
+      <dt>Referral links on</dt>
+      <dd>{s.website_url || p.allowed_origins[0] || 'no site: partners share codes and short links'}</dd>
+      <dt>Partner codes</dt>
+      <dd>{s.code_attribution === 'override' ? 'win over clicks' : 'credit customers no click named'}</dd>
     </>
   );
 }

@@ -7,6 +7,7 @@ import { useWorkspacePrograms } from '../program.tsx';
 import { Members } from './settings/Members.tsx';
 import { ApiKeys } from './settings/ApiKeys.tsx';
 import { Processor } from './settings/Processor.tsx';
+import { Processors } from './settings/Processors.tsx';
 import { Webhooks } from './settings/Webhooks.tsx';
 
 export function Settings() {
@@ -21,7 +22,8 @@ export function Settings() {
       </p>
       <nav class="toc" aria-label="Settings sections">
         <a href="#members">Members</a> <a href="#api-keys">API keys</a>{' '}
-        <a href="#processor">Payment processor</a> <a href="#webhooks">Webhooks</a>
+        <a href="#processor">Payment processor</a> <a href="#paddle">Paddle</a>{' '}
+        <a href="#lemonsqueezy">Lemon Squeezy</a> <a href="#polar">Polar</a> <a href="#webhooks">Webhooks</a>
       </nav>
       {canWrite ? (
         <>
@@ -41,6 +43,7 @@ export function Settings() {
         </>
       )}
       <Processor key={`p${workspaceId}`} programs={programs} />
+      <Processors key={`ps${workspaceId}`} programs={programs} />
       {canWrite ? (
         <Webhooks key={`w${workspaceId}`} programs={programs.data ?? []} />
       ) : (

@@ -1,6 +1,7 @@
 // User-Agent → device type / OS / browser, with ua-parser-js 1.x and a small LRU cache
 // (the same few hundred UA strings make up most of the traffic).
 import { createRequire } from 'node:module';
+import { isBotUserAgent } from '../../../../shared/tracking/quality.ts';
 
 export interface DeviceInfo {
   device_type: string;
@@ -31,10 +32,8 @@ const DEFAULT_CACHE_SIZE = 10_000;
 // Device types ua-parser-js can report (`xr` only exists from 2.x on; 1.x reports headsets as `wearable`).
 const KNOWN_DEVICE_TYPES = new Set(['mobile', 'tablet', 'smarttv', 'wearable', 'console', 'embedded', 'xr']);
 
-// ua-parser-js 1.x has no bot detection at all (Googlebot's smartphone UA parses as an Android phone).
-// `(?<!cu)bot` keeps Cubot phones ("CUBOT P30") out.
-const BOT_RE =
-  /(?<!cu)bot|crawl|spider|slurp|curl\/|wget|python-requests|python-urllib|aiohttp|go-http-client|okhttp|axios\/|node-fetch|undici|libwww-perl|java\/|apache-httpclient|scrapy|headless|phantomjs|facebookexternalhit|ia_archiver/i;
+// ua-parser-js 1.x has no bot detection at all (Googlebot's smartphone UA parses as an Android phone):
+// isbot plus the link-preview fetchers decide (shared/tracking/quality.ts), cached here with the rest.
 
 const UNKNOWN: DeviceInfo = Object.freeze({ device_type: 'unknown', device_os: null, browser_name: null });
 
@@ -57,7 +56,7 @@ export function createUserAgentParser(opts: { cacheSize?: number } = {}): UserAg
     const browser = nonEmpty(parser.getBrowser().name);
     const type = parser.getDevice().type;
     let deviceType: string;
-    if (BOT_RE.test(ua)) {
+    if (isBotUserAgent(ua)) {
       deviceType = 'bot';
     } else if (type && KNOWN_DEVICE_TYPES.has(type)) {
       deviceType = type;

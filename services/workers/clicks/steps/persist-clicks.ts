@@ -1,5 +1,7 @@
 // Persistence step: one transaction per chunk writes the click events and, only from the rows actually
 // inserted, the customers, counters and daily rollups (so a redelivery changes nothing). See docs/pipeline.md.
+// A bot or prefetch click (its `quality`, shared/tracking/quality.ts) is stored and makes its customer (a
+// sale through it is then held for review, `bot_traffic`), but no counter, rollup or breakdown counts it.
 import type { Sql, Tx } from '../../../../shared/db/sql.ts';
 import type { EnrichedClick } from './enrich-click.ts';
 import { RollupBuffer } from '../../../../shared/pipeline/rollups.ts';
@@ -31,20 +33,24 @@ const EVENT_COLUMNS = [
   'language',
   'timezone',
   'ip_hash',
+  'quality',
 ] as const;
 
-/** 24 columns × 1,000 rows stays well under Postgres's 65,534 parameters per statement. */
+/** 25 columns × 1,000 rows stays well under Postgres's 65,534 parameters per statement. */
 const ROWS_PER_STATEMENT = 1000;
 
 interface InsertedRow {
   event_id: string;
   is_test: boolean;
+  quality: string;
 }
 
 export interface PersistResult {
   inserted: number;
   duplicates: number;
   counted: number;
+  /** Of the inserted non-test clicks, the bots and prefetches: stored, counted nowhere. */
+  filtered: number;
 }
 
 export function createPersistClicksStep(deps: { sql: Sql; breakdown?: boolean }) {
@@ -52,7 +58,7 @@ export function createPersistClicksStep(deps: { sql: Sql; breakdown?: boolean })
   const breakdown = deps.breakdown ?? true;
 
   return async function persistClicks(clicks: EnrichedClick[]): Promise<PersistResult> {
-    if (clicks.length === 0) return { inserted: 0, duplicates: 0, counted: 0 };
+    if (clicks.length === 0) return { inserted: 0, duplicates: 0, counted: 0, filtered: 0 };
     // The same message twice in one chunk (a producer retry) is one click; so are two clicks with one
     // client event id for one program (a caller's retry), the first kept.
     const byEvent = new Map<string, EnrichedClick>();
@@ -70,6 +76,7 @@ export function createPersistClicksStep(deps: { sql: Sql; breakdown?: boolean })
     return sql.begin(async (tx) => {
       unique = await claimClientEventIds(tx, unique);
       const inserted = new Set<string>();
+      const filtered = new Set<string>();
       let insertedAll = 0;
       for (let i = 0; i < unique.length; i += ROWS_PER_STATEMENT) {
         const rows = unique.slice(i, i + ROWS_PER_STATEMENT).map((c) => ({
@@ -97,17 +104,28 @@ export function createPersistClicksStep(deps: { sql: Sql; breakdown?: boolean })
           language: c.language,
           timezone: c.timezone,
           ip_hash: c.ip_hash ?? null,
+          quality: c.quality ?? 'human',
         }));
         const got = await tx<InsertedRow[]>`
           insert into click_events ${tx(rows, ...EVENT_COLUMNS)}
           on conflict do nothing
-          returning event_id::text, is_test`;
+          returning event_id::text, is_test, quality`;
         insertedAll += got.length;
-        for (const r of got) if (!r.is_test) inserted.add(r.event_id);
+        for (const r of got) {
+          if (r.is_test) continue;
+          inserted.add(r.event_id);
+          if (r.quality !== 'human') filtered.add(r.event_id);
+        }
       }
-      const counted = unique.filter((c) => inserted.has(c.event_id));
-      if (counted.length > 0) await applyCounters(tx, counted, breakdown);
-      return { inserted: insertedAll, duplicates: clicks.length - insertedAll, counted: counted.length };
+      const stored = unique.filter((c) => inserted.has(c.event_id));
+      const counted = stored.filter((c) => !filtered.has(c.event_id));
+      if (stored.length > 0) await applyCounters(tx, stored, filtered, breakdown);
+      return {
+        inserted: insertedAll,
+        duplicates: clicks.length - insertedAll,
+        counted: counted.length,
+        filtered: stored.length - counted.length,
+      };
     });
   };
 }
@@ -135,7 +153,13 @@ async function claimClientEventIds(tx: Tx, clicks: EnrichedClick[]): Promise<Enr
 const earlier = (a: EnrichedClick, b: EnrichedClick): boolean =>
   a.ts < b.ts || (a.ts === b.ts && BigInt(a.event_id) < BigInt(b.event_id));
 
-async function applyCounters(tx: Tx, clicks: EnrichedClick[], breakdown: boolean): Promise<void> {
+/** Customers from every stored click; link and partner counters and the rollups from the human ones only. */
+async function applyCounters(
+  tx: Tx,
+  clicks: EnrichedClick[],
+  filtered: ReadonlySet<string>,
+  breakdown: boolean,
+): Promise<void> {
   // Customers: created by their first click, touched by later ones (existing_click_id reuse).
   const customers = new Map<string, { c: EnrichedClick; keys: VisitKeys; last: number }>();
   const links = new Map<number, { n: number; last: number }>();
@@ -152,6 +176,7 @@ async function applyCounters(tx: Tx, clicks: EnrichedClick[], breakdown: boolean
       }
       cu.last = Math.max(cu.last, c.ts);
     }
+    if (filtered.has(c.event_id)) continue;
     const l = links.get(c.link_id!) ?? { n: 0, last: 0 };
     links.set(c.link_id!, { n: l.n + 1, last: Math.max(l.last, c.ts) });
     const p = pps.get(c.partner_program_id!) ?? { n: 0, last: 0 };
@@ -201,6 +226,7 @@ async function applyCounters(tx: Tx, clicks: EnrichedClick[], breakdown: boolean
   }
 
   const linkIds = [...links.keys()].sort((a, b) => a - b);
+  if (linkIds.length === 0) return; // only bots and prefetches: nothing to count
   // FOR NO KEY UPDATE (what the UPDATE below takes), not FOR UPDATE: the customers insert above holds FOR
   // KEY SHARE on these rows through its foreign keys, and FOR UPDATE conflicts with KEY SHARE, so two
   // concurrent chunks deadlocked (40P01, one deadlock_timeout each).

@@ -111,6 +111,14 @@ export function Commissions() {
                       <span class={`badge ${c.status}`} title={STATUS_NOTE[c.status]}>
                         {c.status}
                       </span>
+                      {c.under_review && (
+                        <span
+                          class="badge review"
+                          title="Held for the advertiser's review: not payable until approved"
+                        >
+                          under review
+                        </span>
+                      )}
                     </td>
                     <td>{c.payable_at ? dateTime(c.payable_at) : '—'}</td>
                     <td>{c.payout_id ? `#${c.payout_id}` : '—'}</td>

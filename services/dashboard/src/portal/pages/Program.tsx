@@ -1,5 +1,6 @@
 // One program of the partner: its terms and their status there; once approved, their referral links
-// (copy, create their own when the program allows) and their performance chart (Performance.tsx).
+// (copy the full link, on the program's website_url or first allowed origin; create their own when the
+// program allows), their codes (Codes.tsx) and their performance chart (Performance.tsx).
 import { useState } from 'preact/hooks';
 import { api } from '../../api.ts';
 import { Link } from '../../router.tsx';
@@ -14,6 +15,7 @@ import { Skeleton, StatusBadge, Terms, Title, View } from '../parts.tsx';
 import { usePartnerPrograms } from '../programs.ts';
 import { Owed, owedParts } from '../money.tsx';
 import { PerformancePanel } from './Performance.tsx';
+import { Codes } from './Codes.tsx';
 
 export function ProgramPage(props: { programId: number }) {
   const programs = usePartnerPrograms();
@@ -58,6 +60,7 @@ export function ProgramPage(props: { programId: number }) {
         </p>
       )}
       {p.status === 'approved' && <Links partner={p} />}
+      {p.status === 'approved' && <Codes programId={p.program.id} />}
       {p.status === 'approved' && <PerformancePanel programId={p.program.id} currency={p.program.currency} />}
       <section aria-labelledby="terms">
         <h2 id="terms">Terms</h2>
@@ -76,9 +79,12 @@ function Links(props: { partner: PartnerProgram }) {
     async () => (await api.GET('/api/partner/programs/{programId}/links', { params })).data,
     [program.id],
   );
-  // The partner's choice is kept per program in this browser (the API names no landing page for it).
+  // The partner's choice is kept per program in this browser; until they make one, the program's
+  // link_base_url (its website_url, else its first allowed origin: docs/codes.md).
   const landingKey = `svc.partner.landing.${program.id}`;
-  const [landing, setLandingState] = useState(() => localStorage.getItem(landingKey) ?? '');
+  const [landing, setLandingState] = useState(
+    () => localStorage.getItem(landingKey) ?? program.link_base_url ?? '',
+  );
   const setLanding = (v: string) => {
     setLandingState(v);
     localStorage.setItem(landingKey, v);

@@ -1,0 +1,56 @@
+// SQL of partner codes: create (unique per program regardless of case: the index partner_codes_program_code),
+// list per program or per partner, deactivate.
+import type { Sql } from '../../../../shared/db/sql.ts';
+
+/** A code's discount ids at the processors (docs/codes.md). */
+export type ProcessorIds = Partial<Record<'stripe' | 'paddle' | 'lemonsqueezy' | 'polar', string>>;
+
+export interface CodeRow {
+  id: string;
+  code: string;
+  partner_id: string;
+  program_id: string;
+  processor_ids: ProcessorIds;
+  status: 'active' | 'inactive';
+  created_at: Date;
+}
+
+const COLUMNS = (sql: Sql) => sql`id, code, partner_id, program_id, processor_ids, status, created_at`;
+
+/** The partner-program of partner `partnerId` in the program, or undefined. */
+export async function partnerProgramOf(sql: Sql, programId: number, partnerId: number) {
+  const [row] = await sql<{ id: string }[]>`
+    select id from partner_programs where program_id = ${programId} and partner_id = ${partnerId}`;
+  return row?.id;
+}
+
+/** The new code, or 'taken' when the program has one of that name in any case (active or not). */
+export async function insertCode(
+  sql: Sql,
+  c: { programId: number; partnerId: number; ppId: string; code: string; processorIds: ProcessorIds },
+): Promise<CodeRow | 'taken'> {
+  const [row] = await sql<CodeRow[]>`
+    insert into partner_codes (program_id, partner_id, partner_program_id, code, processor_ids)
+    values (${c.programId}, ${c.partnerId}, ${c.ppId}, ${c.code}, ${sql.json(c.processorIds as never)})
+    on conflict (program_id, lower(code)) do nothing
+    returning ${COLUMNS(sql)}`;
+  return row ?? 'taken';
+}
+
+/** The program's codes (a partner's, with `partnerId`), oldest first. */
+export function codesOf(sql: Sql, programId: number, partnerId: number | null) {
+  return sql<CodeRow[]>`
+    select ${COLUMNS(sql)} from partner_codes
+    where program_id = ${programId} ${partnerId === null ? sql`` : sql`and partner_id = ${partnerId}`}
+    order by id`;
+}
+
+/** Marks the program's code inactive (again, if it was); undefined when the program has no such code. */
+export async function deactivateCode(sql: Sql, programId: number, codeId: number) {
+  const [row] = await sql<CodeRow[]>`
+    update partner_codes set status = 'inactive',
+      updated_at = case when status = 'inactive' then updated_at else now() end
+    where id = ${codeId} and program_id = ${programId}
+    returning ${COLUMNS(sql)}`;
+  return row;
+}

@@ -1,0 +1,159 @@
+// What every processor's events share between the webhook intake and the worker that applies them: the
+// message on the `processor-events` topic, its request id, and the action an event asks for. Each
+// processor's own file (stripe.ts, paddle.ts, lemonsqueezy.ts, polar.ts) reads its documented payload into
+// these actions; the worker applies them with the /track/sale and /track/refund code.
+import { isPlainObject } from '../../json.ts';
+
+export const PROCESSORS = ['stripe', 'paddle', 'lemonsqueezy', 'polar'] as const;
+export type Processor = (typeof PROCESSORS)[number];
+export const isProcessor = (v: unknown): v is Processor => PROCESSORS.includes(v as Processor);
+
+/**
+ * The topic message: the verified event, as the processor sent it, for one program. It is a command like
+ * a sale or a refund: its request_id (one per program, processor and event id) keys its recorded outcome,
+ * so a redelivered event, or the processor sending it again, is applied once.
+ */
+export interface ProcessorEventCommand {
+  v: 1;
+  type: 'processor_event';
+  request_id: string;
+  /** Milliseconds since the epoch when the intake accepted it. */
+  ts: number;
+  /** Omitted in messages from before Paddle, Lemon Squeezy and Polar: Stripe. */
+  processor?: Processor;
+  program_id: number;
+  /** The processor's event id (Lemon Squeezy sends none: event name, object id and refunded amount). */
+  event_id: string;
+  event_type: string;
+  livemode: boolean;
+  /** The event's JSON text exactly as verified. */
+  payload: string;
+}
+
+/** Stripe's request ids are what they were before other processors; the others name their processor. */
+export const processorRequestId = (programId: number, eventId: string, processor: Processor = 'stripe') =>
+  processor === 'stripe'
+    ? `processor:${programId}:${eventId}`
+    : `processor:${programId}:${processor}:${eventId}`;
+
+export const processorOf = (c: Pick<ProcessorEventCommand, 'processor'>): Processor =>
+  c.processor ?? 'stripe';
+
+/** The command, or why the bytes are not one (a foreign producer's message: dead-lettered). */
+export function parseProcessorEvent(bytes: Buffer | null): ProcessorEventCommand | string {
+  if (bytes === null) return 'no value';
+  let m: unknown;
+  try {
+    m = JSON.parse(bytes.toString('utf8'));
+  } catch {
+    return 'not JSON';
+  }
+  const c = obj(m);
+  if (c.v !== 1 || c.type !== 'processor_event') return 'not a processor event';
+  if (!Number.isSafeInteger(c.program_id) || (c.program_id as number) <= 0) return 'bad program_id';
+  if (c.processor !== undefined && !isProcessor(c.processor)) return 'bad processor';
+  if (!str(c.event_id) || !str(c.event_type) || !str(c.payload)) return 'bad event';
+  const processor = (c.processor ?? 'stripe') as Processor;
+  if (c.request_id !== processorRequestId(c.program_id as number, c.event_id as string, processor))
+    return 'bad request_id';
+  if (typeof c.livemode !== 'boolean' || !Number.isSafeInteger(c.ts)) return 'bad livemode or ts';
+  return c as unknown as ProcessorEventCommand;
+}
+
+/** Where a sale's attribution comes from: the checkout's custom data (Stripe metadata). */
+export interface Attribution {
+  customer_key: string | null;
+  click_id: string | null;
+  /** `metadata.program_id` when present: it must name the webhook's program. */
+  program_id: string | null;
+}
+
+/** The partner code a sale names, carried on its SaleCommand (the sale applier matches it). */
+export interface Coupon {
+  coupon_code: string | null;
+  coupon_refs: { processor: 'stripe' | 'paddle' | 'polar'; ids: string[] } | null;
+}
+
+export type ProcessorAction =
+  | ({
+      kind: 'sale';
+      transaction_id: string;
+      amount_cents: number;
+      currency: string;
+      attribution: Attribution | null;
+      /** For subscription invoices: attribution falls back to the link remembered at checkout. */
+      subscription_id: string | null;
+      sale_type: 'one_time' | 'subscription';
+      is_recurring: boolean;
+      payment_intent: string | null;
+      invoice_id: string | null;
+      /**
+       * Paddle, Polar: no checkout event links a subscription, its first payment does; the sale, when
+       * attributed, also remembers the subscription's attribution for renewals without custom data.
+       */
+      remember_subscription?: boolean;
+      /**
+       * The processor's customer id: the sale's customer_key when the custom data names no customer but the
+       * sale carries a partner code (the code attributes it; the codes' applier creates that customer).
+       */
+      processor_customer_id?: string | null;
+    } & Partial<Coupon>)
+  | {
+      kind: 'link';
+      subscription_id: string;
+      processor_customer_id: string | null;
+      attribution: Attribution;
+    }
+  | { kind: 'link_payment'; payment_intent: string; invoice_id: string }
+  | {
+      kind: 'refund';
+      /** The sale's transaction id (Stripe: its payment intent; the others: the order or transaction). */
+      payment_intent: string | null;
+      invoice_id: string | null;
+      /** What was refunded, for the refund's reason (Stripe's charge, Paddle's adjustment, …). */
+      charge_id: string;
+      /** null: the whole charge was refunded. */
+      refund_amount_cents: number | null;
+      amount_refunded_cents: number;
+    }
+  | { kind: 'ignored'; reason: string };
+
+export type Obj = Record<string, unknown>;
+export const obj = (v: unknown): Obj => (isPlainObject(v) ? v : {});
+export const str = (v: unknown): string | null => (typeof v === 'string' && v !== '' ? v : null);
+/** An id that may be a number (Lemon Squeezy's JSON:API ids are strings, its attributes' ids numbers). */
+export const idOf = (v: unknown): string | null =>
+  str(v) ?? (Number.isSafeInteger(v) && (v as number) > 0 ? String(v) : null);
+export const int = (v: unknown): number | null =>
+  Number.isSafeInteger(v) && (v as number) >= 0 ? (v as number) : null;
+/** Paddle's amounts: strings of the lowest currency unit ("1099"); a plain integer is taken as well. */
+export const cents = (v: unknown): number | null =>
+  typeof v === 'string' && /^\d{1,15}$/.test(v) ? Number(v) : int(v);
+
+/** The checkout's custom data as attribution: `svc_customer_key`, `svc_click_id`, `program_id`. */
+export function attributionOf(metadata: unknown): Attribution | null {
+  const m = obj(metadata);
+  const a = {
+    customer_key: str(m.svc_customer_key),
+    click_id: str(m.svc_click_id),
+    program_id: str(m.program_id) ?? (typeof m.program_id === 'number' ? String(m.program_id) : null),
+  };
+  return a.customer_key || a.click_id || a.program_id ? a : null;
+}
+
+/** `svc_coupon_code` from the custom data, trimmed; null when absent or empty. */
+export const customCoupon = (metadata: unknown): string | null =>
+  str(str(obj(metadata).svc_coupon_code)?.trim());
+
+/** The coupon fields of a sale: only those present, so a sale without a code is unchanged. */
+export function couponOf(
+  code: string | null,
+  processor: 'stripe' | 'paddle' | 'polar' | null,
+  ids: (string | null)[],
+): Partial<Coupon> {
+  const refs = [...new Set(ids.filter((i): i is string => i !== null))];
+  return {
+    ...(code ? { coupon_code: code } : {}),
+    ...(processor && refs.length > 0 ? { coupon_refs: { processor, ids: refs } } : {}),
+  };
+}
