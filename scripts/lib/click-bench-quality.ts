@@ -12,6 +12,7 @@ import type { BenchRequest } from './bench.ts';
 import type { BenchControl } from './bench-control.ts';
 import type { ClickBenchOutput } from './click-bench-output.ts';
 import type { ClickBenchProbe } from './click-bench-probe.ts';
+import type { CostOptions } from './click-bench-cost.ts';
 import { USER_AGENTS } from './click-bench-traffic.ts';
 import type { Seed } from './click-bench-traffic.ts';
 import { spawnService, waitForWeb } from './services.ts';
@@ -211,17 +212,9 @@ export interface ClassifierRound {
   persistedRate: number;
 }
 
-export interface ClassifierOptions {
-  control: BenchControl;
-  output: ClickBenchOutput;
-  probe: ClickBenchProbe;
-  sql: Sql;
-  seed: Seed;
-  /** The services' environment. */
-  env: Record<string, string>;
+/** As (e)'s options, but each round starts its own web process on `webPort` instead of a given URL. */
+export interface ClassifierOptions extends Omit<CostOptions, 'url'> {
   webPort: number;
-  connections: number;
-  clicks: number;
 }
 
 /** The four rounds (no web process nor click worker may run when called); failures go to `problems`. */
