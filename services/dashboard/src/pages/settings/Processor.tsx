@@ -94,30 +94,40 @@ export function Processor({ programs }: { programs: ReturnType<typeof useWorkspa
         )}
       </Show>
       <h3>Webhook URLs</h3>
-      <Show loaded={programs}>
-        {(list) =>
-          list.length === 0 ? (
-            <p>This workspace has no programs yet.</p>
-          ) : (
-            <ul class="webhooks">
-              {list.map((p) => {
-                const url = `${location.origin}/api/v1/webhooks/processor/${p.id}`;
-                return (
-                  <li key={p.id}>
-                    {p.name}: <code>{url}</code> <CopyButton text={url} label="Copy URL" />
-                  </li>
-                );
-              })}
-            </ul>
-          )
-        }
-      </Show>
+      <WebhookUrls programs={programs} urlOf={(id) => `${location.origin}/api/v1/webhooks/processor/${id}`} />
       {programs.data && programs.data.length > 0 && <ProcessorEvents programs={programs.data} />}
     </section>
   );
 }
 
 const yesNo = (b: boolean) => (b ? 'yes' : 'no');
+
+/** Each program's webhook URL with a Copy button (every processor's page lists them alike). */
+export function WebhookUrls(props: {
+  programs: ReturnType<typeof useWorkspacePrograms>;
+  urlOf: (programId: number) => string;
+}) {
+  return (
+    <Show loaded={props.programs}>
+      {(list) =>
+        list.length === 0 ? (
+          <p>This workspace has no programs yet.</p>
+        ) : (
+          <ul class="webhooks">
+            {list.map((p) => {
+              const url = props.urlOf(p.id);
+              return (
+                <li key={p.id}>
+                  {p.name}: <code>{url}</code> <CopyButton text={url} label="Copy URL" />
+                </li>
+              );
+            })}
+          </ul>
+        )
+      }
+    </Show>
+  );
+}
 
 function ConnectionForm(props: {
   current: Connection;

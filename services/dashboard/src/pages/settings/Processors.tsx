@@ -6,9 +6,9 @@ import { api } from '../../api.ts';
 import type { Answer } from '../../api.ts';
 import { useSession } from '../../session.tsx';
 import { ConfirmButton, ErrorBox, ReadOnlyNote, Show } from '../../widgets.tsx';
-import { CopyButton } from '../../copy.tsx';
 import { useAction, useLoad } from '../../hooks.ts';
 import type { useWorkspacePrograms } from '../../program.tsx';
+import { WebhookUrls } from './Processor.tsx';
 
 type Row = Answer<'get', '/api/advertiser/processor-connections'>['data'][number];
 type Name = 'paddle' | 'lemonsqueezy' | 'polar';
@@ -102,24 +102,10 @@ function ProcessorSection(props: {
         <dd>{props.row.secret_masked ? <code>{props.row.secret_masked}</code> : 'none'}</dd>
       </dl>
       <h3>Webhook URLs</h3>
-      <Show loaded={props.programs}>
-        {(list) =>
-          list.length === 0 ? (
-            <p>This workspace has no programs yet.</p>
-          ) : (
-            <ul class="webhooks">
-              {list.map((p) => {
-                const url = props.row.webhook_url.replace('{programId}', String(p.id));
-                return (
-                  <li key={p.id}>
-                    {p.name}: <code>{url}</code> <CopyButton text={url} label="Copy URL" />
-                  </li>
-                );
-              })}
-            </ul>
-          )
-        }
-      </Show>
+      <WebhookUrls
+        programs={props.programs}
+        urlOf={(id) => props.row.webhook_url.replace('{programId}', String(id))}
+      />
       {canWrite ? (
         <>
           <form
