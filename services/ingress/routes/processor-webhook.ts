@@ -64,6 +64,16 @@ export function verifyEvent(raw: Buffer, header: string, secrets: string[], nowS
   throw new HttpError(400, stale ? WEBHOOK_ERRORS.stale : WEBHOOK_ERRORS.badSignature);
 }
 
+/** What both webhook routes answer: 200 once durable, or the error (their 400s and 404s differ in text only). */
+const RESPONSES = {
+  200: {
+    type: 'object',
+    properties: { received: { type: 'boolean', const: true } },
+    required: ['received'],
+  },
+  ...errorResponses(400, 404, 413, 503),
+};
+
 export function registerProcessorWebhookRoute(app: FastifyInstance, deps: WebhookDeps): void {
   // Its own scope: the signature is computed over the exact bytes, so this route takes the body raw.
   void app.register(async (scope) => {
@@ -93,14 +103,7 @@ export function registerProcessorWebhookRoute(app: FastifyInstance, deps: Webhoo
             type: 'object',
             properties: { programId: { type: 'string', description: 'The program the events are for.' } },
           },
-          response: {
-            200: {
-              type: 'object',
-              properties: { received: { type: 'boolean', const: true } },
-              required: ['received'],
-            },
-            ...errorResponses(400, 404, 413, 503),
-          },
+          response: RESPONSES,
         },
       },
       (req, reply) => stripeIntake(deps, req, reply),
@@ -130,14 +133,7 @@ export function registerProcessorWebhookRoute(app: FastifyInstance, deps: Webhoo
               programId: { type: 'string', description: 'The program the events are for.' },
             },
           },
-          response: {
-            200: {
-              type: 'object',
-              properties: { received: { type: 'boolean', const: true } },
-              required: ['received'],
-            },
-            ...errorResponses(400, 404, 413, 503),
-          },
+          response: RESPONSES,
         },
       },
       (req, reply) => {
