@@ -208,3 +208,13 @@ export async function focusWhenShown(
   }))`);
   return () => page.evaluate<string | null | undefined>(`window[${key}]`);
 }
+
+/**
+ * Waits until no section of the page says "Loading…" (the dashboard's Loading widget). A click aimed
+ * while a section above is still loading can land where its content then pushes the target: the
+ * Settings page's processor sections load beside the webhook form, and a click on "Add endpoint" that
+ * lands on the moved page submits nothing (seen once in CI under load).
+ */
+export async function settled(page: Page): Promise<void> {
+  await page.getByText('Loading…', { exact: true }).first().waitFor({ state: 'detached' });
+}

@@ -6,7 +6,7 @@
 import t from 'tap';
 import { postJson, startServices, ownDatabase, waitFor } from '../helpers/stack.ts';
 import { bearer, memberOf, signup } from '../helpers/accounts.ts';
-import { focusWhenShown, launchBrowser, openPage, screenshot } from '../helpers/browser.ts';
+import { focusWhenShown, launchBrowser, openPage, screenshot, settled } from '../helpers/browser.ts';
 import type { BrowserTest, PageOptions } from '../helpers/browser.ts';
 import type { User } from '../helpers/accounts.ts';
 import { startReceiver, verify } from '../helpers/webhook-receiver.ts';
@@ -42,6 +42,9 @@ t.test('owner: add, test, read the log, retry, rotate, disable, enable, delete',
   const hooks = page.locator('#webhooks');
   await hooks.getByRole('heading', { name: 'Webhooks' }).waitFor();
   await hooks.getByText('No webhook endpoints yet.').waitFor();
+  // The form's program list and the sections above it loaded: nothing moves the button clicked next.
+  await hooks.getByLabel('Hook shop').waitFor();
+  await settled(page);
 
   // A URL the API refuses: its message beside the form.
   await hooks.getByLabel('URL').fill('ftp://files.example/hook');

@@ -58,7 +58,11 @@ t.test('list, connect, verify, disconnect', async (t) => {
 
   // Verified at once (the intake reads Postgres again when its cached secrets do not match).
   const body = JSON.stringify(polarEvent('order.paid', polarOrder({ net_amount: 100 })));
-  t.same(await hook('polar', body, polarHeaders(body, polarSecret)), {
+  // One message id for every delivery of this event, as Polar's retries carry: the probe after the DELETE
+  // below may still be accepted while the intake's cache holds the secret, and must then be this event
+  // again (deduped), not a second one in the events list.
+  const polarDelivery = () => polarHeaders(body, polarSecret, { id: 'msg_connections_1' });
+  t.same(await hook('polar', body, polarDelivery()), {
     status: 200,
     body: { received: true },
   });
@@ -93,7 +97,7 @@ t.test('list, connect, verify, disconnect', async (t) => {
     body: { data: { processor: 'polar', connected: false, secret_masked: null } },
   });
   await waitFor('the intake refusing Polar', async () => {
-    const r = await hook('polar', body, polarHeaders(body, polarSecret));
+    const r = await hook('polar', body, polarDelivery());
     return r.status === 400 ? r : null;
   }).then((r) => t.same(r.body, { error: POLAR_ERRORS.notConnected }));
 
