@@ -8,7 +8,7 @@ import { readFile } from 'node:fs/promises';
 import { postJson, startServices, waitFor } from '../helpers/stack.ts';
 import { bearer, getJson, signup } from '../helpers/accounts.ts';
 import type { User } from '../helpers/accounts.ts';
-import { focusWhenShown, launchBrowser, openPage, screenshot } from '../helpers/browser.ts';
+import { focusWhenShown, launchBrowser, openPage, screenshot, settled } from '../helpers/browser.ts';
 import type { BrowserTest, Page, PageOptions } from '../helpers/browser.ts';
 
 const svc = await startServices(t, [
@@ -208,6 +208,7 @@ t.test('owner: partner, link, referral URL, commission paid, CSV, API key, proce
   // Settings: an API key, shown once, that works, then revoked.
   await page.getByRole('link', { name: 'Settings' }).click();
   await page.getByRole('heading', { name: 'API keys' }).waitFor();
+  await settled(page); // the member list above loaded: the key form stays where the click aims
   await page.getByLabel('Name').fill('CI key');
   const focusAtKey = await focusWhenShown(page, '.shown-once');
   await page.getByRole('button', { name: 'Create key' }).click();
@@ -334,6 +335,7 @@ t.test('errors show as messages, never a blank page', async (t) => {
   // Adding a member who has not signed up: the API's 404 message.
   await page.goto(api('/settings'));
   const members = page.locator('#members');
+  await settled(page);
   await members.getByLabel('Email').fill('nobody@nowhere.example');
   await members.getByRole('button', { name: 'Add member' }).click();
   await members.getByRole('alert').filter({ hasText: 'User not found' }).waitFor();
