@@ -94,3 +94,22 @@ t.test(
     t.notMatch(r.out, 'long.test.ts');
   },
 );
+
+t.test('a route or a dal opening a transaction fails; an operations file may', async (t) => {
+  const begin = 'export const f = (sql) =>\n  sql.begin(async (tx) => tx`select 1`);\n';
+  const root = await tree(t, {
+    'services/api/modules/keys/routes.ts': `// routes\n${begin}`,
+    'services/api/modules/keys/dal.ts': `// dal\n${begin}`,
+    'services/ingress/routes/hook.ts': `// a route file\n${begin}`,
+    'services/api/modules/keys/operations.ts': `// operations\n${begin}`,
+    'services/api/modules/keys/service.ts': `// service\n${begin}`,
+  });
+  const r = await check(root);
+  t.equal(r.code, 1, r.out);
+  t.match(r.out, 'transaction opened in a route: services/api/modules/keys/routes.ts:3');
+  t.match(r.out, 'transaction opened in a dal: services/api/modules/keys/dal.ts:3');
+  t.match(r.out, 'transaction opened in a route: services/ingress/routes/hook.ts:3');
+  t.notMatch(r.out, 'operations.ts');
+  t.notMatch(r.out, 'service.ts');
+  t.match(r.out, /5 files, 3 problems/);
+});

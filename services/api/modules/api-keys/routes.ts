@@ -26,10 +26,11 @@ import {
   workspaceRoute,
 } from '../../common.ts';
 import type { ApiDeps } from '../../deps.ts';
-import { lockForManage, principalOf, workspaceAccess } from '../auth/access.ts';
+import { principalOf, workspaceAccess } from '../auth/access.ts';
 import type { Principal } from '../auth/access.ts';
 import { SCOPES, requestedWorkspace } from '../auth/service.ts';
 import { createApiKeyDal } from './dal.ts';
+import { createKey } from './operations.ts';
 import type { KeyRow } from './dal.ts';
 import {
   KEY_NOT_FOUND,
@@ -187,24 +188,16 @@ export function registerApiKeyRoutes(fastify: FastifyInstance, deps: ApiDeps): v
       const programScope =
         b.program_scope === undefined ? null : await programScopeOf(b.program_scope, workspaceId);
       const key = generateSecret('affk_');
-      // Under the workspace's lock, checked again: a creator demoted meanwhile would otherwise keep a key
-      // that the demotion's revocation (members/routes.ts) did not see.
-      const row = await sql.begin(async (tx) => {
-        await lockForManage(tx, workspaceId, req);
-        return dal.insert(
-          {
-            workspaceId,
-            createdBy: p.userId,
-            name,
-            prefix: key.slice(0, PREFIX_LENGTH),
-            hash: hashSecret(key),
-            masked: maskSecret(key),
-            scopes,
-            programScope,
-            expiresAt,
-          },
-          tx,
-        );
+      const row = await createKey(sql, dal, req, {
+        workspaceId,
+        createdBy: p.userId,
+        name,
+        prefix: key.slice(0, PREFIX_LENGTH),
+        hash: hashSecret(key),
+        masked: maskSecret(key),
+        scopes,
+        programScope,
+        expiresAt,
       });
       return reply.code(201).send({ data: { ...toKey(row), key } });
     },

@@ -1,5 +1,5 @@
 // The SQL of authentication and access: credentials by hash, memberships, sessions, signup.
-import type { Sql } from '../../../../shared/db/sql.ts';
+import type { Sql, Tx } from '../../../../shared/db/sql.ts';
 import type { Role } from './service.ts';
 
 export interface KeyRow {
@@ -100,19 +100,23 @@ export function createAuthDal(sql: Sql) {
       return rows.count === 1;
     },
 
-    /** A user and the workspace it owns, in one transaction; null when the email is taken. */
-    signup(u: { email: string; name: string | null; passwordHash: string; workspaceName: string }) {
-      return sql.begin(async (tx) => {
-        const [user] = await tx<{ id: string }[]>`
-          insert into users (email, name, password_hash) values (${u.email}, ${u.name}, ${u.passwordHash})
-          on conflict ((lower(email))) do nothing returning id`;
-        if (!user) return null;
-        const [ws] = await tx<
-          { id: string }[]
-        >`insert into workspaces (name) values (${u.workspaceName}) returning id`;
-        await tx`insert into memberships (user_id, workspace_id, role) values (${user.id}, ${ws!.id}, 'owner')`;
-        return { userId: Number(user.id), workspace: { id: Number(ws!.id), name: u.workspaceName } };
-      });
+    /**
+     * A user and the workspace it owns, in the caller's transaction (operations.ts); null when the email
+     * is taken.
+     */
+    async insertSignup(
+      tx: Tx,
+      u: { email: string; name: string | null; passwordHash: string; workspaceName: string },
+    ) {
+      const [user] = await tx<{ id: string }[]>`
+        insert into users (email, name, password_hash) values (${u.email}, ${u.name}, ${u.passwordHash})
+        on conflict ((lower(email))) do nothing returning id`;
+      if (!user) return null;
+      const [ws] = await tx<
+        { id: string }[]
+      >`insert into workspaces (name) values (${u.workspaceName}) returning id`;
+      await tx`insert into memberships (user_id, workspace_id, role) values (${user.id}, ${ws!.id}, 'owner')`;
+      return { userId: Number(user.id), workspace: { id: Number(ws!.id), name: u.workspaceName } };
     },
   };
 }

@@ -22,6 +22,7 @@ import { TOO_MANY_ATTEMPTS, beginPasswordCheck, beginSignup } from '../../sign-i
 import { authenticate, credentialOf } from './access.ts';
 import { SESSION_COOKIE, clearedSessionCookie, csrfTokenFor, readCookie, sessionCookie } from './cookie.ts';
 import { createAuthDal } from './dal.ts';
+import { signup } from './operations.ts';
 import { ROLES, optionalNameError, parseSignup, passwordError, signupEmailError } from './service.ts';
 
 const limitsNote =
@@ -157,7 +158,7 @@ export function registerAuthRoutes(fastify: FastifyInstance, deps: ApiDeps): voi
     const attempt = await beginSignup(deps, req, reply, s.email);
     if (await dal.userByEmail(s.email)) throw new HttpError(409, TAKEN);
     const passwordHash = await hashPassword(s.password);
-    const result = await dal.signup({ ...s, passwordHash });
+    const result = await signup(sql, dal, { ...s, passwordHash });
     if (!result) throw new HttpError(409, TAKEN);
     await attempt.succeeded();
     return { signup: s, ...result, session: await newSession(result.userId) };

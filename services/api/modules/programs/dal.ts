@@ -121,32 +121,29 @@ export async function insertProgram(
 }
 
 /**
- * Changes the fields given; undefined when the program is gone, 'currency-locked' when the currency would
- * change on a program that has partners or sales (amounts in two currencies would be added: its rollups,
- * its partners' balances). Throws the unique violation on slug.
+ * The live program's currency under its row lock (a partner joining reads it `for share`: partners/dal.ts),
+ * or undefined when the program is gone.
  */
-export async function updateProgram(
-  sql: Sql,
-  id: number,
-  f: ProgramFields,
-): Promise<ProgramRow | 'currency-locked' | undefined> {
-  return sql.begin(async (tx) => {
-    // The row lock first: a partner joining (partners/dal.ts reads the currency `for share`) waits, or
-    // has committed and is seen by the check below, which runs after the lock in a new snapshot.
-    const [current] = await tx<{ currency: string }[]>`
-      select currency from programs where id = ${id} and deleted_at is null for no key update`;
-    if (!current) return undefined;
-    if (f.currency !== undefined && f.currency !== current.currency) {
-      const [used] = await tx<{ used: boolean }[]>`
-        select exists (select 1 from partner_programs where program_id = ${id})
-            or exists (select 1 from sales where program_id = ${id}) as used`;
-      if (used!.used) return 'currency-locked';
-    }
-    return updateProgramRow(tx, id, f);
-  });
+export async function lockCurrency(tx: Tx, id: number): Promise<string | undefined> {
+  const [current] = await tx<{ currency: string }[]>`
+    select currency from programs where id = ${id} and deleted_at is null for no key update`;
+  return current?.currency;
 }
 
-async function updateProgramRow(sql: Tx, id: number, f: ProgramFields): Promise<ProgramRow | undefined> {
+/** Whether the program has partners or sales (amounts in its currency exist). */
+export async function hasPartnersOrSales(tx: Tx, id: number): Promise<boolean> {
+  const [used] = await tx<{ used: boolean }[]>`
+    select exists (select 1 from partner_programs where program_id = ${id})
+        or exists (select 1 from sales where program_id = ${id}) as used`;
+  return used!.used;
+}
+
+/** Changes the fields given; undefined when the program is gone. Throws the unique violation on slug. */
+export async function updateProgramRow(
+  sql: Tx,
+  id: number,
+  f: ProgramFields,
+): Promise<ProgramRow | undefined> {
   const [row] = await sql<ProgramRow[]>`
     update programs set
       name = coalesce(${f.name ?? null}::text, name),

@@ -34,6 +34,7 @@ import {
   workspaceOfReq,
 } from '../../common.ts';
 import * as dal from './dal.ts';
+import { updateProgram } from './operations.ts';
 import {
   ERR,
   LISTING_ROLES,
@@ -383,7 +384,7 @@ export function registerProgramRoutes(fastify: FastifyInstance, deps: ApiDeps): 
       if (req.body.status !== undefined)
         checkStatusUnchanged(req.body.status, (await loadProgram(id)).status);
       try {
-        const row = await dal.updateProgram(sql, id, f);
+        const row = await updateProgram(sql, id, f);
         if (!row) throw new HttpError(404, PROGRAM_NOT_FOUND);
         if (row === 'currency-locked') throw new HttpError(409, ERR.currencyLocked);
         return { data: toProgram(row) };

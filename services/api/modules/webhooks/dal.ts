@@ -95,44 +95,38 @@ export async function findEndpoint(sql: Sql, id: number): Promise<EndpointRow | 
   return row;
 }
 
+/** Changes the fields given (the caller's transaction: operations.ts resumes deliveries in it on enable). */
 export async function updateEndpoint(
-  sql: Sql,
+  tx: Tx,
   id: number,
   change: Partial<EndpointInput> & { status?: 'enabled' | 'disabled' },
 ): Promise<EndpointRow | undefined> {
-  return sql.begin(async (tx) => {
-    const [row] = await tx<EndpointRow[]>`
-      update webhook_endpoints set
-        url = coalesce(${change.url ?? null}, url),
-        description = case when ${change.description !== undefined} then ${change.description ?? null} else description end,
-        events = coalesce(${change.events ?? null}::text[], events),
-        program_ids = case when ${change.program_ids !== undefined} then ${change.program_ids ?? null}::bigint[]
-                           else program_ids end,
-        status = coalesce(${change.status ?? null}, status),
-        disabled_reason = case when ${change.status ?? null}::text = 'disabled' and status = 'enabled' then 'manual'
-                               when ${change.status ?? null}::text = 'enabled' then null else disabled_reason end,
-        disabled_at = case when ${change.status ?? null}::text = 'disabled' and status = 'enabled' then now()
-                           when ${change.status ?? null}::text = 'enabled' then null else disabled_at end,
-        failing_since = case when ${change.status ?? null}::text = 'enabled' and status = 'disabled' then null
-                             else failing_since end,
-        updated_at = now()
-      where id = ${id}
-      returning ${tx.unsafe(ENDPOINT_COLUMNS)}`;
-    if (row && change.status === 'enabled') await resumeDeliveries(tx, id);
-    return row;
-  });
+  const [row] = await tx<EndpointRow[]>`
+    update webhook_endpoints set
+      url = coalesce(${change.url ?? null}, url),
+      description = case when ${change.description !== undefined} then ${change.description ?? null} else description end,
+      events = coalesce(${change.events ?? null}::text[], events),
+      program_ids = case when ${change.program_ids !== undefined} then ${change.program_ids ?? null}::bigint[]
+                         else program_ids end,
+      status = coalesce(${change.status ?? null}, status),
+      disabled_reason = case when ${change.status ?? null}::text = 'disabled' and status = 'enabled' then 'manual'
+                             when ${change.status ?? null}::text = 'enabled' then null else disabled_reason end,
+      disabled_at = case when ${change.status ?? null}::text = 'disabled' and status = 'enabled' then now()
+                         when ${change.status ?? null}::text = 'enabled' then null else disabled_at end,
+      failing_since = case when ${change.status ?? null}::text = 'enabled' and status = 'disabled' then null
+                           else failing_since end,
+      updated_at = now()
+    where id = ${id}
+    returning ${tx.unsafe(ENDPOINT_COLUMNS)}`;
+  return row;
 }
 
-/** An enabled endpoint's waiting deliveries are due at once. */
-async function resumeDeliveries(tx: Tx, endpointId: number): Promise<void> {
+/** An enabled endpoint's waiting deliveries are due at once (the workers are woken at commit). */
+export async function resumeDeliveries(tx: Tx, endpointId: number): Promise<void> {
   await tx`
     update webhook_deliveries set next_attempt_at = now()
     where endpoint_id = ${endpointId} and status = 'pending' and lease_id is null and next_attempt_at > now()`;
   await wakeWorkers(tx);
-}
-
-export async function enableEndpoint(sql: Sql, id: number): Promise<EndpointRow | undefined> {
-  return updateEndpoint(sql, id, { status: 'enabled' });
 }
 
 export async function deleteEndpoint(sql: Sql, id: number): Promise<boolean> {
@@ -175,10 +169,10 @@ export async function deliveriesOf(
     limit ${opts.limit} offset ${opts.offset}`;
 }
 
-export async function findDelivery(sql: Sql, id: number): Promise<DeliveryRow | undefined> {
+export async function findDelivery(db: Sql | Tx, id: number): Promise<DeliveryRow | undefined> {
   if (!Number.isSafeInteger(id)) return undefined;
-  const [row] = await sql<DeliveryRow[]>`
-    select ${sql.unsafe(DELIVERY_COLUMNS)}
+  const [row] = await db<DeliveryRow[]>`
+    select ${db.unsafe(DELIVERY_COLUMNS)}
     from webhook_deliveries d join webhook_events ev on ev.id = d.event_id where d.id = ${id}`;
   return row;
 }
@@ -192,20 +186,14 @@ export async function attemptsOf(sql: Sql, deliveryId: number): Promise<AttemptR
 /**
  * A retry the advertiser asked for: a pending delivery is due at once (its schedule goes on after); a
  * delivered or failed one gets one more attempt (`once`), and ends again after it. An attempt in flight
- * (leased) is left alone.
+ * (leased) is left alone. The caller's transaction reads the row after it (operations.ts).
  */
-export async function retryDelivery(sql: Sql, id: number): Promise<DeliveryRow | undefined> {
-  return sql.begin(async (tx) => {
-    await tx`
-      update webhook_deliveries set
-        once = case when status = 'pending' then once else true end,
-        status = 'pending',
-        next_attempt_at = now()
-      where id = ${id} and lease_id is null`;
-    await wakeWorkers(tx);
-    const [row] = await tx<DeliveryRow[]>`
-      select ${tx.unsafe(DELIVERY_COLUMNS)}
-      from webhook_deliveries d join webhook_events ev on ev.id = d.event_id where d.id = ${id}`;
-    return row;
-  });
+export async function markForRetry(tx: Tx, id: number): Promise<void> {
+  await tx`
+    update webhook_deliveries set
+      once = case when status = 'pending' then once else true end,
+      status = 'pending',
+      next_attempt_at = now()
+    where id = ${id} and lease_id is null`;
+  await wakeWorkers(tx);
 }

@@ -25,11 +25,11 @@ import {
   requireWorkspace,
   workspaceOfReq,
 } from '../../common.ts';
-import { recordWebhookEvents } from '../../../../shared/db/webhook-events.ts';
 import { RefusedAddressError, checkWebhookUrl } from '../../../../shared/webhooks/address.ts';
 import type { AddressPolicy } from '../../../../shared/webhooks/address.ts';
 import { newSigningSecret } from '../../../../shared/webhooks/signature.ts';
 import * as dal from './dal.ts';
+import * as ops from './operations.ts';
 import { createWebhookAccess } from './access.ts';
 import {
   ACCESS,
@@ -55,7 +55,6 @@ import {
   normaliseDescription,
   normaliseEvents,
   normaliseProgramIds,
-  testEventData,
   toAttempt,
   toDelivery,
   toEndpoint,
@@ -210,7 +209,7 @@ export function registerWebhookRoutes(fastify: FastifyInstance, deps: ApiDeps): 
         ...(b.status !== undefined ? { status: b.status } : {}),
       };
       await checkTargets(Number(current.workspace_id), change.url, change.program_ids);
-      const row = await dal.updateEndpoint(sql, req.params.id, change);
+      const row = await ops.updateEndpoint(sql, req.params.id, change);
       if (!row) throw new HttpError(404, ENDPOINT_NOT_FOUND);
       return { data: toEndpoint(row) };
     },
@@ -293,17 +292,7 @@ export function registerWebhookRoutes(fastify: FastifyInstance, deps: ApiDeps): 
     async (req, reply) => {
       const row = await endpointFor(req, req.params.id, 'webhooks:write');
       if (row.status !== 'enabled') throw new HttpError(409, ENDPOINT_DISABLED);
-      const [eventId] = await sql.begin((tx) =>
-        recordWebhookEvents(tx, deps.kafkaPrefix, [
-          {
-            type: 'webhook.test',
-            workspace_id: Number(row.workspace_id),
-            program_id: null,
-            endpoint_id: Number(row.id),
-            data: testEventData(Number(row.id)),
-          },
-        ]),
-      );
+      const eventId = await ops.sendTestEvent(sql, deps.kafkaPrefix, row);
       if (eventId === undefined) throw new HttpError(409, ENDPOINT_DISABLED);
       return reply.code(202).send({ data: { event_id: eventId, type: 'webhook.test' as const } });
     },
@@ -328,7 +317,7 @@ export function registerWebhookRoutes(fastify: FastifyInstance, deps: ApiDeps): 
     },
     async (req) => {
       await endpointFor(req, req.params.id, 'webhooks:write');
-      const row = await dal.enableEndpoint(sql, req.params.id);
+      const row = await ops.enableEndpoint(sql, req.params.id);
       if (!row) throw new HttpError(404, ENDPOINT_NOT_FOUND);
       return { data: toEndpoint(row) };
     },
@@ -420,7 +409,7 @@ export function registerWebhookRoutes(fastify: FastifyInstance, deps: ApiDeps): 
     async (req, reply) => {
       const { endpoint } = await deliveryFor(req, req.params.id, 'webhooks:write');
       if (endpoint.status !== 'enabled') throw new HttpError(409, ENDPOINT_DISABLED);
-      const row = await dal.retryDelivery(sql, req.params.id);
+      const row = await ops.retryDelivery(sql, req.params.id);
       if (!row) throw new HttpError(404, DELIVERY_NOT_FOUND);
       return reply.code(202).send({ data: toDelivery(row) });
     },
