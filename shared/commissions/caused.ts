@@ -40,6 +40,7 @@ export function commissionEventData(r: CommissionRecord): Record<string, unknown
     review_reason: r.review_reason,
     payable_at: iso(r.payable_at),
     payout_id: r.payout_id === null ? null : Number(r.payout_id),
+    coupon_code: r.coupon_code,
   });
 }
 

@@ -26,6 +26,8 @@ export interface CommissionRecord {
   paid_at: Date | null;
   created_at: Date;
   updated_at: Date;
+  /** The partner code the commission's sale carried (sales.coupon_code), for the events. */
+  coupon_code: string | null;
 }
 
 const RECORD = (db: Sql | Tx, c: string, p: string) =>
@@ -33,7 +35,7 @@ const RECORD = (db: Sql | Tx, c: string, p: string) =>
   ${c}.id, ${p}.workspace_id, ${c}.program_id, ${c}.partner_id, ${c}.partner_program_id, ${c}.sale_id,
   ${c}.customer_id, ${c}.status, ${c}.amount_cents, ${c}.deducted_cents, trim(${c}.currency) as currency,
   ${c}.refund_reason, ${c}.review_reason, ${c}.payable_at, ${c}.payout_id, ${c}.paid_at, ${c}.created_at,
-  ${c}.updated_at`);
+  ${c}.updated_at, (select s.coupon_code from sales s where s.id = ${c}.sale_id) as coupon_code`);
 
 interface StateRow {
   id: string;

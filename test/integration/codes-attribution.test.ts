@@ -133,6 +133,19 @@ t.test('a code alone creates its customer, which keeps buying from the partner',
   const [created] = await sql<{ payload: { data: { coupon_code: string | null; partner_id: number } } }[]>`
     select payload from outbox where payload ->> 'type' = 'sale.created' and payload -> 'data' ->> 'transaction_id' = ${txn}`;
   t.match(created?.payload.data, { coupon_code: A.code, partner_id: A.partnerId }, 'sale.created');
+  const commissionCreated = await sql<{ id: number; coupon_code: string | null }[]>`
+    select (payload -> 'data' ->> 'id')::int as id, payload -> 'data' ->> 'coupon_code' as coupon_code
+    from outbox where payload ->> 'type' = 'commission.created'
+      and (payload -> 'data' ->> 'id')::bigint in (${first.body.commission_id}, ${later.body.commission_id})
+    order by 1`;
+  t.same(
+    commissionCreated.map((r) => [r.id, r.coupon_code]),
+    [
+      [first.body.commission_id, A.code],
+      [later.body.commission_id, null],
+    ],
+    'commission.created: the code of its sale, null for the later sale without one',
+  );
 });
 
 t.test(
