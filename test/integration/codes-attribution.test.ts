@@ -136,7 +136,7 @@ t.test('a code alone creates its customer, which keeps buying from the partner',
   const commissionCreated = await sql<{ id: number; coupon_code: string | null }[]>`
     select (payload -> 'data' ->> 'id')::int as id, payload -> 'data' ->> 'coupon_code' as coupon_code
     from outbox where payload ->> 'type' = 'commission.created'
-      and (payload -> 'data' ->> 'id')::bigint in (${first.body.commission_id}, ${later.body.commission_id})
+      and (payload -> 'data' ->> 'id')::bigint in (${Number(first.body.commission_id)}, ${Number(later.body.commission_id)})
     order by 1`;
   t.same(
     commissionCreated.map((r) => [r.id, r.coupon_code]),
