@@ -204,3 +204,79 @@ t.test('programs: website_url and code_attribution', async (t) => {
     link_base_url: 'https://shop.example/join',
   });
 });
+
+t.test('a processor id stands for one code of the program, a deactivated one included', async (t) => {
+  const third = await apiProgram(svc, owner);
+  const A = await addPartner(svc, owner, third.id);
+  const B = await addPartner(svc, owner, third.id);
+  const make = (partnerId: number, body: unknown) =>
+    send(
+      'POST',
+      url(`/api/advertiser/affiliate-programs/${third.id}/partners/${partnerId}/codes`),
+      body,
+      own,
+    );
+  const first = await make(A.partnerId, { code: 'ACODE', processor_ids: { stripe: 'promo_shared' } });
+  t.equal(first.status, 201, first.text);
+
+  const taken = { error: ERR.processorIdTaken('stripe', 'ACODE') };
+  const again = await make(B.partnerId, {
+    code: 'BCODE',
+    processor_ids: { paddle: 'dsc_1', stripe: 'promo_shared' },
+  });
+  t.same([again.status, again.body], [409, taken], "another partner's code cannot take the same Stripe id");
+  t.same(
+    (await make(B.partnerId, { code: 'acode', processor_ids: { stripe: 'promo_shared' } })).body,
+    { error: ERR.taken },
+    'a taken name is said first',
+  );
+  const otherCase = await make(B.partnerId, {
+    code: 'BCODE',
+    processor_ids: { stripe: 'PROMO_SHARED', paddle: 'dsc_1' },
+  });
+  t.equal(otherCase.status, 201, 'processor ids are compared exactly: another id');
+  const paddleTaken = await make(A.partnerId, { code: 'ACODE2', processor_ids: { paddle: 'dsc_1' } });
+  t.same(paddleTaken.body, { error: ERR.processorIdTaken('paddle', 'BCODE') });
+
+  const firstId = (first.body.data as Code).id;
+  t.equal(
+    (
+      await send(
+        'DELETE',
+        url(`/api/advertiser/affiliate-programs/${third.id}/codes/${firstId}`),
+        undefined,
+        own,
+      )
+    ).status,
+    200,
+  );
+  const afterOff = await make(B.partnerId, { code: 'BCODE3', processor_ids: { stripe: 'promo_shared' } });
+  t.same([afterOff.status, afterOff.body], [409, taken], 'a deactivated code keeps its processor id');
+
+  // Another program may use the same id; two creations racing for one id: one wins, the other is told.
+  const fourth = await apiProgram(svc, owner);
+  const C = await addPartner(svc, owner, fourth.id);
+  const D = await addPartner(svc, owner, fourth.id);
+  const race = await Promise.all(
+    [
+      [C.partnerId, 'RACE_C'],
+      [D.partnerId, 'RACE_D'],
+    ].map(([partnerId, code]) =>
+      send(
+        'POST',
+        url(`/api/advertiser/affiliate-programs/${fourth.id}/partners/${partnerId}/codes`),
+        { code, processor_ids: { polar: 'promo_shared' } },
+        own,
+      ),
+    ),
+  );
+  t.same(race.map((r) => r.status).sort(), [201, 409], 'of two creations racing, one wins');
+  const winner = (race.find((r) => r.status === 201)!.body.data as Code).code;
+  t.same(race.find((r) => r.status === 409)!.body, { error: ERR.processorIdTaken('polar', winner) });
+  const listed = await getJson(url(`/api/advertiser/affiliate-programs/${fourth.id}/codes`), own);
+  t.same(
+    (listed.body.data as Code[]).map((c) => c.code),
+    [winner],
+    'only the winner is stored',
+  );
+});

@@ -10701,7 +10701,7 @@ export interface paths {
         put?: never;
         /**
          * Create a partner code (a coupon that attributes the program's sales to the partner)
-         * @description Scope partners:write. `code`: 3 to 32 of `A-Z a-z 0-9 _ -`, unique in the program regardless of case (a deactivated code keeps its name). `processor_ids`: the discount ids at the processors that stand for this code. Errors: 400 `code must be 3 to 32 letters, digits, underscores or dashes`, `processor_ids must be an object whose stripe, paddle, lemonsqueezy and polar entries are strings of 1 to 255 characters`; 404 `Program not found`, `Partner not found in this program`; 409 `Code already taken`.
+         * @description Scope partners:write. `code`: 3 to 32 of `A-Z a-z 0-9 _ -`, unique in the program regardless of case (a deactivated code keeps its name). `processor_ids`: the discount ids at the processors that stand for this code. Errors: 400 `code must be 3 to 32 letters, digits, underscores or dashes`, `processor_ids must be an object whose stripe, paddle, lemonsqueezy and polar entries are strings of 1 to 255 characters`; 404 `Program not found`, `Partner not found in this program`; 409 `Code already taken`, `processor_ids.<processor> is already used by code <code> of this program` (a processor id stands for one code of the program, a deactivated one included).
          */
         post: {
             parameters: {

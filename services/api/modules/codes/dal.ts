@@ -24,17 +24,32 @@ export async function partnerProgramOf(sql: Sql, programId: number, partnerId: n
   return row?.id;
 }
 
-/** The new code, or 'taken' when the program has one of that name in any case (active or not). */
+/**
+ * The new code; 'taken' when the program has one of that name in any case (active or not); or which of its
+ * processor ids another code of the program has (active or not: the unique indexes of 0024), with that
+ * code. The indexes decide (two creations racing cannot both win); the read after is only for the answer.
+ */
 export async function insertCode(
   sql: Sql,
   c: { programId: number; partnerId: number; ppId: string; code: string; processorIds: ProcessorIds },
-): Promise<CodeRow | 'taken'> {
+): Promise<CodeRow | 'taken' | { processor: string; usedBy: string }> {
   const [row] = await sql<CodeRow[]>`
     insert into partner_codes (program_id, partner_id, partner_program_id, code, processor_ids)
     values (${c.programId}, ${c.partnerId}, ${c.ppId}, ${c.code}, ${sql.json(c.processorIds as never)})
-    on conflict (program_id, lower(code)) do nothing
+    on conflict do nothing
     returning ${COLUMNS(sql)}`;
-  return row ?? 'taken';
+  if (row) return row;
+  const [other] = await sql<{ code: string; same_name: boolean; processor: string | null }[]>`
+    select pc.code, lower(pc.code) = lower(${c.code}) as same_name, (select k from jsonb_each_text(${sql.json(c.processorIds as never)}) as e(k, v)
+                     where pc.processor_ids ->> k = v order by k limit 1) as processor
+    from partner_codes pc
+    where pc.program_id = ${c.programId}
+      and (lower(pc.code) = lower(${c.code}) or pc.processor_ids @> any(
+        select jsonb_build_object(k, v) from jsonb_each_text(${sql.json(c.processorIds as never)}) as e(k, v)))
+    order by lower(pc.code) = lower(${c.code}) desc, pc.id
+    limit 1`;
+  if (!other || other.same_name || other.processor === null) return 'taken';
+  return { processor: other.processor, usedBy: other.code };
 }
 
 /** The program's codes (a partner's, with `partnerId`), oldest first. */

@@ -100,7 +100,9 @@ export function registerCodeRoutes(fastify: FastifyInstance, deps: ApiDeps): voi
           ERR.partnerNotInProgram +
           '`; 409 `' +
           ERR.taken +
-          '`.',
+          '`, `' +
+          ERR.processorIdTaken('<processor>', '<code>') +
+          '` (a processor id stands for one code of the program, a deactivated one included).',
         security: managementSecurity,
         params: PartnerParams,
         body: NewCode,
@@ -120,6 +122,7 @@ export function registerCodeRoutes(fastify: FastifyInstance, deps: ApiDeps): voi
         processorIds: input.processor_ids,
       });
       if (row === 'taken') throw new HttpError(409, ERR.taken);
+      if ('usedBy' in row) throw new HttpError(409, ERR.processorIdTaken(row.processor, row.usedBy));
       return reply.code(201).send({ data: toCode(row) });
     },
   );

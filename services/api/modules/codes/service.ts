@@ -14,6 +14,8 @@ export const ERR = {
   code: 'code must be 3 to 32 letters, digits, underscores or dashes',
   processorIds: `processor_ids must be an object whose stripe, paddle, lemonsqueezy and polar entries are strings of 1 to ${MAX_PROCESSOR_ID} characters`,
   taken: 'Code already taken',
+  processorIdTaken: (processor: string, code: string) =>
+    `processor_ids.${processor} is already used by code ${code} of this program`,
   notFound: 'Code not found',
   partnerNotInProgram: 'Partner not found in this program',
 } as const;
