@@ -10,7 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { Kafka, logLevel } from 'kafkajs';
 import type { ISocketFactory } from 'kafkajs';
 import { connectProducer } from '../../shared/pipeline/kafka.ts';
-import { stackEnv } from '../helpers/stack.ts';
+import { stackEnv, waitFor } from '../helpers/stack.ts';
 
 /** Sockets the test can mute (answers dropped) and a "broker away" switch (connections refused). */
 function faultySockets() {
@@ -69,7 +69,7 @@ t.test('a send written by the broker but never acknowledged does not swallow the
   sockets.state.mute = true;
   const first = producer.send({ topic, acks: -1, messages: [{ value: 'first' }] });
   const firstWritten = async () => (await admin.fetchTopicOffsets(topic)).some((p) => Number(p.high) >= 2);
-  while (!(await firstWritten())) await new Promise((r) => setTimeout(r, 50));
+  await waitFor('the broker writing "first"', firstWritten, 120_000, 50);
   sockets.state.away = true;
   sockets.cutAll();
   const outcome = await first.then(
