@@ -9,9 +9,11 @@
 //   sales        non-test sales, and their revenue;
 //   commission   the commissions of those sales, on the sale's day (a refund changes neither: the
 //                rollups count what was earned that day, as they always have).
-// Leads, conversions, sales and commission count under their customer's partner and link, and under the
-// visit keys of its attributing click: its first non-test click event (click time, then event id).
-// A customer without a click counts under `unknown`.
+// Leads, sales and commission count under the partner and link their lead or sale recorded (partner_key,
+// link_key, 0025: the customer's when it was recorded, which a partner code may have changed since), else
+// (rows from before 0025, seeded rows) their customer's; a conversion under its customer's first sale's. All
+// count under the visit keys of the customer's attributing click: its first non-test click event (click
+// time, then event id). A customer without a click counts under `unknown`.
 // The rollups' rows as written (storedBreakdown) and the workers' key cap (capKeys) are here too: the check
 // (rollups-check.ts) compares them, the rebuild (rollups-rebuild.ts) writes the capped raw rows.
 import type { Sql, Tx } from './sql.ts';
@@ -103,7 +105,13 @@ export async function rawBreakdown(
              from click_events e where e.click_id = c.click_id and e.program_id = c.program_id and not e.is_test
              order by e.click_timestamp, e.event_id limit 1) f on true`
       : db``;
-  const keyCols = ['partner', 'link', ...VISIT_DIMENSIONS].map((d) => `k.${d}`).join(', ');
+  // An event's keys: the partner and link it recorded, else its customer's; the customer's visit keys.
+  const keyCols = (e: string) =>
+    [
+      `coalesce(${e}.partner_key, k.partner)`,
+      `coalesce(${e}.link_key, k.link)`,
+      ...VISIT_DIMENSIONS.map((d) => `k.${d}`),
+    ].join(', ');
   const rows = await db<Record<string, string>[]>`
     with cust as (
       select c.id, coalesce(c.partner_id::text, ${UNKNOWN_KEY}) as partner,
@@ -125,19 +133,23 @@ export async function rawBreakdown(
       from click_events e
       where e.program_id = ${programId} and not e.is_test and e.quality = 'human' and ${inRange('e.click_timestamp')}
       union all
-      select (l.lead_timestamp at time zone 'UTC')::date, ${db.unsafe(keyCols)}, 0, 1, 0, 0, 0, 0
+      select (l.lead_timestamp at time zone 'UTC')::date, ${db.unsafe(keyCols('l'))}, 0, 1, 0, 0, 0, 0
       from lead_events l left join cust k on k.id = l.customer_id
       where l.program_id = ${programId} and not l.is_test and ${inRange('l.lead_timestamp')}
       union all
-      select (c.first_purchase_date at time zone 'UTC')::date, ${db.unsafe(keyCols)}, 0, 0, 1, 0, 0, 0
+      select (c.first_purchase_date at time zone 'UTC')::date, ${db.unsafe(keyCols('fs'))}, 0, 0, 1, 0, 0, 0
       from customers c join cust k on k.id = c.id
+      left join lateral (
+        select s.partner_key, s.link_key from sales s
+        where s.customer_id = c.id and not s.is_test and s.sale_date = c.first_purchase_date
+        order by s.id limit 1) fs on true
       where c.program_id = ${programId} and c.customer_status = 'conversion' and ${inRange('c.first_purchase_date')}
       union all
-      select (s.sale_date at time zone 'UTC')::date, ${db.unsafe(keyCols)}, 0, 0, 0, 1, s.amount_cents, 0
+      select (s.sale_date at time zone 'UTC')::date, ${db.unsafe(keyCols('s'))}, 0, 0, 0, 1, s.amount_cents, 0
       from sales s left join cust k on k.id = s.customer_id
       where s.program_id = ${programId} and not s.is_test and ${inRange('s.sale_date')}
       union all
-      select (s.sale_date at time zone 'UTC')::date, ${db.unsafe(keyCols)}, 0, 0, 0, 0, 0, m.amount_cents
+      select (s.sale_date at time zone 'UTC')::date, ${db.unsafe(keyCols('s'))}, 0, 0, 0, 0, 0, m.amount_cents
       from commissions m join sales s on s.id = m.sale_id left join cust k on k.id = s.customer_id
       where s.program_id = ${programId} and not s.is_test and ${inRange('s.sale_date')}
     )

@@ -1,6 +1,5 @@
 // The attribution and commission step (spec 4.3, CONTRACT "Tracking decisions" and commission policy):
 // one implementation, set-based, for a chunk or for one command. Why it is shaped so: docs/pipeline.md.
-import { boolArray } from '../../../shared/db/sql.ts';
 import type { Sql, Tx } from '../../../shared/db/sql.ts';
 import type { SaleCommand, LedgerEffect } from '../../../shared/contracts/commands.ts';
 import { parseCommand } from '../../../shared/contracts/commands.ts';
@@ -19,6 +18,9 @@ import type { NewCommission } from '../../../shared/commissions/lifecycle.ts';
 import { nothing, recordCaused } from '../../../shared/commissions/caused.ts';
 import type { Caused } from '../../../shared/commissions/caused.ts';
 import { CUSTOMER_KEY_COLUMNS, customerKeys } from '../../../shared/pipeline/breakdown.ts';
+import type { DimensionKeys } from '../../../shared/pipeline/breakdown.ts';
+import { insertSales, saleRow, updateCustomers } from './sale-rows.ts';
+import type { SaleRow } from './sale-rows.ts';
 
 export const DUPLICATE_SALE = 'Duplicate transaction_id. This sale has already been recorded.';
 
@@ -105,83 +107,6 @@ function commissionAnswer(
     },
     effects: credit,
   };
-}
-
-/** The sale's row, as the columns of the sales insert (both forms write the same values). */
-function saleRow(
-  cmd: SaleCommand,
-  c: { customerId: string | null; partnerId: string | null; ppId: string | null },
-  code: { coupon_code: string | null; partner_code_id: string | null },
-) {
-  return {
-    request_id: cmd.request_id,
-    program_id: cmd.program_id,
-    customer_id: c.customerId,
-    partner_id: c.partnerId,
-    partner_program_id: c.ppId,
-    click_id: cmd.click_id,
-    customer_key: cmd.customer_key,
-    transaction_id: cmd.transaction_id,
-    amount_cents: cmd.amount_cents,
-    currency: cmd.currency,
-    sale_type: cmd.sale_type,
-    is_recurring: cmd.is_recurring,
-    subscription_id: cmd.subscription_id,
-    subscription_interval: cmd.subscription_interval,
-    product_id: cmd.product_id,
-    line_items: cmd.line_items === null ? null : JSON.stringify(cmd.line_items),
-    is_test: cmd.is_test,
-    sale_date: new Date(cmd.ts).toISOString(),
-    ...code,
-  };
-}
-type SaleRow = ReturnType<typeof saleRow>;
-
-/**
- * Inserts sales with one statement (an array per column, so the statement text and its plan do not
- * depend on the row count); returns the id of each inserted row by transaction_id. A transaction_id that is
- * already taken is skipped (`on conflict do nothing`), so it is missing from the result.
- */
-async function insertSales(tx: Tx, rows: SaleRow[]): Promise<Map<string, number>> {
-  const col = <K extends keyof SaleRow>(k: K) => rows.map((r) => r[k]);
-  const got = await tx<{ id: string; transaction_id: string }[]>`
-    insert into sales (request_id, program_id, customer_id, partner_id, partner_program_id, click_id, customer_key,
-                       transaction_id, amount_cents, currency, sale_type, payment_status, is_recurring,
-                       subscription_id, subscription_interval, product_id, line_items, is_test, sale_date,
-                       coupon_code, partner_code_id)
-    select r, p, c, pa, pp, ck, k, t, a, cur, st, 'paid', rec::boolean, sub, si, pr, li::jsonb, te::boolean, sd, cc, pc
-    from unnest(${col('request_id')}::text[], ${col('program_id')}::bigint[], ${col('customer_id')}::bigint[],
-                ${col('partner_id')}::bigint[], ${col('partner_program_id')}::bigint[], ${col('click_id')}::text[],
-                ${col('customer_key')}::text[], ${col('transaction_id')}::text[], ${col('amount_cents')}::bigint[],
-                ${col('currency')}::text[], ${col('sale_type')}::text[], ${boolArray(col('is_recurring'))}::text[],
-                ${col('subscription_id')}::text[], ${col('subscription_interval')}::text[],
-                ${col('product_id')}::text[], ${col('line_items')}::text[], ${boolArray(col('is_test'))}::text[],
-                ${col('sale_date')}::timestamptz[], ${col('coupon_code')}::text[], ${col('partner_code_id')}::bigint[])
-      as v(r, p, c, pa, pp, ck, k, t, a, cur, st, rec, sub, si, pr, li, te, sd, cc, pc)
-    on conflict (transaction_id) do nothing
-    returning id, transaction_id`;
-  return new Map(got.map((r) => [r.transaction_id, Number(r.id)]));
-}
-
-/**
- * A sale's effect on its customer: click or lead becomes conversion; first_purchase_date and (with a
- * commission) first_commission_at are set unless already set. `purchaseAt` / `commissionAt` are the times
- * of the customer's first sale / first commission in this statement's batch (null: none).
- */
-async function updateCustomers(
-  tx: Tx,
-  rows: { id: string; purchaseAt: string; commissionAt: string | null }[],
-): Promise<void> {
-  if (rows.length === 0) return;
-  await tx`
-    update customers c set
-      customer_status = case when c.customer_status in ('click', 'lead') then 'conversion' else c.customer_status end,
-      first_purchase_date = coalesce(c.first_purchase_date, v.fp),
-      first_commission_at = coalesce(c.first_commission_at, v.fc),
-      updated_at = now()
-    from unnest(${rows.map((r) => r.id)}::bigint[], ${rows.map((r) => r.purchaseAt)}::timestamptz[],
-                ${rows.map((r) => r.commissionAt)}::timestamptz[]) as v(id, fp, fc)
-    where c.id = v.id`;
 }
 
 const CUSTOMER_COLUMNS = `id, program_id, partner_program_id, customer_status, last_click_at,
@@ -321,8 +246,14 @@ async function applySales(
   // the chunk sees what its first did (conversion, first purchase, first commission).
   type Pending =
     | { answer: Applied }
-    | { test: true; cmd: SaleCommand }
-    | { attribution: Attribution; cmd: SaleCommand; firstPurchase: boolean };
+    | { test: true; cmd: SaleCommand; row: SaleRow }
+    | {
+        attribution: Attribution;
+        cmd: SaleCommand;
+        firstPurchase: boolean;
+        row: SaleRow;
+        keys: DimensionKeys;
+      };
   const pending: Pending[] = [];
   const rows: SaleRow[] = [];
   const customers = new Map<string, { id: string; purchaseAt: string; commissionAt: string | null }>();
@@ -343,8 +274,14 @@ async function applySales(
     }
     if (cmd.is_test) {
       taken.add(cmd.transaction_id);
-      rows.push(saleRow(cmd, { customerId: null, partnerId: null, ppId: null }, codes.saleColumns(cmd)));
-      pending.push({ test: true, cmd });
+      const row = saleRow(
+        cmd,
+        { customerId: null, partnerId: null, ppId: null },
+        codes.saleColumns(cmd),
+        null,
+      );
+      rows.push(row);
+      pending.push({ test: true, cmd, row });
       continue;
     }
     const found = codes.claim(cmd, resolve(cmd), program.code_attribution, pps);
@@ -361,8 +298,18 @@ async function applySales(
       partnerId: customer.partner_id,
       ppId: customer.partner_program_id,
     };
-    rows.push(saleRow(cmd, ids, codes.saleColumns(cmd)));
-    pending.push({ attribution: decision, cmd, firstPurchase: customer.first_purchase_date === null });
+    // The customer's keys now (its partner, link and attributing click's visit keys): this sale counts
+    // there, whatever a later sale of the chunk does to the customer.
+    const keys = customerKeys(customer);
+    const row = saleRow(cmd, ids, codes.saleColumns(cmd), keys);
+    rows.push(row);
+    pending.push({
+      attribution: decision,
+      cmd,
+      firstPurchase: customer.first_purchase_date === null,
+      row,
+      keys,
+    });
     const saleAt = new Date(cmd.ts);
     const update = customers.get(customer.id) ?? {
       id: customer.id,
@@ -433,16 +380,9 @@ async function applySales(
   // (one outbox statement for the chunk).
   const events: WebhookEventInput[] = [];
   const now = new Date().toISOString();
-  const recordEvents = (
-    cmd: SaleCommand,
-    saleId: number,
-    a: Attribution | null,
-    commissionId: number | null,
-  ) => {
+  const recordEvents = (cmd: SaleCommand, saleId: number, row: SaleRow, commissionId: number | null) => {
     const program = programOf(cmd)!;
     if (program.workspace_id === null) return;
-    const ids = { customerId: a?.customer.id ?? null, partnerId: a?.customer.partner_id ?? null, ppId: null };
-    const row = saleRow(cmd, ids, codes.saleColumns(cmd));
     events.push({
       workspace_id: Number(program.workspace_id),
       program_id: cmd.program_id,
@@ -456,12 +396,10 @@ async function applySales(
     if ('answer' in p) return p.answer;
     const saleId = saleIds.get(p.cmd.transaction_id)!;
     if ('test' in p) {
-      recordEvents(p.cmd, saleId, null, null);
+      recordEvents(p.cmd, saleId, p.row, null);
       return testAnswer(p.cmd, saleId);
     }
-    const { cmd, attribution: a } = p;
-    // The customer's keys (its partner, link and attributing click's visit keys): its sales count there.
-    const keys = customerKeys(a.customer);
+    const { cmd, attribution: a, keys } = p;
     ctx.rollups.add(
       cmd.program_id,
       cmd.ts,
@@ -469,7 +407,7 @@ async function applySales(
       keys,
     );
     const commissionId = a.noCommission ? undefined : commissionIds.get(saleId);
-    recordEvents(cmd, saleId, a, commissionId ?? null);
+    recordEvents(cmd, saleId, p.row, commissionId ?? null);
     if (a.noCommission) return noCommissionAnswer(cmd, saleId, a.noCommission);
     if (commissionId === undefined)
       return { programId: cmd.program_id, statusCode: 500, body: { error: 'Failed to create commission' } };

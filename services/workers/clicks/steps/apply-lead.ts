@@ -11,7 +11,7 @@ import {
   UNATTRIBUTED_KEYS,
   customerKeys,
 } from '../../../../shared/pipeline/breakdown.ts';
-import type { CustomerKeyRow } from '../../../../shared/pipeline/breakdown.ts';
+import type { CustomerKeyRow, DimensionKeys } from '../../../../shared/pipeline/breakdown.ts';
 
 const NOT_FOUND = 'Customer not found. Provide a valid click_id or customer_key.';
 const KEY_TAKEN = 'customer_key already belongs to another customer of this program';
@@ -50,13 +50,17 @@ async function insertLeadEvent(
   customer: { id: string | null; partner_id: string | null; customer_key: string | null },
   ctx: ApplyContext,
   kafkaPrefix: string,
+  keys: DimensionKeys | null = null,
 ): Promise<string> {
   const customerId = customer.id;
+  // The partner and link it counts under in the rollups, kept with it (0025): the rebuild counts it there
+  // even after a code moves the customer to another partner.
   const [row] = await tx<{ id: string }[]>`
     insert into lead_events (request_id, program_id, customer_id, click_id, customer_key, email, event_name,
-                             session_id, page_url, is_test, lead_timestamp)
+                             session_id, page_url, is_test, lead_timestamp, partner_key, link_key)
     values (${cmd.request_id}, ${programId}, ${customerId}, ${cmd.click_id}, ${cmd.customer_key}, ${cmd.email},
-            ${cmd.event_name}, ${cmd.session_id}, ${cmd.page_url}, ${cmd.is_test}, ${new Date(cmd.ts)})
+            ${cmd.event_name}, ${cmd.session_id}, ${cmd.page_url}, ${cmd.is_test}, ${new Date(cmd.ts)},
+            ${keys?.partner ?? null}, ${keys?.link ?? null})
     returning id`;
   const workspace = (await programWorkspaces(tx, [programId], ctx.memo)).get(programId);
   if (workspace !== undefined) {
@@ -122,7 +126,7 @@ async function applyLead(tx: Tx, cmd: LeadCommand, ctx: ApplyContext, kafkaPrefi
         returning id`;
       if (!created) return bad('Customer status cannot be updated to lead. Current status: lead');
       const unattributed = { id: created.id, partner_id: null, customer_key: cmd.customer_key };
-      await insertLeadEvent(tx, cmd, programOf, unattributed, ctx, kafkaPrefix);
+      await insertLeadEvent(tx, cmd, programOf, unattributed, ctx, kafkaPrefix, UNATTRIBUTED_KEYS);
       ctx.rollups.add(programOf, cmd.ts, { leads: 1 }, UNATTRIBUTED_KEYS);
       return {
         programId: programOf,
@@ -163,7 +167,8 @@ async function applyLead(tx: Tx, cmd: LeadCommand, ctx: ApplyContext, kafkaPrefi
   } else {
     await update(tx);
   }
-  await insertLeadEvent(tx, cmd, programId, customer, ctx, kafkaPrefix);
-  ctx.rollups.add(programId, cmd.ts, { leads: 1 }, customerKeys(customer));
+  const keys = customerKeys(customer);
+  await insertLeadEvent(tx, cmd, programId, customer, ctx, kafkaPrefix, keys);
+  ctx.rollups.add(programId, cmd.ts, { leads: 1 }, keys);
   return { programId, statusCode: 200, body: { success: true, message: 'Lead recorded' } };
 }
