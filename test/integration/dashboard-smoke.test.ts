@@ -5,7 +5,7 @@
 import t from 'tap';
 import { startServices } from '../helpers/stack.ts';
 import { PASSWORD, signup } from '../helpers/accounts.ts';
-import { launchBrowser, openPage } from '../helpers/browser.ts';
+import { launchBrowser, openPage, settled } from '../helpers/browser.ts';
 
 const svc = await startServices(t, ['web']);
 const browser = await launchBrowser(t);
@@ -53,6 +53,9 @@ t.test('the HttpOnly session cookie: unreadable by scripts, logs the app in, log
 
   await p.goto('/programs');
   await p.page.getByRole('navigation', { name: 'Workspace' }).waitFor();
+  // The page's own requests answered first: one still in flight at the logout is answered 401, which the
+  // browser logs as an error (seen once in CI under load).
+  await settled(p.page);
   await p.page.getByRole('button', { name: 'Log out' }).click();
   await p.page.getByRole('heading', { name: 'Log in' }).waitFor();
   t.same(await p.context.cookies(), [], 'the cookie is cleared');
