@@ -7,6 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import t from 'tap';
 import { createLink, postJson, startServices, testSql, waitFor } from '../helpers/stack.ts';
+import { saleCommand } from '../helpers/commands.ts';
 import { bearer, getJson, send, signup } from '../helpers/accounts.ts';
 import { addPartner, apiProgram } from '../helpers/partners.ts';
 import type { SaleCommand } from '../../shared/contracts/commands.ts';
@@ -240,26 +241,15 @@ t.test("a deactivated code, or a pending partner's, attributes nothing", async (
 
 const applier = createSaleApplier({ recentClickWaitMs: 0, kafkaPrefix: `codes-${uniq()}` });
 const ctx = (): ApplyContext => ({ rollups: new RollupBuffer(), careful: false, memo: new Map() });
-const command = (p: Program, fields: Partial<SaleCommand>): SaleCommand => ({
-  v: 1,
-  type: 'sale',
-  request_id: `req-${uniq()}`,
-  ts: Date.now(),
-  program_id: p.id,
-  transaction_id: `txn-${uniq()}`,
-  amount_cents: 5_000,
-  currency: null,
-  customer_key: `k-${uniq()}`,
-  click_id: null,
-  sale_type: 'payment',
-  line_items: null,
-  is_recurring: false,
-  subscription_id: null,
-  subscription_interval: null,
-  product_id: null,
-  is_test: false,
-  ...fields,
-});
+const command = (p: Program, fields: Partial<SaleCommand>): SaleCommand =>
+  saleCommand({
+    request_id: `req-${uniq()}`,
+    program_id: p.id,
+    transaction_id: `txn-${uniq()}`,
+    amount_cents: 5_000,
+    customer_key: `k-${uniq()}`,
+    ...fields,
+  });
 /** The worker's step: the sale applied and its rollups written, in one transaction. */
 async function applyIn(tx: Tx, cmd: SaleCommand) {
   const c = ctx();

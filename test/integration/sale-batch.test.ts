@@ -16,6 +16,7 @@ import { RollupBuffer } from '../../shared/pipeline/rollups.ts';
 import { Snowflake, formatClickId } from '../../shared/domain/ids.ts';
 import { DUPLICATE_SALE, createSaleApplier } from '../../services/workers/attribution/apply-sale.ts';
 import { createLink, createProgram, testSql } from '../helpers/stack.ts';
+import { saleCommand } from '../helpers/commands.ts';
 import type { LinkFixture } from '../helpers/stack.ts';
 
 const sql = testSql(t);
@@ -153,23 +154,7 @@ async function buildFixtures(): Promise<Fixtures> {
 function saleCmd(
   p: Partial<SaleCommand> & Pick<SaleCommand, 'request_id' | 'program_id' | 'transaction_id'>,
 ): SaleCommand {
-  return {
-    v: 1,
-    type: 'sale',
-    ts: T0,
-    amount_cents: 10_000,
-    currency: 'USD',
-    customer_key: null,
-    click_id: null,
-    sale_type: 'payment',
-    line_items: null,
-    is_recurring: false,
-    subscription_id: null,
-    subscription_interval: null,
-    product_id: null,
-    is_test: false,
-    ...p,
-  };
+  return saleCommand({ ts: T0, amount_cents: 10_000, currency: 'USD', ...p });
 }
 
 function genChunk(rnd: () => number, fx: Fixtures, ci: number): SaleCommand[] {

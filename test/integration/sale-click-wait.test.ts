@@ -15,30 +15,19 @@ import { Snowflake, formatClickId } from '../../shared/domain/ids.ts';
 import { eventClickNumber } from '../../services/ingress/click-message.ts';
 import { createSaleApplier } from '../../services/workers/attribution/apply-sale.ts';
 import { createLink, createProgram, stackEnv, testSql, waitFor } from '../helpers/stack.ts';
+import { saleCommand } from '../helpers/commands.ts';
 
 const sql = testSql(t);
 const run = randomBytes(4).toString('hex');
 const APP = `svc-test-wait-${run}`;
 
 function saleCmd(p: Partial<SaleCommand> & { program_id: number; transaction_id: string }): SaleCommand {
-  return {
-    v: 1,
-    type: 'sale',
+  return saleCommand({
     request_id: `${run}-${p.transaction_id}`,
-    ts: Date.now(),
     amount_cents: 10000,
     currency: 'USD',
-    customer_key: null,
-    click_id: null,
-    sale_type: 'payment',
-    line_items: null,
-    is_recurring: false,
-    subscription_id: null,
-    subscription_interval: null,
-    product_id: null,
-    is_test: false,
     ...p,
-  };
+  });
 }
 
 const message = (cmd: SaleCommand, offset: number): ConsumedMessage => ({

@@ -13,6 +13,7 @@ import { createSaleApplier } from '../../services/workers/attribution/apply-sale
 import { createRefundApplier } from '../../services/workers/reversal/apply-refund.ts';
 import { outboxTopic } from '../../shared/db/outbox.ts';
 import { createLink, createProgram, testSql } from '../helpers/stack.ts';
+import { saleCommand } from '../helpers/commands.ts';
 
 const sql = testSql(t);
 const prefix = `evt${randomBytes(4).toString('hex')}.`;
@@ -45,26 +46,15 @@ const sale = (
   clickId: string | null,
   name: string,
   extra: Partial<SaleCommand> = {},
-): SaleCommand => ({
-  v: 1,
-  type: 'sale',
-  request_id: `evsale:${run}:${name}`,
-  ts: Date.now(),
-  program_id: programId,
-  transaction_id: `ev-${run}-${name}`,
-  amount_cents: 1000,
-  currency: null,
-  customer_key: null,
-  click_id: clickId,
-  sale_type: 'payment',
-  line_items: null,
-  is_recurring: false,
-  subscription_id: null,
-  subscription_interval: null,
-  product_id: null,
-  is_test: false,
-  ...extra,
-});
+): SaleCommand =>
+  saleCommand({
+    request_id: `evsale:${run}:${name}`,
+    program_id: programId,
+    transaction_id: `ev-${run}-${name}`,
+    amount_cents: 1000,
+    click_id: clickId,
+    ...extra,
+  });
 
 /** The events in this test's outbox, as (type, transaction or commission) pairs. */
 async function events(): Promise<{ type: string; txn: string | null; is_test: boolean }[]> {
