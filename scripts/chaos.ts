@@ -256,11 +256,27 @@ onStopSignal(async () => {
   process.exit(130);
 });
 
+/**
+ * Why a process died, from the tail of its log, so a CI log says it (the whole log is in --trace): its last
+ * error lines (pino error/fatal, or an uncaught exception's `SomeError: …` line), else its last lines.
+ */
+function lastWords(id: string, own: readonly string[]): string[] {
+  const lines = own
+    .filter((l) => l.trim() !== '')
+    .map((l) => `[${id}] ${l.length > 400 ? `${l.slice(0, 400)}…` : l}`);
+  const errors = lines.filter((l) => /^\S+ (\{.*"level":(50|60)|\w*Error\b|Uncaught)/.test(l));
+  return (errors.length ? errors : lines).slice(-3);
+}
+
 function spawn(id: string): ServiceProcess {
+  /** This process's own last lines (not its predecessor's). */
+  const own: string[] = [];
   const p = spawnService(serviceOf(id), {
     env: { ...env, OPS_PORT: String(opsPorts.get(id)) },
     onLine: (line) => {
       trace({ ev: 'log', id, line });
+      own.push(line);
+      if (own.length > 60) own.shift();
       tail.push(`[${id}] ${line}`);
       if (tail.length > 400) tail.splice(0, 100);
     },
@@ -270,6 +286,7 @@ function spawn(id: string): ServiceProcess {
     if (!stopping && !expected.has(p)) {
       unexpected.push({ at: Date.now(), name: id, code });
       progress(`UNEXPECTED EXIT: ${id} exited with ${code}; restarting it`);
+      for (const line of lastWords(id, own)) progress(`  ${line}`);
       void restart(id).catch(() => {});
     }
   });

