@@ -92,6 +92,23 @@ export function unstorableJson(text: string, parse: () => unknown): { reason: st
   return bad(value) ? { reason: 'a string holds a NUL or an unpaired surrogate' } : { value };
 }
 
+/**
+ * A Kafka message's value as a JSON object we can store, or why it is poison (dead-lettered: retrying
+ * would never help): empty, not JSON, unstorable (see unstorableJson), or not an object.
+ */
+export function decodeMessageObject(bytes: Buffer | null): Record<string, unknown> | string {
+  if (!bytes || bytes.length === 0) return 'empty message';
+  const text = bytes.toString('utf8');
+  let checked: { reason: string } | { value: unknown };
+  try {
+    checked = unstorableJson(text, () => JSON.parse(text));
+  } catch {
+    return 'not JSON';
+  }
+  if ('reason' in checked) return checked.reason;
+  return isPlainObject(checked.value) ? checked.value : 'not a JSON object';
+}
+
 /** The first `max` UTF-16 units of `s`, without splitting a surrogate pair (half a pair stores as U+FFFD). */
 export function truncate(s: string, max: number): string {
   if (s.length <= max) return s;

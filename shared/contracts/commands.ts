@@ -3,7 +3,7 @@
 // the outbox: shared/db/notifications.ts). The ingress validates the request and produces the command with a request_id; the
 // owning worker applies it and records the outcome under that request_id (shared/outcomes.ts).
 import { isId } from '../domain/ids.ts';
-import { isPlainObject, unstorableJson } from '../json.ts';
+import { decodeMessageObject, isPlainObject } from '../json.ts';
 import type { ProcessorEventCommand } from './processor-events.ts';
 
 /**
@@ -172,20 +172,11 @@ const str = (v: unknown): v is string => typeof v === 'string';
 const nstr = (v: unknown): v is string | null => v === null || typeof v === 'string';
 
 function decode(bytes: Buffer | null): Record<string, unknown> | string {
-  if (!bytes || bytes.length === 0) return 'empty message';
-  const text = bytes.toString('utf8');
-  // The ingress never sends these (see installJsonHandling); a string Postgres would refuse or alter
-  // could not be matched on again (a transaction_id stored as U+FFFD), and a deep value would overflow
-  // the stack of whatever walks it.
-  let checked: { reason: string } | { value: unknown };
-  try {
-    checked = unstorableJson(text, () => JSON.parse(text));
-  } catch {
-    return 'not JSON';
-  }
-  if ('reason' in checked) return checked.reason;
-  const m = checked.value;
-  if (!isPlainObject(m)) return 'not a JSON object';
+  // The ingress never sends an unstorable string or a deep value (see installJsonHandling); a string
+  // Postgres would refuse or alter could not be matched on again (a transaction_id stored as U+FFFD), and a
+  // deep value would overflow the stack of whatever walks it.
+  const m = decodeMessageObject(bytes);
+  if (typeof m === 'string') return m;
   if (m.v !== 1) return `unsupported version ${String(m.v)}`;
   // `<kind>:<program id>:<Idempotency-Key of up to 200 characters>` or a UUID.
   if (!str(m.request_id) || m.request_id.length === 0 || m.request_id.length > 256) return 'bad request_id';

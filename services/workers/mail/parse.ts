@@ -4,7 +4,7 @@
 // one recipient address without line breaks, absolute http(s) links, strings that Postgres can store.
 import { MAIL_TEMPLATES } from '../../../shared/contracts/mail.ts';
 import type { MailMessage } from '../../../shared/contracts/mail.ts';
-import { isPlainObject, unstorableJson } from '../../../shared/json.ts';
+import { decodeMessageObject, isPlainObject } from '../../../shared/json.ts';
 
 /** One address, as the API accepts them: no spaces, no line breaks, no display name. */
 const ADDRESS_RE = /^[^\s@<>,;"]+@[^\s@<>,;"]+\.[^\s@<>,;"]+$/;
@@ -48,17 +48,8 @@ function dataProblem(template: MailMessage['template'], d: Record<string, unknow
 
 /** The message, or why it is poison. */
 export function parseMailMessage(bytes: Buffer | null): MailMessage | string {
-  if (!bytes || bytes.length === 0) return 'empty message';
-  const text = bytes.toString('utf8');
-  let checked: { reason: string } | { value: unknown };
-  try {
-    checked = unstorableJson(text, () => JSON.parse(text));
-  } catch {
-    return 'not JSON';
-  }
-  if ('reason' in checked) return checked.reason;
-  const m = checked.value;
-  if (!isPlainObject(m)) return 'not a JSON object';
+  const m = decodeMessageObject(bytes);
+  if (typeof m === 'string') return m;
   if (!str(m.id, 300)) return 'bad id';
   if (!str(m.to, 320) || !ADDRESS_RE.test(m.to)) return 'bad to';
   if (!MAIL_TEMPLATES.includes(m.template as MailMessage['template'])) {
