@@ -16,6 +16,8 @@ t.test('a paid one-time checkout is a sale of its payment intent', async (t) => 
     attribution: { customer_key: 'user_42', click_id: 'cust_1_2', program_id: '7' },
     sale_type: 'one_time',
     is_recurring: false,
+    payment_intent: s.payment_intent,
+    invoice_id: null,
   });
   t.equal(eventKey(stripeEvent('checkout.session.completed', s)), s.payment_intent);
   const noPi = checkoutSession({ payment_intent: null });
@@ -75,6 +77,8 @@ for (const layout of ['basil', 'legacy'] as const) {
         is_recurring: false,
         attribution: { customer_key: 'user_42' },
         invoice_id: first.id,
+        // The 2025+ invoice names no payment intent (invoice_payment.paid links it); the older one does.
+        payment_intent: 'payment_intent' in first ? first.payment_intent : null,
       });
       t.equal(eventKey(stripeEvent(type, first)), sub, 'keyed by its subscription');
     }

@@ -118,6 +118,26 @@ export type ProcessorAction =
     }
   | { kind: 'ignored'; reason: string };
 
+export type SaleAction = Extract<ProcessorAction, { kind: 'sale' }>;
+
+/**
+ * A processor's sale as the worker applies it: the currency upper-cased, `subscription` when the sale names
+ * a subscription (else `one_time`), and no Stripe payment intent or invoice unless given.
+ */
+export function saleAction(
+  s: Omit<SaleAction, 'kind' | 'sale_type' | 'payment_intent' | 'invoice_id'> &
+    Partial<Pick<SaleAction, 'payment_intent' | 'invoice_id'>>,
+): SaleAction {
+  return {
+    kind: 'sale',
+    ...s,
+    currency: s.currency.toUpperCase(),
+    sale_type: s.subscription_id ? 'subscription' : 'one_time',
+    payment_intent: s.payment_intent ?? null,
+    invoice_id: s.invoice_id ?? null,
+  };
+}
+
 export type Obj = Record<string, unknown>;
 export const obj = (v: unknown): Obj => (isPlainObject(v) ? v : {});
 export const str = (v: unknown): string | null => (typeof v === 'string' && v !== '' ? v : null);

@@ -2,7 +2,7 @@
 // `{ meta: { event_name, custom_data, test_mode }, data: { type, id, attributes } }`, no event id and no
 // timestamp. `subscription_payment_success` with `billing_reason: initial` is the money of the
 // `order_created` already counted: it only links the subscription. Refunded amounts are cumulative.
-import { attributionOf, couponOf, customCoupon, idOf, int, obj, str } from './common.ts';
+import { attributionOf, couponOf, customCoupon, idOf, int, obj, str, saleAction } from './common.ts';
 import type { Obj, ProcessorAction } from './common.ts';
 
 export const LEMONSQUEEZY_HANDLED_TYPES = [
@@ -57,20 +57,16 @@ export function interpretLemonSqueezy(event: unknown): ProcessorAction {
       if (!id || amount === null || !currency) return { kind: 'ignored', reason: 'malformed' };
       if (a.status !== 'paid') return { kind: 'ignored', reason: `status_${String(a.status)}` };
       if (amount === 0) return { kind: 'ignored', reason: 'zero_amount' };
-      return {
-        kind: 'sale',
+      return saleAction({
         transaction_id: id,
         amount_cents: amount,
-        currency: currency.toUpperCase(),
+        currency,
         attribution,
         subscription_id: null,
-        sale_type: 'one_time',
         is_recurring: false,
-        payment_intent: null,
-        invoice_id: null,
         processor_customer_id: idOf(a.customer_id),
         ...coupon,
-      };
+      });
     }
     case 'subscription_payment_success': {
       const subscription = idOf(a.subscription_id);
@@ -87,21 +83,17 @@ export function interpretLemonSqueezy(event: unknown): ProcessorAction {
         };
       }
       if (amount === 0) return { kind: 'ignored', reason: 'zero_amount' };
-      return {
-        kind: 'sale',
+      return saleAction({
         transaction_id: subscriptionInvoiceTransaction(id),
         amount_cents: amount,
-        currency: currency.toUpperCase(),
+        currency,
         attribution,
         subscription_id: subscription,
-        sale_type: 'subscription',
         // `renewal`, or `updated` (a plan change charged mid-cycle): never the first payment.
         is_recurring: true,
-        payment_intent: null,
-        invoice_id: null,
         processor_customer_id: idOf(a.customer_id),
         ...coupon,
-      };
+      });
     }
     case 'order_refunded':
       return refund(id, a, id);

@@ -1,7 +1,7 @@
 // Paddle Billing's events (CONTRACT part three "Revenue from every processor"; NOTES "Paddle Billing
 // webhooks"): envelope `{ event_id, event_type, occurred_at, data }`. Amounts are strings of the lowest
 // currency unit, tax included. A refund is an adjustment that counts only once Paddle has approved it.
-import { attributionOf, cents, couponOf, customCoupon, obj, str } from './common.ts';
+import { attributionOf, cents, couponOf, customCoupon, obj, str, saleAction } from './common.ts';
 import type { ProcessorAction } from './common.ts';
 
 export const PADDLE_HANDLED_TYPES = [
@@ -29,23 +29,19 @@ export function interpretPaddle(event: unknown): ProcessorAction {
       if (amount === 0) return { kind: 'ignored', reason: 'zero_amount' };
       const subscription = str(d.subscription_id);
       const origin = str(d.origin) ?? '';
-      return {
-        kind: 'sale',
+      return saleAction({
         transaction_id: id,
         amount_cents: amount,
-        currency: currency.toUpperCase(),
+        currency,
         attribution: attributionOf(d.custom_data),
         subscription_id: subscription,
-        sale_type: subscription ? 'subscription' : 'one_time',
         // `web`/`api` is the first payment; `subscription_recurring` (and a mid-cycle `subscription_update`
         // or `subscription_charge`) a later one.
         is_recurring: subscription !== null && origin.startsWith('subscription_'),
-        payment_intent: null,
-        invoice_id: null,
         remember_subscription: subscription !== null,
         processor_customer_id: str(d.customer_id),
         ...couponOf(customCoupon(d.custom_data), 'paddle', [str(d.discount_id)]),
-      };
+      });
     }
     case 'adjustment.created':
     case 'adjustment.updated': {

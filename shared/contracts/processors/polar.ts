@@ -1,7 +1,7 @@
 // Polar's events (CONTRACT part three; NOTES "Polar webhooks"): Standard Webhooks, body
 // `{ type, timestamp, data }`, the event id is the `webhook-id` header. `total_amount` is what the customer
 // paid (net + tax); a refund's `refunded_amount` leaves the tax out (`refunded_tax_amount` apart).
-import { attributionOf, couponOf, customCoupon, int, obj, str } from './common.ts';
+import { attributionOf, couponOf, customCoupon, int, obj, str, saleAction } from './common.ts';
 import type { ProcessorAction } from './common.ts';
 
 export const POLAR_HANDLED_TYPES = ['order.paid', 'order.refunded'] as const;
@@ -20,21 +20,17 @@ export function interpretPolar(event: unknown): ProcessorAction {
       if (!id || total === null || !currency) return { kind: 'ignored', reason: 'malformed' };
       if (total === 0) return { kind: 'ignored', reason: 'zero_amount' };
       const subscription = str(d.subscription_id);
-      return {
-        kind: 'sale',
+      return saleAction({
         transaction_id: id,
         amount_cents: total,
-        currency: currency.toUpperCase(),
+        currency,
         attribution: attributionOf(d.metadata),
         subscription_id: subscription,
-        sale_type: subscription ? 'subscription' : 'one_time',
         is_recurring: subscription !== null && LATER_PAYMENTS.has(String(d.billing_reason)),
-        payment_intent: null,
-        invoice_id: null,
         remember_subscription: subscription !== null,
         processor_customer_id: str(d.customer_id) ?? str(obj(d.customer).id),
         ...couponOf(customCoupon(d.metadata) ?? str(obj(d.discount).code), 'polar', [str(d.discount_id)]),
-      };
+      });
     }
     case 'order.refunded': {
       const refunded = int(d.refunded_amount);

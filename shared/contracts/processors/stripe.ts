@@ -1,7 +1,7 @@
 // Stripe's events (CONTRACT "Payment-processor webhooks"): interpretation is pure: it reads the event as
 // Stripe sends it (both the 2025+ and the older invoice and charge layouts) and says what to do; the worker
 // does it with the /track/sale and /track/refund code.
-import { attributionOf, couponOf, customCoupon, int, obj, str } from './common.ts';
+import { attributionOf, couponOf, customCoupon, int, obj, str, saleAction } from './common.ts';
 import type { Attribution, Obj, ProcessorAction } from './common.ts';
 
 /** An id field that may be expanded into an object (Stripe's `expand[]`). */
@@ -73,20 +73,17 @@ export function interpretEvent(event: unknown): ProcessorAction {
       const currency = str(o.currency);
       const id = ref(o.payment_intent) ?? str(o.id);
       if (amount === null || !currency || !id) return { kind: 'ignored', reason: 'malformed' };
-      return {
-        kind: 'sale',
+      return saleAction({
         transaction_id: id,
         amount_cents: amount,
-        currency: currency.toUpperCase(),
+        currency,
         attribution,
         subscription_id: null,
-        sale_type: 'one_time',
         is_recurring: false,
         payment_intent: ref(o.payment_intent),
-        invoice_id: null,
         processor_customer_id: ref(o.customer),
         ...stripeCoupon(o, o.metadata),
-      };
+      });
     }
     case 'invoice.paid':
     case 'invoice.payment_succeeded': {
@@ -95,20 +92,18 @@ export function interpretEvent(event: unknown): ProcessorAction {
       const currency = str(o.currency);
       if (!id || amount === null || !currency) return { kind: 'ignored', reason: 'malformed' };
       const subscription = invoiceSubscription(o);
-      return {
-        kind: 'sale',
+      return saleAction({
         transaction_id: id,
         amount_cents: amount,
-        currency: currency.toUpperCase(),
+        currency,
         attribution: invoiceAttribution(o),
         subscription_id: subscription,
-        sale_type: subscription ? 'subscription' : 'one_time',
         is_recurring: subscription !== null && o.billing_reason !== 'subscription_create',
         payment_intent: ref(o.payment_intent),
         invoice_id: id,
         processor_customer_id: ref(o.customer),
         ...stripeCoupon(o, invoiceMetadata(o)),
-      };
+      });
     }
     case 'charge.refunded': {
       const id = str(o.id);
