@@ -13,6 +13,7 @@ import { createPersistClicksStep } from '../../services/workers/clicks/steps/per
 import type { EnrichedClick } from '../../services/workers/clicks/steps/enrich-click.ts';
 import { checkProgram, describe } from '../../shared/db/rollups-check.ts';
 import { bearer, getJson, signup } from '../helpers/accounts.ts';
+import { partnerAccount } from '../helpers/portal.ts';
 import {
   DESKTOP_CHROME_UA,
   IPHONE_UA,
@@ -29,7 +30,9 @@ const sql = testSql(t);
 const svc = await startServices(t, ['web', 'click-worker']);
 const owner = await signup(svc);
 const program = await createProgram(sql, { workspaceId: owner.workspaceId });
-const a = await createLink(sql, program.id);
+// Partner a has an account: its portal's events list shows its own clicks that count, and no others.
+const aAccount = await partnerAccount(svc.baseUrl, owner.session, program.id);
+const a = await createLink(sql, program.id, { partnerId: aAccount.partnerId });
 const b = await createLink(sql, program.id);
 
 const CUBOT =
@@ -232,6 +235,31 @@ t.test('the status, performance, breakdown and events answers', async (t) => {
     (page2.body.data as { click_id: string }[]).map((e) => e.click_id),
     events.slice(5, 10).map((e) => e.click_id),
     'pages cut the same list',
+  );
+
+  // The partner's own list in the portal: its clicks that count, never a bot or a prefetch.
+  const mine = await getJson(
+    `${svc.baseUrl}/api/partner/programs/${program.id}/events?eventType=click&pageSize=100`,
+    bearer(aAccount.session),
+  );
+  t.equal(mine.status, 200);
+  const own = mine.body.data as { click_id: string; quality: string }[];
+  t.same(
+    own.map((e) => clickIds.get(e.click_id)?.name).sort(),
+    humans
+      .filter((s) => s.link === a)
+      .map((s) => s.name)
+      .sort(),
+    "the portal lists the partner's people only",
+  );
+  t.ok(
+    own.every((e) => e.quality === 'human'),
+    'each with quality human',
+  );
+  t.equal(
+    (mine.body.meta as { pagination: { total: number } }).pagination.total,
+    own.length,
+    'and counts them',
   );
 });
 

@@ -69,6 +69,34 @@ export const statusSchema = {
   },
 };
 
+/** A page's `meta.pagination` (the events lists, the partner portal's lists). */
+export const Pagination = Obj({
+  page: Type.Integer(),
+  pageSize: Type.Integer(),
+  pageCount: Type.Integer(),
+  total: Type.Integer(),
+});
+
+/**
+ * One page of events, newest first (dashboard/events.ts `eventsBody`): the advertiser's list and the partner
+ * portal's, whose items carry the fields `fields` names for each kind.
+ */
+export const EventsPage = (fields: string) =>
+  Obj({
+    data: Type.Array(
+      Obj(
+        {
+          id: Type.String(),
+          event_type: StringEnum(['click', 'lead', 'conversion']),
+          timestamp: DateTime(),
+          createdAt: DateTime(),
+        },
+        { additionalProperties: true, description: fields },
+      ),
+    ),
+    meta: Obj({ pagination: Pagination }),
+  });
+
 export const eventsSchema = {
   tags: ['dashboard'],
   summary: 'Click, lead and sale (conversion) events, newest first, paginated',
@@ -90,31 +118,9 @@ export const eventsSchema = {
     dateTo: dateQuery('dateTo', DATE_QUERY),
   }),
   response: {
-    200: Obj({
-      data: Type.Array(
-        Obj(
-          {
-            id: Type.String(),
-            event_type: StringEnum(['click', 'lead', 'conversion']),
-            timestamp: DateTime(),
-            createdAt: DateTime(),
-          },
-          {
-            additionalProperties: true,
-            description:
-              'click: click_id, session_id, page_url, referrer_url, geo_country, geo_region, geo_city, device_type, device_os, browser_name, quality (`human`, `bot` or `prefetch`: bots and prefetches are listed, counted nowhere), converted. lead: click_id, customer_key, session_id, page_url, converted. conversion: click_id, amount_cents, currency, sale_type, payment_status, processor_event_id, is_recurring, line_items, subscription_id, subscription_interval, product_id, coupon_code (the partner code the sale carried, docs/codes.md).',
-          },
-        ),
-      ),
-      meta: Obj({
-        pagination: Obj({
-          page: Type.Integer(),
-          pageSize: Type.Integer(),
-          pageCount: Type.Integer(),
-          total: Type.Integer(),
-        }),
-      }),
-    }),
+    200: EventsPage(
+      'click: click_id, session_id, page_url, referrer_url, geo_country, geo_region, geo_city, device_type, device_os, browser_name, quality (`human`, `bot` or `prefetch`: bots and prefetches are listed, counted nowhere), converted. lead: click_id, customer_key, session_id, page_url, converted. conversion: click_id, amount_cents, currency, sale_type, payment_status, processor_event_id, is_recurring, line_items, subscription_id, subscription_interval, product_id, coupon_code (the partner code the sale carried, docs/codes.md).',
+    ),
     ...errors,
   },
 };

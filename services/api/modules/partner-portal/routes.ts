@@ -23,7 +23,7 @@ import {
   toLink,
 } from '../links/service.ts';
 import { createDashboardDal } from '../dashboard/dal.ts';
-import { eventsSchema, performanceSchema } from '../dashboard/schemas.ts';
+import { EventsPage, Pagination, eventsSchema, performanceSchema } from '../dashboard/schemas.ts';
 import { eventsBody, parseEventsQuery, readEventsPage } from '../dashboard/events.ts';
 import { checkPerformanceShape, parsePerformanceQuery, readPerformance } from '../dashboard/performance.ts';
 import { queryOf } from '../dashboard/service.ts';
@@ -91,12 +91,6 @@ const LinkOut = Obj({
   status: StringEnum(LINK_STATUSES),
   clicks: Type.Integer(),
   last_clicked: Nullable(DateTime()),
-});
-const Pagination = Obj({
-  page: Type.Integer(),
-  pageSize: Type.Integer(),
-  pageCount: Type.Integer(),
-  total: Type.Integer(),
 });
 const pageQuery = {
   page: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1, errorMessage: ERR.page })),
@@ -266,27 +260,14 @@ export function registerPartnerPortalRoutes(fastify: FastifyInstance, deps: ApiD
         params: ProgramParams,
         response: {
           ...eventsSchema.response,
-          200: Obj({
-            data: Type.Array(
-              Obj(
-                {
-                  id: Type.String(),
-                  event_type: StringEnum(['click', 'lead', 'conversion']),
-                  timestamp: DateTime(),
-                  createdAt: DateTime(),
-                },
-                {
-                  additionalProperties: true,
-                  description:
-                    'click: click_id, session_id, page_url, referrer_url, geo_country, geo_region, geo_city, ' +
-                    'device_type, device_os, browser_name, converted. lead: click_id, session_id, page_url, ' +
-                    'converted. conversion: click_id, amount_cents, currency, sale_type, payment_status, ' +
-                    'processor_event_id, is_recurring, line_items, subscription_id, subscription_interval, product_id.',
-                },
-              ),
-            ),
-            meta: Obj({ pagination: Pagination }),
-          }),
+          200: EventsPage(
+            'click: click_id, session_id, page_url, referrer_url, geo_country, geo_region, geo_city, ' +
+              'device_type, device_os, browser_name, quality (always `human`: bots and prefetches are not ' +
+              'listed to partners), converted. lead: click_id, session_id, page_url, converted. conversion: ' +
+              'click_id, amount_cents, currency, sale_type, payment_status, processor_event_id, is_recurring, ' +
+              'line_items, subscription_id, subscription_interval, product_id (no coupon_code: it may be ' +
+              "another partner's code).",
+          ),
         },
       },
     },
