@@ -14,7 +14,7 @@ import { seedBenchProgram } from './lib/bench-seed.ts';
 import { percentile } from '../shared/stats.ts';
 import { recordOutcome } from '../shared/pipeline/outcomes.ts';
 import { RollupBuffer } from '../shared/pipeline/rollups.ts';
-import type { SaleCommand } from '../shared/contracts/commands.ts';
+import { saleCommand } from './lib/sale-command.ts';
 import { createSaleApplier } from '../services/workers/attribution/apply-sale.ts';
 
 const USAGE = `Usage: npm run bench:sales [-- options]
@@ -89,25 +89,14 @@ await runBench('sales', values.fast, async (run) => {
     Array.from({ length: CONCURRENCY }, async () => {
       while (seq < SALES) {
         const b = saleBody('direct');
-        const cmd: SaleCommand = {
-          v: 1,
-          type: 'sale',
+        const cmd = saleCommand({
           request_id: b.transaction_id,
-          ts: Date.now(),
           program_id: programId,
           transaction_id: b.transaction_id,
           amount_cents: b.amount_cents,
           currency: 'USD',
-          customer_key: null,
           click_id: b.click_id,
-          sale_type: 'payment',
-          line_items: null,
-          is_recurring: false,
-          subscription_id: null,
-          subscription_interval: null,
-          product_id: null,
-          is_test: false,
-        };
+        });
         const t0 = performance.now();
         await sql.begin(async (tx) => {
           const rollups = new RollupBuffer();

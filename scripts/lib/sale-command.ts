@@ -1,5 +1,5 @@
-// Commands as the ingress produces them, for tests that hand them to a worker's applier or to Kafka
-// directly (shared/contracts/commands.ts).
+// A sale command as the ingress produces it (shared/contracts/commands.ts), for the tests and the
+// benchmark (bench:sales) that hand commands to the sale applier or to Kafka directly.
 import type { SaleCommand } from '../../shared/contracts/commands.ts';
 
 /**
