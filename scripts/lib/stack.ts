@@ -59,6 +59,8 @@ function tryBind(port: number): Promise<number | null> {
 
 /** Ports this process already handed out: never twice, even once released. */
 const handedOut = new Set<number>();
+/** Read once: the range does not change while a test or script runs. */
+let ephemeral: Promise<[number, number] | null> | null = null;
 
 /**
  * A port that is free now, for a server started later. Taken below the kernel's ephemeral range: a port
@@ -68,7 +70,7 @@ const handedOut = new Set<number>();
  * the range leaves no room below it (or is unknown), `listen(0)` as before.
  */
 export async function freePort(): Promise<number> {
-  const range = await ephemeralRange();
+  const range = await (ephemeral ??= ephemeralRange());
   const floor = 10_000;
   if (range && range[0] - floor >= 1000) {
     for (let i = 0; i < 200; i++) {
