@@ -155,7 +155,7 @@ export function startEvictor(o: EvictorOptions): { stop(): Promise<void> } {
 
 /**
  * The partition the producer gives `key` on a topic of `count` partitions: murmur2 of the key's bytes, as the
- * Java client and kafkajs's default partitioner (kafka-producer.ts SimpleProducer).
+ * Java client and kafkajs's default partitioner (kafka-producer.ts SimpleProducer; test/unit/partitioner.test.ts).
  */
 export function partitionOf(_topic: string, key: string, count: number): number {
   return compatibilityPartitioner({ topic: _topic, value: undefined }, Buffer.from(key)) % count;
