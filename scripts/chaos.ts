@@ -9,6 +9,7 @@
 import { join } from 'node:path';
 import { rm, writeFile } from 'node:fs/promises';
 import { cli } from './lib/cli.ts';
+import { CHAOS_USAGE } from './lib/chaos-usage.ts';
 import { STACK_DIR, freePort, onStopSignal, startPostgres, waitForPort } from './lib/stack.ts';
 import { startKafka, startKafkaCluster } from './lib/kafka-server.ts';
 import { clusterTopicEnv } from './lib/start-stack.ts';
@@ -16,6 +17,13 @@ import type { PostgresServer } from './lib/stack.ts';
 import type { KafkaCluster, KafkaServer } from './lib/kafka-server.ts';
 import { ENTRIES, spawnService } from './lib/services.ts';
 import { clusterFaults, clusterRow, CLUSTER_HEADER, SHORT_CLUSTER_FAULTS } from './lib/chaos-cluster.ts';
+import { harnessFaults } from './lib/chaos-harness.ts';
+import {
+  SHORT_SUPERVISED_CLUSTER_FAULTS,
+  SHORT_SUPERVISED_FAULTS,
+  SupervisedStack,
+  supervisedFaults,
+} from './lib/chaos-supervised.ts';
 import type { Fault, FaultExtra } from './lib/chaos-cluster.ts';
 import { loadConfig } from '../shared/config.ts';
 import { createKafka } from '../shared/pipeline/kafka.ts';
@@ -25,66 +33,16 @@ import { createLogger } from '../shared/logger.ts';
 import { createSql } from '../shared/db/sql.ts';
 import type { Sql } from '../shared/db/sql.ts';
 import { ChaosLoad, seedChaos } from './lib/chaos-load.ts';
+import type { ChaosSeed } from './lib/chaos-load.ts';
 import { account, whereInKafka } from './lib/chaos-account.ts';
 import { accountingMisses, faultTable, fmt, fourxxLines, measure, row, table } from './lib/chaos-report.ts';
 import type { Result } from './lib/chaos-report.ts';
 
-const USAGE = `Usage: npm run chaos [-- options]
-
-Starts its own throwaway PostgreSQL and Kafka (under .stack/chaos-<pid>, removed at the end) and every
-service process, runs a mixed load (clicks with event_ids, leads, sales, refunds; --concurrency loops) and
-applies faults one at a time:
-  kill -9 of each process type (restarted at once, as an orchestrator would), Kafka broker kill -9 and
-  restart, Postgres stop and start, every Postgres backend terminated, SIGTERM of each process type.
-Each fault is held for a moment, then recovered; the next one starts once every kind of request was
-answered 200 again after the recovery (or after --settle-max seconds). Prints one line per fault:
-  first fail   time from the fault to the first failed answer
-  failures     how they looked (kind, status or error, count) and their durations p50/max
-  first 200    time from the recovery (process ready, broker/Postgres listening) to the first 200 of the
-               kind that came back last
-  lost, dup    requests answered 200 whose effect is not stored / effects stored more than once
-  exits        processes that exited without being the one hit
-and whether the targets hold (failures answered within 2.5 s, first 200 within 2 s of recovery, nothing
-lost or duplicated, no other exit). About 5 minutes; --short runs five faults in about 1.5 minutes.
-
-With --cluster it starts three Kafka nodes (each broker and controller; every topic replicated three
-times, min.insync.replicas 2) and two processes of web and of every worker (web's share the port), and
-applies the faults a cluster is for:
-  leader-kill       kill -9 of the broker that leads the most click partitions, restarted after --hold s
-  controller-kill   kill -9 of the active controller (the quorum's leader), restarted after --hold s
-  rolling-restart   SIGTERM of each broker in turn, restarted; the next once every replica is in sync
-  kill-replicas     kill -9 of one process of every worker and one web process, restarted once every
-                    partition has a live owner again
-and prints a second table: while a broker was down, the requests answered 200 (target: 99 %) and the
-slowest answer (target: 2.5 s); after kill-replicas, how long each worker's partitions waited for the
-surviving process (target: the session timeout, KAFKA_SESSION_TIMEOUT_MS); and whether the partners'
-balances equal their ledger entries. About 7 minutes on a quiet machine (--short: leader-kill and
-kill-replicas, about 3).
-
-Exit status: 1 when anything answered 200 was lost or duplicated, a balance differs from its ledger, a
-process exited that no fault hit, or a SIGTERM did not end in exit 0; the time targets are printed
-(MISSED) but fail the run only with --strict, since they depend on the machine (CI runs --short without
---strict). 2: the harness failed.
-
-Options:
-  --short              kill -9 click worker and web, broker kill -9, Postgres stop/start, SIGTERM of the
-                       attribution worker (with --cluster: leader-kill and kill-replicas)
-  --faults <a,b,...>   only these faults (names as printed, e.g. kill-web,broker-kill,pg-stop)
-  --cluster            three Kafka nodes, two processes of everything, the cluster faults (above)
-  --replicas <n>       processes of web and of each worker (default 1; 2 with --cluster)
-  --hold <s>           with --cluster: how long a killed broker stays down (default 10)
-  --concurrency <n>    load loops (default 8; 4 with --cluster: eight saturate two cores running three
-                       Kafka nodes and 20 processes, docs/scaling.md)
-  --settle-max <s>     longest wait for recovery after a fault, seconds (default 45)
-  --strict             a missed time target fails the run too
-  --trace <file>       write every attempt, progress line and service log line (JSON lines, ms since
-                       start) to <file>, to see when failures happened relative to a fault
-  -h, --help`;
-
-const { values, int } = cli(USAGE, {
+const { values, int } = cli(CHAOS_USAGE, {
   short: { type: 'boolean' },
   faults: { type: 'string' },
   cluster: { type: 'boolean' },
+  supervised: { type: 'boolean' },
   replicas: { type: 'string' },
   hold: { type: 'string' },
   concurrency: { type: 'string' },
@@ -98,6 +56,7 @@ const traced: string[] = [];
 const trace = (what: Record<string, unknown>) =>
   tracePath && traced.push(JSON.stringify({ t: Date.now() - T0, ...what }));
 const clusterMode = values.cluster === true;
+const supervisedMode = values.supervised === true;
 const replicas = int('replicas', clusterMode ? 2 : 1, 4);
 const holdMs = int('hold', 10, 600) * 1000;
 const concurrency = int('concurrency', clusterMode ? 4 : 8, 64);
@@ -127,90 +86,89 @@ const serviceOf = (id: string) => INSTANCES.find((i) => i.id === id)!.name;
 const first = (name: ServiceName) => instanceId(name, 1);
 
 function allFaults(): Fault[] {
+  if (supervisedMode) return supervisedFaultsHere();
   if (clusterMode) return clusterFaultsHere();
-  const faults: Fault[] = [];
-  for (const s of SERVICES) {
-    faults.push({
-      name: `kill-${short(s)}`,
-      what: `kill -9 ${first(s)}`,
-      targets: [first(s)],
-      run: async () => {
-        await procs.get(first(s))!.kill();
-        await sleep(300);
-        return restart(first(s));
-      },
-    });
-  }
-  faults.push({
-    name: 'broker-kill',
-    what: 'Kafka broker kill -9, restarted after 2 s',
-    run: async () => {
+  return harnessFaults({
+    services: SERVICES,
+    first,
+    kill: (id) => procs.get(id)!.kill(),
+    stop: async (id) => {
+      const p = procs.get(id)!;
+      await p.stop();
+      return p.exited;
+    },
+    restart,
+    restartBroker: async (downMs) => {
       kafka.kill();
-      await new Promise((r) => (kafka.process.exitCode === null ? kafka.process.once('exit', r) : r(null)));
-      await sleep(2000);
+      await kafka.exited;
+      await sleep(downMs);
       kafka = await startKafka(kafkaOpts);
-      return Date.now();
     },
-  });
-  faults.push({
-    name: 'pg-stop',
-    what: 'Postgres stop (fast), started again after 2 s',
-    run: async () => {
+    restartPostgres: async (downMs) => {
       await postgres.stop();
-      await sleep(2000);
+      await sleep(downMs);
       postgres = await startPostgres(pgOpts);
-      return Date.now();
     },
+    databaseUrl: () => databaseUrl,
+    termCodes,
   });
-  faults.push({
-    name: 'pg-terminate',
-    what: 'every Postgres backend terminated',
-    run: async () => {
-      const admin = createSql(databaseUrl, 1, 'svc-chaos-admin');
-      try {
-        await admin`select count(pg_terminate_backend(pid)) from pg_stat_activity
-                    where datname = current_database() and pid <> pg_backend_pid()`;
-      } finally {
-        await admin.end({ timeout: 2 }).catch(() => {});
-      }
-      return Date.now();
-    },
-  });
-  for (const s of SERVICES) {
-    faults.push({
-      name: `term-${short(s)}`,
-      what: `SIGTERM ${first(s)} (graceful), restarted after it exits`,
-      targets: [first(s)],
-      run: async () => {
-        const p = procs.get(first(s))!;
-        await p.stop();
-        const code = await p.exited;
-        if (code !== 0) termCodes.push(`${first(s)} exited ${code}`);
-        return restart(first(s));
-      },
-    });
-  }
-  return faults;
 }
 
 function clusterFaultsHere(): Fault[] {
   return clusterFaults({
-    cluster: kafkaCluster,
+    brokers: {
+      count: kafkaCluster.nodes.length,
+      kill: async (node) => {
+        const server = kafkaCluster.nodes[node - 1]!;
+        server.kill();
+        await server.exited;
+      },
+      stop: (node) => kafkaCluster.nodes[node - 1]!.stop(),
+      start: async (node) => {
+        await kafkaCluster.restart(node);
+      },
+      activeController: () => kafkaCluster.activeController(),
+    },
     admin: () => admin,
     sql: () => chaosSql,
     prefix: PREFIX,
     holdMs,
     boundMs: settleMaxMs,
     victims: SERVICES.map(first),
-    pidOf: (id) => procs.get(id)!.child.pid!,
+    pidOf: (id) => Promise.resolve(procs.get(id)!.child.pid!),
     kill: (id) => procs.get(id)!.kill(),
     restart,
     progress,
   });
 }
 
-function short(s: ServiceName): string {
-  return s.replace(/-worker$/, '');
+/** The faults through the start script's supervisor (--supervised): nothing restarted here. */
+function supervisedFaultsHere(): Fault[] {
+  const own = supervisedFaults(
+    supervised,
+    INSTANCES.map((i) => i.id),
+    termCodes,
+  );
+  if (!clusterMode) return own;
+  /** The pid each victim of kill-replicas had: it is back once another process runs it. */
+  const hitPids = new Map<string, number>();
+  const cluster = clusterFaults({
+    brokers: supervised.brokerNodes(),
+    admin: () => admin,
+    sql: () => chaosSql,
+    prefix: PREFIX,
+    // A killed node is down until the supervisor has it back, not for a hold of the harness's.
+    holdMs: 0,
+    boundMs: settleMaxMs,
+    victims: SERVICES.map(first),
+    pidOf: (id) => supervised.pidOf(id),
+    kill: async (id) => {
+      hitPids.set(id, (await supervised.hit(id)).pid);
+    },
+    restart: (id) => supervised.back(id, hitPids.get(id) ?? -1),
+    progress,
+  });
+  return [...cluster, ...own.filter((f) => f.name === 'pg-kill')];
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -232,10 +190,13 @@ let postgres: PostgresServer;
 /** One broker, or (--cluster) three nodes. */
 let kafka: KafkaServer;
 let kafkaCluster: KafkaCluster;
+/** --supervised: the start script and what it supervises. */
+let supervised: SupervisedStack;
+let seed!: ChaosSeed;
 /** The harness's own view of the cluster (leaders, replicas in sync) and of Postgres. */
-let admin: ReturnType<ReturnType<typeof createKafka>['admin']>;
+let admin!: ReturnType<ReturnType<typeof createKafka>['admin']>;
 let kafkaBrokers = '';
-let chaosSql: Sql;
+let chaosSql!: Sql;
 let databaseUrl = '';
 let sessionTimeoutMs = 0;
 let baseUrl = '';
@@ -246,6 +207,11 @@ let load: ChaosLoad;
 
 async function cleanup(): Promise<void> {
   stopping = true;
+  if (supervised) {
+    const code = await supervised.stop().catch(() => null);
+    if (code !== 0)
+      progress(`the start script's own stop ended with ${code === null ? 'a kill' : `exit ${code}`}`);
+  }
   await Promise.allSettled([...procs.values()].map((p) => p.stop()));
   await admin?.disconnect().catch(() => {});
   await Promise.allSettled([kafka?.stop(), kafkaCluster?.stop(), postgres?.stop()]);
@@ -323,11 +289,8 @@ function expectExit(id: string): void {
   if (p) expected.add(p);
 }
 
-// ------------------------------------------------------------------------------------------------
-// The run
-
-let code = 0;
-try {
+/** Postgres, Kafka and every service started by the harness, which also restarts what its faults hit. */
+async function startHere(): Promise<void> {
   progress(`starting PostgreSQL and Kafka${clusterMode ? ' (three nodes)' : ''}`);
   const clusterPorts = [];
   for (let i = 0; clusterMode && i < 3; i++)
@@ -347,12 +310,11 @@ try {
   postgres = pg;
   databaseUrl = postgres.url;
   await migrate(databaseUrl, log);
-  const sql = createSql(databaseUrl, 2, 'svc-chaos');
-  chaosSql = sql;
+  chaosSql = createSql(databaseUrl, 2, 'svc-chaos');
   kafkaBrokers = brokers;
   admin = createKafka({ kafkaBrokers: brokers.split(','), kafkaClientId: 'svc-chaos' }, log).admin();
   await admin.connect();
-  const seed = await seedChaos(sql);
+  seed = await seedChaos(chaosSql);
   const port = await freePort();
   baseUrl = `http://127.0.0.1:${port}`;
   env = {
@@ -374,12 +336,56 @@ try {
   for (const i of INSTANCES.filter((x) => x.id !== first('web'))) spawn(i.id);
   await Promise.all(INSTANCES.map((i) => ready(i.id)));
   await waitForPort(port, 10_000);
+}
 
+/** Everything started by the start script (--supervised), whose supervisor restarts what the faults hit. */
+async function startSupervised(): Promise<void> {
+  progress(
+    `starting scripts/start.ts${clusterMode ? ' --brokers 3' : ''}${replicas > 1 ? ` --replicas ${replicas}` : ''} (supervised)`,
+  );
+  supervised = await SupervisedStack.start({
+    dir,
+    cluster: clusterMode,
+    replicas,
+    env: { KAFKA_PREFIX: PREFIX, LOG_LEVEL: 'warn', RATE_LIMIT_PER_MINUTE: '0' },
+    onLine: (line) => {
+      trace({ ev: 'log', line });
+      tail.push(line);
+      if (tail.length > 400) tail.splice(0, 100);
+    },
+    onUnexpectedExit: (unit, exitCode, lastLines) => {
+      unexpected.push({ at: Date.now(), name: unit, code: exitCode });
+      progress(`UNEXPECTED EXIT: ${unit} exited with ${exitCode}; the supervisor restarts it`);
+      for (const line of lastLines.slice(-3))
+        progress(`  [${unit}] ${line.length > 400 ? `${line.slice(0, 400)}…` : line}`);
+    },
+  });
+  databaseUrl = supervised.databaseUrl;
+  kafkaBrokers = supervised.brokers;
+  baseUrl = supervised.baseUrl;
+  chaosSql = createSql(databaseUrl, 2, 'svc-chaos');
+  admin = createKafka({ kafkaBrokers: kafkaBrokers.split(','), kafkaClientId: 'svc-chaos' }, log).admin();
+  await admin.connect();
+  seed = await seedChaos(chaosSql);
+  sessionTimeoutMs = loadConfig({ ...process.env, KAFKA_PREFIX: PREFIX }).kafkaSessionTimeoutMs;
+}
+
+// ------------------------------------------------------------------------------------------------
+// The run
+
+let code = 0;
+try {
+  if (supervisedMode) await startSupervised();
+  else await startHere();
   let faults = allFaults();
   if (values.short) {
-    const pick = clusterMode
-      ? SHORT_CLUSTER_FAULTS
-      : ['kill-click', 'kill-web', 'broker-kill', 'pg-stop', 'term-attribution'];
+    const pick = supervisedMode
+      ? clusterMode
+        ? SHORT_SUPERVISED_CLUSTER_FAULTS
+        : SHORT_SUPERVISED_FAULTS
+      : clusterMode
+        ? SHORT_CLUSTER_FAULTS
+        : ['kill-click', 'kill-web', 'broker-kill', 'pg-stop', 'term-attribution'];
     faults = faults.filter((f) => pick.includes(f.name));
   }
   if (typeof values.faults === 'string') {
@@ -440,8 +446,8 @@ try {
   load.stopped = true;
   await loops;
   progress('load stopped; checking what was stored');
-  const { lost, dup, ledger } = await account(sql, seed.programId, logical, results);
-  await sql.end({ timeout: 5 });
+  const { lost, dup, ledger } = await account(chaosSql, seed.programId, logical, results);
+  await chaosSql.end({ timeout: 5 });
 
   const ok = logical.filter((l) => l.ok).length;
   say('');

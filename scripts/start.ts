@@ -1,15 +1,18 @@
 // npm start: the whole service on this machine: the dashboard's build when stale, Postgres and Kafka
-// (scripts/lib/start-stack.ts), migrations, topics, the demo data, then the web service and every worker,
-// restarted if they die. Ctrl-C stops everything, in order: the services, then Kafka, then Postgres.
+// (scripts/lib/start-stack.ts), migrations, topics, the demo data, then the web service and every worker.
+// It supervises all of it (scripts/lib/supervisor.ts): a server or a service that dies is started again
+// with back-off; only a server's crash loop stops everything. Ctrl-C stops everything, in order: the
+// services, then Kafka, Postgres and MailDev.
 import { mkdir, rm } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { build as prettyStream } from 'pino-pretty';
 import { cli } from './lib/cli.ts';
 import { runInOwnGroup } from './lib/own-group.ts';
 import { DEV_STACK, onStopSignal, STACK_DIR } from './lib/stack.ts';
-import { startStack } from './lib/start-stack.ts';
-import { assertPortFree, onServerExit, startFailed } from './lib/servers.ts';
-import { WORKERS, spawnService, waitForWeb } from './lib/services.ts';
+import { stackServers, startStack } from './lib/start-stack.ts';
+import { assertPortFree, exitOf, startFailed } from './lib/servers.ts';
+import { Supervisor, serverLogs, serverUnit } from './lib/supervisor.ts';
+import { SERVICES, WORKERS, opsLayout, spawnService, waitForWeb } from './lib/services.ts';
 import type { ServiceName, ServiceProcess } from './lib/services.ts';
 import { seedFullDemo } from './lib/seed.ts';
 import { MAILDEV_DEFAULTS, startMailDev } from './lib/maildev.ts';
@@ -19,6 +22,7 @@ import { createLogger } from '../shared/logger.ts';
 import { createSql } from '../shared/db/sql.ts';
 import { loadConfig } from '../shared/config.ts';
 import { createKafka, ensureTopics } from '../shared/pipeline/kafka.ts';
+import { startOpsServer } from '../shared/http/ops.ts';
 
 const USAGE = `Usage: npm start [-- options]
 
@@ -35,11 +39,17 @@ Without SMTP_URL it also starts MailDev, a local mail catcher on 127.0.0.1 (SMTP
 mail the services send (partner invites, magic links, notifications) shows on its web page,
 http://127.0.0.1:1080, and nothing leaves the machine; its mail is kept in .stack/maildev/. With
 SMTP_URL the services send through that server instead.
+It supervises what it started: a Kafka node, Postgres, MailDev or a service that exits unexpectedly is
+started again (same configuration, data and port) after 1 s, 2 s, 4 s ... at most 30 s, each exit logged
+with the process's last lines. It stops everything (exit 1, one line naming the server, the reason and its
+log file) only when a server's starts keep failing (5 within 5 minutes) or another process holds its port.
+The supervisor answers /healthz, /readyz (503 naming what is down) and /metrics (restarts per process) on
+the operations port after the services' (printed at start); each server's log is in <data dir>/logs/.
 Ctrl-C stops the services, then Kafka, Postgres and MailDev; a second Ctrl-C stops everything at once.
 
 Options:
   --port <n>            HTTP port (default 8080, or $PORT)
-  --fresh               delete .stack/dev/ and .stack/maildev/ first (a new database, broker and mailbox)
+  --fresh               delete the data directory first (a new database, broker and mailbox)
   --json-logs           print the services' JSON logs instead of pretty ones
   --mail-smtp-port <n>  MailDev's SMTP port (default 1025)
   --mail-web-port <n>   MailDev's web page (default 1080)
@@ -48,11 +58,17 @@ Options:
                         min.insync.replicas 2; its data in .stack/dev/kafka-3/
   --replicas <n>        run n processes of web and of every worker (default 1): the web processes share the
                         HTTP port (SO_REUSEPORT), each worker's processes share its consumer group's partitions
+  --data-dir <dir>      where Postgres, Kafka, MailDev's mail and the servers' logs live (default .stack/dev)
+  --pg-port <n>         Postgres's port (default 55432)
+  --kafka-port <n>      the first Kafka node's port (default 59092); node n listens on it + 2(n-1), its
+                        controller on the port after that
+  --no-demo             seed no demo data (an empty database; the chaos runs seed their own)
   -h, --help            this text
 
 Environment: DATABASE_URL and KAFKA_BROKERS use external servers instead of the embedded ones (nothing
 is seeded into an external DATABASE_URL);
-every variable of shared/config.ts (LOG_LEVEL, TRUST_PROXY, ...) passes through to the services.`;
+every variable of shared/config.ts (LOG_LEVEL, TRUST_PROXY, ...) passes through to the services;
+OPS_PORT (default 9464) is the first operations port.`;
 
 const { values, int, oneOf } = cli(USAGE, {
   port: { type: 'string' },
@@ -62,7 +78,15 @@ const { values, int, oneOf } = cli(USAGE, {
   'mail-web-port': { type: 'string' },
   brokers: { type: 'string' },
   replicas: { type: 'string' },
+  'data-dir': { type: 'string' },
+  'pg-port': { type: 'string' },
+  'kafka-port': { type: 'string' },
+  'no-demo': { type: 'boolean' },
 });
+const dataDir =
+  typeof values['data-dir'] === 'string' ? resolve(values['data-dir']) : join(STACK_DIR, DEV_STACK.name);
+const pgPort = int('pg-port', DEV_STACK.pgPort, 65535);
+const kafkaPort = int('kafka-port', DEV_STACK.kafkaPort, 65535);
 const brokers = oneOf('brokers', 1, [1, 3]);
 const replicas = int('replicas', 1, 8);
 if (replicas > 1 && process.platform !== 'linux') {
@@ -80,12 +104,8 @@ const pretty = values['json-logs']
 const log = createLogger('start', process.env.LOG_LEVEL ?? 'info', pretty ?? undefined);
 const port = int('port', Number(process.env.PORT ?? 8080), 65535);
 // Each process's operations endpoints (/healthz, /readyz, /metrics) on its own port: web on OPS_PORT
-// (default 9464), the workers on the ports after it, in the order of WORKERS; with --replicas, replica r
-// (1-based) of each on the same layout shifted by (r - 1) × (1 + WORKERS.length).
-const opsBase = Number(process.env.OPS_PORT || 9464);
-const SERVICES: ServiceName[] = ['web', ...WORKERS];
-const opsPort = (name: ServiceName, replica: number) =>
-  opsBase + (replica - 1) * SERVICES.length + SERVICES.indexOf(name);
+// (default 9464), the workers on the ports after it, the supervisor's after theirs (services.ts).
+const ops = opsLayout(Number(process.env.OPS_PORT || 9464), replicas);
 const instance = (name: ServiceName, replica: number) => (replicas > 1 ? `${name}#${replica}` : name);
 const replicaNumbers = Array.from({ length: replicas }, (_, i) => i + 1);
 // Every port of the services free before anything starts (Postgres and Kafka check theirs as they start):
@@ -94,7 +114,8 @@ try {
   await assertPortFree(port, 'web');
   for (const r of replicaNumbers)
     for (const name of SERVICES)
-      await assertPortFree(opsPort(name, r), `${instance(name, r)} /metrics, OPS_PORT`);
+      await assertPortFree(ops.port(name, r), `${instance(name, r)} /metrics, OPS_PORT`);
+  await assertPortFree(ops.supervisor, 'the supervisor /metrics, OPS_PORT');
 } catch (err) {
   startFailed(log, err);
 }
@@ -107,29 +128,67 @@ await ensureDashboardBuilt(log).catch((err: unknown) =>
     'the dashboard did not build; fix it and run npm run build:dashboard',
   ),
 );
-// MailDev starts beside Postgres and Kafka; its mail is kept in .stack/maildev/ (outside .stack/dev/, which
-// startStack empties on --fresh while MailDev starts).
-const mailDir = join(STACK_DIR, 'maildev');
+if (values.fresh) await rm(dataDir, { recursive: true, force: true });
+
+let stopping = false;
+let exitCode = 0;
+// From its start on, every server and service is the supervisor's. A server it gives up on (a crash loop,
+// its port taken by another process) stops everything with one line; any other exit is a restart.
+const supervisor = new Supervisor({
+  log,
+  onGiveUp: (err) => {
+    if (stopping) return;
+    log.error(`${err.message}; stopping everything`);
+    exitCode = 1;
+    void shutdown();
+  },
+});
+const logs = serverLogs(join(dataDir, 'logs'), supervisor);
+// MailDev starts beside Postgres and Kafka; its mail is kept in <data dir>/maildev.
 const mailDevStarting = process.env.SMTP_URL
   ? Promise.resolve(null)
-  : (values.fresh ? rm(mailDir, { recursive: true, force: true }) : Promise.resolve()).then(() =>
-      startMailDev({
-        smtpPort: int('mail-smtp-port', MAILDEV_DEFAULTS.smtpPort, 65535),
-        webPort: int('mail-web-port', MAILDEV_DEFAULTS.webPort, 65535),
-        dir: mailDir,
-        log,
-      }),
-    );
-const stack = await startStack({ ...DEV_STACK, brokers, fresh: values.fresh, log }).catch(async (err) => {
+  : startMailDev({
+      smtpPort: int('mail-smtp-port', MAILDEV_DEFAULTS.smtpPort, 65535),
+      webPort: int('mail-web-port', MAILDEV_DEFAULTS.webPort, 65535),
+      dir: join(dataDir, 'maildev'),
+      log,
+      output: logs.output('maildev'),
+    });
+const stack = await startStack({
+  ...DEV_STACK,
+  dir: dataDir,
+  pgPort,
+  kafkaPort,
+  brokers,
+  log,
+  output: logs.output,
+}).catch(async (err) => {
   await (await mailDevStarting)?.stop();
   return startFailed(log, err);
 });
 const maildev = await mailDevStarting;
+for (const s of stackServers(stack)) {
+  const unit = serverUnit(s.name, s.title, s.server, logs.file(s.name));
+  await supervisor.add(unit.spec, unit.running);
+}
+if (maildev) {
+  const unit = serverUnit('maildev', `MailDev (${maildev.webUrl})`, maildev, logs.file('maildev'));
+  await supervisor.add(unit.spec, unit.running);
+}
+const opsServer = await startOpsServer({
+  host: '127.0.0.1',
+  port: ops.supervisor,
+  log,
+  registry: supervisor.registry,
+  checks: supervisor.checks,
+  accepting: () => !stopping,
+  routes: { '/status': () => ({ pid: process.pid, units: supervisor.status() }) },
+}).catch((err: unknown) => {
+  log.warn({ err }, 'the supervisor has no operations endpoints');
+  return null;
+});
 
-// From here on a stop (Ctrl-C) stops what runs, in order: the services, then Kafka and Postgres.
-let stopping = false;
-/** Each running process by its instance name (`web`, `click-worker`, or `web#2` … with --replicas). */
-const running = new Map<string, ServiceProcess>();
+// A stop (Ctrl-C) stops what runs, in order: the services, then Kafka, Postgres and MailDev.
 async function shutdown(): Promise<void> {
   if (stopping) return;
   stopping = true;
@@ -137,25 +196,14 @@ async function shutdown(): Promise<void> {
   for (const event of ['uncaughtException', 'unhandledRejection'] as const)
     process.on(event, (err) => log.debug({ err }, 'while stopping'));
   log.info('stopping services');
-  // Postgres and Kafka are stopped even when a service's own stop fails (it may be mid-crash).
-  const stopped = await Promise.allSettled([...running.values()].map((s) => s.stop()));
-  for (const r of stopped)
-    if (r.status === 'rejected') log.warn({ err: r.reason }, 'a service did not stop cleanly');
+  await supervisor.stop('service');
   log.info('services stopped; stopping Kafka, Postgres and MailDev');
-  await Promise.allSettled([stack.stop(), maildev?.stop()]);
+  await supervisor.stop();
+  await opsServer?.close();
   log.info('stopped');
   process.exit(exitCode);
 }
-let exitCode = 0;
 onStopSignal(shutdown);
-// Postgres, a Kafka node or MailDev gone after start-up: everything stops (exit 1) rather than run on
-// without it (a stack with no Kafka answers every click 503).
-onServerExit((server, code, signal) => {
-  if (stopping) return;
-  log.error({ server, code, signal }, `${server} exited; stopping everything`);
-  exitCode = 1;
-  void shutdown();
-});
 const env: Record<string, string> = {
   DATABASE_URL: stack.databaseUrl,
   KAFKA_BROKERS: stack.kafkaBrokers,
@@ -173,30 +221,39 @@ const kafka = createKafka(cfg, log);
 await ensureTopics(kafka, cfg, log);
 // Demo data only in the embedded Postgres: never in a database DATABASE_URL points at.
 let demo = null;
-if (stack.postgres) {
+if (stack.postgres && !values['no-demo']) {
   const sql = createSql(cfg.databaseUrl, 2, 'svc-start');
   demo = await seedFullDemo(sql);
   await sql.end();
   if (demo.traffic.seeded) log.info(demo.traffic, 'seeded 30 days of demo traffic');
 }
 
-function launch(name: ServiceName, replica: number): ServiceProcess {
-  if (stopping) throw new Error('stopping'); // a stop came while starting: nothing more to start
-  const svc = spawnService(name, {
-    env: { ...env, OPS_PORT: String(opsPort(name, replica)) },
-    onLine: (line) => (pretty ? pretty.write(line + '\n') : process.stdout.write(line + '\n')),
-  });
-  const id = instance(name, replica);
-  running.set(id, svc);
-  void svc.exited.then((code) => {
-    if (stopping) return;
-    log.error({ service: id, code }, 'service exited; restarting in 1 s');
-    setTimeout(() => !stopping && launch(name, replica), 1000);
-  });
-  return svc;
+/** Each service process by its instance name, as last started (web's first for the start-up wait). */
+const running = new Map<string, ServiceProcess>();
+for (const r of replicaNumbers) {
+  for (const name of SERVICES) {
+    const id = instance(name, r);
+    await supervisor.add({
+      name: id,
+      kind: 'service',
+      title: id,
+      start: async () => {
+        if (stopping) throw new Error('stopping'); // a stop came while starting: nothing more to start
+        const svc = spawnService(name, {
+          env: { ...env, OPS_PORT: String(ops.port(name, r)) },
+          onLine: (line) => {
+            supervisor.output(id, line);
+            if (pretty) pretty.write(line + '\n');
+            else process.stdout.write(line + '\n');
+          },
+        });
+        running.set(id, svc);
+        return { pid: svc.child.pid, exited: exitOf(svc.child), stop: () => svc.stop() };
+      },
+    });
+  }
 }
-const webs = replicaNumbers.map((r) => launch('web', r));
-for (const r of replicaNumbers) for (const w of WORKERS) launch(w, r);
+const webs = replicaNumbers.map((r) => running.get(instance('web', r))!);
 // Every web process: waitForWeb asks /readyz on the shared port, which any of them may answer, so ask
 // each on its operations port as well.
 // Three minutes: ten processes starting at once on two busy cores took over one. A web process that never
@@ -204,7 +261,8 @@ for (const r of replicaNumbers) for (const w of WORKERS) launch(w, r);
 const WEB_START_MS = 180_000;
 try {
   await waitForWeb(webs[0]!, port, WEB_START_MS);
-  if (replicas > 1) await Promise.all(webs.map((w, i) => waitForWeb(w, opsPort('web', i + 1), WEB_START_MS)));
+  if (replicas > 1)
+    await Promise.all(webs.map((w, i) => waitForWeb(w, ops.port('web', i + 1), WEB_START_MS)));
 } catch (err) {
   log.error(`the web service did not get ready: ${(err as Error).message}; stopping everything`);
   exitCode = 1;
@@ -238,13 +296,18 @@ const demoClick = demo
   : '';
 /** Where each process answers /healthz, /readyz and /metrics. */
 function opsLines(): string {
+  const supervisorLine = `\n                   http://127.0.0.1:${ops.supervisor}/readyz (the supervisor: what is down; /metrics: restarts)`;
   if (replicas === 1)
-    return `http://127.0.0.1:${opsBase}/metrics (web), ports ${opsBase + 1}-${opsBase + WORKERS.length} (${WORKERS.join(', ')})`;
+    return `http://127.0.0.1:${ops.port('web', 1)}/metrics (web), ports ${ops.port(WORKERS[0]!, 1)}-${ops.port(WORKERS[WORKERS.length - 1]!, 1)} (${WORKERS.join(', ')})${supervisorLine}`;
   const width = Math.max(...SERVICES.map((n) => n.length));
-  return [
-    `http://127.0.0.1:<port>/metrics, ${replicas} processes of each:`,
-    ...SERVICES.map((n) => `    ${n.padEnd(width)}  ${replicaNumbers.map((r) => opsPort(n, r)).join(', ')}`),
-  ].join('\n');
+  return (
+    [
+      `http://127.0.0.1:<port>/metrics, ${replicas} processes of each:`,
+      ...SERVICES.map(
+        (n) => `    ${n.padEnd(width)}  ${replicaNumbers.map((r) => ops.port(n, r)).join(', ')}`,
+      ),
+    ].join('\n') + supervisorLine
+  );
 }
 const kafkaLine = stack.cluster
   ? `${stack.kafkaBrokers} (${stack.cluster.nodes.length} nodes; topics replicated ${stack.kafkaEnv.KAFKA_REPLICATION_FACTOR}×, min.insync.replicas ${stack.kafkaEnv.KAFKA_MIN_INSYNC_REPLICAS})`
@@ -261,5 +324,6 @@ ${demoClick}
   See it in Postgres (a second later, enriched):
     psql ${stack.databaseUrl} -c 'select click_id, device_type, browser_name, geo_country, click_timestamp from click_events order by click_timestamp desc limit 5'
 
-  Ctrl-C stops everything.
+  Logs of Postgres, Kafka and MailDev: ${join(dataDir, 'logs')}
+  A server or service that dies is started again; Ctrl-C stops everything.
 `);

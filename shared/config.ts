@@ -10,6 +10,12 @@ export interface Config extends MailConfig, SignInConfig {
   /** postgres://... of the system of record. */
   databaseUrl: string;
   databasePoolSize: number;
+  /**
+   * How long a new Postgres connection may take to be ready (TCP, start-up, authentication). A Postgres
+   * that accepts the connection but does not answer (restarting after a crash, still recovering) is then
+   * unreachable, answered 503 at once, not a request hung for seconds.
+   */
+  databaseConnectTimeoutMs: number;
   /** host:port list of Kafka bootstrap brokers. */
   kafkaBrokers: string[];
   kafkaClientId: string;
@@ -215,6 +221,7 @@ export function loadConfig(env: Env = process.env): Config {
   const config: Config = {
     databaseUrl,
     databasePoolSize: int('DATABASE_POOL_SIZE', 10, 1, 200),
+    databaseConnectTimeoutMs: int('DATABASE_CONNECT_TIMEOUT_MS', 2_000, 100, 60_000),
     kafkaBrokers,
     kafkaClientId: str('KAFKA_CLIENT_ID', 'svc'),
     kafkaPrefix,

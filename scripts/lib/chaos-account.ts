@@ -131,11 +131,18 @@ export async function account(
     if (c.clicks !== c.stored)
       add(dup, 0, `link ${c.short_link} counts ${c.clicks} clicks, ${c.stored} human rows stored`);
   const sentBots = new Map(ok.filter((l) => l.kind === 'click' && l.bot).map((l) => [l.ref, l.phase]));
-  const filtered = await sql<{ click_id: string; quality: string }[]>`
-    select click_id, quality from click_events where program_id = ${programId} and not is_test and quality <> 'human'`;
+  // Every bot click sent, answered 200 or not (a 503 may still have been stored), by its event_id.
+  const botEvents = new Set(
+    logical.flatMap((l) => (l.kind === 'click' && l.bot && l.eventId ? [l.eventId] : [])),
+  );
+  const filtered = await sql<{ click_id: string; quality: string; client_event_id: string | null }[]>`
+    select e.click_id, e.quality, c.client_event_id::text
+    from click_events e
+    left join click_client_events c on c.program_id = e.program_id and c.event_id = e.event_id
+    where e.program_id = ${programId} and not e.is_test and e.quality <> 'human'`;
   const filteredIds = new Set(filtered.map((r) => r.click_id));
   for (const r of filtered)
-    if (!sentBots.has(r.click_id))
+    if (!sentBots.has(r.click_id) && !(r.client_event_id !== null && botEvents.has(r.client_event_id)))
       add(dup, 0, `click ${r.click_id} stored as ${r.quality}, sent as a person's`);
   for (const [id, phase] of sentBots)
     if (storedClicks.has(id) && !filteredIds.has(id))

@@ -6,7 +6,6 @@
 import type { KafkaAdmin as Admin } from '../../shared/pipeline/kafka.ts';
 import type { Sql } from '../../shared/db/sql.ts';
 import { TOPICS } from '../../shared/contracts/topics.ts';
-import type { KafkaCluster } from './kafka-server.ts';
 import { groupsWithOrphans, ledBy, leaderCounts, replicasInSync } from './cluster-state.ts';
 
 export interface Fault {
@@ -30,8 +29,23 @@ export interface FaultExtra {
 
 export const SHORT_CLUSTER_FAULTS = ['leader-kill', 'kill-replicas'];
 
+/**
+ * The cluster's nodes as a fault acts on them: started again by the harness (cluster.restart), or, under
+ * the supervisor (--supervised), by `npm start`'s supervisor, which `start` then only waits for.
+ */
+export interface Brokers {
+  count: number;
+  /** kill -9 of node `node` (1-based); resolves once it has exited. */
+  kill(node: number): Promise<void>;
+  /** SIGTERM of node `node`; resolves once it has exited. */
+  stop(node: number): Promise<void>;
+  /** Resolves once node `node` runs again. */
+  start(node: number): Promise<void>;
+  activeController(): Promise<number | null>;
+}
+
 export interface ClusterContext {
-  cluster: KafkaCluster;
+  brokers: Brokers;
   admin: () => Admin;
   sql: () => Sql;
   prefix: string;
@@ -41,7 +55,7 @@ export interface ClusterContext {
   boundMs: number;
   /** The processes kill-replicas kills: one of every service. */
   victims: string[];
-  pidOf(id: string): number;
+  pidOf(id: string): Promise<number>;
   kill(id: string): Promise<void>;
   /** Starts the process again; resolves once it is ready. */
   restart(id: string): Promise<number>;
@@ -72,10 +86,7 @@ export function clusterFaults(ctx: ClusterContext): Fault[] {
   /** kill -9 of `node`, held down, started again; waits until its replicas are back in sync. */
   async function brokerOutage(node: number, extra: FaultExtra): Promise<number> {
     const from = Date.now();
-    const server = ctx.cluster.nodes[node - 1]!;
-    server.kill();
-    if (server.process.exitCode === null && server.process.signalCode === null)
-      await new Promise((r) => server.process.once('exit', r));
+    await ctx.brokers.kill(node);
     const moved = await until(async () => (await ledBy(ctx.admin(), topics, node)) === 0, ctx.boundMs);
     extra.detail += moved
       ? `; its partitions led elsewhere after ${secs(moved - from)}`
@@ -85,7 +96,7 @@ export function clusterFaults(ctx: ClusterContext): Fault[] {
     );
     const rest = from + ctx.holdMs - Date.now();
     if (rest > 0) await sleep(rest);
-    await ctx.cluster.restart(node);
+    await ctx.brokers.start(node);
     extra.down.push({ from, to: Date.now() });
     const synced = await until(inSync, ctx.boundMs, 250);
     ctx.progress(
@@ -100,7 +111,7 @@ export function clusterFaults(ctx: ClusterContext): Fault[] {
       what: 'kill -9 of the broker leading the most click partitions, started again after --hold',
       run: async (extra) => {
         const counts = await leaderCounts(ctx.admin(), `${ctx.prefix}${TOPICS.clicks}`);
-        const controller = await ctx.cluster.activeController();
+        const controller = await ctx.brokers.activeController();
         // The most click partitions; of equals, not the controller (the next fault kills that one).
         const [node, led] = [...counts]
           .filter(([id]) => id >= 0)
@@ -113,13 +124,13 @@ export function clusterFaults(ctx: ClusterContext): Fault[] {
       name: 'controller-kill',
       what: 'kill -9 of the active controller, started again after --hold',
       run: async (extra) => {
-        const node = await ctx.cluster.activeController();
+        const node = await ctx.brokers.activeController();
         if (node === null) throw new Error('no active controller recorded');
         const led = (await leaderCounts(ctx.admin(), `${ctx.prefix}${TOPICS.clicks}`)).get(node) ?? 0;
         extra.detail = `node ${node}, leader of ${led} click partitions`;
         const from = Date.now();
         const elected = until(async () => {
-          const now = await ctx.cluster.activeController();
+          const now = await ctx.brokers.activeController();
           return now !== null && now !== node;
         }, ctx.boundMs);
         const recovered = await brokerOutage(node, extra);
@@ -133,10 +144,10 @@ export function clusterFaults(ctx: ClusterContext): Fault[] {
       what: 'SIGTERM of each broker in turn, started again; the next once every replica is in sync',
       run: async (extra) => {
         const took: string[] = [];
-        for (let node = 1; node <= ctx.cluster.nodes.length; node++) {
+        for (let node = 1; node <= ctx.brokers.count; node++) {
           const from = Date.now();
-          await ctx.cluster.nodes[node - 1]!.stop();
-          await ctx.cluster.restart(node);
+          await ctx.brokers.stop(node);
+          await ctx.brokers.start(node);
           extra.down.push({ from, to: Date.now() });
           const synced = await until(inSync, ctx.boundMs, 250);
           took.push(`node ${node} ${secs(Date.now() - from)}`);
@@ -159,7 +170,7 @@ export function clusterFaults(ctx: ClusterContext): Fault[] {
         const md = await ctx.admin().fetchTopicMetadata({ topics: [...new Set(rows.map((r) => r.topic))] });
         const count = new Map(md.topics.map((t) => [t.name, t.partitions.length]));
         const groups = new Map(rows.map((r) => [r.group_id, count.get(r.topic) ?? 0]));
-        const pids = ctx.victims.map((id) => ctx.pidOf(id));
+        const pids = await Promise.all(ctx.victims.map((id) => ctx.pidOf(id)));
         extra.detail = `${ctx.victims.length} processes, one of each kind`;
         const from = Date.now();
         await Promise.all(ctx.victims.map((id) => ctx.kill(id)));

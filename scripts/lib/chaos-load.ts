@@ -27,6 +27,8 @@ export interface Logical {
   answer?: Record<string, unknown>;
   /** A click sent as a crawler's (issue 31): stored as `bot`, counted nowhere. */
   bot?: boolean;
+  /** A click's event_id: a click stored without a 200 (a 503 recorded anyway) is told by it. */
+  eventId?: string;
 }
 
 /** One click in 50 is a crawler's: the accounting counts human and filtered clicks apart. */
@@ -166,10 +168,11 @@ export class ChaosLoad {
           {},
           '',
         );
+        l.eventId = eventId;
+        if (bot) l.bot = true;
         if (l.ok) {
           l.ref = String(l.answer?.click_id);
-          if (bot) l.bot = true;
-          else if (this.okClicks.length < 5000) this.okClicks.push(l.ref);
+          if (!bot && this.okClicks.length < 5000) this.okClicks.push(l.ref);
         }
       } else if (roll === 6 && (this.nextLead < this.seed.leadClicks.length || this.okClicks.length > 0)) {
         // The seeded clicks first, then clicks of this run (a quiet machine uses up the seed in minutes).

@@ -8,7 +8,8 @@ import { setPriority } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { Logger } from '../../shared/logger.ts';
-import { assertPortFree, watchServerExit } from './servers.ts';
+import { assertPortFree, exitOf, watchServerExit } from './servers.ts';
+import type { ChildServer, Output } from './servers.ts';
 import { ROOT, STACK_DIR, exists, waitForPort } from './stack.ts';
 import type { Server } from './stack.ts';
 
@@ -29,12 +30,13 @@ function killOnExit(child: ChildProcess): void {
   child.once('exit', () => runningBrokers.delete(child));
 }
 
-export interface KafkaServer extends Server {
+export interface KafkaServer extends ChildServer {
   brokers: string;
   port: number;
-  process: ChildProcess;
   /** SIGKILL, for broker-crash tests. */
   kill(): void;
+  /** The node started again on its data (a cluster's node through its cluster, which then lists it). */
+  restart(): Promise<KafkaServer>;
 }
 
 export interface KafkaOptions {
@@ -45,6 +47,10 @@ export interface KafkaOptions {
   log: Logger;
   /** A node of a cluster (startKafkaCluster); absent: one standalone node, everything replicated once. */
   cluster?: ClusterMember;
+  /** Each line of the node's own output (its log file, under a supervisor); always also at debug. */
+  output?: Output;
+  /** How restart() starts it again (a cluster's node: through its cluster); default: startKafka(these). */
+  restart?: () => Promise<KafkaServer>;
 }
 
 /** What a node of a several-node KRaft cluster knows of the others (startKafkaCluster). */
@@ -229,7 +235,10 @@ export async function startKafka(opts: KafkaOptions): Promise<KafkaServer> {
       .toString()
       .split('\n')
       .filter(Boolean)
-      .forEach((l) => opts.log.debug({ kafka: l, node: c?.nodeId }, 'kafka'));
+      .forEach((l) => {
+        opts.log.debug({ kafka: l, node: c?.nodeId }, 'kafka');
+        opts.output?.(l);
+      });
   child.stdout!.on('data', lines);
   child.stderr!.on('data', lines);
   let exited = false;
@@ -255,6 +264,8 @@ export async function startKafka(opts: KafkaOptions): Promise<KafkaServer> {
     brokers: `127.0.0.1:${opts.port}`,
     port: opts.port,
     process: child,
+    exited: exitOf(child),
+    restart: () => (opts.restart ?? (() => startKafka(opts)))(),
     kill: () => {
       stopped = true;
       if (!exited) child.kill('SIGKILL');
@@ -315,6 +326,8 @@ export interface KafkaClusterOptions {
   ports: { port: number; controllerPort: number }[];
   heapMb?: number;
   log: Logger;
+  /** Where node n's own output lines go (its log file, under a supervisor). */
+  output?: (nodeId: number) => Output;
 }
 
 /**
@@ -340,6 +353,8 @@ export async function startKafkaCluster(opts: KafkaClusterOptions): Promise<Kafk
     heapMb: opts.heapMb ?? 384,
     log: opts.log,
     cluster: { nodeId: n.nodeId, clusterId: ids.clusterId, nodes },
+    output: opts.output?.(n.nodeId),
+    restart: () => cluster.restart(n.nodeId),
   }));
   // All at once: a node serves only once a majority of the quorum runs.
   const started = await Promise.allSettled(nodeOptions.map((o) => startKafka(o)));
@@ -361,22 +376,27 @@ export async function startKafkaCluster(opts: KafkaClusterOptions): Promise<Kafk
     stop: async () => {
       await Promise.allSettled(running.map((n) => n.stop()));
     },
-    // Kafka's Metadata answer names a random broker as "controller" under KRaft (clients never talk to
-    // the quorum), and kafkajs has no DescribeQuorum: each node records the quorum's leader and its epoch
-    // in its metadata log's quorum-state file at every election; the highest epoch is the latest.
-    activeController: async () => {
-      let best: { leaderId: number; leaderEpoch: number } | null = null;
-      for (const o of nodeOptions) {
-        const file = join(o.dir, 'data', '__cluster_metadata-0', 'quorum-state');
-        const state = await readFile(file, 'utf8')
-          .then((t) => JSON.parse(t) as { leaderId: number; leaderEpoch: number })
-          .catch(() => null);
-        if (state && state.leaderId >= 0 && (!best || state.leaderEpoch > best.leaderEpoch)) best = state;
-      }
-      return best?.leaderId ?? null;
-    },
+    activeController: () => activeController(nodeOptions.map((o) => o.dir)),
   };
   return cluster;
+}
+
+/**
+ * The node id of a cluster's active controller (the quorum's leader), from the nodes' data directories.
+ * Kafka's Metadata answer names a random broker as "controller" under KRaft (clients never talk to the
+ * quorum), and the admin client has no DescribeQuorum: each node records the quorum's leader and its epoch
+ * in its metadata log's quorum-state file at every election; the highest epoch is the latest.
+ */
+export async function activeController(nodeDirs: string[]): Promise<number | null> {
+  let best: { leaderId: number; leaderEpoch: number } | null = null;
+  for (const dir of nodeDirs) {
+    const file = join(dir, 'data', '__cluster_metadata-0', 'quorum-state');
+    const state = await readFile(file, 'utf8')
+      .then((t) => JSON.parse(t) as { leaderId: number; leaderEpoch: number })
+      .catch(() => null);
+    if (state && state.leaderId >= 0 && (!best || state.leaderEpoch > best.leaderEpoch)) best = state;
+  }
+  return best?.leaderId ?? null;
 }
 
 /** A cluster of `nodes` keeps three copies of everything (fewer nodes: one each), two of them in sync. */

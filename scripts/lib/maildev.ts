@@ -8,19 +8,19 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Logger } from '../../shared/logger.ts';
 import { waitForPort } from './stack.ts';
-import { portFree, portHolder, watchServerExit } from './servers.ts';
+import { PortInUseError, assertPortFree, exitOf, watchServerExit } from './servers.ts';
+import type { ChildServer, Output } from './servers.ts';
 
 export const MAILDEV_DEFAULTS = { smtpPort: 1025, webPort: 1080 } as const;
 
-export interface MailDev {
+export interface MailDevServer extends ChildServer {
   /** `smtp://127.0.0.1:<port>`, for SMTP_URL. */
   smtpUrl: string;
   /** Its web page. */
   webUrl: string;
-  stop(): Promise<void>;
+  restart(): Promise<MailDevServer>;
 }
 
-/** Whether nothing listens on 127.0.0.1:port (we could listen there ourselves). */
 /** MailDev's command-line entry, from its package.json (the package exports no require entry or bin path). */
 async function maildevBin(): Promise<string> {
   let dir = dirname(fileURLToPath(import.meta.resolve('maildev')));
@@ -35,33 +35,42 @@ async function maildevBin(): Promise<string> {
   }
 }
 
-/**
- * Starts MailDev on 127.0.0.1 (SMTP and web), its mail kept in `dir`. Resolves null, with one warning
- * saying why, when it cannot run (a port taken, the package missing): the services then run without mail.
- */
-export async function startMailDev(opts: {
+export interface MailDevOptions {
   smtpPort: number;
   webPort: number;
   dir: string;
   log: Logger;
-}): Promise<MailDev | null> {
-  const { smtpPort, webPort, log } = opts;
-  const taken = [];
-  for (const port of [smtpPort, webPort])
-    if (!(await portFree(port))) taken.push({ port, holder: await portHolder(port) });
-  if (taken.length > 0) {
-    log.warn(
-      { ports: taken },
-      'MailDev not started: its port is in use (--mail-smtp-port / --mail-web-port choose others, SMTP_URL uses your own server); mail is recorded as skipped',
+  /** Each line of its own output (its log file, under a supervisor); always also at debug. */
+  output?: Output;
+}
+
+/**
+ * Starts MailDev on 127.0.0.1 (SMTP and web), its mail kept in `dir`. Resolves null, with one warning
+ * saying why, when it cannot run (a port taken, the package missing): the services then run without mail.
+ */
+export async function startMailDev(opts: MailDevOptions): Promise<MailDevServer | null> {
+  try {
+    return await launchMailDev(opts);
+  } catch (err) {
+    opts.log.warn(
+      err instanceof PortInUseError
+        ? `MailDev not started: ${err.message} (--mail-smtp-port / --mail-web-port choose others, SMTP_URL uses your own server); mail is recorded as skipped`
+        : `MailDev not started: ${(err as Error).message}; mail is recorded as skipped`,
     );
     return null;
   }
+}
+
+/** Starts MailDev, or throws why not (a PortInUseError for a port in use). */
+export async function launchMailDev(opts: MailDevOptions): Promise<MailDevServer> {
+  const { smtpPort, webPort, log } = opts;
+  await assertPortFree(smtpPort, 'MailDev SMTP');
+  await assertPortFree(webPort, 'MailDev web');
   let bin: string;
   try {
     bin = await maildevBin();
   } catch {
-    log.warn('MailDev not started: the maildev package is missing (npm ci); mail is recorded as skipped');
-    return null;
+    throw new Error('the maildev package is missing (npm ci)');
   }
   await mkdir(opts.dir, { recursive: true });
   const child = spawn(
@@ -76,13 +85,16 @@ export async function startMailDev(opts: {
   );
   for (const stream of [child.stdout!, child.stderr!]) {
     stream.on('data', (d: Buffer) => {
-      for (const line of d.toString().split('\n'))
-        if (line.trim()) log.debug({ maildev: line.trim() }, 'maildev');
+      for (const line of d.toString().split('\n')) {
+        if (!line.trim()) continue;
+        log.debug({ maildev: line.trim() }, 'maildev');
+        opts.output?.(line.trim());
+      }
     });
   }
   let exited = false;
   let stopped = false;
-  const exitedP = new Promise<void>((resolve) => child.once('exit', () => ((exited = true), resolve())));
+  const exitedP = exitOf(child).then((e) => ((exited = true), e));
   // If this process ends without stopping it (kill -9 of npm start's child), it must not outlive it.
   const orphan = () => child.kill('SIGKILL');
   process.once('exit', orphan);
@@ -95,14 +107,17 @@ export async function startMailDev(opts: {
     ]);
   } catch (err) {
     child.kill('SIGKILL');
-    log.warn({ err }, 'MailDev did not start; mail is recorded as skipped');
-    return null;
+    process.removeListener('exit', orphan);
+    throw err;
   }
   log.info({ smtp: smtpPort, web: webPort }, 'maildev started');
   watchServerExit(child, `MailDev (SMTP ${smtpPort}, web ${webPort})`, () => stopped);
   return {
     smtpUrl: `smtp://127.0.0.1:${smtpPort}`,
     webUrl: `http://127.0.0.1:${webPort}`,
+    process: child,
+    exited: exitedP,
+    restart: () => launchMailDev(opts),
     stop: async () => {
       process.removeListener('exit', orphan);
       stopped = true;

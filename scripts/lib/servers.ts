@@ -1,9 +1,9 @@
 // The servers `npm start`, `npm run stack` and `npm test` start (Postgres, Kafka nodes, MailDev, the
 // services): each port checked free before its server starts, naming the port and, where this machine lets
-// us read it, the process listening on it; and a server that exits after start-up reported, so that the
-// caller stops instead of running on without it. Without both, a Kafka node that could not bind (one of an
-// earlier run still shutting down held its port) exited unseen while the old one answered in its place, and
-// then the stack ran with no Kafka at all.
+// us read it, the process listening on it; and a server that exits after start-up reported (npm test stops
+// rather than run on without it; npm start's supervisor, supervisor.ts, starts it again). Without both, a
+// Kafka node that could not bind (one of an earlier run still shutting down held its port) exited unseen
+// while the old one answered in its place, and then the stack ran with no Kafka at all.
 import type { ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { readdir, readFile, readlink } from 'node:fs/promises';
@@ -86,6 +86,31 @@ export class PortInUseError extends Error {
 export async function assertPortFree(port: number, what: string, host = '127.0.0.1'): Promise<void> {
   if (await portFree(port, host)) return;
   throw new PortInUseError(port, what, await portHolder(port));
+}
+
+/** How a process ended. */
+export interface Exit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+/** The promise of a child process's end (already settled when it has ended). */
+export function exitOf(child: ChildProcess): Promise<Exit> {
+  if (child.exitCode !== null || child.signalCode !== null)
+    return Promise.resolve({ code: child.exitCode, signal: child.signalCode });
+  return new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+}
+
+/** Where a server's own output lines go besides the debug log (its log file, under the supervisor). */
+export type Output = (line: string) => void;
+
+/** A server run as a child process (Postgres, a Kafka node, MailDev). */
+export interface ChildServer {
+  process: ChildProcess;
+  exited: Promise<Exit>;
+  stop(): Promise<void>;
+  /** The same server started again: same configuration, data directory and port. */
+  restart(): Promise<ChildServer>;
 }
 
 export type ServerExitListener = (server: string, code: number | null, signal: NodeJS.Signals | null) => void;

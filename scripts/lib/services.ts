@@ -26,6 +26,21 @@ export const ENTRIES = {
 } as const;
 export const WORKERS = Object.keys(ENTRIES).filter((n) => n !== 'web') as Exclude<ServiceName, 'web'>[];
 export type ServiceName = keyof typeof ENTRIES;
+/** Web, then the workers: the order of their operations ports. */
+export const SERVICES: ServiceName[] = ['web', ...WORKERS];
+
+/**
+ * The operations ports of `npm start` from `base` (OPS_PORT): web on base, the workers on the ports after
+ * it in the order of WORKERS; replica r (1-based) of each on the same layout shifted by
+ * (r - 1) × SERVICES.length; the supervisor's on the first port after all of them.
+ */
+export function opsLayout(base: number, replicas: number) {
+  return {
+    port: (name: ServiceName, replica: number) =>
+      base + (replica - 1) * SERVICES.length + SERVICES.indexOf(name),
+    supervisor: base + replicas * SERVICES.length,
+  };
+}
 
 export interface ServiceProcess {
   name: ServiceName;

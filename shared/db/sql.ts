@@ -11,11 +11,13 @@ export type Tx = postgres.TransactionSql;
  * docs/operations.md "Faults"). Refuses a postgres.js without the project's fix
  * (patches/postgres+3.4.9.patch; shared/dependency-fixes.ts).
  */
-export function createSql(url: string, max = 10, appName = 'svc'): Sql {
+export function createSql(url: string, max = 10, appName = 'svc', connectTimeoutMs?: number): Sql {
   assertPatched(POSTGRES);
   return postgres(url, {
     max,
     backoff: reconnectDelaySeconds,
+    // postgres.js's default is 30 s, in seconds: covers TCP, start-up and authentication.
+    ...(connectTimeoutMs === undefined ? {} : { connect_timeout: connectTimeoutMs / 1000 }),
     onnotice: () => {},
     connection: { application_name: appName },
   });

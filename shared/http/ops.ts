@@ -74,6 +74,8 @@ export async function startOpsServer(opts: {
   checks: Record<string, Check>;
   /** False once the process is shutting down: /readyz then answers 503 at once. */
   accepting: () => boolean;
+  /** More GET paths answering JSON (the supervisor's /status). */
+  routes?: Record<string, () => unknown>;
 }): Promise<OpsServer> {
   const server = createServer((req, res) => {
     const send = (status: number, body: string, type = 'application/json') => {
@@ -94,6 +96,8 @@ export async function startOpsServer(opts: {
       );
       return;
     }
+    const route = path === undefined ? undefined : opts.routes?.[path];
+    if (route) return send(200, JSON.stringify(route()));
     send(404, JSON.stringify({ error: `Route GET ${path} not found` }));
   });
   await new Promise<void>((resolve, reject) => {

@@ -78,7 +78,7 @@ export interface ProcessDefinition {
 export async function runProcess(def: ProcessDefinition): Promise<void> {
   const cfg = loadConfig();
   const log = createLogger(def.name, cfg.logLevel);
-  const sql = createSql(cfg.databaseUrl, def.poolSize(cfg), `svc-${def.name}`);
+  const sql = createSql(cfg.databaseUrl, def.poolSize(cfg), `svc-${def.name}`, cfg.databaseConnectTimeoutMs);
   // An outage logs and waits instead of ending the process (docs/operations.md "Faults").
   process.on('unhandledRejection', (err) => log.error({ err }, 'unhandled rejection'));
   // Postgres first: nothing works without it. Started while it is down, a process waits and says so.

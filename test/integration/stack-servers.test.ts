@@ -1,7 +1,7 @@
 // The servers npm start and npm test start (scripts/lib/stack.ts, kafka-server.ts, servers.ts): a port already in use is an
 // error naming the port and the process that holds it, before anything starts; a Kafka node that exits
-// after its start-up without stop() or kill() is reported to onServerExit's listeners (npm start then stops
-// everything), one stopped or killed on purpose is not. `npm start` with its web port taken exits 1 naming
+// after its start-up without stop() or kill() is reported to onServerExit's listeners (npm test then stops;
+// npm start's supervisor starts it again: start-supervisor.test.ts), one stopped or killed on purpose is not. `npm start` with its web port taken exits 1 naming
 // it, before it starts Postgres or Kafka.
 import t from 'tap';
 import type { Test } from 'tap';
