@@ -26,11 +26,23 @@ export interface PatchedPackage {
   fixes: DependencyFix[];
 }
 
-// The Kafka client. No fix is carried for it yet: the check holds it to the version the fault suites proved.
+// The Kafka client, held to the version the fault suites proved.
 export const PLATFORMATIC_KAFKA: PatchedPackage = {
   name: '@platformatic/kafka',
   version: '2.12.1',
-  fixes: [],
+  fixes: [
+    // A fetch whose leader died (or moved) destroyed the consumer's messages stream once the dead node left
+    // the metadata: the stream had grouped the partitions by their old leader, the client fell back to that
+    // node when they now had several leaders ("Cannot find broker with node id 3", not retried), and the
+    // consumer lost its group membership (a rebalance of every member). The stream forgets the metadata and
+    // fetches again from the current leaders (test/integration/leader-move.test.ts; docs/scaling.md
+    // "Client fixes" has the upstream issue text).
+    {
+      fix: 'fetch again where the leader moved',
+      file: 'dist/clients/consumer/messages-stream.js',
+      parts: ['which', 'refetch'],
+    },
+  ],
 };
 
 // A write queued with setImmediate could run after the connection closed and dereference a null socket, an

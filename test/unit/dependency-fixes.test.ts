@@ -43,6 +43,15 @@ function unpatchedCopy(t: Test, pkg: PatchedPackage, include?: string): string {
   return dir;
 }
 
+/** Applies the patch again to a copy made by unpatchedCopy (`dir` is its node_modules/<name>). */
+function reapply(pkg: PatchedPackage, dir: string): void {
+  const root = join(dir, ...pkg.name.split('/').map(() => '..'), '..');
+  execFileSync('git', ['apply', patchOf(pkg)], {
+    cwd: root,
+    env: { ...process.env, GIT_CEILING_DIRECTORIES: dirname(root) },
+  });
+}
+
 const refusal = (pkg: PatchedPackage, dir: string): string => {
   try {
     assertPatched(pkg, dir);
@@ -57,6 +66,30 @@ t.test('the installed Kafka client and postgres have every fix', async (t) => {
   t.equal(dependencyProblem(PLATFORMATIC_KAFKA, packageDir(PLATFORMATIC_KAFKA.name)), null);
   t.equal(dependencyProblem(POSTGRES, packageDir('postgres')), null);
   t.doesNotThrow(() => assertPatched(PLATFORMATIC_KAFKA));
+});
+
+t.test('an unpatched Kafka client is refused, naming its missing fix and file', async (t) => {
+  const message = refusal(PLATFORMATIC_KAFKA, unpatchedCopy(t, PLATFORMATIC_KAFKA));
+  t.match(
+    message,
+    /^@platformatic\/kafka 2\.12\.1 lacks the project's fixes from patches\/@platformatic\+kafka\+2\.12\.1\.patch: /,
+  );
+  for (const f of PLATFORMATIC_KAFKA.fixes) t.ok(message.includes(`"${f.fix}" in ${f.file}`), f.fix);
+  t.match(message, /npx patch-package/);
+});
+
+t.test('a fix with one of its parts lost is named with how many', async (t) => {
+  const dir = unpatchedCopy(t, PLATFORMATIC_KAFKA);
+  reapply(PLATFORMATIC_KAFKA, dir);
+  const file = join(dir, 'dist/clients/consumer/messages-stream.js');
+  writeFileSync(
+    file,
+    readFileSync(file, 'utf8').replace('/* svc: fetch again where the leader moved (refetch) */', ''),
+  );
+  t.match(
+    refusal(PLATFORMATIC_KAFKA, dir),
+    /"fetch again where the leader moved" \(1 of its parts\) in dist\/clients\/consumer\/messages-stream\.js/,
+  );
 });
 
 t.test('another Kafka client version is refused: the fault suites proved this one', async (t) => {
@@ -81,10 +114,7 @@ t.test('an unpatched postgres.js is refused, naming the guard in each of its bui
 t.test('the patches give exactly the installed files', async (t) => {
   for (const pkg of [PLATFORMATIC_KAFKA, POSTGRES].filter((p) => p.fixes.length > 0)) {
     const dir = unpatchedCopy(t, pkg);
-    execFileSync('git', ['apply', patchOf(pkg)], {
-      cwd: dirname(dirname(dir)),
-      env: { ...process.env, GIT_CEILING_DIRECTORIES: dirname(dirname(dirname(dir))) },
-    });
+    reapply(pkg, dir);
     for (const f of pkg.fixes)
       t.ok(
         readFileSync(join(dir, f.file)).equals(readFileSync(join(packageDir(pkg.name), f.file))),
