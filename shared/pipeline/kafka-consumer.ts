@@ -6,7 +6,11 @@
 // dead-letter it (step-outcome.ts) with deadLetterMessage. Heartbeats are the client's own timer, so a slow
 // chunk keeps its partitions (test/integration/consumer-slow-chunk.test.ts).
 import { Consumer, MessagesStreamFallbackModes, MessagesStreamModes } from '@platformatic/kafka';
-import type { Message as KafkaMessage, MessagesStream } from '@platformatic/kafka';
+import type {
+  ConsumerOptions as ConsumerClientOptions,
+  Message as KafkaMessage,
+  MessagesStream,
+} from '@platformatic/kafka';
 import pRetry from 'p-retry';
 import type { Logger } from '../logger.ts';
 import { chunkRetries, consumerLag } from './metrics.ts';
@@ -71,7 +75,7 @@ export async function runBatchConsumer(opts: ConsumerOptions): Promise<BatchCons
   let starting: Promise<void> | null = null;
 
   const startOne = async (): Promise<void> => {
-    const c = new GroupConsumer(opts, (err) => {
+    const c = GroupConsumer.create(opts, (err) => {
       // This one will not go on: replace it, without ending the process.
       if (stopped || current !== c) return;
       opts.log.warn({ reason: describeError(err) }, 'consumer stopped; starting a new one');
@@ -87,8 +91,12 @@ export async function runBatchConsumer(opts: ConsumerOptions): Promise<BatchCons
       throw err;
     }
   };
+  // A consumer the client refuses to create (its settings) is no outage: the start fails at once.
   const startWaiting = () =>
-    waitForDependency(opts.log, 'kafka (consumer)', startOne, { stopped: () => stopped }).then(() => {});
+    waitForDependency(opts.log, 'kafka (consumer)', startOne, {
+      stopped: () => stopped,
+      retryable: (err) => !(err instanceof ConsumerSettingsError),
+    }).then(() => {});
   const startInBackground = () => {
     if (stopped) return;
     starting = startWaiting()
@@ -123,8 +131,44 @@ interface PartitionQueue {
   generation: number;
 }
 
+/** The client's settings for a member of `opts.groupId` (exported for test/unit/consumer-settings.test.ts). */
+export function consumerSettings(
+  opts: Pick<ConsumerOptions, 'kafka' | 'groupId' | 'sessionTimeoutMs' | 'fetchMinBytes' | 'fetchMaxWaitMs'>,
+) {
+  return {
+    ...opts.kafka.options(),
+    groupId: opts.groupId,
+    sessionTimeout: opts.sessionTimeoutMs,
+    heartbeatInterval: heartbeatIntervalMs(opts),
+    // How long the coordinator waits for every member to rejoin during a rebalance: 60 s, or the session
+    // timeout when that is longer (the client refuses a shorter one).
+    rebalanceTimeout: Math.max(60_000, opts.sessionTimeoutMs),
+    maxBytesPerPartition: 4 * 1024 * 1024,
+    minBytes: opts.fetchMinBytes ?? 1,
+    maxWaitTime: opts.fetchMaxWaitMs ?? 100,
+    autocommit: false,
+  } satisfies ConsumerClientOptions<Buffer, Buffer, Buffer, Buffer>;
+}
+
+/** The client refused the consumer's settings: waiting for Kafka cannot fix that. */
+export class ConsumerSettingsError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConsumerSettingsError';
+  }
+}
+
 /** One member of the group: a @platformatic/kafka Consumer and its one messages stream. */
 class GroupConsumer {
+  /** A new member; the client's refusal of the settings is a ConsumerSettingsError. */
+  static create(opts: ConsumerOptions, onGaveUp: (err: Error) => void): GroupConsumer {
+    try {
+      return new GroupConsumer(opts, onGaveUp);
+    } catch (err) {
+      throw new ConsumerSettingsError(`the Kafka consumer's settings: ${describeError(err)}`);
+    }
+  }
+
   private readonly opts: ConsumerOptions;
   private readonly onGaveUp: (err: Error) => void;
   private readonly consumer: Consumer;
@@ -143,18 +187,7 @@ class GroupConsumer {
     this.opts = opts;
     this.onGaveUp = onGaveUp;
     this.highWater = Math.max(1000, opts.chunkSize * opts.partitionsConcurrency * 2);
-    this.consumer = new Consumer({
-      ...opts.kafka.options(),
-      groupId: opts.groupId,
-      sessionTimeout: opts.sessionTimeoutMs,
-      heartbeatInterval: heartbeatIntervalMs(opts),
-      // As kafkajs's: how long the coordinator waits for every member to rejoin during a rebalance.
-      rebalanceTimeout: 60_000,
-      maxBytesPerPartition: 4 * 1024 * 1024,
-      minBytes: opts.fetchMinBytes ?? 1,
-      maxWaitTime: opts.fetchMaxWaitMs ?? 100,
-      autocommit: false,
-    });
+    this.consumer = new Consumer(consumerSettings(opts));
     // A failed rejoin is emitted as 'error' (the client goes on trying); unheard, it would end the process.
     this.consumer.on('error', (err: Error) =>
       opts.log.debug({ reason: describeError(err) }, 'consumer error'),
@@ -348,8 +381,12 @@ function isCommitRefused(err: unknown): boolean {
   return /ILLEGAL_GENERATION|UNKNOWN_MEMBER_ID|REBALANCE_IN_PROGRESS|FENCED_INSTANCE_ID/.test(text);
 }
 
+/**
+ * A tenth of the session, between 0.5 s and 3 s (the Java client's default): a member learns of a rebalance
+ * from its next heartbeat's answer, so a long session (minutes) must not slow every rebalance with it.
+ */
 const heartbeatIntervalMs = (opts: Pick<ConsumerOptions, 'sessionTimeoutMs'>) =>
-  Math.max(500, Math.floor(opts.sessionTimeoutMs / 10));
+  Math.min(3_000, Math.max(500, Math.floor(opts.sessionTimeoutMs / 10)));
 
 /** The message as the project reads it: header names as strings, offsets and timestamps as strings. */
 function consumed(m: KafkaMessage): ConsumedMessage {
