@@ -13,7 +13,8 @@ import type {
 } from '@platformatic/kafka';
 import pRetry from 'p-retry';
 import type { Logger } from '../logger.ts';
-import { chunkRetries, consumerLag } from './metrics.ts';
+import { addLagSource, chunkRetries } from './metrics.ts';
+import type { PartitionLag } from './metrics.ts';
 import { describeError, isOutage, MAX_BACKOFF_MS, waitForDependency } from './dependencies.ts';
 import type { KafkaSettings } from './kafka-settings.ts';
 import type { Message } from './kafka-producer.ts';
@@ -61,8 +62,8 @@ export interface BatchConsumer {
 
 /** Retries of a chunk whose failure is not an outage (maybe a bug): then the consumer is replaced. */
 const CHUNK_RETRIES = 5;
-/** How often the partitions' end offsets are read for svc_consumer_lag_messages. */
-const LAG_EVERY_MS = 5_000;
+/** How long a scrape waits for the end offsets (svc_consumer_lag_messages) before it takes the last ones. */
+const LAG_READ_MS = 1_000;
 
 /**
  * Runs a consumer and keeps one running: started while Kafka is down, it waits for it; when the client
@@ -181,7 +182,10 @@ class GroupConsumer {
   private active = 0;
   private pumpScheduled = false;
   private readonly highWater: number;
-  private lagTimer: NodeJS.Timeout | null = null;
+  private removeLagSource: (() => void) | null = null;
+  /** The last lag read, and the reading in progress (one at a time, however often scraped). */
+  private lag: PartitionLag[] = [];
+  private lagReading: Promise<PartitionLag[]> | null = null;
 
   constructor(opts: ConsumerOptions, onGaveUp: (err: Error) => void) {
     this.opts = opts;
@@ -221,13 +225,13 @@ class GroupConsumer {
     stream.on('close', () => {
       if (!this.closing) this.onGaveUp(new Error('the messages stream closed'));
     });
-    this.lagTimer = setInterval(() => void this.readLag(), LAG_EVERY_MS);
+    this.removeLagSource = addLagSource(() => this.readLag());
   }
 
   async close(): Promise<void> {
     if (this.closing) return;
     this.closing = true;
-    if (this.lagTimer) clearInterval(this.lagTimer);
+    this.removeLagSource?.();
     for (const q of this.queues.values()) this.revoke(q);
     this.opts.onMembership?.(null);
     // Chunks in hand finish (their commits are skipped once revoked: they are redelivered to the next owner).
@@ -355,23 +359,35 @@ class GroupConsumer {
     }
   }
 
-  /** svc_consumer_lag_messages: each owned partition's end offset less the offset after its last commit. */
-  private async readLag(): Promise<void> {
+  /**
+   * svc_consumer_lag_messages, when scraped: each owned partition's end offset less the offset after its
+   * last committed chunk. Waits at most LAG_READ_MS for the end offsets, else answers the last reading.
+   */
+  private async readLag(): Promise<PartitionLag[]> {
     const owned = [...this.queues.values()].filter((q) => q.committed !== null);
-    if (owned.length === 0 || this.closing) return;
-    try {
-      const ends = await this.consumer.listOffsets({ topics: [...new Set(owned.map((q) => q.topic))] });
-      for (const q of owned) {
-        const end = ends.get(q.topic)?.[q.partition];
-        if (end === undefined || q.committed === null) continue;
-        consumerLag.set(
-          { topic: q.topic, partition: String(q.partition) },
-          Math.max(0, Number(end - q.committed)),
-        );
-      }
-    } catch (err) {
-      this.opts.log.debug({ reason: describeError(err) }, 'end offsets not read');
-    }
+    if (owned.length === 0 || this.closing) return (this.lag = []);
+    this.lagReading ??= this.consumer
+      .listOffsets({ topics: [...new Set(owned.map((q) => q.topic))] })
+      .then((ends) => {
+        this.lag = owned.flatMap((q) => {
+          const end = ends.get(q.topic)?.[q.partition];
+          if (end === undefined || q.committed === null) return [];
+          return [
+            { topic: q.topic, partition: q.partition, messages: Math.max(0, Number(end - q.committed)) },
+          ];
+        });
+        return this.lag;
+      })
+      .catch((err: unknown) => {
+        this.opts.log.debug({ reason: describeError(err) }, 'end offsets not read');
+        return this.lag;
+      })
+      .finally(() => (this.lagReading = null));
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<PartitionLag[]>((resolve) => {
+      timer = setTimeout(() => resolve(this.lag), LAG_READ_MS);
+    });
+    return Promise.race([this.lagReading, late]).finally(() => clearTimeout(timer));
   }
 }
 
