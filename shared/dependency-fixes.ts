@@ -35,12 +35,22 @@ export const PLATFORMATIC_KAFKA: PatchedPackage = {
     // the metadata: the stream had grouped the partitions by their old leader, the client fell back to that
     // node when they now had several leaders ("Cannot find broker with node id 3", not retried), and the
     // consumer lost its group membership (a rebalance of every member). The stream forgets the metadata and
-    // fetches again from the current leaders (test/integration/leader-move.test.ts; docs/scaling.md
+    // fetches again from the current leaders (test/integration/consumer-recovery.test.ts; docs/scaling.md
     // "Client fixes" has the upstream issue text).
     {
       fix: 'fetch again where the leader moved',
       file: 'dist/clients/consumer/messages-stream.js',
       parts: ['which', 'refetch'],
+    },
+    // A send whose leader died (or moved) was repeated whole to the new leader of its first message's
+    // partition: when the dead leader's partitions had moved to different nodes, that node refused the others
+    // (NOT_LEADER_OR_FOLLOWER) until the retries ran out, and the send failed although every partition had a
+    // leader (clicks answered 503 for seconds in the cluster). The repeat groups the messages again by their
+    // partitions' current leaders (test/integration/send-retry.test.ts).
+    {
+      fix: 'each partition to its own leader',
+      file: 'dist/clients/producer/producer.js',
+      parts: ['repeat', 'regroup'],
     },
   ],
 };

@@ -15,6 +15,8 @@ export interface TopicSpec {
   /** -1 (or absent): the broker's default. */
   replicationFactor?: number;
   configEntries?: { name: string; value: string }[];
+  /** Each partition's replicas, its preferred leader first (a test placing leaders); then the count is its length. */
+  replicaAssignment?: number[][];
 }
 
 export interface PartitionInfo {
@@ -81,8 +83,13 @@ export class KafkaAdmin {
       await this.admin
         .createTopics({
           topics: [t.topic],
-          partitions: t.numPartitions,
-          replicas: t.replicationFactor ?? -1,
+          ...(t.replicaAssignment
+            ? {
+                partitions: -1,
+                replicas: -1,
+                assignments: t.replicaAssignment.map((brokers, partition) => ({ partition, brokers })),
+              }
+            : { partitions: t.numPartitions, replicas: t.replicationFactor ?? -1 }),
           configs: t.configEntries ?? [],
         })
         .catch((err: unknown) => {
