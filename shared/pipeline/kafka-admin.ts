@@ -2,7 +2,7 @@
 // check of the broker; and KafkaAdmin, the few admin calls the project makes (topics, their metadata and
 // offsets, a group's committed offsets and members, removing a dead member), over @platformatic/kafka's
 // Admin, in the shapes the scripts and the evictor read.
-import { Admin } from '@platformatic/kafka';
+import { Admin, Connection, metadataV12, parseBroker } from '@platformatic/kafka';
 import type { Logger } from '../logger.ts';
 import type { Config } from '../config.ts';
 import { TOPICS, topicName } from '../contracts/topics.ts';
@@ -112,8 +112,13 @@ export class KafkaAdmin {
     return this.admin.deleteTopics({ topics: req.topics });
   }
 
-  /** The topics' partitions, leaders and replicas, fresh from the cluster. */
+  /**
+   * The topics' partitions, leaders and replicas, fresh from the cluster. Kafka's internal topics
+   * (`__consumer_offsets`, whose leaders the cluster fault suite watches) are read with a Metadata request
+   * of this module's own: the client's metadata leaves them out.
+   */
   async fetchTopicMetadata(req: { topics: string[] }): Promise<{ topics: TopicInfo[] }> {
+    if (req.topics.some((t) => t.startsWith('__'))) return { topics: await this.rawMetadata(req.topics) };
     const md = await this.admin.metadata({ topics: req.topics, forceUpdate: true });
     return {
       topics: req.topics.map((name) => {
@@ -130,6 +135,51 @@ export class KafkaAdmin {
         };
       }),
     };
+  }
+
+  /** A Metadata request (v12) to the first bootstrap broker that answers. */
+  private async rawMetadata(topics: string[]): Promise<TopicInfo[]> {
+    let failure: unknown = new Error('no broker');
+    for (const broker of this.kafka.brokers) {
+      const { host, port } = parseBroker(broker);
+      const connection = new Connection(this.kafka.clientId, {
+        connectTimeout: 3_000,
+        requestTimeout: 10_000,
+      });
+      // Its failures reach the awaited calls; unheard, an 'error' event would end the process.
+      connection.on('error', () => {});
+      try {
+        await connection.connect(host, port);
+        type Response = Awaited<ReturnType<typeof metadataV12.api.async>>;
+        // A partition without a leader now (an election) is an error of the answer; the answer still says so.
+        const md = await (metadataV12.api.async(connection, topics, false, false) as Promise<Response>).catch(
+          (err: { response?: Response }) => {
+            if (err.response && !err.response.topics.some((t) => t.errorCode !== 0)) return err.response;
+            throw err;
+          },
+        );
+        return topics.map((name) => {
+          const t = md.topics.find((x) => x.name === name);
+          if (!t) throw new Error(`topic ${name} not found`);
+          return {
+            name,
+            partitions: [...t.partitions]
+              .sort((a, b) => a.partitionIndex - b.partitionIndex)
+              .map((p) => ({
+                partitionId: p.partitionIndex,
+                leader: p.leaderId,
+                replicas: p.replicaNodes,
+                isr: p.isrNodes,
+              })),
+          };
+        });
+      } catch (err) {
+        failure = err;
+      } finally {
+        await connection.close().catch(() => {});
+      }
+    }
+    throw failure;
   }
 
   /** Each partition's first and end offsets. */
