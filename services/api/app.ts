@@ -27,10 +27,7 @@ import {
   registerAdvertiserNotificationRoutes,
   registerPartnerNotificationRoutes,
 } from './modules/notifications/routes.ts';
-import {
-  authenticatePartner,
-  requireVerifiedPartner,
-} from './modules/partner-auth/access.ts';
+import { authenticatePartner, requireVerifiedPartner } from './modules/partner-auth/access.ts';
 import { registerPartnerAccountRoutes, registerPartnerAuthRoutes } from './modules/partner-auth/routes.ts';
 import { registerPartnerPortalRoutes } from './modules/partner-portal/routes.ts';
 import { registerPayoutMethodRoutes } from './modules/partner-portal/payout-method.ts';
