@@ -5,9 +5,9 @@ import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { cli } from './lib/cli.ts';
 import { DEV_STACK, STACK_DIR, onStopSignal } from './lib/stack.ts';
-import { stackServers, startStack } from './lib/start-stack.ts';
+import { startStack, superviseStack } from './lib/start-stack.ts';
 import { startFailed } from './lib/servers.ts';
-import { Supervisor, serverLogs, serverUnit } from './lib/supervisor.ts';
+import { Supervisor, serverLogs } from './lib/supervisor.ts';
 import { createLogger } from '../shared/logger.ts';
 
 const USAGE = `Usage: npm run stack [-- options]
@@ -73,10 +73,7 @@ const stack = await startStack({
   log,
   output: logs.output,
 }).catch((err) => startFailed(log, err));
-for (const s of stackServers(stack)) {
-  const unit = serverUnit(s.name, s.title, s.server, logs.file(s.name));
-  await supervisor.add(unit.spec, unit.running);
-}
+await superviseStack(supervisor, stack, logs.file);
 onStopSignal(() => stop(0));
 process.stdout.write(`
   PostgreSQL:  DATABASE_URL=${stack.databaseUrl}

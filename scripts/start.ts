@@ -9,7 +9,7 @@ import { build as prettyStream } from 'pino-pretty';
 import { cli } from './lib/cli.ts';
 import { runInOwnGroup } from './lib/own-group.ts';
 import { DEV_STACK, onStopSignal, STACK_DIR } from './lib/stack.ts';
-import { stackServers, startStack } from './lib/start-stack.ts';
+import { startStack, superviseStack } from './lib/start-stack.ts';
 import { assertPortFree, exitOf, startFailed } from './lib/servers.ts';
 import { Supervisor, serverLogs, serverUnit } from './lib/supervisor.ts';
 import { SERVICES, WORKERS, opsLayout, spawnService, waitForWeb } from './lib/services.ts';
@@ -167,10 +167,7 @@ const stack = await startStack({
   return startFailed(log, err);
 });
 const maildev = await mailDevStarting;
-for (const s of stackServers(stack)) {
-  const unit = serverUnit(s.name, s.title, s.server, logs.file(s.name));
-  await supervisor.add(unit.spec, unit.running);
-}
+await superviseStack(supervisor, stack, logs.file);
 if (maildev) {
   const unit = serverUnit('maildev', `MailDev (${maildev.webUrl})`, maildev, logs.file('maildev'));
   await supervisor.add(unit.spec, unit.running);

@@ -8,6 +8,8 @@ import type { KafkaCluster, KafkaServer } from './kafka-server.ts';
 import { STACK_DIR, freePort, startPostgres } from './stack.ts';
 import type { PostgresServer } from './stack.ts';
 import type { ChildServer, Output } from './servers.ts';
+import { serverUnit } from './supervisor.ts';
+import type { Supervisor } from './supervisor.ts';
 
 export interface Stack {
   databaseUrl: string;
@@ -144,6 +146,18 @@ export function stackServers(stack: Stack): StackServer[] {
       server: node,
     });
   return servers;
+}
+
+/** Hands every embedded server of the stack to `supervisor`, which starts each again when it dies. */
+export async function superviseStack(
+  supervisor: Supervisor,
+  stack: Stack,
+  logFile: (unit: string) => string,
+): Promise<void> {
+  for (const s of stackServers(stack)) {
+    const unit = serverUnit(s.name, s.title, s.server, logFile(s.name));
+    await supervisor.add(unit.spec, unit.running);
+  }
 }
 
 /** The topic settings of a cluster of `brokers` nodes, as the services read them (shared/config.ts). */

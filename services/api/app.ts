@@ -27,11 +27,7 @@ import {
   registerAdvertiserNotificationRoutes,
   registerPartnerNotificationRoutes,
 } from './modules/notifications/routes.ts';
-import {
-  authenticatePartner,
-  refuseOtherBearers,
-  requireVerifiedPartner,
-} from './modules/partner-auth/access.ts';
+import { authenticatePartner, requireVerifiedPartner } from './modules/partner-auth/access.ts';
 import { registerPartnerAccountRoutes, registerPartnerAuthRoutes } from './modules/partner-auth/routes.ts';
 import { registerPartnerPortalRoutes } from './modules/partner-portal/routes.ts';
 import { registerPayoutMethodRoutes } from './modules/partner-portal/payout-method.ts';
@@ -89,11 +85,11 @@ export async function apiPlugin(app: FastifyInstance, deps: ApiDeps): Promise<vo
       for (const register of validatedRoutes) register(validated, deps);
     });
   });
-  // Partner sign-in (no session needed; another kind of bearer is still 401), the partner API (a psess_
-  // session from the header or the svc_partner_session cookie), and the public program pages (nothing).
+  // Partner sign-in (public: no session needed, and a credential of another kind is ignored, as on every
+  // public route), the partner API (a psess_ session from the header or the svc_partner_session cookie),
+  // and the public program pages (nothing).
   await app.register(async (partnerAuth) => {
     partnerAuth.setValidatorCompiler(typeBoxValidator);
-    partnerAuth.addHook('onRequest', refuseOtherBearers);
     registerPartnerAuthRoutes(partnerAuth, deps);
   });
   await app.register(async (partner) => {

@@ -116,13 +116,3 @@ export async function limitApplications(
     throw new HttpError(429, TOO_MANY_ATTEMPTS);
   }
 }
-
-/**
- * onRequest of the routes that sign partners in: they need no session, but an Authorization header that is
- * not a partner session (aff_, affk_, sess_) is refused as on every other partner route (cookies are not:
- * a browser sends the dashboard's cookie along by itself).
- */
-export async function refuseOtherBearers(req: FastifyRequest): Promise<void> {
-  const header = req.headers.authorization;
-  if (header !== undefined) partnerCredentialOf(req);
-}
