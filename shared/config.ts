@@ -70,8 +70,9 @@ export interface Config extends MailConfig, SignInConfig {
   workerChunkSize: number;
   workerPartitionsConcurrency: number;
   /**
-   * Kafka group session timeout. A worker killed with -9 holds its partitions until this passes (kafkajs
-   * has no static membership), so it bounds fail-over time; the consumer heartbeats after every chunk.
+   * Kafka group session timeout. A worker killed with -9 holds its partitions until this passes, unless the
+   * evictor (shared/pipeline/liveness.ts) removes it sooner, so it bounds fail-over time. The client
+   * heartbeats on its own timer (a tenth of this, at most 3 s), so a slow chunk keeps its partitions.
    */
   kafkaSessionTimeoutMs: number;
   /** Lifetime of a dashboard session. */

@@ -4,7 +4,7 @@
 // hunk of a patch writes a marker comment `/* svc: <fix> */` (or `/* svc: <fix> (<part>) */`) into the
 // code it changes; the check reads the patched files for those markers and the package's version, and
 // names what is missing. Each client's creation runs it for its library: createKafka (every process that
-// talks to Kafka: web, every worker, the scripts) for kafkajs, createSql for postgres.
+// talks to Kafka: web, every worker, the scripts) for @platformatic/kafka, createSql for postgres.
 // Updating a patched package: docs/operations.md "Dependency fixes".
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -26,43 +26,32 @@ export interface PatchedPackage {
   fixes: DependencyFix[];
 }
 
-export const KAFKAJS: PatchedPackage = {
-  name: 'kafkajs',
-  version: '2.2.4',
+// The Kafka client, held to the version the fault suites proved.
+export const PLATFORMATIC_KAFKA: PatchedPackage = {
+  name: '@platformatic/kafka',
+  version: '2.12.1',
   fixes: [
-    // A send that failed on one broker was retried only to brokers that had not answered yet: a partition
-    // whose leader moved to a broker that had acknowledged the send's other partitions was never sent again,
-    // and the send resolved anyway (acknowledged messages lost). The retry sends every partition not yet
-    // acknowledged to its current leader; a partition without a known leader is a retriable error
-    // (test/unit/kafkajs-send-retry.test.ts).
+    // A fetch whose leader died (or moved) destroyed the consumer's messages stream once the dead node left
+    // the metadata: the stream had grouped the partitions by their old leader, the client fell back to that
+    // node when they now had several leaders ("Cannot find broker with node id 3", not retried), and the
+    // consumer lost its group membership (a rebalance of every member). The stream forgets the metadata and
+    // fetches again from the current leaders (test/integration/consumer-recovery.test.ts; docs/scaling.md
+    // "Client fixes" has the upstream issue text).
     {
-      fix: 'acknowledged per partition',
-      file: 'src/producer/sendMessages.js',
-      parts: ['declare', 'assign', 'send', 'record', 'keep', 'result'],
+      fix: 'fetch again where the leader moved',
+      file: 'dist/clients/consumer/messages-stream.js',
+      parts: ['which', 'refetch'],
     },
-    // A consumer that crashed (the broker away) restarted as a new group member, and the coordinator held the
-    // rebalance until the old member's session expired (10 s after the broker's return). It rejoins with its
-    // member id, as the Java client does; an id the coordinator forgot is answered UNKNOWN_MEMBER_ID and
-    // kafkajs joins as new (test/integration/consumer-rejoin.test.ts).
-    { fix: 'rejoin as the same member', file: 'src/consumer/index.js', parts: ['declare', 'keep', 'use'] },
-    // A member killed with -9 keeps its partitions until its session expires (no static membership in
-    // kafkajs). admin.removeGroupMember({ groupId, memberId }) sends the LeaveGroup (v3) for it, so the group
-    // rebalances at once (shared/pipeline/liveness.ts, "evict").
-    { fix: 'remove a dead group member', file: 'src/admin/index.js', parts: ['define', 'export'] },
-    // A fetch from a broker that is gone (connection refused) retried the dead broker from cached metadata
-    // until the consumer crashed and rejoined; it refreshes the metadata and fetches again.
-    { fix: 'fetch again after a dead leader', file: 'src/consumer/consumerGroup.js' },
-    // A fetch answered "not the leader" made the member rejoin its group, rebalancing every member; it
-    // refreshes the metadata and fetches from the new leader, as the Java client does.
-    { fix: 'a moved leader needs metadata, not a rejoin', file: 'src/consumer/consumerGroup.js' },
-    // A heartbeat to a coordinator that is gone failed until the consumer crashed and rejoined (a
-    // rebalance); it finds the group's coordinator again and heartbeats it there.
-    { fix: 'heartbeat the coordinator where it moved', file: 'src/consumer/consumerGroup.js' },
-    // Offset commits went to the dead coordinator's node id ("Broker 1 not found in the cached metadata")
-    // until the consumer crashed; it asks the cluster for the group's coordinator again.
-    { fix: 'find the coordinator where it moved', file: 'src/consumer/offsetManager/index.js' },
-    // A throttle check scheduled with a negative delay printed a TimeoutNegativeWarning on every start.
-    { fix: 'no negative timeout', file: 'src/network/requestQueue/index.js' },
+    // A send whose leader died (or moved) was repeated whole to the new leader of its first message's
+    // partition: when the dead leader's partitions had moved to different nodes, that node refused the others
+    // (NOT_LEADER_OR_FOLLOWER) until the retries ran out, and the send failed although every partition had a
+    // leader (clicks answered 503 for seconds in the cluster). The repeat groups the messages again by their
+    // partitions' current leaders (test/integration/send-retry.test.ts).
+    {
+      fix: 'each partition to its own leader',
+      file: 'dist/clients/producer/producer.js',
+      parts: ['repeat', 'regroup'],
+    },
   ],
 };
 
@@ -94,7 +83,7 @@ const markersOf = (f: DependencyFix): string[] =>
  * fixes whose markers are missing, each named with its file.
  */
 export function dependencyProblem(pkg: PatchedPackage, dir: string): string | null {
-  const patch = `patches/${pkg.name}+${pkg.version}.patch`;
+  const patch = `patches/${pkg.name.replace('/', '+')}+${pkg.version}.patch`;
   const { version } = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { version: string };
   if (version !== pkg.version)
     return (

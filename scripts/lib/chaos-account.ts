@@ -2,11 +2,11 @@
 // 200 stored once (lost and duplicated, per phase), the ledger against the balances, and where lost clicks
 // are in Kafka, if anywhere.
 import { randomUUID } from 'node:crypto';
-import type { Admin } from 'kafkajs';
+import { createKafka, readTopic } from '../../shared/pipeline/kafka.ts';
+import type { KafkaAdmin as Admin } from '../../shared/pipeline/kafka.ts';
 import type { Sql } from '../../shared/db/sql.ts';
 import type { Logger } from '../../shared/logger.ts';
 import { topicName } from '../../shared/contracts/topics.ts';
-import { createKafka } from '../../shared/pipeline/kafka.ts';
 import type { Logical } from './chaos-load.ts';
 import type { Result } from './chaos-report.ts';
 
@@ -35,30 +35,23 @@ export async function whereInKafka(
   const remaining = new Map(ends.map((e) => [e.partition, Number(e.high)]));
   for (const [p, high] of remaining) if (high === 0) remaining.delete(p);
   const found = new Map<string, string>();
-  const consumer = kafkaClient.consumer({ groupId: `svc-chaos-scan-${randomUUID()}` });
-  await consumer.connect();
-  await consumer.subscribe({ topic, fromBeginning: true });
   let finish = () => {};
   const done = new Promise<void>((r) => (finish = r));
-  await consumer.run({
-    eachBatch: async ({ batch }) => {
-      for (const m of batch.messages) {
-        const text = m.value?.toString('utf8') ?? '';
-        for (const id of clickIds)
-          if (text.includes(id))
-            found.set(
-              id,
-              `partition ${batch.partition} offset ${m.offset} (written ${new Date(Number(m.timestamp)).toISOString()}; the click worker's committed offset ${committedOf.get(batch.partition) ?? '?'})`,
-            );
-      }
-      const high = remaining.get(batch.partition);
-      if (high !== undefined && Number(batch.lastOffset()) + 1 >= high) remaining.delete(batch.partition);
-      if (remaining.size === 0) finish();
-    },
+  const reader = await readTopic(kafkaClient, { topic, groupId: `svc-chaos-scan-${randomUUID()}` }, (m) => {
+    const text = m.value?.toString('utf8') ?? '';
+    for (const id of clickIds)
+      if (text.includes(id))
+        found.set(
+          id,
+          `partition ${m.partition} offset ${m.offset} (written ${new Date(Number(m.timestamp)).toISOString()}; the click worker's committed offset ${committedOf.get(m.partition) ?? '?'})`,
+        );
+    const high = remaining.get(m.partition);
+    if (high !== undefined && Number(m.offset) + 1 >= high) remaining.delete(m.partition);
+    if (remaining.size === 0) finish();
   });
   if (remaining.size === 0) finish();
   await Promise.race([done, sleep(60_000)]);
-  await consumer.disconnect().catch(() => {});
+  await reader.close();
   return clickIds.map((id) => `${id}: ${found.get(id) ?? 'not in Kafka'}`);
 }
 

@@ -1,6 +1,6 @@
 // The traffic of bench:clicks: the seeded program (partners and links named after the run), the click
 // requests of each phase, the Kafka broker's warm-up, and the closed loop of phases (a) and (b).
-import type { Admin, Kafka } from 'kafkajs';
+import type { KafkaAdmin as Admin, KafkaClient as Kafka } from '../../shared/pipeline/kafka.ts';
 import type { Sql } from '../../shared/db/sql.ts';
 import { connectProducer } from '../../shared/pipeline/kafka.ts';
 import { int, latencySummary, runLoad } from './bench.ts';
@@ -114,8 +114,8 @@ export async function warmKafka(
   seconds: number,
 ): Promise<string> {
   try {
-    // Not waitForLeaders: kafkajs gives up when the new topic's metadata answers "This server does not
-    // host this topic-partition" instead of LEADER_NOT_AVAILABLE, which a busy broker does.
+    // Then waited for: a busy broker may answer a new topic's metadata "This server does not host this
+    // topic-partition" for a while.
     await control.retrying('creating the warm-up topic', 5, () =>
       admin.createTopics({ topics: [{ topic, numPartitions: partitions, replicationFactor: -1 }] }),
     );

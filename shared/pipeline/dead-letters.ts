@@ -4,7 +4,7 @@
 import type { Sql } from '../db/sql.ts';
 import type { Logger } from '../logger.ts';
 import type { BatchingProducer, ConsumedMessage } from './kafka.ts';
-import type { IHeaders } from 'kafkajs';
+import type { Headers } from './kafka.ts';
 import { deadLetterMessage } from './kafka.ts';
 import { valuesRejectedArePoison } from './step-outcome.ts';
 import type { ErrorDecision } from './step-outcome.ts';
@@ -89,7 +89,7 @@ export async function applyIsolatingPoison<T, R extends object>(
 }
 
 /** Kafka headers as stored in dead_letters.message_headers: [name, base64 of the value] pairs, or null. */
-export function encodeHeaders(headers: IHeaders | undefined): [string, string][] | null {
+export function encodeHeaders(headers: Headers | undefined): [string, string][] | null {
   if (!headers) return null;
   const pairs: [string, string][] = [];
   for (const [name, v] of Object.entries(headers)) {
@@ -104,8 +104,8 @@ function jsonOrNull(sql: Sql, v: [string, string][] | null) {
   return v === null ? null : sql.json(v);
 }
 
-/** The stored pairs back as kafkajs headers (a repeated name becomes an array). */
-export function decodeHeaders(stored: [string, string][] | null): IHeaders | undefined {
+/** The stored pairs back as message headers (a repeated name becomes an array). */
+export function decodeHeaders(stored: [string, string][] | null): Headers | undefined {
   if (!stored || stored.length === 0) return undefined;
   const out: Record<string, Buffer | Buffer[]> = {};
   for (const [name, b64] of stored) {

@@ -9,11 +9,17 @@ import { isConnectionError } from '../db/sql.ts';
 export const MAX_BACKOFF_MS = 500;
 const LOG_EVERY_MS = 5_000;
 
-/** The message of an error, with its code when it has one (ECONNREFUSED, CONNECTION_CLOSED, 57P01...). */
+/**
+ * The message of an error, with its code when it has one (ECONNREFUSED, CONNECTION_CLOSED, 57P01...). An
+ * error that aggregates others (the Kafka client's "fetch failed 9 times") also names the last of them,
+ * which says why.
+ */
 export function describeError(err: unknown): string {
-  const e = err as { message?: unknown; code?: unknown } | null;
+  const e = err as { message?: unknown; code?: unknown; errors?: unknown } | null;
   const message = typeof e?.message === 'string' && e.message !== '' ? e.message : String(err);
-  return typeof e?.code === 'string' && !message.includes(e.code) ? `${e.code}: ${message}` : message;
+  const text = typeof e?.code === 'string' && !message.includes(e.code) ? `${e.code}: ${message}` : message;
+  const last: unknown = Array.isArray(e?.errors) ? e.errors.at(-1) : undefined;
+  return last === undefined || last === err ? text : `${text} (last: ${describeError(last)})`;
 }
 
 export interface WaitOptions {

@@ -1,14 +1,26 @@
-// The consumer side of the Kafka module: eachBatch without auto-resolve. A batch is handed to `handle` in
-// chunks; a chunk's offsets are resolved and committed only after `handle` returned (its Postgres
-// transaction committed). A thrown error is retried with backoff; past the retries it escapes to kafkajs,
-// which restarts the consumer, and the chunk is redelivered. Poison never throws: the steps dead-letter it
-// (step-outcome.ts) with deadLetterMessage.
-import type { Consumer, IHeaders, Kafka, Message } from 'kafkajs';
+// The consumer side of the Kafka module, over @platformatic/kafka's Consumer: the messages it fetches are
+// grouped per partition and handed to `handle` in chunks, one chunk per partition at a time and at most
+// `partitionsConcurrency` partitions at once; a chunk's offset is committed only after `handle` returned (its
+// Postgres transaction committed). A thrown error is retried with backoff; past the retries the consumer is
+// replaced, and the chunk is redelivered from the committed offset. Poison never throws: the steps
+// dead-letter it (step-outcome.ts) with deadLetterMessage. Heartbeats are the client's own timer, so a slow
+// chunk keeps its partitions (test/integration/consumer-slow-chunk.test.ts).
+import { Consumer, MessagesStreamFallbackModes, MessagesStreamModes } from '@platformatic/kafka';
+import type {
+  ConsumerOptions as ConsumerClientOptions,
+  Message as KafkaMessage,
+  MessagesStream,
+} from '@platformatic/kafka';
 import pRetry from 'p-retry';
 import type { Logger } from '../logger.ts';
-import { chunkRetries, consumerLag } from './metrics.ts';
+import { addLagSource, chunkRetries } from './metrics.ts';
+import type { PartitionLag } from './metrics.ts';
 import { describeError, isOutage, MAX_BACKOFF_MS, waitForDependency } from './dependencies.ts';
-import { TRANSIENT } from './kafka-client.ts';
+import type { KafkaSettings } from './kafka-settings.ts';
+import type { Message } from './kafka-producer.ts';
+
+/** A message's headers: a name given more than once has its values in an array. */
+export type Headers = Record<string, Buffer | string | (Buffer | string)[] | undefined>;
 
 export interface ConsumedMessage {
   topic: string;
@@ -16,12 +28,12 @@ export interface ConsumedMessage {
   offset: string;
   key: Buffer | null;
   value: Buffer | null;
-  headers: IHeaders | undefined;
+  headers: Headers | undefined;
   timestamp: string;
 }
 
 export interface ConsumerOptions {
-  kafka: Kafka;
+  kafka: KafkaSettings;
   groupId: string;
   topics: string[];
   chunkSize: number;
@@ -38,57 +50,56 @@ export interface ConsumerOptions {
   handle: (messages: ConsumedMessage[]) => Promise<void>;
   /**
    * Told the partitions assigned to it (of its topics) when the consumer joins its group, and null when it
-   * leaves, crashes or stops.
+   * leaves, is replaced or stops.
    */
   onMembership?: (partitions: number[] | null) => void;
 }
 
 export interface BatchConsumer {
-  /** Stops consuming (the current consumer leaves its group) and stops restarting it. */
+  /** Stops consuming (the current consumer leaves its group) and stops replacing it. */
   disconnect(): Promise<void>;
 }
 
-/** Retries of a chunk whose failure is not an outage (maybe a bug): then it escapes and is redelivered. */
+/** Retries of a chunk whose failure is not an outage (maybe a bug): then the consumer is replaced. */
 const CHUNK_RETRIES = 5;
+/** How long a scrape waits for the end offsets (svc_consumer_lag_messages) before it takes the last ones. */
+const LAG_READ_MS = 1_000;
 
 /**
- * Runs a consumer and keeps one running: started while Kafka is down, it waits for it; when kafkajs gives
- * up (a crash it does not restart from, e.g. the broker away past its retries) a new consumer is started
- * the same way, so an outage never ends the process (docs/operations.md "Faults").
+ * Runs a consumer and keeps one running: started while Kafka is down, it waits for it; when the client
+ * gives up (a fetch failing past its retries, a chunk failing past its own) a new consumer is started the
+ * same way, so an outage never ends the process (docs/operations.md "Faults").
  */
 export async function runBatchConsumer(opts: ConsumerOptions): Promise<BatchConsumer> {
   let stopped = false;
-  let current: Consumer | null = null;
+  let current: GroupConsumer | null = null;
   let starting: Promise<void> | null = null;
 
-  const startOne = async (): Promise<Consumer> => {
-    const consumer = createBatchConsumer(
-      opts,
-      () => stopped,
-      (err) => {
-        // kafkajs will not restart this one: replace it, without ending the process.
-        if (stopped || current !== consumer) return;
-        opts.log.warn({ reason: describeError(err) }, 'consumer stopped by kafkajs; starting a new one');
-        current = null;
-        void consumer.disconnect().catch(() => {});
-        startInBackground();
-      },
-    );
-    try {
-      await consumer.connect();
-      for (const topic of opts.topics) await consumer.subscribe({ topic, fromBeginning: true });
-      current = consumer;
-      await consumer.run(consumerRunConfig(opts));
-      return consumer;
-    } catch (err) {
+  const startOne = async (): Promise<void> => {
+    const c = GroupConsumer.create(opts, (err) => {
+      // This one will not go on: replace it, without ending the process.
+      if (stopped || current !== c) return;
+      opts.log.warn({ reason: describeError(err) }, 'consumer stopped; starting a new one');
       current = null;
-      await consumer.disconnect().catch(() => {});
+      void c.close().then(startInBackground, startInBackground);
+    });
+    try {
+      current = c;
+      await c.start();
+    } catch (err) {
+      if (current === c) current = null;
+      await c.close().catch(() => {});
       throw err;
     }
   };
+  // A consumer the client refuses to create (its settings) is no outage: the start fails at once.
   const startWaiting = () =>
-    waitForDependency(opts.log, 'kafka (consumer)', startOne, { stopped: () => stopped }).then(() => {});
+    waitForDependency(opts.log, 'kafka (consumer)', startOne, {
+      stopped: () => stopped,
+      retryable: (err) => !(err instanceof ConsumerSettingsError),
+    }).then(() => {});
   const startInBackground = () => {
+    if (stopped) return;
     starting = startWaiting()
       .catch((err: unknown) => {
         if (!stopped) opts.log.error({ reason: describeError(err) }, 'consumer not restarted');
@@ -101,127 +112,340 @@ export async function runBatchConsumer(opts: ConsumerOptions): Promise<BatchCons
     async disconnect() {
       stopped = true;
       await starting;
-      await current?.disconnect();
+      await current?.close();
       current = null;
     },
   };
 }
 
-function createBatchConsumer(
-  opts: ConsumerOptions,
-  stopped: () => boolean,
-  onGaveUp: (err: Error) => void,
-): Consumer {
-  const consumer = opts.kafka.consumer({
-    // kafkajs's default (5 retries), and no restart once disconnect() was called: a crash in flight at
-    // the disconnect (a fetch failing as the connections close) would otherwise start it again, for ever.
-    retry: { retries: 5, restartOnFailure: async () => !stopped() },
+/** One partition's messages waiting for `handle`, and what is known of its position. */
+interface PartitionQueue {
+  topic: string;
+  partition: number;
+  waiting: KafkaMessage[];
+  /** The next offset expected from the stream: a message below it was seen already (a refetch). */
+  next: bigint | null;
+  /** The offset after the last committed chunk, for the lag gauge. */
+  committed: bigint | null;
+  busy: boolean;
+  /** Bumped when the partition is taken away: a chunk in hand stops retrying, its commit is skipped. */
+  generation: number;
+}
+
+/** The client's settings for a member of `opts.groupId` (exported for test/unit/consumer-settings.test.ts). */
+export function consumerSettings(
+  opts: Pick<ConsumerOptions, 'kafka' | 'groupId' | 'sessionTimeoutMs' | 'fetchMinBytes' | 'fetchMaxWaitMs'>,
+) {
+  return {
+    ...opts.kafka.options(),
     groupId: opts.groupId,
     sessionTimeout: opts.sessionTimeoutMs,
     heartbeatInterval: heartbeatIntervalMs(opts),
+    // How long the coordinator waits for every member to rejoin during a rebalance: 60 s, or the session
+    // timeout when that is longer (the client refuses a shorter one).
+    rebalanceTimeout: Math.max(60_000, opts.sessionTimeoutMs),
     maxBytesPerPartition: 4 * 1024 * 1024,
     minBytes: opts.fetchMinBytes ?? 1,
-    maxWaitTimeInMs: opts.fetchMaxWaitMs ?? 100,
-    allowAutoTopicCreation: false,
-  });
-  consumer.on(consumer.events.CRASH, (e) => {
-    const { error, restart } = e.payload as { error: Error; restart: boolean };
-    if (restart && TRANSIENT.test(error.message))
-      opts.log.debug({ err: error.message }, 'consumer restarting');
-    else if (restart) opts.log.warn({ err: error.message }, 'consumer restarting after a retriable error');
-    if (!restart) onGaveUp(error);
-  });
-  if (opts.onMembership) {
-    const tell = opts.onMembership;
-    consumer.on(consumer.events.GROUP_JOIN, (e) =>
-      tell(opts.topics.flatMap((t) => e.payload.memberAssignment[t] ?? [])),
-    );
-    for (const e of [consumer.events.CRASH, consumer.events.STOP, consumer.events.DISCONNECT])
-      consumer.on(e, () => tell(null));
-  }
-  return consumer;
+    maxWaitTime: opts.fetchMaxWaitMs ?? 100,
+    autocommit: false,
+  } satisfies ConsumerClientOptions<Buffer, Buffer, Buffer, Buffer>;
 }
 
-const heartbeatIntervalMs = (opts: Pick<ConsumerOptions, 'sessionTimeoutMs'>) =>
-  Math.max(500, Math.floor(opts.sessionTimeoutMs / 10));
+/** The client refused the consumer's settings: waiting for Kafka cannot fix that. */
+export class ConsumerSettingsError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConsumerSettingsError';
+  }
+}
+
+/** One member of the group: a @platformatic/kafka Consumer and its one messages stream. */
+class GroupConsumer {
+  /** A new member; the client's refusal of the settings is a ConsumerSettingsError. */
+  static create(opts: ConsumerOptions, onGaveUp: (err: Error) => void): GroupConsumer {
+    try {
+      return new GroupConsumer(opts, onGaveUp);
+    } catch (err) {
+      throw new ConsumerSettingsError(`the Kafka consumer's settings: ${describeError(err)}`);
+    }
+  }
+
+  private readonly opts: ConsumerOptions;
+  private readonly onGaveUp: (err: Error) => void;
+  private readonly consumer: Consumer;
+  private stream: MessagesStream<Buffer, Buffer, Buffer, Buffer> | null = null;
+  private closing = false;
+  private readonly queues = new Map<string, PartitionQueue>();
+  /** The partitions assigned at the last join, as `topic:partition`; null before the first. */
+  private assigned: Set<string> | null = null;
+  private buffered = 0;
+  private active = 0;
+  private pumpScheduled = false;
+  private readonly highWater: number;
+  private removeLagSource: (() => void) | null = null;
+  /** The last lag read, and the reading in progress (one at a time, however often scraped). */
+  private lag: PartitionLag[] = [];
+  private lagReading: Promise<PartitionLag[]> | null = null;
+
+  constructor(opts: ConsumerOptions, onGaveUp: (err: Error) => void) {
+    this.opts = opts;
+    this.onGaveUp = onGaveUp;
+    this.highWater = Math.max(1000, opts.chunkSize * opts.partitionsConcurrency * 2);
+    this.consumer = new Consumer(consumerSettings(opts));
+    // A failed rejoin is emitted as 'error' (the client goes on trying); unheard, it would end the process.
+    this.consumer.on('error', (err: Error) =>
+      opts.log.debug({ reason: describeError(err) }, 'consumer error'),
+    );
+    this.consumer.on('consumer:heartbeat:error', (e: { error: Error }) =>
+      opts.log.debug(
+        { reason: describeError(e.error) },
+        'heartbeat failed; the next one goes to the coordinator',
+      ),
+    );
+    this.consumer.on(
+      'consumer:group:join',
+      (e: { assignments?: { topic: string; partitions: number[] }[] }) => this.joined(e.assignments ?? []),
+    );
+    this.consumer.on('consumer:group:leave', () => opts.onMembership?.(null));
+  }
+
+  async start(): Promise<void> {
+    const stream = await this.consumer.consume({
+      topics: this.opts.topics,
+      // The committed offset; a partition with none starts at its beginning (kafkajs's fromBeginning).
+      mode: MessagesStreamModes.COMMITTED,
+      fallbackMode: MessagesStreamFallbackModes.EARLIEST,
+      autocommit: false,
+    });
+    this.stream = stream;
+    stream.on('data', (m: KafkaMessage) => this.received(m));
+    stream.on('error', (err: Error) => {
+      if (!this.closing) this.onGaveUp(err);
+    });
+    stream.on('close', () => {
+      if (!this.closing) this.onGaveUp(new Error('the messages stream closed'));
+    });
+    this.removeLagSource = addLagSource(() => this.readLag());
+  }
+
+  async close(): Promise<void> {
+    if (this.closing) return;
+    this.closing = true;
+    this.removeLagSource?.();
+    for (const q of this.queues.values()) this.revoke(q);
+    this.opts.onMembership?.(null);
+    // Chunks in hand finish (their commits are skipped once revoked: they are redelivered to the next owner).
+    while (this.active > 0) await new Promise((r) => setTimeout(r, 10));
+    await this.stream?.close().catch(() => {});
+    await this.consumer.close(true).catch(() => {});
+  }
+
+  private key = (topic: string, partition: number) => `${topic}:${partition}`;
+
+  /** A new generation of the group: partitions no longer ours drop what they hold. */
+  private joined(assignments: { topic: string; partitions: number[] }[]): void {
+    const mine = assignments.filter((a) => this.opts.topics.includes(a.topic));
+    this.assigned = new Set(mine.flatMap((a) => a.partitions.map((p) => this.key(a.topic, p))));
+    for (const [k, q] of this.queues) if (!this.assigned.has(k)) this.revoke(q);
+    this.opts.onMembership?.(mine.flatMap((a) => a.partitions));
+  }
+
+  private revoke(q: PartitionQueue): void {
+    this.buffered -= q.waiting.length;
+    q.waiting = [];
+    q.next = null;
+    q.committed = null;
+    q.generation++;
+    this.resumeIfDrained();
+  }
+
+  private received(m: KafkaMessage): void {
+    const k = this.key(m.topic, m.partition);
+    if (this.closing || (this.assigned !== null && !this.assigned.has(k))) return;
+    let q = this.queues.get(k);
+    if (!q) {
+      q = {
+        topic: m.topic,
+        partition: m.partition,
+        waiting: [],
+        next: null,
+        committed: null,
+        busy: false,
+        generation: 0,
+      };
+      this.queues.set(k, q);
+    }
+    // After a rejoin the stream fetches again from the committed offset: what is already in hand is not
+    // taken twice.
+    if (q.next !== null && m.offset < q.next) return;
+    q.next = m.offset + 1n;
+    q.waiting.push(m);
+    if (++this.buffered >= this.highWater) this.stream?.pause();
+    this.schedulePump();
+  }
+
+  private resumeIfDrained(): void {
+    if (this.buffered < this.highWater / 2 && this.stream?.isPaused()) this.stream.resume();
+  }
+
+  // One turn later: a fetch's messages arrive together, and a chunk takes as many as it may.
+  private schedulePump(): void {
+    if (this.pumpScheduled) return;
+    this.pumpScheduled = true;
+    setImmediate(() => {
+      this.pumpScheduled = false;
+      this.pump();
+    });
+  }
+
+  private pump(): void {
+    for (const q of this.queues.values()) {
+      if (this.active >= this.opts.partitionsConcurrency || this.closing) return;
+      if (q.busy || q.waiting.length === 0) continue;
+      const chunk = q.waiting.splice(0, this.opts.chunkSize);
+      this.buffered -= chunk.length;
+      this.resumeIfDrained();
+      void this.apply(q, chunk);
+    }
+  }
+
+  private async apply(q: PartitionQueue, raw: KafkaMessage[]): Promise<void> {
+    this.active++;
+    q.busy = true;
+    const generation = q.generation;
+    const owned = () => !this.closing && q.generation === generation;
+    const chunk = raw.map(consumed);
+    let lastOutageLog = 0;
+    try {
+      // An outage (Postgres away, a produce refused) is waited out for as long as this consumer owns the
+      // partition, at most 0.5 s between attempts; anything else is retried CHUNK_RETRIES times, then the
+      // consumer is replaced and the chunk redelivered from the committed offset.
+      await pRetry(() => this.opts.handle(chunk), {
+        forever: true,
+        minTimeout: 200,
+        maxTimeout: MAX_BACKOFF_MS,
+        shouldRetry: (err) => owned() && (isOutage(err) || err.attemptNumber <= CHUNK_RETRIES),
+        onFailedAttempt: (err) => {
+          chunkRetries.inc({ topic: q.topic });
+          const where = { attempt: err.attemptNumber, topic: q.topic, partition: q.partition };
+          if (!isOutage(err)) this.opts.log.warn({ err, ...where }, 'chunk failed, retrying');
+          else if (Date.now() - lastOutageLog >= 5_000) {
+            lastOutageLog = Date.now();
+            this.opts.log.warn({ reason: describeError(err), ...where }, 'chunk waiting for a dependency');
+          }
+        },
+      });
+      if (owned()) {
+        const last = raw[raw.length - 1]!;
+        // Committed with the generation the client holds now; during a rejoin, once it completes. A commit
+        // refused (the partition moved meanwhile) leaves the chunk to be redelivered to its owner, once.
+        await last.commit();
+        q.committed = last.offset + 1n;
+      }
+    } catch (err) {
+      if (owned()) {
+        this.opts.log.warn(
+          { reason: describeError(err), topic: q.topic, partition: q.partition },
+          'chunk not committed',
+        );
+        // The rest of the partition must not be applied past an uncommitted chunk: start over from the
+        // committed offset with a new consumer.
+        if (!isCommitRefused(err)) this.onGaveUp(err as Error);
+      }
+    } finally {
+      this.active--;
+      q.busy = false;
+      this.schedulePump();
+    }
+  }
+
+  /**
+   * svc_consumer_lag_messages, when scraped: each owned partition's end offset less the offset after its
+   * last committed chunk. Waits at most LAG_READ_MS for the end offsets, else answers the last reading.
+   */
+  private async readLag(): Promise<PartitionLag[]> {
+    const owned = [...this.queues.values()].filter((q) => q.committed !== null);
+    if (owned.length === 0 || this.closing) return (this.lag = []);
+    this.lagReading ??= this.consumer
+      .listOffsets({ topics: [...new Set(owned.map((q) => q.topic))] })
+      .then((ends) => {
+        this.lag = owned.flatMap((q) => {
+          const end = ends.get(q.topic)?.[q.partition];
+          if (end === undefined || q.committed === null) return [];
+          return [
+            { topic: q.topic, partition: q.partition, messages: Math.max(0, Number(end - q.committed)) },
+          ];
+        });
+        return this.lag;
+      })
+      .catch((err: unknown) => {
+        this.opts.log.debug({ reason: describeError(err) }, 'end offsets not read');
+        return this.lag;
+      })
+      .finally(() => (this.lagReading = null));
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<PartitionLag[]>((resolve) => {
+      timer = setTimeout(() => resolve(this.lag), LAG_READ_MS);
+    });
+    return Promise.race([this.lagReading, late]).finally(() => clearTimeout(timer));
+  }
+}
+
+/** A commit the group refused because the member's generation is over: the chunk goes to the new owner. */
+function isCommitRefused(err: unknown): boolean {
+  const text = describeError(err);
+  return /ILLEGAL_GENERATION|UNKNOWN_MEMBER_ID|REBALANCE_IN_PROGRESS|FENCED_INSTANCE_ID/.test(text);
+}
 
 /**
- * Runs `work`, calling kafkajs's `heartbeat` every `everyMs` until it settles. kafkajs sends one only when
- * the interval has passed and shares one request between concurrent callers (the partitions' batches of
- * a merged chunk all call it); a failed one (a rebalance under way) is left to the next batch to handle.
+ * A tenth of the session, between 0.5 s and 3 s (the Java client's default): a member learns of a rebalance
+ * from its next heartbeat's answer, so a long session (minutes) must not slow every rebalance with it.
  */
-export async function whileHeartbeating<T>(
-  heartbeat: () => Promise<void>,
-  everyMs: number,
-  work: () => Promise<T>,
-): Promise<T> {
-  const timer = setInterval(() => void heartbeat().catch(() => {}), everyMs);
-  try {
-    return await work();
-  } finally {
-    clearInterval(timer);
+const heartbeatIntervalMs = (opts: Pick<ConsumerOptions, 'sessionTimeoutMs'>) =>
+  Math.min(3_000, Math.max(500, Math.floor(opts.sessionTimeoutMs / 10)));
+
+/** The message as the project reads it: header names as strings, offsets and timestamps as strings. */
+function consumed(m: KafkaMessage): ConsumedMessage {
+  let headers: Headers | undefined;
+  for (const [k, v] of m.headerEntries ?? m.headers) {
+    headers ??= {};
+    const name = k.toString();
+    const prev = headers[name];
+    headers[name] = prev === undefined ? v : Array.isArray(prev) ? [...prev, v] : [prev, v];
   }
+  return {
+    topic: m.topic,
+    partition: m.partition,
+    offset: String(m.offset),
+    key: m.key ?? null,
+    value: m.value ?? null,
+    headers,
+    timestamp: String(m.timestamp),
+  };
 }
 
-function consumerRunConfig(opts: ConsumerOptions): Parameters<Consumer['run']>[0] {
+/**
+ * Reads `topic` from its beginning (a group of its own, nothing committed) and hands each message to `each`
+ * until `close`: for tests and scripts that look at what was produced.
+ */
+export async function readTopic(
+  kafka: KafkaSettings,
+  o: { topic: string; groupId: string },
+  each: (m: ConsumedMessage) => void,
+): Promise<{ close(): Promise<void> }> {
+  const consumer = new Consumer({ ...kafka.options(), groupId: o.groupId, autocommit: false });
+  consumer.on('error', () => {});
+  const stream = await consumer.consume({
+    topics: [o.topic],
+    mode: MessagesStreamModes.EARLIEST,
+    autocommit: false,
+  });
+  stream.on('data', (m: KafkaMessage) => each(consumed(m)));
+  stream.on('error', () => {});
   return {
-    autoCommit: false,
-    eachBatchAutoResolve: false,
-    partitionsConsumedConcurrently: opts.partitionsConcurrency,
-    eachBatch: async ({ batch, resolveOffset, heartbeat, commitOffsetsIfNecessary, isRunning, isStale }) => {
-      const all = batch.messages;
-      let lastOutageLog = 0;
-      for (let i = 0; i < all.length; i += opts.chunkSize) {
-        if (!isRunning() || isStale()) return;
-        const chunk: ConsumedMessage[] = all.slice(i, i + opts.chunkSize).map((m) => ({
-          topic: batch.topic,
-          partition: batch.partition,
-          offset: m.offset,
-          key: m.key,
-          value: m.value,
-          headers: m.headers,
-          timestamp: m.timestamp,
-        }));
-        // An outage (Postgres away, a produce refused) is waited out for as long as this consumer owns the
-        // partition, at most 0.5 s between attempts, heartbeating so that it keeps the partition; anything
-        // else is retried CHUNK_RETRIES times, then escapes to kafkajs and the chunk is redelivered.
-        // While a chunk is applied the consumer keeps heartbeating: a chunk slower than the session timeout
-        // (a backlog applied event by event on a busy machine) would otherwise cost the consumer its
-        // membership, its offsets commit would be refused and the whole chunk applied again, for ever.
-        await whileHeartbeating(heartbeat, heartbeatIntervalMs(opts), () =>
-          pRetry(() => opts.handle(chunk), {
-            forever: true,
-            minTimeout: 200,
-            maxTimeout: MAX_BACKOFF_MS,
-            shouldRetry: (err) =>
-              isRunning() && !isStale() && (isOutage(err) || err.attemptNumber <= CHUNK_RETRIES),
-            onFailedAttempt: async (err) => {
-              chunkRetries.inc({ topic: batch.topic });
-              const where = { attempt: err.attemptNumber, topic: batch.topic, partition: batch.partition };
-              if (!isOutage(err)) opts.log.warn({ err, ...where }, 'chunk failed, retrying');
-              else if (Date.now() - lastOutageLog >= 5_000) {
-                lastOutageLog = Date.now();
-                opts.log.warn({ reason: describeError(err), ...where }, 'chunk waiting for a dependency');
-              }
-            },
-          }),
-        );
-        const last = chunk[chunk.length - 1]!.offset;
-        resolveOffset(last);
-        await commitOffsetsIfNecessary({
-          topics: [
-            {
-              topic: batch.topic,
-              partitions: [{ partition: batch.partition, offset: (BigInt(last) + 1n).toString() }],
-            },
-          ],
-        });
-        consumerLag.set(
-          { topic: batch.topic, partition: String(batch.partition) },
-          Math.max(0, Number(BigInt(batch.highWatermark) - BigInt(last) - 1n)),
-        );
-        await heartbeat();
-      }
+    async close() {
+      await stream.close().catch(() => {});
+      await consumer.close(true).catch(() => {});
     },
   };
 }

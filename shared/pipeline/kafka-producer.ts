@@ -1,29 +1,99 @@
-// The producer side of the Kafka module: acks -1, one request in flight, NOT kafkajs's idempotent mode (see
-// connectProducer). kafkajs has no linger, so BatchingProducer sends whatever its callers queued during the
-// previous request as one request; each send settles on the ack, and a circuit refuses sends while Kafka
-// does not answer.
-import type { Kafka, Message, Producer } from 'kafkajs';
+// The producer side of the Kafka module: acks all, one request in flight, the idempotent producer (see
+// connectProducer). BatchingProducer sends whatever its callers queued during the previous request as one
+// request (the client's own linger is per call); each send settles on the ack, and a circuit refuses sends
+// while Kafka does not answer.
+import { compatibilityPartitioner, ProduceAcks, Producer } from '@platformatic/kafka';
 import type { Logger } from '../logger.ts';
 import type { Config } from '../config.ts';
 import { produceSeconds } from './metrics.ts';
+import type { KafkaSettings } from './kafka-settings.ts';
 
-export async function connectProducer(kafka: Kafka): Promise<Producer> {
-  const producer = kafka.producer({
-    // Not idempotent: kafkajs's idempotent mode loses acknowledged messages. When a request the broker
-    // wrote is never answered (broker killed after the write) and kafkajs gives the send up, it hands the
-    // batch's sequence numbers back; the next batch to that partition reuses them, and the broker answers
-    // it as a duplicate of the written one without writing it (test/integration/producer-lost-ack.test.ts).
-    // Without sequence numbers a retry may write a message twice instead, which every consumer already
-    // absorbs: each applies a message once by its own id (event id, command id), as for a redelivery.
-    // One request in flight keeps each partition in order through retries.
-    idempotent: false,
-    maxInFlightRequests: 1,
-    allowAutoTopicCreation: false,
-    // Bounded and at most 250 ms apart: a send stuck in kafkajs's retries while the broker is away (or, in
-    // a cluster, while a dead leader's partitions get new leaders) goes through within a quarter second of
-    // its return (which closes the circuit below), and gives up after ~10 s.
-    retry: { initialRetryTime: 100, maxRetryTime: 250, retries: 40 },
-  });
+/** A message to produce. Strings are sent as their UTF-8 bytes. */
+export interface Message {
+  key?: string | Buffer | null;
+  value: string | Buffer | null;
+  headers?: Record<string, string | Buffer>;
+  /** Set only by tests that place a message on a given partition; otherwise the key decides. */
+  partition?: number;
+}
+
+export interface SimpleProducerOptions {
+  /**
+   * The idempotent producer (default true): each partition's batches carry sequence numbers, so a retry of
+   * a request the broker wrote but never answered is not written twice. test/integration/producer-lost-ack
+   * holds it to never resolving a send it did not write.
+   */
+  idempotent?: boolean;
+  /** Attempts per request; default the client's (KafkaSettings.options). */
+  retries?: number;
+}
+
+const toBuffer = (v: string | Buffer): Buffer => (typeof v === 'string' ? Buffer.from(v) : v);
+
+/**
+ * A producer with acks all. Keys are placed as the Java client (and kafkajs's default partitioner) place
+ * them, murmur2 of the key's bytes (compatibilityPartitioner): a key stays on the partition it was on
+ * before the move from kafkajs (test/unit/partitioner.test.ts), and liveness.ts partitionOf agrees.
+ */
+export class SimpleProducer {
+  private readonly producer: Producer;
+
+  constructor(kafka: KafkaSettings, opts: SimpleProducerOptions = {}) {
+    const idempotent = opts.idempotent ?? true;
+    this.producer = new Producer({
+      ...kafka.options({ retries: opts.retries }),
+      idempotent,
+      acks: ProduceAcks.ALL,
+      partitioner: compatibilityPartitioner,
+    });
+  }
+
+  /** Resolves once the cluster answers a metadata request (and, idempotent, gave this producer its id). */
+  async connect(): Promise<void> {
+    await this.producer.metadata({ topics: [] });
+  }
+
+  async send(req: { topic: string; messages: Message[] }): Promise<void> {
+    await this.sendBatch({ topicMessages: [req] });
+  }
+
+  /** Resolves once every message was acknowledged by all in-sync replicas; rejects otherwise. */
+  async sendBatch(req: {
+    acks?: -1;
+    topicMessages: { topic: string; messages: Message[] }[];
+  }): Promise<void> {
+    await this.producer.send({
+      messages: req.topicMessages.flatMap(({ topic, messages }) =>
+        messages.map((m) => ({
+          topic,
+          key: m.key === null || m.key === undefined ? undefined : toBuffer(m.key),
+          value: m.value === null ? undefined : toBuffer(m.value),
+          headers: m.headers
+            ? new Map(Object.entries(m.headers).map(([k, v]) => [Buffer.from(k), toBuffer(v)]))
+            : undefined,
+          partition: m.partition,
+        })),
+      ),
+    });
+  }
+
+  async disconnect(): Promise<void> {
+    await this.producer.close();
+  }
+}
+
+/** What BatchingProducer needs of a producer (a SimpleProducer; a fake in test/unit/produce-circuit.test.ts). */
+export type Sender = Pick<SimpleProducer, 'sendBatch' | 'disconnect'>;
+
+export async function connectProducer(kafka: KafkaSettings): Promise<SimpleProducer> {
+  // Idempotent: a request the broker wrote whose answer was lost (the broker killed after the write, a
+  // leader moving) is retried with the same sequence numbers and written once. kafkajs's idempotent mode
+  // lost acknowledged messages here (it handed a failed batch's sequence numbers to the next batch, which
+  // the broker then took for a duplicate); @platformatic/kafka starts a new producer id after a failed send
+  // instead (test/integration/producer-lost-ack.test.ts). Retried at most 250 ms apart, about 10 s in all:
+  // a send stuck while the broker is away (or, in a cluster, while a dead leader's partitions get new
+  // leaders) goes through within a quarter second of its return (which closes the circuit below).
+  const producer = new SimpleProducer(kafka, { idempotent: true, retries: 40 });
   await producer.connect();
   return producer;
 }
@@ -31,7 +101,7 @@ export async function connectProducer(kafka: Kafka): Promise<Producer> {
 /**
  * A send that Kafka did not acknowledge within the bound, or refused at once because the broker is known to
  * be unreachable (the circuit is open) or not connected yet. Callers answer 503 with Retry-After. A message
- * that timed out after it went out may still be written by kafkajs's retries: consumers are idempotent.
+ * that timed out after it went out may still be written by the client's retries: consumers are idempotent.
  */
 export class ProduceUnavailableError extends Error {
   constructor(message: string) {
@@ -74,16 +144,16 @@ export const failsFast = (cfg: Pick<Config, 'kafkaReplicationFactor'>): boolean 
 
 /**
  * Fail fast: a send that times out or fails opens a circuit. While it is open and a request is still out
- * (kafkajs retrying it), every new send is refused at once (with one broker; with replicated topics it
+ * (the client retrying it), every new send is refused at once (with one broker; with replicated topics it
  * waits instead, failFast); with nothing out, the next send goes out as the trial. The first acknowledged
  * request closes the circuit, so sends flow again within about a second of
- * the broker's return (kafkajs retries at most 1 s apart). docs/operations.md "Faults".
+ * the broker's return (the client retries at most 250 ms apart). docs/operations.md "Faults".
  */
 export class BatchingProducer {
   private queue: Pending[] = [];
   private inFlight = false;
   private scheduled = false;
-  private producer: Producer | null;
+  private producer: Sender | null;
   private readonly lingerMs: number;
   private readonly maxBatch: number;
   private readonly timeoutMs: number;
@@ -97,7 +167,7 @@ export class BatchingProducer {
   readonly stats = { sends: 0, messages: 0, refused: 0, timedOut: 0 };
 
   /** `producer` null: not connected yet (sends are refused until `attach`). */
-  constructor(producer: Producer | null, opts: BatchingProducerOptions) {
+  constructor(producer: Sender | null, opts: BatchingProducerOptions) {
     this.producer = producer;
     this.lingerMs = opts.lingerMs;
     this.maxBatch = opts.maxBatch;
@@ -131,14 +201,14 @@ export class BatchingProducer {
     return { promise, cancel: () => void (tell && this.breakListeners.delete(tell)) };
   }
 
-  /** Hands over the connected kafkajs producer (a process that started while Kafka was down). */
-  attach(producer: Producer): void {
+  /** Hands over the connected producer (a process that started while Kafka was down). */
+  attach(producer: Sender): void {
     this.producer = producer;
     this.setBroken(false, 'connected');
     this.schedule();
   }
 
-  /** Whether a kafkajs producer was attached (readiness); the circuit may still be open. */
+  /** Whether a producer was attached (readiness); the circuit may still be open. */
   get connected(): boolean {
     return this.producer !== null;
   }
@@ -165,7 +235,7 @@ export class BatchingProducer {
       p.timer = setTimeout(() => {
         if (p.settled) return;
         p.settled = true;
-        // Still queued: it never goes out. Already sent: kafkajs may still write it (hence event ids).
+        // Still queued: it never goes out. Already sent: the client may still write it (hence event ids).
         const i = this.queue.indexOf(p);
         if (i >= 0) {
           this.queue.splice(i, 1);

@@ -6,8 +6,8 @@
 // then go to them after EVICT_AFTER_MS instead of the Kafka session timeout (docs/scaling.md).
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
-import { Partitioners } from 'kafkajs';
-import type { Admin, PartitionMetadata } from 'kafkajs';
+import { compatibilityPartitioner } from '@platformatic/kafka';
+import type { KafkaAdmin } from './kafka-admin.ts';
 import type { Sql } from '../db/sql.ts';
 import type { Logger } from '../logger.ts';
 
@@ -89,11 +89,6 @@ export function startHeartbeat(
 export const EVICT_AFTER_MS = 5_000;
 const EVICT_CHECK_MS = 1_000;
 
-/** The admin call patches/kafkajs+2.2.4.patch adds to kafkajs: the LeaveGroup a dead member could not send. */
-type EvictingAdmin = Admin & {
-  removeGroupMember?(request: { groupId: string; memberId: string }): Promise<unknown>;
-};
-
 export interface EvictorOptions {
   sql: Sql;
   log: Logger;
@@ -101,7 +96,7 @@ export interface EvictorOptions {
   heartbeat: Heartbeat;
   /** The consumer group, as named in consumer_heartbeats and in Kafka. */
   group: string;
-  admin: Admin;
+  admin: KafkaAdmin;
   /** The Kafka client id of the process whose heartbeat rows name it `member`. */
   clientIdOf(member: string): string;
 }
@@ -114,12 +109,12 @@ export interface EvictorOptions {
  * rejoins when it resumes (one more rebalance); its chunk in hand is redelivered and applied once.
  */
 export function startEvictor(o: EvictorOptions): { stop(): Promise<void> } {
-  const admin = o.admin as EvictingAdmin;
+  const admin = o.admin;
   let connected = false;
   let busy: Promise<void> | null = null;
   const check = async () => {
     const since = o.heartbeat.writingSince();
-    if (since === null || Date.now() - since < EVICT_AFTER_MS || !admin.removeGroupMember) return;
+    if (since === null || Date.now() - since < EVICT_AFTER_MS) return;
     const silent = await o.sql<{ member: string; silent_ms: number }[]>`
       select member, (extract(epoch from now() - beat_at) * 1000)::int as silent_ms from consumer_heartbeats
       where group_id = ${o.group} and member <> ${o.heartbeat.member}
@@ -129,9 +124,9 @@ export function startEvictor(o: EvictorOptions): { stop(): Promise<void> } {
       await admin.connect();
       connected = true;
     }
-    const [group] = (await admin.describeGroups([o.group])).groups;
+    const members = await admin.describeGroup(o.group);
     for (const row of silent) {
-      const member = group?.members.find((m) => m.clientId === o.clientIdOf(row.member));
+      const member = members.find((m) => m.clientId === o.clientIdOf(row.member));
       if (member) {
         await admin.removeGroupMember({ groupId: o.group, memberId: member.memberId });
         o.log.warn(
@@ -158,18 +153,12 @@ export function startEvictor(o: EvictorOptions): { stop(): Promise<void> } {
   };
 }
 
-const partitioner = Partitioners.DefaultPartitioner();
-
-/** The partition kafkajs's default partitioner gives `key` on a topic of `count` partitions. */
-export function partitionOf(topic: string, key: string, count: number): number {
-  const partitionMetadata: PartitionMetadata[] = Array.from({ length: count }, (_, i) => ({
-    partitionId: i,
-    leader: 0,
-    replicas: [0],
-    isr: [0],
-    partitionErrorCode: 0,
-  }));
-  return partitioner({ topic, partitionMetadata, message: { key, value: null } });
+/**
+ * The partition the producer gives `key` on a topic of `count` partitions: murmur2 of the key's bytes, as the
+ * Java client and kafkajs's default partitioner (kafka-producer.ts SimpleProducer; test/unit/partitioner.test.ts).
+ */
+export function partitionOf(_topic: string, key: string, count: number): number {
+  return compatibilityPartitioner({ topic: _topic, value: undefined }, Buffer.from(key)) % count;
 }
 
 interface Watch {

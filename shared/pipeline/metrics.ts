@@ -14,11 +14,38 @@ export const produceSeconds = new Histogram({
   registers: [],
 });
 
+/** One partition's lag: its end offset less the offset after the consumer's last committed chunk. */
+export interface PartitionLag {
+  topic: string;
+  partition: number;
+  messages: number;
+}
+
+/** Each running consumer's reading of its partitions' lag (shared/pipeline/kafka-consumer.ts). */
+const lagSources = new Set<() => Promise<PartitionLag[]>>();
+
+/**
+ * Adds a consumer's lag to svc_consumer_lag_messages until the returned function is called. `read` is
+ * asked at each scrape and answers promptly (its last reading when the end offsets are not to be had).
+ */
+export function addLagSource(read: () => Promise<PartitionLag[]>): () => void {
+  lagSources.add(read);
+  return () => void lagSources.delete(read);
+}
+
+// Read when scraped: the end offsets are asked of the partitions' leaders then, so the gauge is never older
+// than the scrape, and only the partitions a consumer owns now have a series.
 export const consumerLag = new Gauge({
   name: 'svc_consumer_lag_messages',
-  help: "Messages behind the partition's high watermark after the last committed chunk",
+  help: "Messages behind the partition's end offset after the last committed chunk, read when scraped",
   labelNames: ['topic', 'partition'] as const,
   registers: [],
+  async collect() {
+    const readings = await Promise.all([...lagSources].map((read) => read()));
+    this.reset();
+    for (const { topic, partition, messages } of readings.flat())
+      this.set({ topic, partition: String(partition) }, messages);
+  },
 });
 
 export const chunkRetries = new Counter({

@@ -4,7 +4,7 @@
 // works without Kafka and whose tracking answers 503 until then); the operations server (/healthz, /readyz,
 // /metrics); a status line every 10 s; graceful shutdown in one order. A process's `build` does only its own
 // part (worker-runtime.ts for the workers, services/web/server.ts for web). docs/operations.md.
-import type { Kafka } from 'kafkajs';
+import type { KafkaClient } from './kafka.ts';
 import type { Registry } from 'prom-client';
 import { loadConfig } from '../config.ts';
 import type { Config } from '../config.ts';
@@ -35,7 +35,7 @@ export interface ProcessContext {
   cfg: Config;
   log: Logger;
   sql: Sql;
-  kafka: Kafka;
+  kafka: KafkaClient;
   /** Connected before `build` (Kafka `first`), or refusing sends until Kafka answers (`background`). */
   producer: BatchingProducer;
   /** The prefixed topic names. */

@@ -1,7 +1,7 @@
 // Reading a topic of a test's own Kafka prefix from the beginning, e.g. to see what the outbox relay
 // published: `const seen = await readTopic(t, svc.prefix, 'mail')` fills `seen` as messages arrive.
 import { randomBytes } from 'node:crypto';
-import { createKafka } from '../../shared/pipeline/kafka.ts';
+import { createKafka, readTopic as readKafkaTopic } from '../../shared/pipeline/kafka.ts';
 import { topicName } from '../../shared/contracts/topics.ts';
 import type { TopicKey } from '../../shared/contracts/topics.ts';
 import { createLogger } from '../../shared/logger.ts';
@@ -20,17 +20,16 @@ export async function readTopic(t: Teardown, prefix: string, topic: TopicKey): P
     { kafkaBrokers: stackEnv().KAFKA_BROKERS.split(','), kafkaClientId: 'svc-test-reader' },
     createLogger('test-reader', 'error'),
   );
-  const consumer = kafka.consumer({ groupId: `${prefix}reader-${randomBytes(4).toString('hex')}` });
-  await consumer.connect();
-  t.teardown(() => consumer.disconnect());
-  await consumer.subscribe({ topic: topicName(prefix, topic), fromBeginning: true });
   const seen: TopicMessage[] = [];
-  await consumer.run({
-    eachMessage: async ({ message: m }) => {
+  const reader = await readKafkaTopic(
+    kafka,
+    { topic: topicName(prefix, topic), groupId: `${prefix}reader-${randomBytes(4).toString('hex')}` },
+    (m) => {
       const headers: Record<string, string> = {};
       for (const [k, v] of Object.entries(m.headers ?? {})) if (v !== undefined) headers[k] = String(v);
       seen.push({ key: m.key?.toString() ?? null, value: m.value?.toString() ?? '', headers });
     },
-  });
+  );
+  t.teardown(() => reader.close());
   return seen;
 }

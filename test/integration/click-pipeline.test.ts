@@ -3,7 +3,7 @@
 // dead-letter topic and table with its original bytes while the partition moves on.
 import t from 'tap';
 import { readdir } from 'node:fs/promises';
-import { createKafka } from '../../shared/pipeline/kafka.ts';
+import { createKafka, readTopic } from '../../shared/pipeline/kafka.ts';
 import { topicName } from '../../shared/contracts/topics.ts';
 import { createLogger } from '../../shared/logger.ts';
 import { Snowflake, formatClickId } from '../../shared/domain/ids.ts';
@@ -24,7 +24,7 @@ const sql = testSql(t);
 const svc = await startServices(t, ['web', 'click-worker']);
 const log = createLogger('test', 'warn');
 const kafka = createKafka({ kafkaBrokers: stackEnv().KAFKA_BROKERS.split(','), kafkaClientId: 'test' }, log);
-const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
+const producer = kafka.producer();
 await producer.connect();
 t.teardown(() => producer.disconnect());
 const clicksTopic = topicName(svc.prefix, 'clicks');
@@ -222,21 +222,20 @@ t.test(
     );
     t.ok(rows.every((r) => r.step === 'parse'));
 
-    const consumer = kafka.consumer({ groupId: `${svc.prefix}dlq-reader` });
-    await consumer.connect();
-    await consumer.subscribe({ topic: topicName(svc.prefix, 'deadLetter'), fromBeginning: true });
     const seen: { key: string; reason: string; offset: string }[] = [];
-    await consumer.run({
-      eachMessage: async ({ message: m }) => {
+    const reader = await readTopic(
+      kafka,
+      { topic: topicName(svc.prefix, 'deadLetter'), groupId: `${svc.prefix}dlq-reader` },
+      (m) => {
         seen.push({
           key: m.key!.toString(),
           reason: m.headers!['dlq-reason']!.toString(),
           offset: m.headers!['dlq-source-offset']!.toString(),
         });
       },
-    });
+    );
     await waitFor('3 messages on the dead-letter topic', async () => seen.length >= 3, 30_000);
-    await consumer.disconnect();
+    await reader.close();
     t.same(
       seen.map((s) => s.key),
       ['p1', 'p2', 'p3'],

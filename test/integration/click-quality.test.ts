@@ -328,7 +328,7 @@ t.test('exactly once under redelivery: a chunk persisted twice, a message delive
     { kafkaBrokers: stackEnv().KAFKA_BROKERS.split(','), kafkaClientId: 'test' },
     log,
   );
-  const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
+  const producer = kafka.producer();
   await producer.connect();
   t.teardown(() => producer.disconnect());
   const topic = topicName(svc.prefix, 'clicks');

@@ -64,7 +64,7 @@ t.test('dead-letter a click, fix its cause, replay it: it counts once, however o
     { kafkaBrokers: stackEnv().KAFKA_BROKERS.split(','), kafkaClientId: 'test' },
     log,
   );
-  const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
+  const producer = kafka.producer();
   await producer.connect();
   t.teardown(() => producer.disconnect());
   const clicksTopic = topicName(svc.prefix, 'clicks');

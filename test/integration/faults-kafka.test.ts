@@ -191,7 +191,7 @@ t.test('Kafka killed: every tracking call answers 503 + Retry-After, then 200 on
   for (const [name, p] of svc.procs) t.equal(p.child.exitCode, null, `${name} did not exit`);
 
   // The callers of the clicks answered 503 retry them with their event_id: each is stored once, whether
-  // or not kafkajs wrote the first attempt after its 503.
+  // or not the Kafka client wrote the first attempt after its 503.
   const retried: string[] = [];
   for (const eventId of outageEventIds) {
     const a = await waitFor(`the retry of ${eventId}`, async () => {

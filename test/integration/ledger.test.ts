@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import t from 'tap';
 import type { Test } from 'tap';
 import { createSql } from '../../shared/db/sql.ts';
-import { createKafka } from '../../shared/pipeline/kafka.ts';
+import { createKafka, readTopic } from '../../shared/pipeline/kafka.ts';
 import { topicName } from '../../shared/contracts/topics.ts';
 import { createLogger } from '../../shared/logger.ts';
 import type { LedgerEffect, NotificationEffect } from '../../shared/contracts/commands.ts';
@@ -458,7 +458,7 @@ t.test('end to end through Kafka: ledger and notification workers, duplicates an
     log,
   );
   const svc = await startServices(t, ['ledger-worker', 'notification-worker']);
-  const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
+  const producer = kafka.producer();
   await producer.connect();
   t.teardown(() => producer.disconnect());
   const ledgerTopic = topicName(svc.prefix, 'ledger');
@@ -598,17 +598,16 @@ t.test('end to end through Kafka: ledger and notification workers, duplicates an
   t.equal(notes[1]!.workspace_id, ws!.workspace_id);
 
   // The dead-letter topic carries the same five, with their reasons in the headers.
-  const consumer = kafka.consumer({ groupId: `${svc.prefix}dlq-reader` });
-  await consumer.connect();
-  await consumer.subscribe({ topic: topicName(svc.prefix, 'deadLetter'), fromBeginning: true });
   const seen: string[] = [];
-  await consumer.run({
-    eachMessage: async ({ message: m }) => {
+  const reader = await readTopic(
+    kafka,
+    { topic: topicName(svc.prefix, 'deadLetter'), groupId: `${svc.prefix}dlq-reader` },
+    (m) => {
       seen.push(`${m.headers!['dlq-source-topic']!.toString()} ${m.headers!['dlq-step']!.toString()}`);
     },
-  });
+  );
   await waitFor('5 messages on the dead-letter topic', async () => seen.length >= 5, 30_000);
-  await consumer.disconnect();
+  await reader.close();
   t.same(seen.sort(), [
     `${ledgerTopic} apply`,
     `${ledgerTopic} parse`,

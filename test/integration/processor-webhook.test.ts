@@ -2,7 +2,7 @@
 // processor-events topic (original bytes, keyed by program and payment/subscription) before the 200; every
 // refusal is a 4xx with its own error string.
 import t from 'tap';
-import { createKafka } from '../../shared/pipeline/kafka.ts';
+import { createKafka, readTopic } from '../../shared/pipeline/kafka.ts';
 import { topicName } from '../../shared/contracts/topics.ts';
 import { createLogger } from '../../shared/logger.ts';
 import type { ProcessorEventCommand } from '../../shared/contracts/processor-events.ts';
@@ -55,16 +55,15 @@ t.test('a signed event is produced with its original bytes, then answered 200', 
   const res = await post(program.id, payload, { 'stripe-signature': signature(payload, secret) });
   t.same(res, { status: 200, body: { received: true } });
 
-  const consumer = kafka.consumer({ groupId: `${svc.prefix}webhook-reader` });
-  await consumer.connect();
-  await consumer.subscribe({ topic: topicName(svc.prefix, 'processorEvents'), fromBeginning: true });
   const seen: { key: string; value: ProcessorEventCommand }[] = [];
-  await consumer.run({
-    eachMessage: async ({ message }) => {
+  const reader = await readTopic(
+    kafka,
+    { topic: topicName(svc.prefix, 'processorEvents'), groupId: `${svc.prefix}webhook-reader` },
+    (message) => {
       seen.push({ key: message.key!.toString(), value: JSON.parse(message.value!.toString()) });
     },
-  });
-  t.teardown(() => consumer.disconnect());
+  );
+  t.teardown(() => reader.close());
   const [m] = await waitFor('the event on the processor-events topic', async () =>
     seen.length > 0 ? seen : null,
   );

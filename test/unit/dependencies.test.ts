@@ -1,7 +1,12 @@
 // Waiting for a dependency (issue 11 item 3): retried until it answers, one warning line per few seconds
 // without a stack, errors that waiting cannot fix rejected at once; which errors count as an outage.
 import t from 'tap';
-import { isOutage, outageWarning, waitForDependency } from '../../shared/pipeline/dependencies.ts';
+import {
+  describeError,
+  isOutage,
+  outageWarning,
+  waitForDependency,
+} from '../../shared/pipeline/dependencies.ts';
 import { isConnectionError } from '../../shared/db/sql.ts';
 import { ProduceUnavailableError } from '../../shared/pipeline/kafka.ts';
 import type { Logger } from '../../shared/logger.ts';
@@ -92,4 +97,16 @@ t.test('outageWarning: outages once per interval with the count left out; others
   warn(log, new TypeError('bug'), 'poll failed');
   t.equal(lines.length, 3, 'a non-outage error is logged in full each time');
   t.ok('err' in lines[2]!.obj);
+});
+
+t.test('an error that aggregates others is described with the last of them (why it failed)', async (t) => {
+  const inner = Object.assign(new Error('Cannot find broker with node id 3'), { code: 'PLT_KFK_USER' });
+  const agg = Object.assign(new AggregateError([refused(), inner], 'fetch failed 2 times.'), {
+    code: 'PLT_KFK_MULTIPLE',
+  });
+  t.equal(
+    describeError(agg),
+    'PLT_KFK_MULTIPLE: fetch failed 2 times. (last: PLT_KFK_USER: Cannot find broker with node id 3)',
+  );
+  t.equal(describeError(refused()), 'connect ECONNREFUSED 127.0.0.1:5432', 'an error of its own as before');
 });

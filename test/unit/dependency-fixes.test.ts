@@ -1,5 +1,5 @@
 // The start-up check of the dependency fixes (shared/dependency-fixes.ts): every process refuses to run on
-// a kafkajs (or postgres.js) without the project's patches, naming the missing fix. The installed packages
+// a Kafka client (or postgres.js) without the project's patches, naming the missing fix. The installed packages
 // pass; copies with the patch reversed (`git apply -R`, in a temporary directory: the shared node_modules
 // is never touched) are refused, with each missing fix named; another version is refused as such.
 import t from 'tap';
@@ -10,8 +10,8 @@ import { dirname, join } from 'node:path';
 import {
   assertPatched,
   dependencyProblem,
-  KAFKAJS,
   packageDir,
+  PLATFORMATIC_KAFKA,
   POSTGRES,
   UnpatchedDependencyError,
 } from '../../shared/dependency-fixes.ts';
@@ -19,7 +19,8 @@ import type { PatchedPackage } from '../../shared/dependency-fixes.ts';
 import type { Test } from 'tap';
 
 const ROOT = join(import.meta.dirname, '..', '..');
-const patchOf = (pkg: PatchedPackage) => join(ROOT, 'patches', `${pkg.name}+${pkg.version}.patch`);
+const patchOf = (pkg: PatchedPackage) =>
+  join(ROOT, 'patches', `${pkg.name.replace('/', '+')}+${pkg.version}.patch`);
 
 /**
  * A copy of the installed package's patched files (and its package.json) under <tmp>/node_modules/<name>,
@@ -42,6 +43,15 @@ function unpatchedCopy(t: Test, pkg: PatchedPackage, include?: string): string {
   return dir;
 }
 
+/** Applies the patch again to a copy made by unpatchedCopy (`dir` is its node_modules/<name>). */
+function reapply(pkg: PatchedPackage, dir: string): void {
+  const root = join(dir, ...pkg.name.split('/').map(() => '..'), '..');
+  execFileSync('git', ['apply', patchOf(pkg)], {
+    cwd: root,
+    env: { ...process.env, GIT_CEILING_DIRECTORIES: dirname(root) },
+  });
+}
+
 const refusal = (pkg: PatchedPackage, dir: string): string => {
   try {
     assertPatched(pkg, dir);
@@ -52,45 +62,46 @@ const refusal = (pkg: PatchedPackage, dir: string): string => {
   return 'not refused';
 };
 
-t.test('the installed kafkajs and postgres have every fix', async (t) => {
-  t.equal(dependencyProblem(KAFKAJS, packageDir('kafkajs')), null);
+t.test('the installed Kafka client and postgres have every fix', async (t) => {
+  t.equal(dependencyProblem(PLATFORMATIC_KAFKA, packageDir(PLATFORMATIC_KAFKA.name)), null);
   t.equal(dependencyProblem(POSTGRES, packageDir('postgres')), null);
-  t.doesNotThrow(() => assertPatched(KAFKAJS));
+  t.doesNotThrow(() => assertPatched(PLATFORMATIC_KAFKA));
 });
 
-t.test('an unpatched kafkajs is refused, every missing fix named with its file', async (t) => {
-  const message = refusal(KAFKAJS, unpatchedCopy(t, KAFKAJS));
-  t.match(message, /^kafkajs 2\.2\.4 lacks the project's fixes from patches\/kafkajs\+2\.2\.4\.patch: /);
-  for (const f of KAFKAJS.fixes) t.ok(message.includes(`"${f.fix}" in ${f.file}`), f.fix);
+t.test('an unpatched Kafka client is refused, naming its missing fix and file', async (t) => {
+  const message = refusal(PLATFORMATIC_KAFKA, unpatchedCopy(t, PLATFORMATIC_KAFKA));
+  t.match(
+    message,
+    /^@platformatic\/kafka 2\.12\.1 lacks the project's fixes from patches\/@platformatic\+kafka\+2\.12\.1\.patch: /,
+  );
+  for (const f of PLATFORMATIC_KAFKA.fixes) t.ok(message.includes(`"${f.fix}" in ${f.file}`), f.fix);
   t.match(message, /npx patch-package/);
 });
 
-t.test('a kafkajs without the send-retry fix alone is refused, naming that fix only', async (t) => {
-  const message = refusal(KAFKAJS, unpatchedCopy(t, KAFKAJS, 'src/producer/sendMessages.js'));
-  t.match(message, /: "acknowledged per partition" in src\/producer\/sendMessages\.js\. /);
-  for (const f of KAFKAJS.fixes.filter((f) => f.fix !== 'acknowledged per partition'))
-    t.notOk(message.includes(f.fix), `${f.fix} is not named`);
-});
-
 t.test('a fix with one of its parts lost is named with how many', async (t) => {
-  const dir = unpatchedCopy(t, KAFKAJS, 'src/network/requestQueue/index.js');
-  const file = join(dir, 'src/producer/sendMessages.js');
+  const dir = unpatchedCopy(t, PLATFORMATIC_KAFKA);
+  reapply(PLATFORMATIC_KAFKA, dir);
+  const file = join(dir, 'dist/clients/consumer/messages-stream.js');
   writeFileSync(
     file,
-    readFileSync(file, 'utf8').replace(' /* svc: acknowledged per partition (keep) */', ''),
+    readFileSync(file, 'utf8').replace('/* svc: fetch again where the leader moved (refetch) */', ''),
   );
-  const message = refusal(KAFKAJS, dir);
-  t.match(message, /"acknowledged per partition" \(1 of its parts\) in src\/producer\/sendMessages\.js/);
-  t.match(message, /"no negative timeout" in src\/network\/requestQueue\/index\.js/);
+  t.match(
+    refusal(PLATFORMATIC_KAFKA, dir),
+    /"fetch again where the leader moved" \(1 of its parts\) in dist\/clients\/consumer\/messages-stream\.js/,
+  );
 });
 
-t.test('another kafkajs version is refused: the patch must be regenerated', async (t) => {
-  const dir = unpatchedCopy(t, KAFKAJS);
-  const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as Record<string, unknown>;
-  writeFileSync(join(dir, 'package.json'), JSON.stringify({ ...manifest, version: '2.2.5' }));
+t.test('another Kafka client version is refused: the fault suites proved this one', async (t) => {
+  const tmp = mkdtempSync(join(tmpdir(), 'svc-deps-'));
+  t.teardown(() => rmSync(tmp, { recursive: true, force: true }));
+  const manifest = JSON.parse(
+    readFileSync(join(packageDir(PLATFORMATIC_KAFKA.name), 'package.json'), 'utf8'),
+  ) as Record<string, unknown>;
+  writeFileSync(join(tmp, 'package.json'), JSON.stringify({ ...manifest, version: '2.99.0' }));
   t.match(
-    refusal(KAFKAJS, dir),
-    /^kafkajs 2\.2\.5 is installed, but patches\/kafkajs\+2\.2\.4\.patch was made for 2\.2\.4: regenerate/,
+    refusal(PLATFORMATIC_KAFKA, tmp),
+    /^@platformatic\/kafka 2\.99\.0 is installed, but patches\/@platformatic\+kafka\+2\.12\.1\.patch was made for 2\.12\.1/,
   );
 });
 
@@ -101,12 +112,9 @@ t.test('an unpatched postgres.js is refused, naming the guard in each of its bui
 });
 
 t.test('the patches give exactly the installed files', async (t) => {
-  for (const pkg of [KAFKAJS, POSTGRES]) {
+  for (const pkg of [PLATFORMATIC_KAFKA, POSTGRES].filter((p) => p.fixes.length > 0)) {
     const dir = unpatchedCopy(t, pkg);
-    execFileSync('git', ['apply', patchOf(pkg)], {
-      cwd: dirname(dirname(dir)),
-      env: { ...process.env, GIT_CEILING_DIRECTORIES: dirname(dirname(dirname(dir))) },
-    });
+    reapply(pkg, dir);
     for (const f of pkg.fixes)
       t.ok(
         readFileSync(join(dir, f.file)).equals(readFileSync(join(packageDir(pkg.name), f.file))),

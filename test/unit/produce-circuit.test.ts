@@ -1,9 +1,9 @@
-// BatchingProducer's bound and circuit (issue 11 item 1) against a fake kafkajs producer whose sends the
+// BatchingProducer's bound and circuit (issue 11 item 1) against a fake producer whose sends the
 // test settles by hand: a send past the bound rejects with ProduceUnavailableError, a send while another
 // is stuck is refused at once (with one broker; with replicated topics it waits), the trial after a failure
 // goes out, and an acknowledgement closes the circuit.
 import t from 'tap';
-import type { Producer } from 'kafkajs';
+import type { Sender } from '../../shared/pipeline/kafka-producer.ts';
 import { BatchingProducer, ProduceUnavailableError, failsFast } from '../../shared/pipeline/kafka.ts';
 
 function fakeProducer() {
@@ -15,7 +15,7 @@ function fakeProducer() {
         sends.push({ resolve, reject, count });
       }),
     disconnect: async () => {},
-  } as unknown as Producer;
+  } as unknown as Sender;
   return { producer, sends };
 }
 const settled = <T>(p: Promise<T>) =>
