@@ -1,11 +1,12 @@
-// A program's commission policy (CONTRACT "Programs"): percentage or flat, per-product overrides, and
-// one_time / recurring (months, or lifetime when months is null). Amounts are integer cents; a percentage
+// What a commission policy pays (CONTRACT "Programs"; its shape and check: policy-schema.ts): percentage or
+// flat, per-product overrides, and one_time / recurring (months, or lifetime when months is null). Amounts are integer cents; a percentage
 // commission is round half up of amount × percent / 100, computed exactly in integers.
-import { isPlainObject } from '../json.ts';
-import { MAX_AMOUNT_CENTS, mulDivRoundHalfUp } from './money.ts';
-import type { CommissionPolicy, Rate } from '../contracts/management.ts';
+import { mulDivRoundHalfUp } from './money.ts';
+import { parsePolicy, policyError } from './policy-schema.ts';
+import type { CommissionPolicy, Rate } from './policy-schema.ts';
 
 export type { CommissionPolicy, Rate };
+export { parsePolicy, policyError };
 
 export const DEFAULT_POLICY: CommissionPolicy = {
   type: 'percentage',
@@ -14,57 +15,6 @@ export const DEFAULT_POLICY: CommissionPolicy = {
   recurring: { mode: 'recurring', months: null },
   product_rules: [],
 };
-
-/** Returns the policy, or a message saying what is wrong with it. */
-
-export function parsePolicy(input: unknown): CommissionPolicy | string {
-  if (!isPlainObject(input)) return 'commission must be an object';
-  const rate = (o: Record<string, unknown>, where: string): Rate | string => {
-    if (o.type === 'percentage') {
-      const p = o.percent;
-      if (typeof p !== 'number' || !(p >= 0 && p <= 100) || Math.round(p * 10_000) !== p * 10_000) {
-        return `${where}percent must be a number from 0 to 100 (at most 4 decimals)`;
-      }
-      return { type: 'percentage', percent: p, amount_cents: null };
-    }
-    if (o.type === 'flat') {
-      const a = o.amount_cents;
-      if (!Number.isSafeInteger(a) || (a as number) < 0)
-        return `${where}amount_cents must be a non-negative integer`;
-      if ((a as number) > MAX_AMOUNT_CENTS) return `${where}amount_cents must be at most ${MAX_AMOUNT_CENTS}`;
-      return { type: 'flat', percent: null, amount_cents: a as number };
-    }
-    return `${where}type must be 'percentage' or 'flat'`;
-  };
-  const base = rate(input, '');
-  if (typeof base === 'string') return base;
-  let recurring: CommissionPolicy['recurring'] = { mode: 'recurring', months: null };
-  if (input.recurring !== undefined && input.recurring !== null) {
-    const r = input.recurring;
-    if (!isPlainObject(r)) return 'recurring must be an object';
-    const mode = r.mode ?? 'recurring';
-    if (mode !== 'one_time' && mode !== 'recurring')
-      return "recurring.mode must be 'one_time' or 'recurring'";
-    const months = r.months ?? null;
-    if (months !== null && !(Number.isSafeInteger(months) && (months as number) > 0)) {
-      return 'recurring.months must be a positive integer or null (lifetime)';
-    }
-    recurring = { mode, months: months as number | null };
-  }
-  const rules: CommissionPolicy['product_rules'] = [];
-  if (input.product_rules !== undefined && input.product_rules !== null) {
-    if (!Array.isArray(input.product_rules)) return 'product_rules must be an array';
-    for (const [i, r] of input.product_rules.entries()) {
-      if (!isPlainObject(r) || typeof r.product_id !== 'string' || r.product_id === '') {
-        return `product_rules[${i}].product_id must be a string`;
-      }
-      const rr = rate(r, `product_rules[${i}].`);
-      if (typeof rr === 'string') return rr;
-      rules.push({ ...rr, product_id: r.product_id });
-    }
-  }
-  return { ...base, recurring, product_rules: rules };
-}
 
 /** The commission in cents for a sale of `amountCents` (and product), before any attribution rule. */
 export function commissionAmount(
@@ -92,4 +42,13 @@ export function recurrenceBlocks(
   const end = new Date(firstCommissionAt);
   end.setUTCMonth(end.getUTCMonth() + months);
   return saleAt > end ? `Recurring commission period of ${months} months has ended` : null;
+}
+
+/**
+ * A stored policy as every reader uses it: normalised; one that no longer parses (written by hand, or by a
+ * version that allowed it) is the default, which is what its sales have always earned.
+ */
+export function storedPolicy(v: unknown): CommissionPolicy {
+  const p = parsePolicy(v);
+  return typeof p === 'string' ? DEFAULT_POLICY : p;
 }

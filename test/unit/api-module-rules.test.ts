@@ -3,13 +3,12 @@
 import t from 'tap';
 import { commissionState } from '../helpers/commissions.ts';
 import { HttpError } from '../../shared/http/server.ts';
-import { DEFAULT_POLICY } from '../../shared/domain/commission-policy.ts';
+import { DEFAULT_POLICY, policyError } from '../../shared/domain/commission-policy.ts';
 import {
   checkStatusUnchanged,
   currencyError,
   newProgram,
   parseOrigins,
-  policyError,
   programFields,
   rejectNulls,
   slugCandidates,

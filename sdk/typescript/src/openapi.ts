@@ -2329,9 +2329,28 @@ export interface paths {
                                 status: "draft" | "live";
                                 cookie_window_days: number;
                                 currency: string;
-                                /** @description Commission policy: type percentage|flat, percent or amount_cents, recurring, product_rules */
+                                /** @description Commission policy: `percentage` with `percent`, or `flat` with `amount_cents`; `recurring.mode` `one_time` or `recurring` (default), `months` null = lifetime; a `product_rules` entry overrides the rate for its product_id. */
                                 commission: {
-                                    [key: string]: unknown;
+                                    /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                    type: "percentage" | "flat";
+                                    /** @description For percentage: 0..100 */
+                                    percent: number | null;
+                                    /** @description For flat: in cents */
+                                    amount_cents: number | null;
+                                    /** @description `mode` one_time (only the first commission of a customer) or recurring (default); `months` null = lifetime, else counted from the customer's first commission */
+                                    recurring: {
+                                        mode: "one_time" | "recurring";
+                                        months: number | null;
+                                    };
+                                    product_rules: {
+                                        product_id: string;
+                                        /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                        type: "percentage" | "flat";
+                                        /** @description For percentage: 0..100 */
+                                        percent: number | null;
+                                        /** @description For flat: in cents */
+                                        amount_cents: number | null;
+                                    }[];
                                 };
                                 allowed_origins: string[];
                                 api_token_masked: string | null;
@@ -2423,12 +2442,11 @@ export interface paths {
                             /** @enum {string} */
                             type: "percentage" | "flat";
                             /** @description For percentage: a number from 0 to 100, at most 4 decimals */
-                            percent?: unknown;
+                            percent?: number | null;
                             /** @description For flat: an integer from 0 to 1000000000000 */
-                            amount_cents?: unknown;
+                            amount_cents?: number | null;
                             recurring?: {
-                                /** @enum {string|null} */
-                                mode?: "one_time" | "recurring" | null;
+                                mode?: ("one_time" | "recurring") | null;
                                 months?: number | null;
                             } | null;
                             product_rules?: ({
@@ -2436,9 +2454,9 @@ export interface paths {
                                 /** @enum {string} */
                                 type: "percentage" | "flat";
                                 /** @description For percentage: a number from 0 to 100, at most 4 decimals */
-                                percent?: unknown;
+                                percent?: number | null;
                                 /** @description For flat: an integer from 0 to 1000000000000 */
-                                amount_cents?: unknown;
+                                amount_cents?: number | null;
                             } & (unknown & unknown))[] | null;
                         } & (unknown & unknown)) | null;
                         allowed_origins?: string[] | null;
@@ -2475,9 +2493,28 @@ export interface paths {
                                 status: "draft" | "live";
                                 cookie_window_days: number;
                                 currency: string;
-                                /** @description Commission policy: type percentage|flat, percent or amount_cents, recurring, product_rules */
+                                /** @description Commission policy: `percentage` with `percent`, or `flat` with `amount_cents`; `recurring.mode` `one_time` or `recurring` (default), `months` null = lifetime; a `product_rules` entry overrides the rate for its product_id. */
                                 commission: {
-                                    [key: string]: unknown;
+                                    /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                    type: "percentage" | "flat";
+                                    /** @description For percentage: 0..100 */
+                                    percent: number | null;
+                                    /** @description For flat: in cents */
+                                    amount_cents: number | null;
+                                    /** @description `mode` one_time (only the first commission of a customer) or recurring (default); `months` null = lifetime, else counted from the customer's first commission */
+                                    recurring: {
+                                        mode: "one_time" | "recurring";
+                                        months: number | null;
+                                    };
+                                    product_rules: {
+                                        product_id: string;
+                                        /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                        type: "percentage" | "flat";
+                                        /** @description For percentage: 0..100 */
+                                        percent: number | null;
+                                        /** @description For flat: in cents */
+                                        amount_cents: number | null;
+                                    }[];
                                 };
                                 allowed_origins: string[];
                                 api_token_masked: string | null;
@@ -2643,9 +2680,28 @@ export interface paths {
                                 status: "draft" | "live";
                                 cookie_window_days: number;
                                 currency: string;
-                                /** @description Commission policy: type percentage|flat, percent or amount_cents, recurring, product_rules */
+                                /** @description Commission policy: `percentage` with `percent`, or `flat` with `amount_cents`; `recurring.mode` `one_time` or `recurring` (default), `months` null = lifetime; a `product_rules` entry overrides the rate for its product_id. */
                                 commission: {
-                                    [key: string]: unknown;
+                                    /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                    type: "percentage" | "flat";
+                                    /** @description For percentage: 0..100 */
+                                    percent: number | null;
+                                    /** @description For flat: in cents */
+                                    amount_cents: number | null;
+                                    /** @description `mode` one_time (only the first commission of a customer) or recurring (default); `months` null = lifetime, else counted from the customer's first commission */
+                                    recurring: {
+                                        mode: "one_time" | "recurring";
+                                        months: number | null;
+                                    };
+                                    product_rules: {
+                                        product_id: string;
+                                        /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                        type: "percentage" | "flat";
+                                        /** @description For percentage: 0..100 */
+                                        percent: number | null;
+                                        /** @description For flat: in cents */
+                                        amount_cents: number | null;
+                                    }[];
                                 };
                                 allowed_origins: string[];
                                 api_token_masked: string | null;
@@ -2751,12 +2807,11 @@ export interface paths {
                             /** @enum {string} */
                             type: "percentage" | "flat";
                             /** @description For percentage: a number from 0 to 100, at most 4 decimals */
-                            percent?: unknown;
+                            percent?: number | null;
                             /** @description For flat: an integer from 0 to 1000000000000 */
-                            amount_cents?: unknown;
+                            amount_cents?: number | null;
                             recurring?: {
-                                /** @enum {string|null} */
-                                mode?: "one_time" | "recurring" | null;
+                                mode?: ("one_time" | "recurring") | null;
                                 months?: number | null;
                             } | null;
                             product_rules?: ({
@@ -2764,9 +2819,9 @@ export interface paths {
                                 /** @enum {string} */
                                 type: "percentage" | "flat";
                                 /** @description For percentage: a number from 0 to 100, at most 4 decimals */
-                                percent?: unknown;
+                                percent?: number | null;
                                 /** @description For flat: an integer from 0 to 1000000000000 */
-                                amount_cents?: unknown;
+                                amount_cents?: number | null;
                             } & (unknown & unknown))[] | null;
                         } & (unknown & unknown);
                         /** @description Origins a browser may send click and lead from; stored as URL.origin */
@@ -2835,9 +2890,28 @@ export interface paths {
                                 status: "draft" | "live";
                                 cookie_window_days: number;
                                 currency: string;
-                                /** @description Commission policy: type percentage|flat, percent or amount_cents, recurring, product_rules */
+                                /** @description Commission policy: `percentage` with `percent`, or `flat` with `amount_cents`; `recurring.mode` `one_time` or `recurring` (default), `months` null = lifetime; a `product_rules` entry overrides the rate for its product_id. */
                                 commission: {
-                                    [key: string]: unknown;
+                                    /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                    type: "percentage" | "flat";
+                                    /** @description For percentage: 0..100 */
+                                    percent: number | null;
+                                    /** @description For flat: in cents */
+                                    amount_cents: number | null;
+                                    /** @description `mode` one_time (only the first commission of a customer) or recurring (default); `months` null = lifetime, else counted from the customer's first commission */
+                                    recurring: {
+                                        mode: "one_time" | "recurring";
+                                        months: number | null;
+                                    };
+                                    product_rules: {
+                                        product_id: string;
+                                        /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                        type: "percentage" | "flat";
+                                        /** @description For percentage: 0..100 */
+                                        percent: number | null;
+                                        /** @description For flat: in cents */
+                                        amount_cents: number | null;
+                                    }[];
                                 };
                                 allowed_origins: string[];
                                 api_token_masked: string | null;
@@ -3107,9 +3181,28 @@ export interface paths {
                                 status: "draft" | "live";
                                 cookie_window_days: number;
                                 currency: string;
-                                /** @description Commission policy: type percentage|flat, percent or amount_cents, recurring, product_rules */
+                                /** @description Commission policy: `percentage` with `percent`, or `flat` with `amount_cents`; `recurring.mode` `one_time` or `recurring` (default), `months` null = lifetime; a `product_rules` entry overrides the rate for its product_id. */
                                 commission: {
-                                    [key: string]: unknown;
+                                    /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                    type: "percentage" | "flat";
+                                    /** @description For percentage: 0..100 */
+                                    percent: number | null;
+                                    /** @description For flat: in cents */
+                                    amount_cents: number | null;
+                                    /** @description `mode` one_time (only the first commission of a customer) or recurring (default); `months` null = lifetime, else counted from the customer's first commission */
+                                    recurring: {
+                                        mode: "one_time" | "recurring";
+                                        months: number | null;
+                                    };
+                                    product_rules: {
+                                        product_id: string;
+                                        /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                        type: "percentage" | "flat";
+                                        /** @description For percentage: 0..100 */
+                                        percent: number | null;
+                                        /** @description For flat: in cents */
+                                        amount_cents: number | null;
+                                    }[];
                                 };
                                 allowed_origins: string[];
                                 api_token_masked: string | null;
@@ -12558,9 +12651,28 @@ export interface paths {
                                 programs?: {
                                     id?: number;
                                     name?: string;
-                                    /** @description The commission policy */
+                                    /** @description Commission policy: `percentage` with `percent`, or `flat` with `amount_cents`; `recurring.mode` `one_time` or `recurring` (default), `months` null = lifetime; a `product_rules` entry overrides the rate for its product_id. */
                                     commission?: {
-                                        [key: string]: unknown;
+                                        /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                        type: "percentage" | "flat";
+                                        /** @description For percentage: 0..100 */
+                                        percent: number | null;
+                                        /** @description For flat: in cents */
+                                        amount_cents: number | null;
+                                        /** @description `mode` one_time (only the first commission of a customer) or recurring (default); `months` null = lifetime, else counted from the customer's first commission */
+                                        recurring: {
+                                            mode: "one_time" | "recurring";
+                                            months: number | null;
+                                        };
+                                        product_rules: {
+                                            product_id: string;
+                                            /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                            type: "percentage" | "flat";
+                                            /** @description For percentage: 0..100 */
+                                            percent: number | null;
+                                            /** @description For flat: in cents */
+                                            amount_cents: number | null;
+                                        }[];
                                     };
                                     currency?: string;
                                 }[];
@@ -12652,9 +12764,28 @@ export interface paths {
                                 programs?: {
                                     id?: number;
                                     name?: string;
-                                    /** @description The commission policy */
+                                    /** @description Commission policy: `percentage` with `percent`, or `flat` with `amount_cents`; `recurring.mode` `one_time` or `recurring` (default), `months` null = lifetime; a `product_rules` entry overrides the rate for its product_id. */
                                     commission?: {
-                                        [key: string]: unknown;
+                                        /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                        type: "percentage" | "flat";
+                                        /** @description For percentage: 0..100 */
+                                        percent: number | null;
+                                        /** @description For flat: in cents */
+                                        amount_cents: number | null;
+                                        /** @description `mode` one_time (only the first commission of a customer) or recurring (default); `months` null = lifetime, else counted from the customer's first commission */
+                                        recurring: {
+                                            mode: "one_time" | "recurring";
+                                            months: number | null;
+                                        };
+                                        product_rules: {
+                                            product_id: string;
+                                            /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                            type: "percentage" | "flat";
+                                            /** @description For percentage: 0..100 */
+                                            percent: number | null;
+                                            /** @description For flat: in cents */
+                                            amount_cents: number | null;
+                                        }[];
                                     };
                                     currency?: string;
                                 }[];
@@ -12788,9 +12919,28 @@ export interface paths {
                                 programs?: {
                                     id?: number;
                                     name?: string;
-                                    /** @description The commission policy */
+                                    /** @description Commission policy: `percentage` with `percent`, or `flat` with `amount_cents`; `recurring.mode` `one_time` or `recurring` (default), `months` null = lifetime; a `product_rules` entry overrides the rate for its product_id. */
                                     commission?: {
-                                        [key: string]: unknown;
+                                        /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                        type: "percentage" | "flat";
+                                        /** @description For percentage: 0..100 */
+                                        percent: number | null;
+                                        /** @description For flat: in cents */
+                                        amount_cents: number | null;
+                                        /** @description `mode` one_time (only the first commission of a customer) or recurring (default); `months` null = lifetime, else counted from the customer's first commission */
+                                        recurring: {
+                                            mode: "one_time" | "recurring";
+                                            months: number | null;
+                                        };
+                                        product_rules: {
+                                            product_id: string;
+                                            /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                            type: "percentage" | "flat";
+                                            /** @description For percentage: 0..100 */
+                                            percent: number | null;
+                                            /** @description For flat: in cents */
+                                            amount_cents: number | null;
+                                        }[];
                                     };
                                     currency?: string;
                                 }[];
@@ -12920,9 +13070,28 @@ export interface paths {
                                     description?: string | null;
                                     currency?: string;
                                     cookie_window_days?: number;
-                                    /** @description The commission policy */
+                                    /** @description Commission policy: `percentage` with `percent`, or `flat` with `amount_cents`; `recurring.mode` `one_time` or `recurring` (default), `months` null = lifetime; a `product_rules` entry overrides the rate for its product_id. */
                                     commission?: {
-                                        [key: string]: unknown;
+                                        /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                        type: "percentage" | "flat";
+                                        /** @description For percentage: 0..100 */
+                                        percent: number | null;
+                                        /** @description For flat: in cents */
+                                        amount_cents: number | null;
+                                        /** @description `mode` one_time (only the first commission of a customer) or recurring (default); `months` null = lifetime, else counted from the customer's first commission */
+                                        recurring: {
+                                            mode: "one_time" | "recurring";
+                                            months: number | null;
+                                        };
+                                        product_rules: {
+                                            product_id: string;
+                                            /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                            type: "percentage" | "flat";
+                                            /** @description For percentage: 0..100 */
+                                            percent: number | null;
+                                            /** @description For flat: in cents */
+                                            amount_cents: number | null;
+                                        }[];
                                     };
                                     hold_days?: number;
                                     min_payout_cents?: number;
@@ -14428,8 +14597,28 @@ export interface paths {
                                 description?: string | null;
                                 currency?: string;
                                 cookie_window_days?: number;
+                                /** @description Commission policy: `percentage` with `percent`, or `flat` with `amount_cents`; `recurring.mode` `one_time` or `recurring` (default), `months` null = lifetime; a `product_rules` entry overrides the rate for its product_id. */
                                 commission?: {
-                                    [key: string]: unknown;
+                                    /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                    type: "percentage" | "flat";
+                                    /** @description For percentage: 0..100 */
+                                    percent: number | null;
+                                    /** @description For flat: in cents */
+                                    amount_cents: number | null;
+                                    /** @description `mode` one_time (only the first commission of a customer) or recurring (default); `months` null = lifetime, else counted from the customer's first commission */
+                                    recurring: {
+                                        mode: "one_time" | "recurring";
+                                        months: number | null;
+                                    };
+                                    product_rules: {
+                                        product_id: string;
+                                        /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                        type: "percentage" | "flat";
+                                        /** @description For percentage: 0..100 */
+                                        percent: number | null;
+                                        /** @description For flat: in cents */
+                                        amount_cents: number | null;
+                                    }[];
                                 };
                                 hold_days?: number;
                                 min_payout_cents?: number;

@@ -1,10 +1,9 @@
 // The attribution decision for one sale whose customer was looked up: a refusal (the 400's text), or who
 // earns what. Pure: the cookie window, the policy's one-time / recurring months and product rules.
 import {
-  DEFAULT_POLICY,
   commissionAmount,
-  parsePolicy,
   recurrenceBlocks,
+  storedPolicy,
 } from '../../../shared/domain/commission-policy.ts';
 
 import type { CustomerKeyRow } from '../../../shared/pipeline/breakdown.ts';
@@ -63,8 +62,7 @@ export function attribute(
   if (pp.partner_id === null) return { refused: 'partnerId required to create commission' };
 
   // A stored policy that no longer parses earns the default, as it always has.
-  const parsedPolicy = parsePolicy(program.commission);
-  const policy = typeof parsedPolicy === 'string' ? DEFAULT_POLICY : parsedPolicy;
+  const policy = storedPolicy(program.commission);
   const saleAt = new Date(sale.ts);
   let noCommission: string | null = null;
   // Only a customer matched by click_id while still in `click` status is bound to the cookie window.

@@ -8,6 +8,7 @@ import { Type } from '@sinclair/typebox';
 import { HttpError, errorResponses } from '../../../../shared/http/server.ts';
 import { Checked, Email, Nullable as NullableIn, Trimmed } from '../../../../shared/http/validation.ts';
 import type { TypeBoxProvider } from '../../../../shared/http/validation.ts';
+import { PolicyOut } from '../../../../shared/domain/policy-schema.ts';
 import { hashPassword } from '../../../../shared/domain/passwords.ts';
 import { Nullable, Obj, dataOf, requireBodyObject } from '../../common.ts';
 import type { ApiDeps } from '../../deps.ts';
@@ -74,7 +75,7 @@ export function registerApplicationRoutes(fastify: FastifyInstance, deps: ApiDep
               description: Nullable(Type.String()),
               currency: Type.String(),
               cookie_window_days: Type.Integer(),
-              commission: Type.Object({}, { additionalProperties: true }),
+              commission: PolicyOut,
               hold_days: Type.Integer(),
               min_payout_cents: Type.Integer(),
             }),

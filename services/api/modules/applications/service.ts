@@ -1,6 +1,6 @@
 // The rules of applications, pure: the public program's answer, the application's fields, and what the
 // applicant and the advertiser are told.
-import { parsePolicy } from '../../../../shared/domain/commission-policy.ts';
+import { storedPolicy } from '../../../../shared/domain/commission-policy.ts';
 import type { NotificationInput } from '../../../../shared/db/notifications.ts';
 import type { PublicProgramRow } from './dal.ts';
 
@@ -25,14 +25,13 @@ export function websiteError(v: unknown): string | null {
 }
 
 export function toPublicProgram(r: PublicProgramRow) {
-  const policy = parsePolicy(r.commission);
   return {
     name: r.name,
     slug: r.slug,
     description: r.description,
     currency: r.currency,
     cookie_window_days: r.cookie_window_days,
-    commission: typeof policy === 'string' ? r.commission : policy,
+    commission: storedPolicy(r.commission),
     hold_days: r.hold_days ?? 30,
     min_payout_cents: r.min_payout_cents === null ? 0 : Number(r.min_payout_cents),
   };

@@ -11,6 +11,7 @@ import {
   StringEnum as CheckedEnum,
 } from '../../../../shared/http/validation.ts';
 import type { TypeBoxProvider } from '../../../../shared/http/validation.ts';
+import { PolicyOut } from '../../../../shared/domain/policy-schema.ts';
 import { DateTime, Nullable, Obj, StringEnum, dataOf, parseId, requireBodyObject } from '../../common.ts';
 import type { ApiDeps } from '../../deps.ts';
 import { partnerOf, partnerSecurity } from '../partner-auth/access.ts';
@@ -59,7 +60,7 @@ const ProgramOut = Obj({
     description: Nullable(Type.String()),
     currency: Type.String(),
     cookie_window_days: Type.Integer(),
-    commission: Type.Object({}, { additionalProperties: true, description: 'The commission policy' }),
+    commission: PolicyOut,
     hold_days: Type.Integer(),
     min_payout_cents: Type.Integer(),
     partner_links: Type.Boolean({ description: 'Whether the partner may create its own links' }),

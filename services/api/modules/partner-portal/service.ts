@@ -1,7 +1,7 @@
 // The rules of the partner API, pure: what a partner sees of a program and of its commissions (never a
 // customer's key or email), the payout method, and the partner's own performance (partners is 0: a partner
 // does not count itself joining).
-import { parsePolicy } from '../../../../shared/domain/commission-policy.ts';
+import { storedPolicy } from '../../../../shared/domain/commission-policy.ts';
 import { iso } from '../../common.ts';
 import type { CommissionRow, PartnerMoneyRow, PartnerPayoutRow, PartnerProgramRow } from './dal.ts';
 
@@ -31,7 +31,6 @@ export const COMMISSION_STATUSES = ['pending', 'approved', 'paid', 'reversed', '
 const HOLD_DAYS_DEFAULT = 30;
 
 export function toPartnerProgram(r: PartnerProgramRow) {
-  const policy = parsePolicy(r.commission);
   return {
     program: {
       id: Number(r.program_id),
@@ -40,7 +39,7 @@ export function toPartnerProgram(r: PartnerProgramRow) {
       description: r.description,
       currency: r.currency,
       cookie_window_days: r.cookie_window_days,
-      commission: typeof policy === 'string' ? r.commission : policy,
+      commission: storedPolicy(r.commission),
       hold_days: r.hold_days ?? HOLD_DAYS_DEFAULT,
       min_payout_cents: r.min_payout_cents === null ? 0 : Number(r.min_payout_cents),
       partner_links: r.partner_links,
