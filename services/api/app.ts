@@ -23,6 +23,7 @@ import { registerMailRoutes } from './modules/mail/routes.ts';
 import { registerPayoutRoutes } from './modules/payouts/routes.ts';
 import { registerCodeRoutes, registerPartnerCodeRoutes } from './modules/codes/routes.ts';
 import { registerRiskRoutes } from './modules/risk/routes.ts';
+import { registerGroupRoutes } from './modules/groups/routes.ts';
 import {
   registerAdvertiserNotificationRoutes,
   registerPartnerNotificationRoutes,
@@ -55,6 +56,7 @@ const validatedRoutes: AuthedRoutes[] = [
   registerAdvertiserNotificationRoutes,
   registerPayoutRoutes,
   registerCodeRoutes,
+  registerGroupRoutes,
 ];
 
 /** The partner API (/api/partner/*): a partner session only (docs/partners.md). */

@@ -52,3 +52,59 @@ export function storedPolicy(v: unknown): CommissionPolicy {
   const p = parsePolicy(v);
   return typeof p === 'string' ? DEFAULT_POLICY : p;
 }
+
+// ---- what prices a sale (CONTRACT part four "What a partner earns"; docs/rewards.md) ----
+
+/** Which rule priced a commission: the partner's own policy, its group's, a product rule, a stepped rate, a bonus. */
+export type RuleSource = 'override' | 'group' | 'product' | 'first_period' | 'bonus';
+
+/** What a commission carries of the rule that priced it. */
+export interface PricedRule extends Rate {
+  source: RuleSource;
+}
+
+/** The policies a sale of a partner may be priced by: its own, its group's (null: the program's), the program's. */
+export interface Terms {
+  override: CommissionPolicy | null;
+  group: CommissionPolicy | null;
+  program: CommissionPolicy;
+}
+
+/** The partner–customer pair's history: how many commissions it earned, and when the first was. */
+export interface PairHistory {
+  commissions: number;
+  firstCommissionAt: Date | null;
+}
+
+export type Price = { noCommission: string } | { amount: number; rule: PricedRule };
+
+const rateOf = (r: Rate): Rate => ({ type: r.type, percent: r.percent, amount_cents: r.amount_cents });
+
+function amountOf(rate: Rate, amountCents: number): number {
+  if (rate.type === 'flat') return rate.amount_cents ?? 0;
+  return mulDivRoundHalfUp(amountCents, Math.round((rate.percent ?? 0) * 10_000), 1_000_000);
+}
+
+/**
+ * The one pricing rule, pure: the partner's override, else its group's policy, else the program's; inside
+ * the policy applied, a product rule for the sale's product wins; the policy's recurrence (one-time, months
+ * from the pair's first commission) may give nothing. A zero amount is no commission.
+ */
+export function priceSale(
+  terms: Terms,
+  pair: PairHistory,
+  sale: { amountCents: number; productId: string | null; at: Date },
+): Price {
+  const policy = terms.override ?? terms.group ?? terms.program;
+  const source: RuleSource = terms.override ? 'override' : 'group';
+  const blocked = recurrenceBlocks(policy, pair.firstCommissionAt, sale.at);
+  if (blocked) return { noCommission: blocked };
+  const product =
+    sale.productId === null ? undefined : policy.product_rules.find((r) => r.product_id === sale.productId);
+  const rule: PricedRule = product
+    ? { source: 'product', ...rateOf(product) }
+    : { source, ...rateOf(policy) };
+  const amount = amountOf(rule, sale.amountCents);
+  if (amount === 0) return { noCommission: 'The commission policy gives no commission for this sale' };
+  return { amount, rule };
+}

@@ -155,6 +155,27 @@ export const PolicyOut = Type.Object(
 );
 
 export type CommissionPolicy = Static<typeof PolicyOut>;
+
+/** What priced a commission (docs/rewards.md): which rule, and its rate as it was then. */
+export const RuleOut = Type.Object(
+  {
+    source: Type.Union(
+      (['override', 'group', 'product', 'first_period', 'bonus'] as const).map((s) => Type.Literal(s)),
+      {
+        description:
+          "override: the partner's own policy; group: its group's (the default group's is the program's); " +
+          "product: a product rule of the policy applied; first_period: the policy's stepped rate for a " +
+          "pair's first commissions; bonus: a bonus's amount",
+      },
+    ),
+    ...rate.out(),
+  },
+  {
+    description:
+      'The rule that priced the commission. Commissions from before rules were recorded show the rate of the ' +
+      "program's policy when it reproduces their amount, else type, percent and amount_cents null",
+  },
+);
 export type Rate = Pick<CommissionPolicy, 'type' | 'percent' | 'amount_cents'>;
 
 // ---- the check: the request schema, walked ----

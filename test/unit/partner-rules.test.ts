@@ -198,6 +198,9 @@ t.test("a partner's view: no customer data, no partner counts, payout terms' def
       payout_id: null,
       coupon_code: 'SUMMER10',
       under_review: true,
+      group_id: '4',
+      rule: { source: 'group', type: 'percentage', percent: 10, amount_cents: null },
+      bonus_id: null,
     }),
     {
       id: 1,
@@ -212,6 +215,9 @@ t.test("a partner's view: no customer data, no partner counts, payout terms' def
       coupon_code: 'SUMMER10',
       payout_id: null,
       under_review: true,
+      group_id: 4,
+      rule: { source: 'group', type: 'percentage', percent: 10, amount_cents: null },
+      bonus_id: null,
     },
   );
 });

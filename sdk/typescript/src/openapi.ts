@@ -3493,6 +3493,37 @@ export interface paths {
                                 program_balance_cents: number;
                                 /** Format: date-time */
                                 joined_at: string;
+                                /** @description The group whose terms the partner earns by (docs/rewards.md) */
+                                group: {
+                                    id: number;
+                                    name: string;
+                                    slug: string;
+                                };
+                                /** @description Tier rules do not move the partner */
+                                group_locked: boolean;
+                                /** @description The partner's own policy, which wins over its group's (null: none) */
+                                commission_override: {
+                                    /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                    type: "percentage" | "flat";
+                                    /** @description For percentage: 0..100 */
+                                    percent: number | null;
+                                    /** @description For flat: in cents */
+                                    amount_cents: number | null;
+                                    /** @description `mode` one_time (only the first commission of a customer) or recurring (default); `months` null = lifetime, else counted from the customer's first commission */
+                                    recurring: {
+                                        mode: "one_time" | "recurring";
+                                        months: number | null;
+                                    };
+                                    product_rules: {
+                                        product_id: string;
+                                        /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                        type: "percentage" | "flat";
+                                        /** @description For percentage: 0..100 */
+                                        percent: number | null;
+                                        /** @description For flat: in cents */
+                                        amount_cents: number | null;
+                                    }[];
+                                } | null;
                             }[];
                         };
                     };
@@ -3548,7 +3579,7 @@ export interface paths {
         put?: never;
         /**
          * Add a partner to the program
-         * @description Scope program:update. A partner of the same workspace with this email (case-insensitive) is reused; its name is kept. `invite_url` (`{PUBLIC_URL}/partner/invite#<token>`, 14 days, shown only here) lets the partner sign in to the portal; it is also mailed to the partner. It is null when a partner account has already claimed the record: the partner then sees the program at once and is notified. Records `partner.created`. Errors: 400 `name is required and must be 1 to 200 characters`, `email must be a valid email address`, `status must be 'approved' or 'pending'`; 404 `Program not found`; 409 `Partner is already in this program`, `Partner earns in <currency> in its other programs; a partner's programs share one currency (its balance is one amount)`.
+         * @description Scope program:update. A partner of the same workspace with this email (case-insensitive) is reused; its name is kept. `invite_url` (`{PUBLIC_URL}/partner/invite#<token>`, 14 days, shown only here) lets the partner sign in to the portal; it is also mailed to the partner. It is null when a partner account has already claimed the record: the partner then sees the program at once and is notified. Records `partner.created`. Errors: 400 `name is required and must be 1 to 200 characters`, `email must be a valid email address`, `status must be 'approved' or 'pending'`, `group_id must be a positive integer`, `group_id must be the id of a group of this program` (`group_id` names the group it joins: unknown, deleted or another program’s); 404 `Program not found`; 409 `Partner is already in this program`, `Partner earns in <currency> in its other programs; a partner's programs share one currency (its balance is one amount)`.
          */
         post: {
             parameters: {
@@ -3566,6 +3597,7 @@ export interface paths {
                         name: string;
                         email: string;
                         status?: ("approved" | "pending") | null;
+                        group_id?: number | null;
                     };
                 };
             };
@@ -3750,6 +3782,37 @@ export interface paths {
                                 program_balance_cents: number;
                                 /** Format: date-time */
                                 joined_at: string;
+                                /** @description The group whose terms the partner earns by (docs/rewards.md) */
+                                group: {
+                                    id: number;
+                                    name: string;
+                                    slug: string;
+                                };
+                                /** @description Tier rules do not move the partner */
+                                group_locked: boolean;
+                                /** @description The partner's own policy, which wins over its group's (null: none) */
+                                commission_override: {
+                                    /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                    type: "percentage" | "flat";
+                                    /** @description For percentage: 0..100 */
+                                    percent: number | null;
+                                    /** @description For flat: in cents */
+                                    amount_cents: number | null;
+                                    /** @description `mode` one_time (only the first commission of a customer) or recurring (default); `months` null = lifetime, else counted from the customer's first commission */
+                                    recurring: {
+                                        mode: "one_time" | "recurring";
+                                        months: number | null;
+                                    };
+                                    product_rules: {
+                                        product_id: string;
+                                        /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                        type: "percentage" | "flat";
+                                        /** @description For percentage: 0..100 */
+                                        percent: number | null;
+                                        /** @description For flat: in cents */
+                                        amount_cents: number | null;
+                                    }[];
+                                } | null;
                             };
                         };
                     };
@@ -3902,6 +3965,37 @@ export interface paths {
                                 program_balance_cents: number;
                                 /** Format: date-time */
                                 joined_at: string;
+                                /** @description The group whose terms the partner earns by (docs/rewards.md) */
+                                group: {
+                                    id: number;
+                                    name: string;
+                                    slug: string;
+                                };
+                                /** @description Tier rules do not move the partner */
+                                group_locked: boolean;
+                                /** @description The partner's own policy, which wins over its group's (null: none) */
+                                commission_override: {
+                                    /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                    type: "percentage" | "flat";
+                                    /** @description For percentage: 0..100 */
+                                    percent: number | null;
+                                    /** @description For flat: in cents */
+                                    amount_cents: number | null;
+                                    /** @description `mode` one_time (only the first commission of a customer) or recurring (default); `months` null = lifetime, else counted from the customer's first commission */
+                                    recurring: {
+                                        mode: "one_time" | "recurring";
+                                        months: number | null;
+                                    };
+                                    product_rules: {
+                                        product_id: string;
+                                        /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                        type: "percentage" | "flat";
+                                        /** @description For percentage: 0..100 */
+                                        percent: number | null;
+                                        /** @description For flat: in cents */
+                                        amount_cents: number | null;
+                                    }[];
+                                } | null;
                             };
                         };
                     };
@@ -4528,7 +4622,8 @@ export interface paths {
                                 status: "pending" | "approved" | "paid" | "reversed" | "refunded";
                                 amount_cents: number;
                                 currency: string;
-                                sale_id: number;
+                                /** @description The sale's id; null for a bonus */
+                                sale_id: number | null;
                                 partner_id: number;
                                 refund_reason: string | null;
                                 /** @description What refunds or a rejection took back */
@@ -4544,6 +4639,20 @@ export interface paths {
                                 created_at: string;
                                 /** @description The partner code that attributed the sale (docs/codes.md); null: none did */
                                 coupon_code: string | null;
+                                /** @description The group whose terms applied when it was priced (docs/rewards.md) */
+                                group_id: number | null;
+                                rule: {
+                                    /** @description override: the partner's own policy; group: its group's (the default group's is the program's); product: a product rule of the policy applied; first_period: the policy's stepped rate for a pair's first commissions; bonus: a bonus's amount */
+                                    source: "override" | "group" | "product" | "first_period" | "bonus";
+                                    /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                    type: "percentage" | "flat";
+                                    /** @description For percentage: 0..100 */
+                                    percent: number | null;
+                                    /** @description For flat: in cents */
+                                    amount_cents: number | null;
+                                } | null;
+                                /** @description The bonus it pays (null: a sale) */
+                                bonus_id: number | null;
                             }[];
                         };
                     };
@@ -4653,7 +4762,8 @@ export interface paths {
                                 status: "pending" | "approved" | "paid" | "reversed" | "refunded";
                                 amount_cents: number;
                                 currency: string;
-                                sale_id: number;
+                                /** @description The sale's id; null for a bonus */
+                                sale_id: number | null;
                                 partner_id: number;
                                 refund_reason: string | null;
                                 /** @description What refunds or a rejection took back */
@@ -4669,6 +4779,20 @@ export interface paths {
                                 created_at: string;
                                 /** @description The partner code that attributed the sale (docs/codes.md); null: none did */
                                 coupon_code: string | null;
+                                /** @description The group whose terms applied when it was priced (docs/rewards.md) */
+                                group_id: number | null;
+                                rule: {
+                                    /** @description override: the partner's own policy; group: its group's (the default group's is the program's); product: a product rule of the policy applied; first_period: the policy's stepped rate for a pair's first commissions; bonus: a bonus's amount */
+                                    source: "override" | "group" | "product" | "first_period" | "bonus";
+                                    /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                    type: "percentage" | "flat";
+                                    /** @description For percentage: 0..100 */
+                                    percent: number | null;
+                                    /** @description For flat: in cents */
+                                    amount_cents: number | null;
+                                } | null;
+                                /** @description The bonus it pays (null: a sale) */
+                                bonus_id: number | null;
                             };
                         };
                     };
@@ -4809,7 +4933,8 @@ export interface paths {
                                 status: "pending" | "approved" | "paid" | "reversed" | "refunded";
                                 amount_cents: number;
                                 currency: string;
-                                sale_id: number;
+                                /** @description The sale's id; null for a bonus */
+                                sale_id: number | null;
                                 partner_id: number;
                                 refund_reason: string | null;
                                 /** @description What refunds or a rejection took back */
@@ -4825,6 +4950,20 @@ export interface paths {
                                 created_at: string;
                                 /** @description The partner code that attributed the sale (docs/codes.md); null: none did */
                                 coupon_code: string | null;
+                                /** @description The group whose terms applied when it was priced (docs/rewards.md) */
+                                group_id: number | null;
+                                rule: {
+                                    /** @description override: the partner's own policy; group: its group's (the default group's is the program's); product: a product rule of the policy applied; first_period: the policy's stepped rate for a pair's first commissions; bonus: a bonus's amount */
+                                    source: "override" | "group" | "product" | "first_period" | "bonus";
+                                    /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                    type: "percentage" | "flat";
+                                    /** @description For percentage: 0..100 */
+                                    percent: number | null;
+                                    /** @description For flat: in cents */
+                                    amount_cents: number | null;
+                                } | null;
+                                /** @description The bonus it pays (null: a sale) */
+                                bonus_id: number | null;
                             };
                         };
                     };
@@ -4971,7 +5110,8 @@ export interface paths {
                                 status: "pending" | "approved" | "paid" | "reversed" | "refunded";
                                 amount_cents: number;
                                 currency: string;
-                                sale_id: number;
+                                /** @description The sale's id; null for a bonus */
+                                sale_id: number | null;
                                 partner_id: number;
                                 refund_reason: string | null;
                                 /** @description What refunds or a rejection took back */
@@ -4987,6 +5127,20 @@ export interface paths {
                                 created_at: string;
                                 /** @description The partner code that attributed the sale (docs/codes.md); null: none did */
                                 coupon_code: string | null;
+                                /** @description The group whose terms applied when it was priced (docs/rewards.md) */
+                                group_id: number | null;
+                                rule: {
+                                    /** @description override: the partner's own policy; group: its group's (the default group's is the program's); product: a product rule of the policy applied; first_period: the policy's stepped rate for a pair's first commissions; bonus: a bonus's amount */
+                                    source: "override" | "group" | "product" | "first_period" | "bonus";
+                                    /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                    type: "percentage" | "flat";
+                                    /** @description For percentage: 0..100 */
+                                    percent: number | null;
+                                    /** @description For flat: in cents */
+                                    amount_cents: number | null;
+                                } | null;
+                                /** @description The bonus it pays (null: a sale) */
+                                bonus_id: number | null;
                             };
                         };
                     };
@@ -7786,7 +7940,7 @@ export interface paths {
                         /** @description https:// URL */
                         url: string;
                         /** @description Event types to receive; default ["*"] (every type) */
-                        events?: ("*" | "lead.created" | "sale.created" | "sale.refunded" | "commission.created" | "commission.updated" | "partner.created" | "partner.applied" | "partner.approved" | "payout.created" | "payout.paid" | "webhook.test")[];
+                        events?: ("*" | "lead.created" | "sale.created" | "sale.refunded" | "commission.created" | "commission.updated" | "partner.created" | "partner.applied" | "partner.approved" | "partner.group_changed" | "payout.created" | "payout.paid" | "webhook.test")[];
                         /** @description Programs of the workspace whose events it receives; null (default): every program */
                         program_ids?: number[] | null;
                         description?: string | null;
@@ -8036,7 +8190,7 @@ export interface paths {
                         /** @description https:// URL */
                         url?: string;
                         /** @description Event types to receive; default ["*"] (every type) */
-                        events?: ("*" | "lead.created" | "sale.created" | "sale.refunded" | "commission.created" | "commission.updated" | "partner.created" | "partner.applied" | "partner.approved" | "payout.created" | "payout.paid" | "webhook.test")[];
+                        events?: ("*" | "lead.created" | "sale.created" | "sale.refunded" | "commission.created" | "commission.updated" | "partner.created" | "partner.applied" | "partner.approved" | "partner.group_changed" | "payout.created" | "payout.paid" | "webhook.test")[];
                         /** @description Programs of the workspace whose events it receives; null (default): every program */
                         program_ids?: number[] | null;
                         description?: string | null;
@@ -11191,6 +11345,1144 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/advertiser/affiliate-programs/{id}/groups": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The program's groups, the default first
+         * @description Scope program:read. Each with its policy, hold, auto-approval and how many partners it has.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Program id */
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                id: number;
+                                program_id: number;
+                                name: string;
+                                slug: string;
+                                /** @description The program's own group: its commission is the program's */
+                                is_default: boolean;
+                                /** @description Commission policy: `percentage` with `percent`, or `flat` with `amount_cents`; `recurring.mode` `one_time` or `recurring` (default), `months` null = lifetime; a `product_rules` entry overrides the rate for its product_id. */
+                                commission: {
+                                    /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                    type: "percentage" | "flat";
+                                    /** @description For percentage: 0..100 */
+                                    percent: number | null;
+                                    /** @description For flat: in cents */
+                                    amount_cents: number | null;
+                                    /** @description `mode` one_time (only the first commission of a customer) or recurring (default); `months` null = lifetime, else counted from the customer's first commission */
+                                    recurring: {
+                                        mode: "one_time" | "recurring";
+                                        months: number | null;
+                                    };
+                                    product_rules: {
+                                        product_id: string;
+                                        /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                        type: "percentage" | "flat";
+                                        /** @description For percentage: 0..100 */
+                                        percent: number | null;
+                                        /** @description For flat: in cents */
+                                        amount_cents: number | null;
+                                    }[];
+                                };
+                                /** @description null: the program's hold_days */
+                                hold_days: number | null;
+                                /** @description null: the program's auto_approve */
+                                auto_approve: boolean | null;
+                                /** @description How many partners are in it */
+                                partners: number;
+                                /** Format: date-time */
+                                created_at: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Create a group
+         * @description Scope program:update. `commission` defaults to a copy of the program's policy as it is now; `hold_days` and `auto_approve` null (the default) follow the program's. `slug` (1–40 of a-z 0-9 -, unique in the program) is made from the name when omitted. Errors: 400 `name is required and must be 1 to 100 characters`, `slug must be 1 to 40 lowercase letters, digits or dashes`, the commission policy messages (`percent must be …`, `recurring.mode …`, `product_rules[0].…`), `hold_days must be an integer from 0 to 365, or null (the program’s)`, `auto_approve must be true, false or null (the program’s)`; 409 `slug is already taken in this program`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Program id */
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        name: string;
+                        slug?: string;
+                        /** @description Commission policy: `percentage` with `percent`, or `flat` with `amount_cents`; `recurring.mode` `one_time` or `recurring` (default), `months` null = lifetime; a `product_rules` entry overrides the rate for its product_id. */
+                        commission?: {
+                            /** @enum {string} */
+                            type: "percentage" | "flat";
+                            /** @description For percentage: a number from 0 to 100, at most 4 decimals */
+                            percent?: number | null;
+                            /** @description For flat: an integer from 0 to 1000000000000 */
+                            amount_cents?: number | null;
+                            recurring?: {
+                                mode?: ("one_time" | "recurring") | null;
+                                months?: number | null;
+                            } | null;
+                            product_rules?: ({
+                                product_id: string;
+                                /** @enum {string} */
+                                type: "percentage" | "flat";
+                                /** @description For percentage: a number from 0 to 100, at most 4 decimals */
+                                percent?: number | null;
+                                /** @description For flat: an integer from 0 to 1000000000000 */
+                                amount_cents?: number | null;
+                            } & (unknown & unknown))[] | null;
+                        } & (unknown & unknown);
+                        hold_days?: number | null;
+                        auto_approve?: boolean | null;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                id: number;
+                                program_id: number;
+                                name: string;
+                                slug: string;
+                                /** @description The program's own group: its commission is the program's */
+                                is_default: boolean;
+                                /** @description Commission policy: `percentage` with `percent`, or `flat` with `amount_cents`; `recurring.mode` `one_time` or `recurring` (default), `months` null = lifetime; a `product_rules` entry overrides the rate for its product_id. */
+                                commission: {
+                                    /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                    type: "percentage" | "flat";
+                                    /** @description For percentage: 0..100 */
+                                    percent: number | null;
+                                    /** @description For flat: in cents */
+                                    amount_cents: number | null;
+                                    /** @description `mode` one_time (only the first commission of a customer) or recurring (default); `months` null = lifetime, else counted from the customer's first commission */
+                                    recurring: {
+                                        mode: "one_time" | "recurring";
+                                        months: number | null;
+                                    };
+                                    product_rules: {
+                                        product_id: string;
+                                        /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                        type: "percentage" | "flat";
+                                        /** @description For percentage: 0..100 */
+                                        percent: number | null;
+                                        /** @description For flat: in cents */
+                                        amount_cents: number | null;
+                                    }[];
+                                };
+                                /** @description null: the program's hold_days */
+                                hold_days: number | null;
+                                /** @description null: the program's auto_approve */
+                                auto_approve: boolean | null;
+                                /** @description How many partners are in it */
+                                partners: number;
+                                /** Format: date-time */
+                                created_at: string;
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Request body is too large` */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Content-Type must be application/json` */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/advertiser/affiliate-programs/{id}/groups/{groupId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a group
+         * @description Scope program:read. 404 `Group not found` for a group of another program, or deleted.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Program id */
+                    id: number;
+                    /** @description Group id */
+                    groupId: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                id: number;
+                                program_id: number;
+                                name: string;
+                                slug: string;
+                                /** @description The program's own group: its commission is the program's */
+                                is_default: boolean;
+                                /** @description Commission policy: `percentage` with `percent`, or `flat` with `amount_cents`; `recurring.mode` `one_time` or `recurring` (default), `months` null = lifetime; a `product_rules` entry overrides the rate for its product_id. */
+                                commission: {
+                                    /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                    type: "percentage" | "flat";
+                                    /** @description For percentage: 0..100 */
+                                    percent: number | null;
+                                    /** @description For flat: in cents */
+                                    amount_cents: number | null;
+                                    /** @description `mode` one_time (only the first commission of a customer) or recurring (default); `months` null = lifetime, else counted from the customer's first commission */
+                                    recurring: {
+                                        mode: "one_time" | "recurring";
+                                        months: number | null;
+                                    };
+                                    product_rules: {
+                                        product_id: string;
+                                        /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                        type: "percentage" | "flat";
+                                        /** @description For percentage: 0..100 */
+                                        percent: number | null;
+                                        /** @description For flat: in cents */
+                                        amount_cents: number | null;
+                                    }[];
+                                };
+                                /** @description null: the program's hold_days */
+                                hold_days: number | null;
+                                /** @description null: the program's auto_approve */
+                                auto_approve: boolean | null;
+                                /** @description How many partners are in it */
+                                partners: number;
+                                /** Format: date-time */
+                                created_at: string;
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        /**
+         * Change a group (only the fields given change)
+         * @description Scope program:update. The default group's `commission` is the program's: changing either changes both. A changed policy prices the sales decided from then on; no existing commission changes. `hold_days` and `auto_approve` take null (the program’s). Errors as for create; 404 `Group not found`.
+         */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Program id */
+                    id: number;
+                    /** @description Group id */
+                    groupId: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: {
+                content: {
+                    "application/json": {
+                        name?: string;
+                        slug?: string;
+                        /** @description Commission policy: `percentage` with `percent`, or `flat` with `amount_cents`; `recurring.mode` `one_time` or `recurring` (default), `months` null = lifetime; a `product_rules` entry overrides the rate for its product_id. */
+                        commission?: {
+                            /** @enum {string} */
+                            type: "percentage" | "flat";
+                            /** @description For percentage: a number from 0 to 100, at most 4 decimals */
+                            percent?: number | null;
+                            /** @description For flat: an integer from 0 to 1000000000000 */
+                            amount_cents?: number | null;
+                            recurring?: {
+                                mode?: ("one_time" | "recurring") | null;
+                                months?: number | null;
+                            } | null;
+                            product_rules?: ({
+                                product_id: string;
+                                /** @enum {string} */
+                                type: "percentage" | "flat";
+                                /** @description For percentage: a number from 0 to 100, at most 4 decimals */
+                                percent?: number | null;
+                                /** @description For flat: an integer from 0 to 1000000000000 */
+                                amount_cents?: number | null;
+                            } & (unknown & unknown))[] | null;
+                        } & (unknown & unknown);
+                        hold_days?: number | null;
+                        auto_approve?: boolean | null;
+                    } | null;
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                id: number;
+                                program_id: number;
+                                name: string;
+                                slug: string;
+                                /** @description The program's own group: its commission is the program's */
+                                is_default: boolean;
+                                /** @description Commission policy: `percentage` with `percent`, or `flat` with `amount_cents`; `recurring.mode` `one_time` or `recurring` (default), `months` null = lifetime; a `product_rules` entry overrides the rate for its product_id. */
+                                commission: {
+                                    /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                    type: "percentage" | "flat";
+                                    /** @description For percentage: 0..100 */
+                                    percent: number | null;
+                                    /** @description For flat: in cents */
+                                    amount_cents: number | null;
+                                    /** @description `mode` one_time (only the first commission of a customer) or recurring (default); `months` null = lifetime, else counted from the customer's first commission */
+                                    recurring: {
+                                        mode: "one_time" | "recurring";
+                                        months: number | null;
+                                    };
+                                    product_rules: {
+                                        product_id: string;
+                                        /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                        type: "percentage" | "flat";
+                                        /** @description For percentage: 0..100 */
+                                        percent: number | null;
+                                        /** @description For flat: in cents */
+                                        amount_cents: number | null;
+                                    }[];
+                                };
+                                /** @description null: the program's hold_days */
+                                hold_days: number | null;
+                                /** @description null: the program's auto_approve */
+                                auto_approve: boolean | null;
+                                /** @description How many partners are in it */
+                                partners: number;
+                                /** Format: date-time */
+                                created_at: string;
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Request body is too large` */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Content-Type must be application/json` */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        post?: never;
+        /**
+         * Delete a group: its partners move to the default group
+         * @description Scope program:update. Each partner of the group moves to the default group (a `partner.group_changed` event each, reason `group_deleted`); its commissions stay as they are (they keep its group_id); tier rules from or to it are removed; customers pinned to it follow their partner. 204; 404 `Group not found`; 409 `The default group cannot be deleted`.
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Program id */
+                    id: number;
+                    /** @description Group id */
+                    groupId: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Invalid request: the JSON body or a field (the `error` says which) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Request body is too large` */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Content-Type must be application/json` */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/advertiser/affiliate-programs/{id}/partners/{partnerId}/group": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Move a partner to a group, and lock or unlock it
+         * @description Scope partners:write. `{ group_id, locked? }`: the partner is in that group from now on (a `partner.group_changed` event, reason `manual`, when it changes); sales decided from then on earn its rate. `locked: true` keeps tier rules from moving it; omitted keeps the lock as it is. Answers the partner as the partners list shows it. Errors: 400 `group_id must be a positive integer`, `group_id must be the id of a group of this program` (unknown, deleted, or another program’s), `locked must be true or false`; 404 `Partner not found in this program`.
+         */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Program id */
+                    id: number;
+                    /** @description Partner id */
+                    partnerId: number;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        group_id: number;
+                        locked?: boolean;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                id: number;
+                                name: string;
+                                email: string;
+                                partner_program_id: number;
+                                /** @enum {string} */
+                                status: "approved" | "pending" | "rejected";
+                                rejection_reason: string | null;
+                                /** @enum {string} */
+                                source: "advertiser" | "application";
+                                application: {
+                                    website: string | null;
+                                    message: string | null;
+                                } | null;
+                                /** @description A partner account has claimed this partner record */
+                                claimed: boolean;
+                                clicks: number;
+                                balance_cents: number;
+                                program_balance_cents: number;
+                                /** Format: date-time */
+                                joined_at: string;
+                                /** @description The group whose terms the partner earns by (docs/rewards.md) */
+                                group: {
+                                    id: number;
+                                    name: string;
+                                    slug: string;
+                                };
+                                /** @description Tier rules do not move the partner */
+                                group_locked: boolean;
+                                /** @description The partner's own policy, which wins over its group's (null: none) */
+                                commission_override: {
+                                    /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                    type: "percentage" | "flat";
+                                    /** @description For percentage: 0..100 */
+                                    percent: number | null;
+                                    /** @description For flat: in cents */
+                                    amount_cents: number | null;
+                                    /** @description `mode` one_time (only the first commission of a customer) or recurring (default); `months` null = lifetime, else counted from the customer's first commission */
+                                    recurring: {
+                                        mode: "one_time" | "recurring";
+                                        months: number | null;
+                                    };
+                                    product_rules: {
+                                        product_id: string;
+                                        /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                        type: "percentage" | "flat";
+                                        /** @description For percentage: 0..100 */
+                                        percent: number | null;
+                                        /** @description For flat: in cents */
+                                        amount_cents: number | null;
+                                    }[];
+                                } | null;
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Request body is too large` */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Content-Type must be application/json` */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/advertiser/affiliate-programs/{id}/partners/{partnerId}/commission": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Set or clear a partner's own commission policy
+         * @description Scope partners:write. `{ commission: <policy> | null }`: the partner's own policy wins over its group's and the program's for every sale decided from then on (a product rule inside it still wins for its product); null clears it. No existing commission changes. Errors: 400 `commission must be a commission policy or null` and the policy messages; 404 `Partner not found in this program`.
+         */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Program id */
+                    id: number;
+                    /** @description Partner id */
+                    partnerId: number;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description A commission policy, or null to clear it */
+                        commission: ({
+                            /** @enum {string} */
+                            type: "percentage" | "flat";
+                            /** @description For percentage: a number from 0 to 100, at most 4 decimals */
+                            percent?: number | null;
+                            /** @description For flat: an integer from 0 to 1000000000000 */
+                            amount_cents?: number | null;
+                            recurring?: {
+                                mode?: ("one_time" | "recurring") | null;
+                                months?: number | null;
+                            } | null;
+                            product_rules?: ({
+                                product_id: string;
+                                /** @enum {string} */
+                                type: "percentage" | "flat";
+                                /** @description For percentage: a number from 0 to 100, at most 4 decimals */
+                                percent?: number | null;
+                                /** @description For flat: an integer from 0 to 1000000000000 */
+                                amount_cents?: number | null;
+                            } & (unknown & unknown))[] | null;
+                        } & (unknown & unknown)) | null;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                id: number;
+                                name: string;
+                                email: string;
+                                partner_program_id: number;
+                                /** @enum {string} */
+                                status: "approved" | "pending" | "rejected";
+                                rejection_reason: string | null;
+                                /** @enum {string} */
+                                source: "advertiser" | "application";
+                                application: {
+                                    website: string | null;
+                                    message: string | null;
+                                } | null;
+                                /** @description A partner account has claimed this partner record */
+                                claimed: boolean;
+                                clicks: number;
+                                balance_cents: number;
+                                program_balance_cents: number;
+                                /** Format: date-time */
+                                joined_at: string;
+                                /** @description The group whose terms the partner earns by (docs/rewards.md) */
+                                group: {
+                                    id: number;
+                                    name: string;
+                                    slug: string;
+                                };
+                                /** @description Tier rules do not move the partner */
+                                group_locked: boolean;
+                                /** @description The partner's own policy, which wins over its group's (null: none) */
+                                commission_override: {
+                                    /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                    type: "percentage" | "flat";
+                                    /** @description For percentage: 0..100 */
+                                    percent: number | null;
+                                    /** @description For flat: in cents */
+                                    amount_cents: number | null;
+                                    /** @description `mode` one_time (only the first commission of a customer) or recurring (default); `months` null = lifetime, else counted from the customer's first commission */
+                                    recurring: {
+                                        mode: "one_time" | "recurring";
+                                        months: number | null;
+                                    };
+                                    product_rules: {
+                                        product_id: string;
+                                        /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                        type: "percentage" | "flat";
+                                        /** @description For percentage: 0..100 */
+                                        percent: number | null;
+                                        /** @description For flat: in cents */
+                                        amount_cents: number | null;
+                                    }[];
+                                } | null;
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Request body is too large` */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Content-Type must be application/json` */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/partner/auth/login": {
         parameters: {
             query?: never;
@@ -13734,12 +15026,28 @@ export interface paths {
                                 /** @description Taken back by refunds */
                                 deducted_cents?: number;
                                 currency?: string;
-                                sale_amount_cents?: number;
+                                /** @description The sale's amount; null for a bonus */
+                                sale_amount_cents?: number | null;
                                 /** Format: date-time */
                                 created_at?: string;
                                 /** Format: date-time */
                                 payable_at?: string | null;
                                 payout_id?: number | null;
+                                /** @description The group whose terms priced it */
+                                group_id?: number | null;
+                                /** @description The rule that priced the commission. Commissions from before rules were recorded show the rate of the program's policy when it reproduces their amount, else type, percent and amount_cents null */
+                                rule?: {
+                                    /** @description override: the partner's own policy; group: its group's (the default group's is the program's); product: a product rule of the policy applied; first_period: the policy's stepped rate for a pair's first commissions; bonus: a bonus's amount */
+                                    source: "override" | "group" | "product" | "first_period" | "bonus";
+                                    /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                    type: "percentage" | "flat";
+                                    /** @description For percentage: 0..100 */
+                                    percent: number | null;
+                                    /** @description For flat: in cents */
+                                    amount_cents: number | null;
+                                } | null;
+                                /** @description The bonus it pays (null: a sale) */
+                                bonus_id?: number | null;
                                 /** @description The partner code that attributed the sale (docs/codes.md) */
                                 coupon_code?: string | null;
                                 /** @description Held for the advertiser's review (CONTRACT part three): not payable until approved; why is shown to the advertiser only */
@@ -14570,11 +15878,14 @@ export interface paths {
         };
         /**
          * A public program's page: terms and description
-         * @description No credential. 404 `Program not found` unless the program has public_page on and is live.
+         * @description No credential. 404 `Program not found` unless the program has public_page on and is live. `?group=<slug>`: that group's terms (commission, hold_days); 400 `group must be the slug of a group of this program` for a slug of no group of the program.
          */
         get: {
             parameters: {
-                query?: never;
+                query?: {
+                    /** @description The slug of a group of the program: its terms (GET), the group an applicant joins (POST) */
+                    group?: string;
+                };
                 header?: never;
                 path: {
                     /** @description The program slug */
@@ -14627,6 +15938,17 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -14671,11 +15993,14 @@ export interface paths {
         put?: never;
         /**
          * Apply to be a partner of a public program
-         * @description No credential. One partner record per email per workspace: a first application answers 201 `{ data: { status } }` (`pending`, or `approved` when the program auto-approves, which also creates one link); applying again to the same program answers 200 with the current status and changes nothing. With `password` and no partner account for the email, an unverified account is created: its password signs in, and it sees nothing until a link mailed to the address is followed. A new partner record is claimed at once only with a partner session of that email whose mailbox is verified (Bearer or the portal cookie with its X-CSRF-Token); otherwise a sign-in link is mailed, which claims it when followed. When the workspace already had a record of this email (another program), the application is added to it and claims nothing: the mailed sign-in link shows it as an invitation. The applicant gets a confirmation and the program's owners and admins a notification (both mailed); `partner.applied` (and `partner.approved`) are recorded. Errors: 400 `name is required and must be 1 to 200 characters`, `email must be a valid email address`, `password must be at least 10 characters`, `website must be an http(s) URL of at most 500 characters`, `message must be a string of at most 2000 characters`; 404 `Program not found`; 409 (a partner's programs share one currency); 429 per IP with Retry-After.
+         * @description No credential. One partner record per email per workspace: a first application answers 201 `{ data: { status } }` (`pending`, or `approved` when the program auto-approves, which also creates one link); applying again to the same program answers 200 with the current status and changes nothing. With `password` and no partner account for the email, an unverified account is created: its password signs in, and it sees nothing until a link mailed to the address is followed. A new partner record is claimed at once only with a partner session of that email whose mailbox is verified (Bearer or the portal cookie with its X-CSRF-Token); otherwise a sign-in link is mailed, which claims it when followed. When the workspace already had a record of this email (another program), the application is added to it and claims nothing: the mailed sign-in link shows it as an invitation. The applicant gets a confirmation and the program's owners and admins a notification (both mailed); `partner.applied` (and `partner.approved`) are recorded. Errors: 400 `name is required and must be 1 to 200 characters`, `email must be a valid email address`, `password must be at least 10 characters`, `website must be an http(s) URL of at most 500 characters`, `message must be a string of at most 2000 characters`, `group must be the slug of a group of this program`; 404 `Program not found`; 409 (a partner's programs share one currency); 429 per IP with Retry-After. `?group=<slug>`: the applicant joins that group (else the default group), approved at once when the group's auto_approve (else the program's) says so.
          */
         post: {
             parameters: {
-                query?: never;
+                query?: {
+                    /** @description The slug of a group of the program: its terms (GET), the group an applicant joins (POST) */
+                    group?: string;
+                };
                 header?: never;
                 path: {
                     /** @description The program slug */

@@ -20,6 +20,7 @@ import type { Caused } from '../../../shared/commissions/caused.ts';
 import { CUSTOMER_KEY_COLUMNS, customerKeys } from '../../../shared/pipeline/breakdown.ts';
 import type { DimensionKeys } from '../../../shared/pipeline/breakdown.ts';
 import { insertSales, saleRow, updateCustomers } from './sale-rows.ts';
+import { chunkPricing, loadGroups, loadPartnerPrograms } from './rewards.ts';
 import type { SaleRow } from './sale-rows.ts';
 
 export const DUPLICATE_SALE = 'Duplicate transaction_id. This sale has already been recorded.';
@@ -231,16 +232,19 @@ async function applySales(
   const codes = await CodeAttribution.load(tx, toResolve, resolve, byKey, CUSTOMER_COLUMNS);
 
   const ppIds = [
-    ...new Set([...byKey.values(), ...byClick.values()].flatMap((r) => r.partner_program_id ?? [])),
+    ...new Set([
+      ...[...byKey.values(), ...byClick.values()].flatMap((r) => r.partner_program_id ?? []),
+      ...codes.partnerProgramIds(),
+    ]),
   ];
-  const pps = new Map(
-    ppIds.length === 0
-      ? []
-      : (
-          await tx<{ id: string; partner_id: string | null }[]>`
-            select id, partner_id from partner_programs where id = any(${ppIds}::bigint[])`
-        ).map((r) => [r.id, { partner_id: r.partner_id }] as const),
+  // The partners' groups and overrides, and their programs' groups: what prices each sale (rewards.ts).
+  const pps = await loadPartnerPrograms(tx, ppIds);
+  await loadGroups(
+    tx,
+    toResolve.map((c) => c.program_id),
+    ctx.memo,
   );
+  const pricing = chunkPricing(ctx.memo);
 
   // Decide every sale in message order. A customer row is one object in both maps, so its second sale in
   // the chunk sees what its first did (conversion, first purchase, first commission).
@@ -286,7 +290,7 @@ async function applySales(
     }
     const found = codes.claim(cmd, resolve(cmd), program.code_attribution, pps);
     const pp = found?.row.partner_program_id ? pps.get(found.row.partner_program_id) : undefined;
-    const decision = attribute(cmd, program, found, pp);
+    const decision = attribute(cmd, program, found, pp, pricing);
     if ('refused' in decision) {
       pending.push({ answer: bad(cmd.program_id, decision.refused) });
       continue;
@@ -338,6 +342,7 @@ async function applySales(
   for (const p of pending) {
     if (!('attribution' in p) || p.attribution.noCommission) continue;
     const a = p.attribution;
+    const group = a.groupId === null ? undefined : pricing.groupById(a.groupId);
     earned.push({
       sale_id: saleIds.get(p.cmd.transaction_id)!,
       program_id: p.cmd.program_id,
@@ -347,7 +352,10 @@ async function applySales(
       amount_cents: a.amount,
       currency: programOf(p.cmd)!.currency,
       sale_ts: p.cmd.ts,
-      hold_days: programOf(p.cmd)!.hold_days,
+      // The group's hold, else the program's.
+      hold_days: group?.holdDays ?? programOf(p.cmd)!.hold_days,
+      group_id: a.groupId,
+      rule: a.rule,
     });
   }
   // The commissions (the lifecycle's `create`: pending, payable_at, review holds) and what they caused.

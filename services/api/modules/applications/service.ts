@@ -24,15 +24,19 @@ export function websiteError(v: unknown): string | null {
   }
 }
 
-export function toPublicProgram(r: PublicProgramRow) {
+/** The public page's answer: the program's terms, or those of the group `?group=` named. */
+export function toPublicProgram(
+  r: PublicProgramRow,
+  group?: { commission: unknown; hold_days: number | null },
+) {
   return {
     name: r.name,
     slug: r.slug,
     description: r.description,
     currency: r.currency,
     cookie_window_days: r.cookie_window_days,
-    commission: storedPolicy(r.commission),
-    hold_days: r.hold_days ?? 30,
+    commission: storedPolicy(group?.commission ?? r.commission),
+    hold_days: group?.hold_days ?? r.hold_days ?? 30,
     min_payout_cents: r.min_payout_cents === null ? 0 : Number(r.min_payout_cents),
   };
 }

@@ -1,6 +1,7 @@
 // SQL of the partner API. Every read starts from partner_claims: an account reaches a partner record only
 // through a claim, and a program only through a partner-program of a claimed record (never by email).
 import type { Sql, Tx } from '../../../../shared/db/sql.ts';
+import type { PricedRule } from '../../../../shared/domain/commission-policy.ts';
 
 export interface PartnerProgramRow {
   pp_id: string;
@@ -116,12 +117,15 @@ export interface CommissionRow {
   amount_cents: string;
   deducted_cents: string;
   currency: string;
-  sale_amount_cents: string;
+  sale_amount_cents: string | null;
   created_at: Date;
   payable_at: Date | null;
   payout_id: string | null;
   coupon_code: string | null;
   under_review: boolean;
+  group_id: string | null;
+  rule: PricedRule | null;
+  bonus_id: string | null;
 }
 
 /** The commissions of the account's claimed records (in live programs), newest first, and their count. */
@@ -133,7 +137,7 @@ export async function commissionsOfAccount(
   const where = sql`
     from commissions cm
     join programs pr on pr.id = cm.program_id and pr.deleted_at is null
-    join sales s on s.id = cm.sale_id
+    left join sales s on s.id = cm.sale_id
     where cm.partner_id in (select partner_id from partner_claims where account_id = ${accountId})
       ${q.programId === null ? sql`` : sql`and cm.program_id = ${q.programId}`}
       ${q.status === null ? sql`` : sql`and cm.status = ${q.status}`}`;
@@ -141,7 +145,7 @@ export async function commissionsOfAccount(
     sql<CommissionRow[]>`
       select cm.id, cm.program_id, cm.status, cm.amount_cents, cm.deducted_cents, cm.currency,
              s.amount_cents as sale_amount_cents, cm.created_at,
-             cm.payable_at, cm.payout_id,
+             cm.payable_at, cm.payout_id, cm.group_id, cm.rule, cm.bonus_id,
              case when s.partner_code_id is not null then s.coupon_code end as coupon_code,
              (cm.review_reason is not null and cm.status in ('pending', 'refunded') and cm.paid_at is null) as under_review
       ${where}

@@ -11,7 +11,7 @@ import {
   StringEnum as CheckedEnum,
 } from '../../../../shared/http/validation.ts';
 import type { TypeBoxProvider } from '../../../../shared/http/validation.ts';
-import { PolicyOut } from '../../../../shared/domain/policy-schema.ts';
+import { PolicyOut, RuleOut } from '../../../../shared/domain/policy-schema.ts';
 import { DateTime, Nullable, Obj, StringEnum, dataOf, parseId, requireBodyObject } from '../../common.ts';
 import type { ApiDeps } from '../../deps.ts';
 import { partnerOf, partnerSecurity } from '../partner-auth/access.ts';
@@ -323,10 +323,15 @@ export function registerPartnerPortalRoutes(fastify: FastifyInstance, deps: ApiD
                 amount_cents: Type.Integer(),
                 deducted_cents: Type.Integer({ description: 'Taken back by refunds' }),
                 currency: Type.String(),
-                sale_amount_cents: Type.Integer(),
+                sale_amount_cents: Nullable(
+                  Type.Integer({ description: "The sale's amount; null for a bonus" }),
+                ),
                 created_at: DateTime(),
                 payable_at: Nullable(DateTime()),
                 payout_id: Nullable(Type.Integer()),
+                group_id: Nullable(Type.Integer({ description: 'The group whose terms priced it' })),
+                rule: Nullable(RuleOut),
+                bonus_id: Nullable(Type.Integer({ description: 'The bonus it pays (null: a sale)' })),
                 coupon_code: Nullable(
                   Type.String({ description: 'The partner code that attributed the sale (docs/codes.md)' }),
                 ),

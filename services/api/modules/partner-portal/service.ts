@@ -3,6 +3,7 @@
 // does not count itself joining).
 import { storedPolicy } from '../../../../shared/domain/commission-policy.ts';
 import { iso } from '../../common.ts';
+import { ruleOf } from '../commissions/service.ts';
 import type { CommissionRow, PartnerMoneyRow, PartnerPayoutRow, PartnerProgramRow } from './dal.ts';
 
 export const ERR = {
@@ -71,10 +72,13 @@ export const toPartnerCommission = (r: CommissionRow) => ({
   amount_cents: Number(r.amount_cents),
   deducted_cents: Number(r.deducted_cents),
   currency: r.currency,
-  sale_amount_cents: Number(r.sale_amount_cents),
+  sale_amount_cents: r.sale_amount_cents === null ? null : Number(r.sale_amount_cents),
   created_at: iso(r.created_at)!,
   payable_at: r.payable_at === null ? null : iso(r.payable_at),
   payout_id: r.payout_id === null ? null : Number(r.payout_id),
+  group_id: r.group_id === null ? null : Number(r.group_id),
+  rule: ruleOf(r.rule),
+  bonus_id: r.bonus_id === null ? null : Number(r.bonus_id),
   coupon_code: r.coupon_code,
   under_review: r.under_review,
 });
