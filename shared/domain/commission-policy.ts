@@ -12,7 +12,7 @@ export const DEFAULT_POLICY: CommissionPolicy = {
   type: 'percentage',
   percent: 20,
   amount_cents: null,
-  recurring: { mode: 'recurring', months: null },
+  recurring: { mode: 'recurring', months: null, first: null },
   product_rules: [],
 };
 
@@ -87,8 +87,9 @@ function amountOf(rate: Rate, amountCents: number): number {
 
 /**
  * The one pricing rule, pure: the partner's override, else its group's policy, else the program's; inside
- * the policy applied, a product rule for the sale's product wins; the policy's recurrence (one-time, months
- * from the pair's first commission) may give nothing. A zero amount is no commission.
+ * the policy applied, a product rule for the sale's product wins, then the stepped rate (`recurring.first`)
+ * for the pair's first `count` commissions, then the policy's own rate; the policy's recurrence (one-time,
+ * months from the pair's first commission) may give nothing. A zero amount is no commission.
  */
 export function priceSale(
   terms: Terms,
@@ -101,9 +102,12 @@ export function priceSale(
   if (blocked) return { noCommission: blocked };
   const product =
     sale.productId === null ? undefined : policy.product_rules.find((r) => r.product_id === sale.productId);
+  const first = policy.recurring.first;
   const rule: PricedRule = product
     ? { source: 'product', ...rateOf(product) }
-    : { source, ...rateOf(policy) };
+    : first && pair.commissions < first.count
+      ? { source: 'first_period', ...rateOf(first) }
+      : { source, ...rateOf(policy) };
   const amount = amountOf(rule, sale.amountCents);
   if (amount === 0) return { noCommission: 'The commission policy gives no commission for this sale' };
   return { amount, rule };

@@ -81,9 +81,33 @@ const rateNeeds = () => [
   },
 ];
 
+/** The largest `recurring.first.count` (CONTRACT part four "Stepped recurring rates"). */
+export const MAX_FIRST_COUNT = 120;
+
+const firstDoc =
+  'The first `count` commissions of one partner–customer pair are priced by this rate, later ones by the ' +
+  "policy's (a refunded or rejected commission still counts)";
+/** A stepped rate: `recurring.first` (docs/rewards.md "Stepped recurring rates"). */
+const firstRate = {
+  in: () =>
+    Type.Object(
+      {
+        count: Type.Integer({
+          minimum: 1,
+          maximum: MAX_FIRST_COUNT,
+          errorMessage: `count must be an integer from 1 to ${MAX_FIRST_COUNT}`,
+        }),
+        ...rate.in(),
+      },
+      { description: firstDoc, allOf: rateNeeds(), errorMessage: 'first must be an object or null' },
+    ),
+  out: () => Type.Object({ count: Type.Integer(), ...rate.out() }, { description: firstDoc }),
+};
+
 const recurringDoc =
-  '`mode` one_time (only the first commission of a customer) or recurring (default); `months` null = ' +
-  "lifetime, else counted from the customer's first commission";
+  '`mode` one_time (only the first commission of a partner–customer pair) or recurring (default); ' +
+  "`months` null = lifetime, else counted from the pair's first commission; `first`: a stepped rate for the " +
+  "pair's first commissions";
 const recurring = {
   in: () =>
     Type.Union(
@@ -100,6 +124,9 @@ const recurring = {
                 errorMessage: 'months must be a positive integer or null (lifetime)',
               }),
             ),
+            first: Type.Optional(
+              Type.Union([firstRate.in(), Type.Null()], { errorMessage: 'first must be an object or null' }),
+            ),
           },
           { description: recurringDoc },
         ),
@@ -112,6 +139,7 @@ const recurring = {
       {
         mode: Type.Union(MODES.map((m) => Type.Literal(m))),
         months: Type.Union([Type.Integer(), Type.Null()]),
+        first: Type.Union([firstRate.out(), Type.Null()]),
       },
       { description: recurringDoc },
     ),
@@ -132,8 +160,9 @@ const productRule = {
 
 const policyDoc =
   'Commission policy: `percentage` with `percent`, or `flat` with `amount_cents`; `recurring.mode` ' +
-  '`one_time` or `recurring` (default), `months` null = lifetime; a `product_rules` entry overrides the ' +
-  'rate for its product_id.';
+  '`one_time` or `recurring` (default), `months` null = lifetime, `first: { count, type, percent | ' +
+  'amount_cents }` prices the first `count` commissions of a partner–customer pair; a `product_rules` ' +
+  'entry overrides the rate for its product_id (docs/rewards.md).';
 
 /** What a program, a group or an override accepts as `commission` (OpenAPI request schema). */
 export const PolicyIn = Type.Object(
@@ -177,6 +206,7 @@ export const RuleOut = Type.Object(
   },
 );
 export type Rate = Pick<CommissionPolicy, 'type' | 'percent' | 'amount_cents'>;
+export type FirstRate = NonNullable<CommissionPolicy['recurring']['first']>;
 
 // ---- the check: the request schema, walked ----
 
@@ -299,11 +329,13 @@ export function parsePolicy(input: unknown): CommissionPolicy | string {
   const p = input as Record<string, unknown>;
   const r = isPlainObject(p.recurring) ? p.recurring : {};
   const rules = Array.isArray(p.product_rules) ? (p.product_rules as Record<string, unknown>[]) : [];
+  const first = isPlainObject(r.first) ? { count: num(r.first.count), ...rateOf(r.first) } : null;
   return {
     ...rateOf(p),
     recurring: {
       mode: (r.mode as CommissionPolicy['recurring']['mode'] | null | undefined) ?? 'recurring',
       months: (r.months as number | null | undefined) ?? null,
+      first,
     },
     product_rules: rules.map((x) => ({ product_id: x.product_id as string, ...rateOf(x) })),
   };

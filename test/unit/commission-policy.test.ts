@@ -48,7 +48,7 @@ t.test('flat commission and product rules override', async (t) => {
 t.test('recurrence: lifetime by default; one_time; months', async (t) => {
   const first = new Date('2026-01-31T10:00:00Z');
   const lifetime = policy({ type: 'percentage', percent: 10 });
-  t.same(lifetime.recurring, { mode: 'recurring', months: null });
+  t.same(lifetime.recurring, { mode: 'recurring', months: null, first: null });
   t.equal(recurrenceBlocks(lifetime, first, new Date('2036-01-01T00:00:00Z')), null);
   t.equal(recurrenceBlocks(lifetime, null, new Date()), null, 'the first sale always earns');
   const once = policy({ type: 'percentage', percent: 10, recurring: { mode: 'one_time' } });

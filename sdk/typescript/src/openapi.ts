@@ -2329,7 +2329,7 @@ export interface paths {
                                 status: "draft" | "live";
                                 cookie_window_days: number;
                                 currency: string;
-                                /** @description Commission policy: `percentage` with `percent`, or `flat` with `amount_cents`; `recurring.mode` `one_time` or `recurring` (default), `months` null = lifetime; a `product_rules` entry overrides the rate for its product_id. */
+                                /** @description Commission policy: `percentage` with `percent`, or `flat` with `amount_cents`; `recurring.mode` `one_time` or `recurring` (default), `months` null = lifetime, `first: { count, type, percent | amount_cents }` prices the first `count` commissions of a partner–customer pair; a `product_rules` entry overrides the rate for its product_id (docs/rewards.md). */
                                 commission: {
                                     /** @description percentage (reads percent) or flat (reads amount_cents) */
                                     type: "percentage" | "flat";
@@ -2337,10 +2337,19 @@ export interface paths {
                                     percent: number | null;
                                     /** @description For flat: in cents */
                                     amount_cents: number | null;
-                                    /** @description `mode` one_time (only the first commission of a customer) or recurring (default); `months` null = lifetime, else counted from the customer's first commission */
+                                    /** @description `mode` one_time (only the first commission of a partner–customer pair) or recurring (default); `months` null = lifetime, else counted from the pair's first commission; `first`: a stepped rate for the pair's first commissions */
                                     recurring: {
                                         mode: "one_time" | "recurring";
                                         months: number | null;
+                                        first: {
+                                            count: number;
+                                            /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                            type: "percentage" | "flat";
+                                            /** @description For percentage: 0..100 */
+                                            percent: number | null;
+                                            /** @description For flat: in cents */
+                                            amount_cents: number | null;
+                                        } | null;
                                     };
                                     product_rules: {
                                         product_id: string;
@@ -2448,6 +2457,15 @@ export interface paths {
                             recurring?: {
                                 mode?: ("one_time" | "recurring") | null;
                                 months?: number | null;
+                                first?: ({
+                                    count: number;
+                                    /** @enum {string} */
+                                    type: "percentage" | "flat";
+                                    /** @description For percentage: a number from 0 to 100, at most 4 decimals */
+                                    percent?: number | null;
+                                    /** @description For flat: an integer from 0 to 1000000000000 */
+                                    amount_cents?: number | null;
+                                } & (unknown & unknown)) | null;
                             } | null;
                             product_rules?: ({
                                 product_id: string;
@@ -2493,7 +2511,7 @@ export interface paths {
                                 status: "draft" | "live";
                                 cookie_window_days: number;
                                 currency: string;
-                                /** @description Commission policy: `percentage` with `percent`, or `flat` with `amount_cents`; `recurring.mode` `one_time` or `recurring` (default), `months` null = lifetime; a `product_rules` entry overrides the rate for its product_id. */
+                                /** @description Commission policy: `percentage` with `percent`, or `flat` with `amount_cents`; `recurring.mode` `one_time` or `recurring` (default), `months` null = lifetime, `first: { count, type, percent | amount_cents }` prices the first `count` commissions of a partner–customer pair; a `product_rules` entry overrides the rate for its product_id (docs/rewards.md). */
                                 commission: {
                                     /** @description percentage (reads percent) or flat (reads amount_cents) */
                                     type: "percentage" | "flat";
@@ -2501,10 +2519,19 @@ export interface paths {
                                     percent: number | null;
                                     /** @description For flat: in cents */
                                     amount_cents: number | null;
-                                    /** @description `mode` one_time (only the first commission of a customer) or recurring (default); `months` null = lifetime, else counted from the customer's first commission */
+                                    /** @description `mode` one_time (only the first commission of a partner–customer pair) or recurring (default); `months` null = lifetime, else counted from the pair's first commission; `first`: a stepped rate for the pair's first commissions */
                                     recurring: {
                                         mode: "one_time" | "recurring";
                                         months: number | null;
+                                        first: {
+                                            count: number;
+                                            /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                            type: "percentage" | "flat";
+                                            /** @description For percentage: 0..100 */
+                                            percent: number | null;
+                                            /** @description For flat: in cents */
+                                            amount_cents: number | null;
+                                        } | null;
                                     };
                                     product_rules: {
                                         product_id: string;
@@ -2680,7 +2707,7 @@ export interface paths {
                                 status: "draft" | "live";
                                 cookie_window_days: number;
                                 currency: string;
-                                /** @description Commission policy: `percentage` with `percent`, or `flat` with `amount_cents`; `recurring.mode` `one_time` or `recurring` (default), `months` null = lifetime; a `product_rules` entry overrides the rate for its product_id. */
+                                /** @description Commission policy: `percentage` with `percent`, or `flat` with `amount_cents`; `recurring.mode` `one_time` or `recurring` (default), `months` null = lifetime, `first: { count, type, percent | amount_cents }` prices the first `count` commissions of a partner–customer pair; a `product_rules` entry overrides the rate for its product_id (docs/rewards.md). */
                                 commission: {
                                     /** @description percentage (reads percent) or flat (reads amount_cents) */
                                     type: "percentage" | "flat";
@@ -2688,10 +2715,19 @@ export interface paths {
                                     percent: number | null;
                                     /** @description For flat: in cents */
                                     amount_cents: number | null;
-                                    /** @description `mode` one_time (only the first commission of a customer) or recurring (default); `months` null = lifetime, else counted from the customer's first commission */
+                                    /** @description `mode` one_time (only the first commission of a partner–customer pair) or recurring (default); `months` null = lifetime, else counted from the pair's first commission; `first`: a stepped rate for the pair's first commissions */
                                     recurring: {
                                         mode: "one_time" | "recurring";
                                         months: number | null;
+                                        first: {
+                                            count: number;
+                                            /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                            type: "percentage" | "flat";
+                                            /** @description For percentage: 0..100 */
+                                            percent: number | null;
+                                            /** @description For flat: in cents */
+                                            amount_cents: number | null;
+                                        } | null;
                                     };
                                     product_rules: {
                                         product_id: string;
@@ -2802,7 +2838,7 @@ export interface paths {
                          * @default USD
                          */
                         currency?: string;
-                        /** @description Commission policy: `percentage` with `percent`, or `flat` with `amount_cents`; `recurring.mode` `one_time` or `recurring` (default), `months` null = lifetime; a `product_rules` entry overrides the rate for its product_id. */
+                        /** @description Commission policy: `percentage` with `percent`, or `flat` with `amount_cents`; `recurring.mode` `one_time` or `recurring` (default), `months` null = lifetime, `first: { count, type, percent | amount_cents }` prices the first `count` commissions of a partner–customer pair; a `product_rules` entry overrides the rate for its product_id (docs/rewards.md). */
                         commission?: {
                             /** @enum {string} */
                             type: "percentage" | "flat";
@@ -2813,6 +2849,15 @@ export interface paths {
                             recurring?: {
                                 mode?: ("one_time" | "recurring") | null;
                                 months?: number | null;
+                                first?: ({
+                                    count: number;
+                                    /** @enum {string} */
+                                    type: "percentage" | "flat";
+                                    /** @description For percentage: a number from 0 to 100, at most 4 decimals */
+                                    percent?: number | null;
+                                    /** @description For flat: an integer from 0 to 1000000000000 */
+                                    amount_cents?: number | null;
+                                } & (unknown & unknown)) | null;
                             } | null;
                             product_rules?: ({
                                 product_id: string;
@@ -2890,7 +2935,7 @@ export interface paths {
                                 status: "draft" | "live";
                                 cookie_window_days: number;
                                 currency: string;
-                                /** @description Commission policy: `percentage` with `percent`, or `flat` with `amount_cents`; `recurring.mode` `one_time` or `recurring` (default), `months` null = lifetime; a `product_rules` entry overrides the rate for its product_id. */
+                                /** @description Commission policy: `percentage` with `percent`, or `flat` with `amount_cents`; `recurring.mode` `one_time` or `recurring` (default), `months` null = lifetime, `first: { count, type, percent | amount_cents }` prices the first `count` commissions of a partner–customer pair; a `product_rules` entry overrides the rate for its product_id (docs/rewards.md). */
                                 commission: {
                                     /** @description percentage (reads percent) or flat (reads amount_cents) */
                                     type: "percentage" | "flat";
@@ -2898,10 +2943,19 @@ export interface paths {
                                     percent: number | null;
                                     /** @description For flat: in cents */
                                     amount_cents: number | null;
-                                    /** @description `mode` one_time (only the first commission of a customer) or recurring (default); `months` null = lifetime, else counted from the customer's first commission */
+                                    /** @description `mode` one_time (only the first commission of a partner–customer pair) or recurring (default); `months` null = lifetime, else counted from the pair's first commission; `first`: a stepped rate for the pair's first commissions */
                                     recurring: {
                                         mode: "one_time" | "recurring";
                                         months: number | null;
+                                        first: {
+                                            count: number;
+                                            /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                            type: "percentage" | "flat";
+                                            /** @description For percentage: 0..100 */
+                                            percent: number | null;
+                                            /** @description For flat: in cents */
+                                            amount_cents: number | null;
+                                        } | null;
                                     };
                                     product_rules: {
                                         product_id: string;
@@ -3181,7 +3235,7 @@ export interface paths {
                                 status: "draft" | "live";
                                 cookie_window_days: number;
                                 currency: string;
-                                /** @description Commission policy: `percentage` with `percent`, or `flat` with `amount_cents`; `recurring.mode` `one_time` or `recurring` (default), `months` null = lifetime; a `product_rules` entry overrides the rate for its product_id. */
+                                /** @description Commission policy: `percentage` with `percent`, or `flat` with `amount_cents`; `recurring.mode` `one_time` or `recurring` (default), `months` null = lifetime, `first: { count, type, percent | amount_cents }` prices the first `count` commissions of a partner–customer pair; a `product_rules` entry overrides the rate for its product_id (docs/rewards.md). */
                                 commission: {
                                     /** @description percentage (reads percent) or flat (reads amount_cents) */
                                     type: "percentage" | "flat";
@@ -3189,10 +3243,19 @@ export interface paths {
                                     percent: number | null;
                                     /** @description For flat: in cents */
                                     amount_cents: number | null;
-                                    /** @description `mode` one_time (only the first commission of a customer) or recurring (default); `months` null = lifetime, else counted from the customer's first commission */
+                                    /** @description `mode` one_time (only the first commission of a partner–customer pair) or recurring (default); `months` null = lifetime, else counted from the pair's first commission; `first`: a stepped rate for the pair's first commissions */
                                     recurring: {
                                         mode: "one_time" | "recurring";
                                         months: number | null;
+                                        first: {
+                                            count: number;
+                                            /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                            type: "percentage" | "flat";
+                                            /** @description For percentage: 0..100 */
+                                            percent: number | null;
+                                            /** @description For flat: in cents */
+                                            amount_cents: number | null;
+                                        } | null;
                                     };
                                     product_rules: {
                                         product_id: string;
@@ -3509,10 +3572,19 @@ export interface paths {
                                     percent: number | null;
                                     /** @description For flat: in cents */
                                     amount_cents: number | null;
-                                    /** @description `mode` one_time (only the first commission of a customer) or recurring (default); `months` null = lifetime, else counted from the customer's first commission */
+                                    /** @description `mode` one_time (only the first commission of a partner–customer pair) or recurring (default); `months` null = lifetime, else counted from the pair's first commission; `first`: a stepped rate for the pair's first commissions */
                                     recurring: {
                                         mode: "one_time" | "recurring";
                                         months: number | null;
+                                        first: {
+                                            count: number;
+                                            /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                            type: "percentage" | "flat";
+                                            /** @description For percentage: 0..100 */
+                                            percent: number | null;
+                                            /** @description For flat: in cents */
+                                            amount_cents: number | null;
+                                        } | null;
                                     };
                                     product_rules: {
                                         product_id: string;
@@ -3798,10 +3870,19 @@ export interface paths {
                                     percent: number | null;
                                     /** @description For flat: in cents */
                                     amount_cents: number | null;
-                                    /** @description `mode` one_time (only the first commission of a customer) or recurring (default); `months` null = lifetime, else counted from the customer's first commission */
+                                    /** @description `mode` one_time (only the first commission of a partner–customer pair) or recurring (default); `months` null = lifetime, else counted from the pair's first commission; `first`: a stepped rate for the pair's first commissions */
                                     recurring: {
                                         mode: "one_time" | "recurring";
                                         months: number | null;
+                                        first: {
+                                            count: number;
+                                            /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                            type: "percentage" | "flat";
+                                            /** @description For percentage: 0..100 */
+                                            percent: number | null;
+                                            /** @description For flat: in cents */
+                                            amount_cents: number | null;
+                                        } | null;
                                     };
                                     product_rules: {
                                         product_id: string;
@@ -3981,10 +4062,19 @@ export interface paths {
                                     percent: number | null;
                                     /** @description For flat: in cents */
                                     amount_cents: number | null;
-                                    /** @description `mode` one_time (only the first commission of a customer) or recurring (default); `months` null = lifetime, else counted from the customer's first commission */
+                                    /** @description `mode` one_time (only the first commission of a partner–customer pair) or recurring (default); `months` null = lifetime, else counted from the pair's first commission; `first`: a stepped rate for the pair's first commissions */
                                     recurring: {
                                         mode: "one_time" | "recurring";
                                         months: number | null;
+                                        first: {
+                                            count: number;
+                                            /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                            type: "percentage" | "flat";
+                                            /** @description For percentage: 0..100 */
+                                            percent: number | null;
+                                            /** @description For flat: in cents */
+                                            amount_cents: number | null;
+                                        } | null;
                                     };
                                     product_rules: {
                                         product_id: string;
@@ -11382,7 +11472,7 @@ export interface paths {
                                 slug: string;
                                 /** @description The program's own group: its commission is the program's */
                                 is_default: boolean;
-                                /** @description Commission policy: `percentage` with `percent`, or `flat` with `amount_cents`; `recurring.mode` `one_time` or `recurring` (default), `months` null = lifetime; a `product_rules` entry overrides the rate for its product_id. */
+                                /** @description Commission policy: `percentage` with `percent`, or `flat` with `amount_cents`; `recurring.mode` `one_time` or `recurring` (default), `months` null = lifetime, `first: { count, type, percent | amount_cents }` prices the first `count` commissions of a partner–customer pair; a `product_rules` entry overrides the rate for its product_id (docs/rewards.md). */
                                 commission: {
                                     /** @description percentage (reads percent) or flat (reads amount_cents) */
                                     type: "percentage" | "flat";
@@ -11390,10 +11480,19 @@ export interface paths {
                                     percent: number | null;
                                     /** @description For flat: in cents */
                                     amount_cents: number | null;
-                                    /** @description `mode` one_time (only the first commission of a customer) or recurring (default); `months` null = lifetime, else counted from the customer's first commission */
+                                    /** @description `mode` one_time (only the first commission of a partner–customer pair) or recurring (default); `months` null = lifetime, else counted from the pair's first commission; `first`: a stepped rate for the pair's first commissions */
                                     recurring: {
                                         mode: "one_time" | "recurring";
                                         months: number | null;
+                                        first: {
+                                            count: number;
+                                            /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                            type: "percentage" | "flat";
+                                            /** @description For percentage: 0..100 */
+                                            percent: number | null;
+                                            /** @description For flat: in cents */
+                                            amount_cents: number | null;
+                                        } | null;
                                     };
                                     product_rules: {
                                         product_id: string;
@@ -11485,7 +11584,7 @@ export interface paths {
                     "application/json": {
                         name: string;
                         slug?: string;
-                        /** @description Commission policy: `percentage` with `percent`, or `flat` with `amount_cents`; `recurring.mode` `one_time` or `recurring` (default), `months` null = lifetime; a `product_rules` entry overrides the rate for its product_id. */
+                        /** @description Commission policy: `percentage` with `percent`, or `flat` with `amount_cents`; `recurring.mode` `one_time` or `recurring` (default), `months` null = lifetime, `first: { count, type, percent | amount_cents }` prices the first `count` commissions of a partner–customer pair; a `product_rules` entry overrides the rate for its product_id (docs/rewards.md). */
                         commission?: {
                             /** @enum {string} */
                             type: "percentage" | "flat";
@@ -11496,6 +11595,15 @@ export interface paths {
                             recurring?: {
                                 mode?: ("one_time" | "recurring") | null;
                                 months?: number | null;
+                                first?: ({
+                                    count: number;
+                                    /** @enum {string} */
+                                    type: "percentage" | "flat";
+                                    /** @description For percentage: a number from 0 to 100, at most 4 decimals */
+                                    percent?: number | null;
+                                    /** @description For flat: an integer from 0 to 1000000000000 */
+                                    amount_cents?: number | null;
+                                } & (unknown & unknown)) | null;
                             } | null;
                             product_rules?: ({
                                 product_id: string;
@@ -11527,7 +11635,7 @@ export interface paths {
                                 slug: string;
                                 /** @description The program's own group: its commission is the program's */
                                 is_default: boolean;
-                                /** @description Commission policy: `percentage` with `percent`, or `flat` with `amount_cents`; `recurring.mode` `one_time` or `recurring` (default), `months` null = lifetime; a `product_rules` entry overrides the rate for its product_id. */
+                                /** @description Commission policy: `percentage` with `percent`, or `flat` with `amount_cents`; `recurring.mode` `one_time` or `recurring` (default), `months` null = lifetime, `first: { count, type, percent | amount_cents }` prices the first `count` commissions of a partner–customer pair; a `product_rules` entry overrides the rate for its product_id (docs/rewards.md). */
                                 commission: {
                                     /** @description percentage (reads percent) or flat (reads amount_cents) */
                                     type: "percentage" | "flat";
@@ -11535,10 +11643,19 @@ export interface paths {
                                     percent: number | null;
                                     /** @description For flat: in cents */
                                     amount_cents: number | null;
-                                    /** @description `mode` one_time (only the first commission of a customer) or recurring (default); `months` null = lifetime, else counted from the customer's first commission */
+                                    /** @description `mode` one_time (only the first commission of a partner–customer pair) or recurring (default); `months` null = lifetime, else counted from the pair's first commission; `first`: a stepped rate for the pair's first commissions */
                                     recurring: {
                                         mode: "one_time" | "recurring";
                                         months: number | null;
+                                        first: {
+                                            count: number;
+                                            /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                            type: "percentage" | "flat";
+                                            /** @description For percentage: 0..100 */
+                                            percent: number | null;
+                                            /** @description For flat: in cents */
+                                            amount_cents: number | null;
+                                        } | null;
                                     };
                                     product_rules: {
                                         product_id: string;
@@ -11699,7 +11816,7 @@ export interface paths {
                                 slug: string;
                                 /** @description The program's own group: its commission is the program's */
                                 is_default: boolean;
-                                /** @description Commission policy: `percentage` with `percent`, or `flat` with `amount_cents`; `recurring.mode` `one_time` or `recurring` (default), `months` null = lifetime; a `product_rules` entry overrides the rate for its product_id. */
+                                /** @description Commission policy: `percentage` with `percent`, or `flat` with `amount_cents`; `recurring.mode` `one_time` or `recurring` (default), `months` null = lifetime, `first: { count, type, percent | amount_cents }` prices the first `count` commissions of a partner–customer pair; a `product_rules` entry overrides the rate for its product_id (docs/rewards.md). */
                                 commission: {
                                     /** @description percentage (reads percent) or flat (reads amount_cents) */
                                     type: "percentage" | "flat";
@@ -11707,10 +11824,19 @@ export interface paths {
                                     percent: number | null;
                                     /** @description For flat: in cents */
                                     amount_cents: number | null;
-                                    /** @description `mode` one_time (only the first commission of a customer) or recurring (default); `months` null = lifetime, else counted from the customer's first commission */
+                                    /** @description `mode` one_time (only the first commission of a partner–customer pair) or recurring (default); `months` null = lifetime, else counted from the pair's first commission; `first`: a stepped rate for the pair's first commissions */
                                     recurring: {
                                         mode: "one_time" | "recurring";
                                         months: number | null;
+                                        first: {
+                                            count: number;
+                                            /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                            type: "percentage" | "flat";
+                                            /** @description For percentage: 0..100 */
+                                            percent: number | null;
+                                            /** @description For flat: in cents */
+                                            amount_cents: number | null;
+                                        } | null;
                                     };
                                     product_rules: {
                                         product_id: string;
@@ -11803,7 +11929,7 @@ export interface paths {
                     "application/json": {
                         name?: string;
                         slug?: string;
-                        /** @description Commission policy: `percentage` with `percent`, or `flat` with `amount_cents`; `recurring.mode` `one_time` or `recurring` (default), `months` null = lifetime; a `product_rules` entry overrides the rate for its product_id. */
+                        /** @description Commission policy: `percentage` with `percent`, or `flat` with `amount_cents`; `recurring.mode` `one_time` or `recurring` (default), `months` null = lifetime, `first: { count, type, percent | amount_cents }` prices the first `count` commissions of a partner–customer pair; a `product_rules` entry overrides the rate for its product_id (docs/rewards.md). */
                         commission?: {
                             /** @enum {string} */
                             type: "percentage" | "flat";
@@ -11814,6 +11940,15 @@ export interface paths {
                             recurring?: {
                                 mode?: ("one_time" | "recurring") | null;
                                 months?: number | null;
+                                first?: ({
+                                    count: number;
+                                    /** @enum {string} */
+                                    type: "percentage" | "flat";
+                                    /** @description For percentage: a number from 0 to 100, at most 4 decimals */
+                                    percent?: number | null;
+                                    /** @description For flat: an integer from 0 to 1000000000000 */
+                                    amount_cents?: number | null;
+                                } & (unknown & unknown)) | null;
                             } | null;
                             product_rules?: ({
                                 product_id: string;
@@ -11845,7 +11980,7 @@ export interface paths {
                                 slug: string;
                                 /** @description The program's own group: its commission is the program's */
                                 is_default: boolean;
-                                /** @description Commission policy: `percentage` with `percent`, or `flat` with `amount_cents`; `recurring.mode` `one_time` or `recurring` (default), `months` null = lifetime; a `product_rules` entry overrides the rate for its product_id. */
+                                /** @description Commission policy: `percentage` with `percent`, or `flat` with `amount_cents`; `recurring.mode` `one_time` or `recurring` (default), `months` null = lifetime, `first: { count, type, percent | amount_cents }` prices the first `count` commissions of a partner–customer pair; a `product_rules` entry overrides the rate for its product_id (docs/rewards.md). */
                                 commission: {
                                     /** @description percentage (reads percent) or flat (reads amount_cents) */
                                     type: "percentage" | "flat";
@@ -11853,10 +11988,19 @@ export interface paths {
                                     percent: number | null;
                                     /** @description For flat: in cents */
                                     amount_cents: number | null;
-                                    /** @description `mode` one_time (only the first commission of a customer) or recurring (default); `months` null = lifetime, else counted from the customer's first commission */
+                                    /** @description `mode` one_time (only the first commission of a partner–customer pair) or recurring (default); `months` null = lifetime, else counted from the pair's first commission; `first`: a stepped rate for the pair's first commissions */
                                     recurring: {
                                         mode: "one_time" | "recurring";
                                         months: number | null;
+                                        first: {
+                                            count: number;
+                                            /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                            type: "percentage" | "flat";
+                                            /** @description For percentage: 0..100 */
+                                            percent: number | null;
+                                            /** @description For flat: in cents */
+                                            amount_cents: number | null;
+                                        } | null;
                                     };
                                     product_rules: {
                                         product_id: string;
@@ -12172,10 +12316,19 @@ export interface paths {
                                     percent: number | null;
                                     /** @description For flat: in cents */
                                     amount_cents: number | null;
-                                    /** @description `mode` one_time (only the first commission of a customer) or recurring (default); `months` null = lifetime, else counted from the customer's first commission */
+                                    /** @description `mode` one_time (only the first commission of a partner–customer pair) or recurring (default); `months` null = lifetime, else counted from the pair's first commission; `first`: a stepped rate for the pair's first commissions */
                                     recurring: {
                                         mode: "one_time" | "recurring";
                                         months: number | null;
+                                        first: {
+                                            count: number;
+                                            /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                            type: "percentage" | "flat";
+                                            /** @description For percentage: 0..100 */
+                                            percent: number | null;
+                                            /** @description For flat: in cents */
+                                            amount_cents: number | null;
+                                        } | null;
                                     };
                                     product_rules: {
                                         product_id: string;
@@ -12317,6 +12470,15 @@ export interface paths {
                             recurring?: {
                                 mode?: ("one_time" | "recurring") | null;
                                 months?: number | null;
+                                first?: ({
+                                    count: number;
+                                    /** @enum {string} */
+                                    type: "percentage" | "flat";
+                                    /** @description For percentage: a number from 0 to 100, at most 4 decimals */
+                                    percent?: number | null;
+                                    /** @description For flat: an integer from 0 to 1000000000000 */
+                                    amount_cents?: number | null;
+                                } & (unknown & unknown)) | null;
                             } | null;
                             product_rules?: ({
                                 product_id: string;
@@ -12376,10 +12538,19 @@ export interface paths {
                                     percent: number | null;
                                     /** @description For flat: in cents */
                                     amount_cents: number | null;
-                                    /** @description `mode` one_time (only the first commission of a customer) or recurring (default); `months` null = lifetime, else counted from the customer's first commission */
+                                    /** @description `mode` one_time (only the first commission of a partner–customer pair) or recurring (default); `months` null = lifetime, else counted from the pair's first commission; `first`: a stepped rate for the pair's first commissions */
                                     recurring: {
                                         mode: "one_time" | "recurring";
                                         months: number | null;
+                                        first: {
+                                            count: number;
+                                            /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                            type: "percentage" | "flat";
+                                            /** @description For percentage: 0..100 */
+                                            percent: number | null;
+                                            /** @description For flat: in cents */
+                                            amount_cents: number | null;
+                                        } | null;
                                     };
                                     product_rules: {
                                         product_id: string;
@@ -13943,7 +14114,7 @@ export interface paths {
                                 programs?: {
                                     id?: number;
                                     name?: string;
-                                    /** @description Commission policy: `percentage` with `percent`, or `flat` with `amount_cents`; `recurring.mode` `one_time` or `recurring` (default), `months` null = lifetime; a `product_rules` entry overrides the rate for its product_id. */
+                                    /** @description Commission policy: `percentage` with `percent`, or `flat` with `amount_cents`; `recurring.mode` `one_time` or `recurring` (default), `months` null = lifetime, `first: { count, type, percent | amount_cents }` prices the first `count` commissions of a partner–customer pair; a `product_rules` entry overrides the rate for its product_id (docs/rewards.md). */
                                     commission?: {
                                         /** @description percentage (reads percent) or flat (reads amount_cents) */
                                         type: "percentage" | "flat";
@@ -13951,10 +14122,19 @@ export interface paths {
                                         percent: number | null;
                                         /** @description For flat: in cents */
                                         amount_cents: number | null;
-                                        /** @description `mode` one_time (only the first commission of a customer) or recurring (default); `months` null = lifetime, else counted from the customer's first commission */
+                                        /** @description `mode` one_time (only the first commission of a partner–customer pair) or recurring (default); `months` null = lifetime, else counted from the pair's first commission; `first`: a stepped rate for the pair's first commissions */
                                         recurring: {
                                             mode: "one_time" | "recurring";
                                             months: number | null;
+                                            first: {
+                                                count: number;
+                                                /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                                type: "percentage" | "flat";
+                                                /** @description For percentage: 0..100 */
+                                                percent: number | null;
+                                                /** @description For flat: in cents */
+                                                amount_cents: number | null;
+                                            } | null;
                                         };
                                         product_rules: {
                                             product_id: string;
@@ -14056,7 +14236,7 @@ export interface paths {
                                 programs?: {
                                     id?: number;
                                     name?: string;
-                                    /** @description Commission policy: `percentage` with `percent`, or `flat` with `amount_cents`; `recurring.mode` `one_time` or `recurring` (default), `months` null = lifetime; a `product_rules` entry overrides the rate for its product_id. */
+                                    /** @description Commission policy: `percentage` with `percent`, or `flat` with `amount_cents`; `recurring.mode` `one_time` or `recurring` (default), `months` null = lifetime, `first: { count, type, percent | amount_cents }` prices the first `count` commissions of a partner–customer pair; a `product_rules` entry overrides the rate for its product_id (docs/rewards.md). */
                                     commission?: {
                                         /** @description percentage (reads percent) or flat (reads amount_cents) */
                                         type: "percentage" | "flat";
@@ -14064,10 +14244,19 @@ export interface paths {
                                         percent: number | null;
                                         /** @description For flat: in cents */
                                         amount_cents: number | null;
-                                        /** @description `mode` one_time (only the first commission of a customer) or recurring (default); `months` null = lifetime, else counted from the customer's first commission */
+                                        /** @description `mode` one_time (only the first commission of a partner–customer pair) or recurring (default); `months` null = lifetime, else counted from the pair's first commission; `first`: a stepped rate for the pair's first commissions */
                                         recurring: {
                                             mode: "one_time" | "recurring";
                                             months: number | null;
+                                            first: {
+                                                count: number;
+                                                /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                                type: "percentage" | "flat";
+                                                /** @description For percentage: 0..100 */
+                                                percent: number | null;
+                                                /** @description For flat: in cents */
+                                                amount_cents: number | null;
+                                            } | null;
                                         };
                                         product_rules: {
                                             product_id: string;
@@ -14211,7 +14400,7 @@ export interface paths {
                                 programs?: {
                                     id?: number;
                                     name?: string;
-                                    /** @description Commission policy: `percentage` with `percent`, or `flat` with `amount_cents`; `recurring.mode` `one_time` or `recurring` (default), `months` null = lifetime; a `product_rules` entry overrides the rate for its product_id. */
+                                    /** @description Commission policy: `percentage` with `percent`, or `flat` with `amount_cents`; `recurring.mode` `one_time` or `recurring` (default), `months` null = lifetime, `first: { count, type, percent | amount_cents }` prices the first `count` commissions of a partner–customer pair; a `product_rules` entry overrides the rate for its product_id (docs/rewards.md). */
                                     commission?: {
                                         /** @description percentage (reads percent) or flat (reads amount_cents) */
                                         type: "percentage" | "flat";
@@ -14219,10 +14408,19 @@ export interface paths {
                                         percent: number | null;
                                         /** @description For flat: in cents */
                                         amount_cents: number | null;
-                                        /** @description `mode` one_time (only the first commission of a customer) or recurring (default); `months` null = lifetime, else counted from the customer's first commission */
+                                        /** @description `mode` one_time (only the first commission of a partner–customer pair) or recurring (default); `months` null = lifetime, else counted from the pair's first commission; `first`: a stepped rate for the pair's first commissions */
                                         recurring: {
                                             mode: "one_time" | "recurring";
                                             months: number | null;
+                                            first: {
+                                                count: number;
+                                                /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                                type: "percentage" | "flat";
+                                                /** @description For percentage: 0..100 */
+                                                percent: number | null;
+                                                /** @description For flat: in cents */
+                                                amount_cents: number | null;
+                                            } | null;
                                         };
                                         product_rules: {
                                             product_id: string;
@@ -14362,7 +14560,7 @@ export interface paths {
                                     description?: string | null;
                                     currency?: string;
                                     cookie_window_days?: number;
-                                    /** @description Commission policy: `percentage` with `percent`, or `flat` with `amount_cents`; `recurring.mode` `one_time` or `recurring` (default), `months` null = lifetime; a `product_rules` entry overrides the rate for its product_id. */
+                                    /** @description Commission policy: `percentage` with `percent`, or `flat` with `amount_cents`; `recurring.mode` `one_time` or `recurring` (default), `months` null = lifetime, `first: { count, type, percent | amount_cents }` prices the first `count` commissions of a partner–customer pair; a `product_rules` entry overrides the rate for its product_id (docs/rewards.md). */
                                     commission?: {
                                         /** @description percentage (reads percent) or flat (reads amount_cents) */
                                         type: "percentage" | "flat";
@@ -14370,10 +14568,19 @@ export interface paths {
                                         percent: number | null;
                                         /** @description For flat: in cents */
                                         amount_cents: number | null;
-                                        /** @description `mode` one_time (only the first commission of a customer) or recurring (default); `months` null = lifetime, else counted from the customer's first commission */
+                                        /** @description `mode` one_time (only the first commission of a partner–customer pair) or recurring (default); `months` null = lifetime, else counted from the pair's first commission; `first`: a stepped rate for the pair's first commissions */
                                         recurring: {
                                             mode: "one_time" | "recurring";
                                             months: number | null;
+                                            first: {
+                                                count: number;
+                                                /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                                type: "percentage" | "flat";
+                                                /** @description For percentage: 0..100 */
+                                                percent: number | null;
+                                                /** @description For flat: in cents */
+                                                amount_cents: number | null;
+                                            } | null;
                                         };
                                         product_rules: {
                                             product_id: string;
@@ -15908,7 +16115,7 @@ export interface paths {
                                 description?: string | null;
                                 currency?: string;
                                 cookie_window_days?: number;
-                                /** @description Commission policy: `percentage` with `percent`, or `flat` with `amount_cents`; `recurring.mode` `one_time` or `recurring` (default), `months` null = lifetime; a `product_rules` entry overrides the rate for its product_id. */
+                                /** @description Commission policy: `percentage` with `percent`, or `flat` with `amount_cents`; `recurring.mode` `one_time` or `recurring` (default), `months` null = lifetime, `first: { count, type, percent | amount_cents }` prices the first `count` commissions of a partner–customer pair; a `product_rules` entry overrides the rate for its product_id (docs/rewards.md). */
                                 commission?: {
                                     /** @description percentage (reads percent) or flat (reads amount_cents) */
                                     type: "percentage" | "flat";
@@ -15916,10 +16123,19 @@ export interface paths {
                                     percent: number | null;
                                     /** @description For flat: in cents */
                                     amount_cents: number | null;
-                                    /** @description `mode` one_time (only the first commission of a customer) or recurring (default); `months` null = lifetime, else counted from the customer's first commission */
+                                    /** @description `mode` one_time (only the first commission of a partner–customer pair) or recurring (default); `months` null = lifetime, else counted from the pair's first commission; `first`: a stepped rate for the pair's first commissions */
                                     recurring: {
                                         mode: "one_time" | "recurring";
                                         months: number | null;
+                                        first: {
+                                            count: number;
+                                            /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                            type: "percentage" | "flat";
+                                            /** @description For percentage: 0..100 */
+                                            percent: number | null;
+                                            /** @description For flat: in cents */
+                                            amount_cents: number | null;
+                                        } | null;
                                     };
                                     product_rules: {
                                         product_id: string;

@@ -20,7 +20,7 @@ import type { Caused } from '../../../shared/commissions/caused.ts';
 import { CUSTOMER_KEY_COLUMNS, customerKeys } from '../../../shared/pipeline/breakdown.ts';
 import type { DimensionKeys } from '../../../shared/pipeline/breakdown.ts';
 import { insertSales, saleRow, updateCustomers } from './sale-rows.ts';
-import { chunkPricing, loadGroups, loadPartnerPrograms } from './rewards.ts';
+import { ChunkRewards } from './rewards.ts';
 import type { SaleRow } from './sale-rows.ts';
 
 export const DUPLICATE_SALE = 'Duplicate transaction_id. This sale has already been recorded.';
@@ -237,14 +237,13 @@ async function applySales(
       ...codes.partnerProgramIds(),
     ]),
   ];
-  // The partners' groups and overrides, and their programs' groups: what prices each sale (rewards.ts).
-  const pps = await loadPartnerPrograms(tx, ppIds);
-  await loadGroups(
-    tx,
-    toResolve.map((c) => c.program_id),
-    ctx.memo,
-  );
-  const pricing = chunkPricing(ctx.memo);
+  // The partners' groups and overrides, their programs' groups, the customers' pairs: what prices each sale.
+  const rewards = await ChunkRewards.load(tx, ctx.memo, {
+    programIds: toResolve.map((c) => c.program_id),
+    ppIds,
+    customerIds: [...new Set([...byKey.values(), ...byClick.values()].map((r) => r.id))],
+  });
+  const pps = rewards.pps;
 
   // Decide every sale in message order. A customer row is one object in both maps, so its second sale in
   // the chunk sees what its first did (conversion, first purchase, first commission).
@@ -290,7 +289,7 @@ async function applySales(
     }
     const found = codes.claim(cmd, resolve(cmd), program.code_attribution, pps);
     const pp = found?.row.partner_program_id ? pps.get(found.row.partner_program_id) : undefined;
-    const decision = attribute(cmd, program, found, pp, pricing);
+    const decision = attribute(cmd, program, found, pp, rewards.pricing);
     if ('refused' in decision) {
       pending.push({ answer: bad(cmd.program_id, decision.refused) });
       continue;
@@ -324,6 +323,7 @@ async function applySales(
     if (customer.customer_status === 'click' || customer.customer_status === 'lead')
       customer.customer_status = 'conversion';
     customer.first_purchase_date ??= saleAt;
+    rewards.decided(decision, saleAt);
     if (!decision.noCommission) {
       update.commissionAt ??= saleAt.toISOString();
       customer.first_commission_at ??= saleAt;
@@ -342,7 +342,7 @@ async function applySales(
   for (const p of pending) {
     if (!('attribution' in p) || p.attribution.noCommission) continue;
     const a = p.attribution;
-    const group = a.groupId === null ? undefined : pricing.groupById(a.groupId);
+    const group = a.groupId === null ? undefined : rewards.groupById(a.groupId);
     earned.push({
       sale_id: saleIds.get(p.cmd.transaction_id)!,
       program_id: p.cmd.program_id,
@@ -372,12 +372,14 @@ async function applySales(
       .savepoint(async (sp) => {
         const made = await lifecycle.create(sp, earned);
         await updateCustomers(sp, withCommission);
+        await rewards.savePairs(sp);
         return made;
       })
       .catch(() => created);
   } else {
     created = await lifecycle.create(tx, earned);
     await updateCustomers(tx, [...customers.values()]);
+    await rewards.savePairs(tx);
   }
   const commissionIds = new Map(created.rows.map((r) => [Number(r.sale_id), Number(r.id)]));
   const createdEvent = new Map(created.caused.events.map((e) => [Number(e.data.id), e]));
