@@ -12654,6 +12654,246 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/advertiser/affiliate-programs/{id}/tier-rules": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The program's tier ladder
+         * @description Scope program:read. The rules in the order they are tried.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Program id */
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                id: number;
+                                from_group_id: number;
+                                to_group_id: number;
+                                /** @enum {string} */
+                                metric: "sales_cents" | "customers" | "commission_cents";
+                                /** @enum {string} */
+                                window: "lifetime" | "calendar_month";
+                                threshold: number;
+                                carry_existing_customers: boolean;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        /**
+         * Replace the program's tier ladder
+         * @description Scope program:update. The body is the whole list (a JSON array, at most 50 rules, tried in this order; `[]` removes them all); rule ids are new after each PUT. After each sale or refund, a partner of `from_group_id` who is not locked and whose `metric` in the `window` reached `threshold` moves to `to_group_id` in that same transaction, once (docs/rewards.md): the crossing sale is priced by the group it was in, later ones by the new. Errors: 400 `Request body must be a JSON array of at most 50 tier rules`, `tier_rules[i].from_group_id must be the id of a group of this program` (unknown, deleted or another program’s; likewise to_group_id), `tier_rules[i].to_group_id must differ from from_group_id`, `tier_rules[i].metric must be one of …`, `tier_rules[i].window must be one of …`, `tier_rules[i].threshold must be a positive integer`, `tier_rules form a cycle (groups a → b → a): a partner could move back and forth`. Nothing changes on a 400.
+         */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Program id */
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        from_group_id: number;
+                        to_group_id: number;
+                        /**
+                         * @description sales_cents: the partner's attributed sales less refunds; customers: distinct customers with a sale; commission_cents: its commissions less what refunds took back
+                         * @enum {string}
+                         */
+                        metric: "sales_cents" | "customers" | "commission_cents";
+                        /**
+                         * @description lifetime, or the UTC calendar month
+                         * @enum {string}
+                         */
+                        window: "lifetime" | "calendar_month";
+                        threshold: number;
+                        /**
+                         * @description true: every later sale of the partner's customers earns the new group's rate; false: a customer whose first commission with the partner came before the move keeps the rate of the group it left
+                         * @default true
+                         */
+                        carry_existing_customers?: boolean;
+                    }[];
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                id: number;
+                                from_group_id: number;
+                                to_group_id: number;
+                                /** @enum {string} */
+                                metric: "sales_cents" | "customers" | "commission_cents";
+                                /** @enum {string} */
+                                window: "lifetime" | "calendar_month";
+                                threshold: number;
+                                carry_existing_customers: boolean;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Request body is too large` */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Content-Type must be application/json` */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/partner/auth/login": {
         parameters: {
             query?: never;
@@ -14610,6 +14850,55 @@ export interface paths {
                                 balance_cents?: number;
                                 /** Format: date-time */
                                 created_at?: string;
+                                /** @description Commission policy: `percentage` with `percent`, or `flat` with `amount_cents`; `recurring.mode` `one_time` or `recurring` (default), `months` null = lifetime, `first: { count, type, percent | amount_cents }` prices the first `count` commissions of a partner–customer pair; a `product_rules` entry overrides the rate for its product_id (docs/rewards.md). */
+                                commission?: {
+                                    /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                    type: "percentage" | "flat";
+                                    /** @description For percentage: 0..100 */
+                                    percent: number | null;
+                                    /** @description For flat: in cents */
+                                    amount_cents: number | null;
+                                    /** @description `mode` one_time (only the first commission of a partner–customer pair) or recurring (default); `months` null = lifetime, else counted from the pair's first commission; `first`: a stepped rate for the pair's first commissions */
+                                    recurring: {
+                                        mode: "one_time" | "recurring";
+                                        months: number | null;
+                                        first: {
+                                            count: number;
+                                            /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                            type: "percentage" | "flat";
+                                            /** @description For percentage: 0..100 */
+                                            percent: number | null;
+                                            /** @description For flat: in cents */
+                                            amount_cents: number | null;
+                                        } | null;
+                                    };
+                                    product_rules: {
+                                        product_id: string;
+                                        /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                        type: "percentage" | "flat";
+                                        /** @description For percentage: 0..100 */
+                                        percent: number | null;
+                                        /** @description For flat: in cents */
+                                        amount_cents: number | null;
+                                    }[];
+                                };
+                                /** @description Its group */
+                                group?: {
+                                    id?: number;
+                                    name?: string;
+                                    slug?: string;
+                                };
+                                /** @description The first rule of the program's ladder up from the partner's group and its progress (null: no rule from its group, or the advertiser locked it in its group) */
+                                tier?: {
+                                    /** @enum {string} */
+                                    metric?: "sales_cents" | "customers" | "commission_cents";
+                                    /** @enum {string} */
+                                    window?: "lifetime" | "calendar_month";
+                                    /** @description The partner's figure in the window now */
+                                    value?: number;
+                                    threshold?: number;
+                                    next_group_name?: string;
+                                } | null;
                                 /** @description Owed, still in its hold or held for review (held ones included; see held_cents) */
                                 pending_cents?: number;
                                 /** @description The part of pending_cents held for the advertiser’s review */

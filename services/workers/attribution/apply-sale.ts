@@ -239,7 +239,7 @@ async function applySales(
   ];
   // The partners' groups and overrides, their programs' groups, the customers' pairs: what prices each sale.
   const rewards = await ChunkRewards.load(tx, ctx.memo, {
-    programIds: toResolve.map((c) => c.program_id),
+    sales: toResolve,
     ppIds,
     customerIds: [...new Set([...byKey.values(), ...byClick.values()].map((r) => r.id))],
   });
@@ -323,7 +323,7 @@ async function applySales(
     if (customer.customer_status === 'click' || customer.customer_status === 'lead')
       customer.customer_status = 'conversion';
     customer.first_purchase_date ??= saleAt;
-    rewards.decided(decision, saleAt);
+    rewards.decided(decision, cmd);
     if (!decision.noCommission) {
       update.commissionAt ??= saleAt.toISOString();
       customer.first_commission_at ??= saleAt;
@@ -372,14 +372,14 @@ async function applySales(
       .savepoint(async (sp) => {
         const made = await lifecycle.create(sp, earned);
         await updateCustomers(sp, withCommission);
-        await rewards.savePairs(sp);
+        await rewards.save(sp, { kafkaPrefix, memo: ctx.memo });
         return made;
       })
       .catch(() => created);
   } else {
     created = await lifecycle.create(tx, earned);
     await updateCustomers(tx, [...customers.values()]);
-    await rewards.savePairs(tx);
+    await rewards.save(tx, { kafkaPrefix, memo: ctx.memo });
   }
   const commissionIds = new Map(created.rows.map((r) => [Number(r.sale_id), Number(r.id)]));
   const createdEvent = new Map(created.caused.events.map((e) => [Number(e.data.id), e]));

@@ -12,6 +12,7 @@ import {
 } from '../../../../shared/http/validation.ts';
 import type { TypeBoxProvider } from '../../../../shared/http/validation.ts';
 import { PolicyOut, RuleOut } from '../../../../shared/domain/policy-schema.ts';
+import { TIER_METRICS, TIER_WINDOWS } from '../../../../shared/domain/tiers.ts';
 import { DateTime, Nullable, Obj, StringEnum, dataOf, parseId, requireBodyObject } from '../../common.ts';
 import type { ApiDeps } from '../../deps.ts';
 import { partnerOf, partnerSecurity } from '../partner-auth/access.ts';
@@ -77,6 +78,28 @@ const ProgramOut = Obj({
   rejection_reason: Nullable(Type.String()),
   balance_cents: Type.Integer({ description: 'The partner-program balance (sum of its ledger entries)' }),
   created_at: DateTime(),
+  commission: Type.Union([PolicyOut], {
+    description:
+      "What this partner earns: its own policy when the advertiser set one, else its group's, else the " +
+      "program's (docs/rewards.md)",
+  }),
+  group: Obj({ id: Type.Integer(), name: Type.String(), slug: Type.String() }, { description: 'Its group' }),
+  tier: Nullable(
+    Obj(
+      {
+        metric: StringEnum(TIER_METRICS),
+        window: StringEnum(TIER_WINDOWS),
+        value: Type.Integer({ description: "The partner's figure in the window now" }),
+        threshold: Type.Integer(),
+        next_group_name: Type.String(),
+      },
+      {
+        description:
+          "The first rule of the program's ladder up from the partner's group and its progress (null: no rule " +
+          'from its group, or the advertiser locked it in its group)',
+      },
+    ),
+  ),
   pending_cents: Type.Integer({
     description: 'Owed, still in its hold or held for review (held ones included; see held_cents)',
   }),

@@ -53,6 +53,20 @@ export function toPartnerProgram(r: PartnerProgramRow) {
     rejection_reason: r.rejection_reason,
     balance_cents: Number(r.balance_cents),
     created_at: iso(r.created_at)!,
+    // Rewards (docs/rewards.md): what this partner earns (its own policy, else its group's, else the
+    // program's), its group, and the next rule up from it (null: none, or the advertiser locked it).
+    commission: storedPolicy(r.commission_override ?? r.group_commission ?? r.commission),
+    group: { id: Number(r.group_id), name: r.group_name, slug: r.group_slug },
+    tier:
+      r.tier_metric === null || r.group_locked
+        ? null
+        : {
+            metric: r.tier_metric,
+            window: r.tier_window!,
+            value: Number(r.tier_value ?? 0),
+            threshold: Number(r.tier_threshold),
+            next_group_name: r.tier_next_group_name!,
+          },
   };
 }
 
