@@ -275,3 +275,20 @@ t.test('the portal shows a partner its running bonuses and its progress', async 
     { id: bonus.id, name: 'Five customers', metric: 'customers', threshold: 5, value: 1, awarded: false },
   ]);
 });
+
+t.test('a bonus commission is paid like any other', async (t) => {
+  const program = await apiProgram(svc, owner, {
+    commission: { type: 'flat', amount_cents: 100 },
+    hold_days: 0,
+  });
+  const bonus = await newBonus(program.id, { threshold: 10_000, amount_cents: 2500 });
+  const partner = await addPartner(svc, owner, program.id);
+  await trackSale(svc, program.token, { customer_key: await customerOf(sql, program.id, partner) });
+  const [c] = await bonusCommissions(program.id, bonus.id);
+  const r = await send('POST', url(`/api/advertiser/commissions/${c!.id}/mark-paid`), {}, own);
+  t.equal(r.status, 200, r.text);
+  t.match(r.body.data, { id: c!.id, status: 'paid', sale_id: null, bonus_id: bonus.id });
+  const [entry] = await sql<{ n: number }[]>`
+    select count(*)::int as n from ledger_entries where commission_id = ${c!.id} and kind = 'commission_paid'`;
+  t.equal(entry!.n, 1, 'its payment in the ledger');
+});
