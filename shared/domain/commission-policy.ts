@@ -49,9 +49,15 @@ export function recurrenceBlocks(
  * version that allowed it) is the default, which is what its sales have always earned.
  */
 export function storedPolicy(v: unknown): CommissionPolicy {
+  // A row's policy is read by every sale of its chunk: parsed once per object (never changed by a reader).
+  const hit = v !== null && typeof v === 'object' ? parsed.get(v) : undefined;
+  if (hit) return hit;
   const p = parsePolicy(v);
-  return typeof p === 'string' ? DEFAULT_POLICY : p;
+  const policy = typeof p === 'string' ? DEFAULT_POLICY : p;
+  if (v !== null && typeof v === 'object') parsed.set(v, policy);
+  return policy;
 }
+const parsed = new WeakMap<object, CommissionPolicy>();
 
 // ---- what prices a sale (CONTRACT part four "What a partner earns"; docs/rewards.md) ----
 

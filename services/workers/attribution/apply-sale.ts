@@ -21,11 +21,13 @@ import { CUSTOMER_KEY_COLUMNS, customerKeys } from '../../../shared/pipeline/bre
 import type { DimensionKeys } from '../../../shared/pipeline/breakdown.ts';
 import { insertSales, saleRow, updateCustomers } from './sale-rows.ts';
 import { ChunkRewards, noAwards } from './rewards.ts';
+import { PAIRS_COLUMN, rewardColumns } from './reward-context.ts';
+import type { ProgramRewardColumns } from './reward-context.ts';
 import type { SaleRow } from './sale-rows.ts';
 
 export const DUPLICATE_SALE = 'Duplicate transaction_id. This sale has already been recorded.';
 
-interface ProgramRow {
+interface ProgramRow extends ProgramRewardColumns {
   id: string;
   commission: unknown;
   cookie_window_days: number;
@@ -111,7 +113,7 @@ function commissionAnswer(
 }
 
 const CUSTOMER_COLUMNS = `id, program_id, partner_program_id, customer_status, last_click_at,
-  first_purchase_date, first_commission_at, customer_key, click_id, ${CUSTOMER_KEY_COLUMNS}`;
+  first_purchase_date, first_commission_at, customer_key, click_id, ${CUSTOMER_KEY_COLUMNS}, ${PAIRS_COLUMN}`;
 
 /**
  * Whether a click id that matched no customer may still be in the pipeline and is worth waiting for: a
@@ -159,12 +161,14 @@ export async function awaitRecentClicks(sql: Sql, cmds: SaleCommand[], waitMs: n
   }
 }
 
-async function loadPrograms(tx: Tx, ids: number[], memo: Map<string, unknown>): Promise<void> {
-  const missing = [...new Set(ids)].filter((id) => !memo.has(`program:${id}`));
+/** The programs, with their groups, ladders and bonuses for pricing (reward-context.ts), once per chunk. */
+async function loadPrograms(tx: Tx, cmds: SaleCommand[], memo: Map<string, unknown>): Promise<void> {
+  const missing = [...new Set(cmds.map((c) => c.program_id))].filter((id) => !memo.has(`program:${id}`));
   if (missing.length === 0) return;
+  const since = new Date(Math.min(...cmds.map((c) => c.ts), Date.now()));
   const rows = await tx<ProgramRow[]>`
     select id, commission, cookie_window_days, trim(currency) as currency, deleted_at is not null as deleted,
-           workspace_id, hold_days, code_attribution
+           workspace_id, hold_days, code_attribution, ${rewardColumns(tx, since)}
     from programs where id = any(${missing}::bigint[])`;
   for (const p of rows) memo.set(`program:${p.id}`, p);
 }
@@ -177,11 +181,7 @@ async function applySales(
   ctx: ApplyContext,
   kafkaPrefix: string,
 ): Promise<Applied[]> {
-  await loadPrograms(
-    tx,
-    given.map((c) => c.program_id),
-    ctx.memo,
-  );
+  await loadPrograms(tx, given, ctx.memo);
   const programOf = (cmd: SaleCommand) => ctx.memo.get(`program:${cmd.program_id}`) as ProgramRow | undefined;
   // An omitted currency is the program's.
   const cmds = given.map((c) =>
@@ -241,7 +241,7 @@ async function applySales(
   const rewards = await ChunkRewards.load(tx, ctx.memo, {
     sales: toResolve,
     ppIds,
-    customerIds: [...new Set([...byKey.values(), ...byClick.values()].map((r) => r.id))],
+    customers: [...new Set([...byKey.values(), ...byClick.values()])],
   });
   const pps = rewards.pps;
 

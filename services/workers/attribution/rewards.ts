@@ -10,17 +10,16 @@
 // pinning writes a partner's pairs under that partner's metric lock.
 import type { Tx } from '../../../shared/db/sql.ts';
 import type { SaleCommand } from '../../../shared/contracts/commands.ts';
-import { storedPolicy } from '../../../shared/domain/commission-policy.ts';
-import type { CommissionPolicy, PairHistory } from '../../../shared/domain/commission-policy.ts';
+import type { PairHistory } from '../../../shared/domain/commission-policy.ts';
 import { LIFETIME, monthOf, periodOf, tierMoves, zeroMetrics } from '../../../shared/domain/tiers.ts';
 import type { Metrics, TierRule, TierWindow } from '../../../shared/domain/tiers.ts';
-import { addMetrics, lockMetrics, metricKey, tierRulesOf } from '../../../shared/rewards/metrics.ts';
+import { lockMetrics, metricKey } from '../../../shared/rewards/metrics.ts';
 import type { MetricKey } from '../../../shared/rewards/metrics.ts';
 import { movePartners } from '../../../shared/rewards/moves.ts';
 import type { Move, MoveContext } from '../../../shared/rewards/moves.ts';
 import { bonusCounts, bonusPeriodOf, contribution } from '../../../shared/domain/bonuses.ts';
 import type { Bonus } from '../../../shared/domain/bonuses.ts';
-import { addProgress, bonusesOf, markAwarded } from '../../../shared/rewards/bonuses.ts';
+import { addProgress, markAwarded } from '../../../shared/rewards/bonuses.ts';
 import type { ProgressKey } from '../../../shared/rewards/bonuses.ts';
 import * as lifecycle from '../../../shared/commissions/lifecycle.ts';
 import type { BonusAward } from '../../../shared/commissions/lifecycle.ts';
@@ -28,16 +27,10 @@ import { nothing } from '../../../shared/commissions/caused.ts';
 import type { Caused } from '../../../shared/commissions/caused.ts';
 import type { LedgerEffect } from '../../../shared/contracts/commands.ts';
 import type { Attribution, CustomerRow, PartnerProgramRow, PricingContext } from './attribute.ts';
+import { programRewards, storedPairs } from './reward-context.ts';
+import type { GroupTerms, ProgramRewardColumns, StoredPair } from './reward-context.ts';
 
-/** A group as pricing reads it. */
-export interface GroupTerms {
-  id: number;
-  programId: number;
-  /** Its own policy; null: the program's (the default group's always is). */
-  policy: CommissionPolicy | null;
-  /** null: the program's. */
-  holdDays: number | null;
-}
+export type { GroupTerms };
 
 /** A partner-program as the chunk reads it. */
 export interface ChunkPartnerProgram extends PartnerProgramRow {
@@ -49,32 +42,8 @@ export interface ChunkPartnerProgram extends PartnerProgramRow {
 }
 
 /** A partner–customer pair as the chunk reads and changes it. */
-interface Pair {
-  customerId: string;
-  ppId: string;
-  commissions: number;
-  firstCommissionAt: Date | null;
-  lastSaleAt: Date | null;
-  pinnedGroupId: string | null;
+interface Pair extends StoredPair {
   changed: boolean;
-}
-
-/** The groups of the programs, once per chunk (memo), deleted ones too (a move may have raced a deletion). */
-async function loadGroups(tx: Tx, programIds: number[], memo: Map<string, unknown>): Promise<void> {
-  const missing = [...new Set(programIds)].filter((id) => !memo.has(`groups:${id}`));
-  if (missing.length === 0) return;
-  const rows = await tx<{ id: string; program_id: string; commission: unknown; hold_days: number | null }[]>`
-    select id, program_id, commission, hold_days from program_groups where program_id = any(${missing}::bigint[])`;
-  for (const id of missing) memo.set(`groups:${id}`, true);
-  for (const r of rows) {
-    const g: GroupTerms = {
-      id: Number(r.id),
-      programId: Number(r.program_id),
-      policy: r.commission === null ? null : storedPolicy(r.commission),
-      holdDays: r.hold_days,
-    };
-    memo.set(`group:${r.id}`, g);
-  }
 }
 
 const pairKey = (customerId: string, ppId: string) => `${customerId}|${ppId}`;
@@ -141,18 +110,27 @@ export class ChunkRewards {
 
   /**
    * Reads what the chunk's sales are priced by and, for programs with a ladder, locks their partners'
-   * figures of the periods the sales fall in; the customers must be locked already.
+   * figures of the periods the sales fall in. The programs' rows (with their groups, ladders and bonuses:
+   * reward-context.ts) are in the memo, the customers are locked and carry their pairs.
    */
   static async load(
     tx: Tx,
     memo: Map<string, unknown>,
-    c: { sales: Pick<SaleCommand, 'program_id' | 'ts'>[]; ppIds: string[]; customerIds: string[] },
+    c: {
+      sales: Pick<SaleCommand, 'program_id' | 'ts'>[];
+      ppIds: string[];
+      customers: (CustomerRow & { pairs?: unknown })[];
+    },
   ): Promise<ChunkRewards> {
-    const programIds = c.sales.map((s) => s.program_id);
-    await loadGroups(tx, programIds, memo);
-    const rules = await tierRulesOf(tx, programIds, memo);
-    const since = new Date(Math.min(...c.sales.map((x) => x.ts), Date.now()));
-    const bonuses = await bonusesOf(tx, programIds, since, memo);
+    const rules = new Map<number, TierRule[]>();
+    const bonuses = new Map<number, Bonus[]>();
+    for (const id of new Set(c.sales.map((s) => s.program_id))) {
+      const row = memo.get(`program:${id}`) as ProgramRewardColumns | undefined;
+      if (!row) continue;
+      const r = programRewards(id, row, memo);
+      rules.set(id, r.rules);
+      bonuses.set(id, r.bonuses);
+    }
     const pps =
       c.ppIds.length === 0
         ? []
@@ -179,38 +157,16 @@ export class ChunkRewards {
         pp.group_locked = r.group_locked;
       }
     }
-    const pairs =
-      c.customerIds.length === 0
-        ? []
-        : await tx<
-            {
-              customer_id: string;
-              partner_program_id: string;
-              commissions: number;
-              first_commission_at: Date | null;
-              last_sale_at: Date | null;
-              pinned_group_id: string | null;
-            }[]
-          >`
-            select customer_id, partner_program_id, commissions, first_commission_at, last_sale_at, pinned_group_id
-            from partner_customers where customer_id = any(${c.customerIds}::bigint[])`;
+    const pairs = new Map<string, Pair>();
+    for (const customer of c.customers) {
+      for (const p of storedPairs(customer.id, customer.pairs)) {
+        pairs.set(pairKey(p.customerId, p.ppId), { ...p, changed: false });
+      }
+    }
     return new ChunkRewards(
       memo,
       new Map(pps.map(({ id, ...r }) => [id, r])),
-      new Map(
-        pairs.map((p) => [
-          pairKey(p.customer_id, p.partner_program_id),
-          {
-            customerId: p.customer_id,
-            ppId: p.partner_program_id,
-            commissions: p.commissions,
-            firstCommissionAt: p.first_commission_at,
-            lastSaleAt: p.last_sale_at,
-            pinnedGroupId: p.pinned_group_id,
-            changed: false,
-          },
-        ]),
-      ),
+      pairs,
       rules,
       locked,
       keys,
@@ -396,11 +352,7 @@ export class ChunkRewards {
       if (moves.length === 0) break;
       await movePartners(tx, ctx, moves);
     }
-    await this.savePairs(tx);
-    await addMetrics(
-      tx,
-      [...this.metrics.values()].map((m) => ({ ppId: m.ppId, period: m.period, ...m.delta })),
-    );
+    await this.savePairsAndFigures(tx);
     return this.awardBonuses(tx);
   }
 
@@ -437,25 +389,46 @@ export class ChunkRewards {
   }
 
   /**
-   * Writes the pairs the chunk changed (one statement, in key order), with the groups its moves pinned them
-   * to (moves.ts has pinned the partner's other pairs already).
+   * Writes the pairs the chunk changed, with the groups its moves pinned them to (moves.ts has pinned the
+   * partner's other pairs already), and adds the partners' figures: one statement, each part in key order.
+   * No other transaction writes these pairs (their customers are locked); the figures' rows are the only
+   * ones this statement may wait for.
    */
-  private async savePairs(tx: Tx): Promise<void> {
-    const rows = [...this.pairs.values()]
+  private async savePairsAndFigures(tx: Tx): Promise<void> {
+    const pairs = [...this.pairs.values()]
       .filter((p) => p.changed)
       .sort((a, b) => Number(a.customerId) - Number(b.customerId) || Number(a.ppId) - Number(b.ppId));
-    if (rows.length === 0) return;
+    const figures = [...this.metrics.values()]
+      .filter((m) => m.delta.sales_cents !== 0 || m.delta.customers !== 0 || m.delta.commission_cents !== 0)
+      .sort(
+        (a, b) => Number(a.ppId) - Number(b.ppId) || (a.period < b.period ? -1 : a.period > b.period ? 1 : 0),
+      );
+    if (pairs.length === 0 && figures.length === 0) return;
     await tx`
-      insert into partner_customers (customer_id, partner_program_id, commissions, first_commission_at, last_sale_at,
-                                     pinned_group_id)
-      select * from unnest(${rows.map((p) => p.customerId)}::bigint[], ${rows.map((p) => p.ppId)}::bigint[],
-                           ${rows.map((p) => p.commissions)}::int[],
-                           ${rows.map((p) => p.firstCommissionAt?.toISOString() ?? null)}::timestamptz[],
-                           ${rows.map((p) => p.lastSaleAt?.toISOString() ?? null)}::timestamptz[],
-                           ${rows.map((p) => p.pinnedGroupId)}::bigint[])
-      on conflict (customer_id, partner_program_id) do update set
-        commissions = excluded.commissions, first_commission_at = excluded.first_commission_at,
-        last_sale_at = excluded.last_sale_at, pinned_group_id = excluded.pinned_group_id`;
+      with pairs as (
+        insert into partner_customers (customer_id, partner_program_id, commissions, first_commission_at,
+                                       last_sale_at, pinned_group_id)
+        select * from unnest(${pairs.map((p) => p.customerId)}::bigint[], ${pairs.map((p) => p.ppId)}::bigint[],
+                             ${pairs.map((p) => p.commissions)}::int[],
+                             ${pairs.map((p) => p.firstCommissionAt?.toISOString() ?? null)}::timestamptz[],
+                             ${pairs.map((p) => p.lastSaleAt?.toISOString() ?? null)}::timestamptz[],
+                             ${pairs.map((p) => p.pinnedGroupId)}::bigint[])
+        on conflict (customer_id, partner_program_id) do update set
+          commissions = excluded.commissions, first_commission_at = excluded.first_commission_at,
+          last_sale_at = excluded.last_sale_at, pinned_group_id = excluded.pinned_group_id
+        returning 1
+      ), figures as (
+        insert into partner_metrics as m (partner_program_id, period, sales_cents, customers, commission_cents)
+        select * from unnest(${figures.map((f) => f.ppId)}::bigint[], ${figures.map((f) => f.period)}::date[],
+                             ${figures.map((f) => f.delta.sales_cents)}::bigint[],
+                             ${figures.map((f) => f.delta.customers)}::bigint[],
+                             ${figures.map((f) => f.delta.commission_cents)}::bigint[])
+        on conflict (partner_program_id, period) do update set
+          sales_cents = m.sales_cents + excluded.sales_cents, customers = m.customers + excluded.customers,
+          commission_cents = m.commission_cents + excluded.commission_cents
+        returning 1
+      )
+      select (select count(*) from pairs) + (select count(*) from figures) as n`;
   }
 }
 
