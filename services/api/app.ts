@@ -23,6 +23,9 @@ import { registerMailRoutes } from './modules/mail/routes.ts';
 import { registerPayoutRoutes } from './modules/payouts/routes.ts';
 import { registerCodeRoutes, registerPartnerCodeRoutes } from './modules/codes/routes.ts';
 import { registerRiskRoutes } from './modules/risk/routes.ts';
+import { registerGroupRoutes } from './modules/groups/routes.ts';
+import { registerTierRoutes } from './modules/tiers/routes.ts';
+import { registerBonusRoutes } from './modules/bonuses/routes.ts';
 import {
   registerAdvertiserNotificationRoutes,
   registerPartnerNotificationRoutes,
@@ -51,6 +54,9 @@ const validatedRoutes: AuthedRoutes[] = [
   registerAdvertiserNotificationRoutes,
   registerPayoutRoutes,
   registerCodeRoutes,
+  registerGroupRoutes,
+  registerTierRoutes,
+  registerBonusRoutes,
 ];
 
 /** The partner API (/api/partner/*): a partner session only (docs/partners.md). */

@@ -5,6 +5,7 @@
 import type { Sql, Tx } from '../db/sql.ts';
 import type { At, CommissionState, CommissionStatus, CommissionWrite } from './states.ts';
 import type { ReviewReason } from './review-reasons.ts';
+import type { PricedRule } from '../domain/commission-policy.ts';
 
 /** A commission's row as the API and its webhook events show it, with its program's workspace. */
 export interface CommissionRecord {
@@ -13,7 +14,8 @@ export interface CommissionRecord {
   program_id: string;
   partner_id: string;
   partner_program_id: string;
-  sale_id: string;
+  /** Null for a bonus (bonus_id). */
+  sale_id: string | null;
   customer_id: string | null;
   status: CommissionStatus;
   amount_cents: string;
@@ -28,6 +30,12 @@ export interface CommissionRecord {
   updated_at: Date;
   /** The partner code the commission's sale carried (sales.coupon_code), for the events. */
   coupon_code: string | null;
+  /** The group whose terms applied, and the rule that priced it (docs/rewards.md; null: seeded rows). */
+  group_id: string | null;
+  rule: PricedRule | null;
+  bonus_id: string | null;
+  /** A bonus's period ('once' or 'YYYY-MM'). */
+  bonus_period: string | null;
 }
 
 const RECORD = (db: Sql | Tx, c: string, p: string) =>
@@ -35,7 +43,8 @@ const RECORD = (db: Sql | Tx, c: string, p: string) =>
   ${c}.id, ${p}.workspace_id, ${c}.program_id, ${c}.partner_id, ${c}.partner_program_id, ${c}.sale_id,
   ${c}.customer_id, ${c}.status, ${c}.amount_cents, ${c}.deducted_cents, trim(${c}.currency) as currency,
   ${c}.refund_reason, ${c}.review_reason, ${c}.payable_at, ${c}.payout_id, ${c}.paid_at, ${c}.created_at,
-  ${c}.updated_at, (select s.coupon_code from sales s where s.id = ${c}.sale_id) as coupon_code`);
+  ${c}.updated_at, (select s.coupon_code from sales s where s.id = ${c}.sale_id) as coupon_code,
+  ${c}.group_id, ${c}.rule, ${c}.bonus_id, ${c}.bonus_period`);
 
 interface StateRow {
   id: string;
@@ -47,7 +56,7 @@ interface StateRow {
   partner_program_id: string;
   program_id: string;
   workspace_id: string | null;
-  transaction_id: string;
+  transaction_id: string | null;
   review_reason: ReviewReason | null;
   payout_id: string | null;
   paid_at: Date | null;
@@ -59,7 +68,7 @@ const STATE = (db: Sql | Tx, extra = db``) => db`
   select c.id, c.status, c.amount_cents, c.deducted_cents, trim(c.currency) as currency, c.partner_id,
          c.partner_program_id, c.program_id, p.workspace_id, s.transaction_id, c.review_reason, c.payout_id,
          c.paid_at, coalesce(c.payable_at, c.created_at) <= now() as due ${extra}
-  from commissions c join sales s on s.id = c.sale_id join programs p on p.id = c.program_id`;
+  from commissions c left join sales s on s.id = c.sale_id join programs p on p.id = c.program_id`;
 
 const num = (v: string | null) => (v === null ? null : Number(v));
 
@@ -175,9 +184,9 @@ export async function clawbacksOwed(
   return new Map(rows.map((r) => [Number(r.pp), Number(r.owed)]));
 }
 
-/** A new commission as `create` inserts it. */
+/** A new commission as `create` inserts it: of a sale, or a bonus (sale_id null, bonus_id and its period). */
 export interface NewCommissionRow {
-  sale_id: number;
+  sale_id: number | null;
   program_id: number;
   partner_id: number | string;
   partner_program_id: number | string;
@@ -185,29 +194,50 @@ export interface NewCommissionRow {
   amount_cents: number;
   currency: string;
   payable_at: string;
+  /** The group whose terms applied and the rule that priced it (omitted only by seeders: null). */
+  group_id?: number | string | null;
+  rule?: PricedRule | null;
+  bonus_id?: number | null;
+  bonus_period?: string | null;
   /** Seeded data only: when it was created (default: now). */
   created_at?: Date;
 }
 
-/** Inserts commissions (status pending) with one statement; returns their rows in the input's order. */
+/** What identifies a new commission in the insert's answer: its sale, or its bonus, partner and period. */
+const keyOf = (r: {
+  sale_id: number | string | null;
+  bonus_id?: number | string | null;
+  partner_program_id: number | string;
+  bonus_period?: string | null;
+}) => (r.sale_id !== null ? `s:${r.sale_id}` : `b:${r.bonus_id}:${r.partner_program_id}:${r.bonus_period}`);
+
+/**
+ * Inserts commissions (status pending) with one statement; returns their rows in the input's order, without
+ * those it did not insert: a bonus's commission of a partner and period that exists already (the unique
+ * index commissions_bonus_once decides, whatever runs concurrently).
+ */
 export async function insertCommissions(tx: Tx, rows: NewCommissionRow[]): Promise<CommissionRecord[]> {
   if (rows.length === 0) return [];
   const col = <K extends keyof NewCommissionRow>(k: K) => rows.map((r) => r[k] ?? null);
   const created = rows.map((r) => r.created_at?.toISOString() ?? null);
+  const rules = rows.map((r) => (r.rule ? JSON.stringify(r.rule) : null));
   const got = await tx<CommissionRecord[]>`
     with ins as (
       insert into commissions (sale_id, program_id, partner_id, partner_program_id, customer_id, status,
-                               amount_cents, currency, payable_at, created_at, updated_at)
-      select s, p, pa, pp, c, 'pending', a, cur, pay, coalesce(cr, now()), coalesce(cr, now())
+                               amount_cents, currency, payable_at, created_at, updated_at, group_id, rule,
+                               bonus_id, bonus_period)
+      select s, p, pa, pp, c, 'pending', a, cur, pay, coalesce(cr, now()), coalesce(cr, now()), g, r::jsonb, b, bp
       from unnest(${col('sale_id')}::bigint[], ${col('program_id')}::bigint[], ${col('partner_id')}::bigint[],
                   ${col('partner_program_id')}::bigint[], ${col('customer_id')}::bigint[],
                   ${col('amount_cents')}::bigint[], ${col('currency')}::text[], ${col('payable_at')}::timestamptz[],
-                  ${created}::timestamptz[])
-        as v(s, p, pa, pp, c, a, cur, pay, cr)
+                  ${created}::timestamptz[], ${col('group_id')}::bigint[], ${rules}::text[],
+                  ${col('bonus_id')}::bigint[], ${col('bonus_period')}::text[])
+        as v(s, p, pa, pp, c, a, cur, pay, cr, g, r, b, bp)
+      on conflict do nothing
       returning *)
     select ${RECORD(tx, 'ins', 'p')} from ins join programs p on p.id = ins.program_id`;
-  const bySale = new Map(got.map((r) => [Number(r.sale_id), r]));
-  return rows.map((r) => bySale.get(r.sale_id)!);
+  const byKey = new Map(got.map((r) => [keyOf(r), r]));
+  return rows.flatMap((r) => byKey.get(keyOf(r)) ?? []);
 }
 
 // Which columns a write sets, as bits of one integer per row (one statement text for every transition).

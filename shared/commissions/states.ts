@@ -36,7 +36,8 @@ export interface CommissionState {
   partner_program_id: number;
   program_id: number;
   workspace_id: number | null;
-  transaction_id: string;
+  /** Null for a bonus, which has no sale. */
+  transaction_id: string | null;
   review_reason: ReviewReason | null;
   payout_id: number | null;
   paid_at: Date | null;
@@ -247,7 +248,7 @@ export function reject(c: CommissionState, reason: string | null | undefined): D
           program_id: c.program_id,
           kind: 'commission_rejected',
           title: 'A commission was rejected',
-          body: `Your commission of ${dollars(c.amount_cents)} ${c.currency} on sale ${c.transaction_id} was rejected after review. Reason: ${refundReason.replace(/^rejected(: )?/, '') || 'No reason given'}`,
+          body: `Your commission of ${dollars(c.amount_cents)} ${c.currency} ${c.transaction_id === null ? 'for a bonus' : `on sale ${c.transaction_id}`} was rejected after review. Reason: ${refundReason.replace(/^rejected(: )?/, '') || 'No reason given'}`,
           data: { commission_id: c.id, transaction_id: c.transaction_id, refund_reason: refundReason },
         },
       ],

@@ -1,6 +1,7 @@
 // Lists and shapes the management API accepts and answers, for its schemas and for the dashboard (a client
 // of the API, which bundles this file: no imports): key scopes, member roles, processor connection statuses,
-// the outcomes of processor events, a program's commission policy.
+// the outcomes of processor events. (A commission policy's shape is shared/domain/policy-schema.ts's schema;
+// the dashboard reads it from the API's own types.)
 
 export const SCOPES = [
   '*',
@@ -37,18 +38,3 @@ export const PROCESSOR_OUTCOMES = [
   'ignored',
   'failed',
 ] as const;
-
-/** A commission rate; shared/domain/commission-policy.ts checks and applies it. */
-export interface Rate {
-  type: 'percentage' | 'flat';
-  /** For percentage: 0..100, up to 4 decimals. */
-  percent: number | null;
-  /** For flat. */
-  amount_cents: number | null;
-}
-
-/** A program's `commission` (CONTRACT "Programs"). */
-export interface CommissionPolicy extends Rate {
-  recurring: { mode: 'one_time' | 'recurring'; months: number | null };
-  product_rules: (Rate & { product_id: string })[];
-}

@@ -11,6 +11,7 @@ export const WEBHOOK_EVENT_TYPES = [
   'partner.created',
   'partner.applied',
   'partner.approved',
+  'partner.group_changed',
   'payout.created',
   'payout.paid',
   'webhook.test',

@@ -1,70 +1,20 @@
-// A program's commission policy (CONTRACT "Programs"): percentage or flat, per-product overrides, and
-// one_time / recurring (months, or lifetime when months is null). Amounts are integer cents; a percentage
+// What a commission policy pays (CONTRACT "Programs"; its shape and check: policy-schema.ts): percentage or
+// flat, per-product overrides, and one_time / recurring (months, or lifetime when months is null). Amounts are integer cents; a percentage
 // commission is round half up of amount × percent / 100, computed exactly in integers.
-import { isPlainObject } from '../json.ts';
-import { MAX_AMOUNT_CENTS, mulDivRoundHalfUp } from './money.ts';
-import type { CommissionPolicy, Rate } from '../contracts/management.ts';
+import { mulDivRoundHalfUp } from './money.ts';
+import { parsePolicy, policyError } from './policy-schema.ts';
+import type { CommissionPolicy, Rate } from './policy-schema.ts';
 
 export type { CommissionPolicy, Rate };
+export { parsePolicy, policyError };
 
 export const DEFAULT_POLICY: CommissionPolicy = {
   type: 'percentage',
   percent: 20,
   amount_cents: null,
-  recurring: { mode: 'recurring', months: null },
+  recurring: { mode: 'recurring', months: null, first: null },
   product_rules: [],
 };
-
-/** Returns the policy, or a message saying what is wrong with it. */
-
-export function parsePolicy(input: unknown): CommissionPolicy | string {
-  if (!isPlainObject(input)) return 'commission must be an object';
-  const rate = (o: Record<string, unknown>, where: string): Rate | string => {
-    if (o.type === 'percentage') {
-      const p = o.percent;
-      if (typeof p !== 'number' || !(p >= 0 && p <= 100) || Math.round(p * 10_000) !== p * 10_000) {
-        return `${where}percent must be a number from 0 to 100 (at most 4 decimals)`;
-      }
-      return { type: 'percentage', percent: p, amount_cents: null };
-    }
-    if (o.type === 'flat') {
-      const a = o.amount_cents;
-      if (!Number.isSafeInteger(a) || (a as number) < 0)
-        return `${where}amount_cents must be a non-negative integer`;
-      if ((a as number) > MAX_AMOUNT_CENTS) return `${where}amount_cents must be at most ${MAX_AMOUNT_CENTS}`;
-      return { type: 'flat', percent: null, amount_cents: a as number };
-    }
-    return `${where}type must be 'percentage' or 'flat'`;
-  };
-  const base = rate(input, '');
-  if (typeof base === 'string') return base;
-  let recurring: CommissionPolicy['recurring'] = { mode: 'recurring', months: null };
-  if (input.recurring !== undefined && input.recurring !== null) {
-    const r = input.recurring;
-    if (!isPlainObject(r)) return 'recurring must be an object';
-    const mode = r.mode ?? 'recurring';
-    if (mode !== 'one_time' && mode !== 'recurring')
-      return "recurring.mode must be 'one_time' or 'recurring'";
-    const months = r.months ?? null;
-    if (months !== null && !(Number.isSafeInteger(months) && (months as number) > 0)) {
-      return 'recurring.months must be a positive integer or null (lifetime)';
-    }
-    recurring = { mode, months: months as number | null };
-  }
-  const rules: CommissionPolicy['product_rules'] = [];
-  if (input.product_rules !== undefined && input.product_rules !== null) {
-    if (!Array.isArray(input.product_rules)) return 'product_rules must be an array';
-    for (const [i, r] of input.product_rules.entries()) {
-      if (!isPlainObject(r) || typeof r.product_id !== 'string' || r.product_id === '') {
-        return `product_rules[${i}].product_id must be a string`;
-      }
-      const rr = rate(r, `product_rules[${i}].`);
-      if (typeof rr === 'string') return rr;
-      rules.push({ ...rr, product_id: r.product_id });
-    }
-  }
-  return { ...base, recurring, product_rules: rules };
-}
 
 /** The commission in cents for a sale of `amountCents` (and product), before any attribution rule. */
 export function commissionAmount(
@@ -92,4 +42,79 @@ export function recurrenceBlocks(
   const end = new Date(firstCommissionAt);
   end.setUTCMonth(end.getUTCMonth() + months);
   return saleAt > end ? `Recurring commission period of ${months} months has ended` : null;
+}
+
+/**
+ * A stored policy as every reader uses it: normalised; one that no longer parses (written by hand, or by a
+ * version that allowed it) is the default, which is what its sales have always earned.
+ */
+export function storedPolicy(v: unknown): CommissionPolicy {
+  // A row's policy is read by every sale of its chunk: parsed once per object (never changed by a reader).
+  const hit = v !== null && typeof v === 'object' ? parsed.get(v) : undefined;
+  if (hit) return hit;
+  const p = parsePolicy(v);
+  const policy = typeof p === 'string' ? DEFAULT_POLICY : p;
+  if (v !== null && typeof v === 'object') parsed.set(v, policy);
+  return policy;
+}
+const parsed = new WeakMap<object, CommissionPolicy>();
+
+// ---- what prices a sale (CONTRACT part four "What a partner earns"; docs/rewards.md) ----
+
+/** Which rule priced a commission: the partner's own policy, its group's, a product rule, a stepped rate, a bonus. */
+export type RuleSource = 'override' | 'group' | 'product' | 'first_period' | 'bonus';
+
+/** What a commission carries of the rule that priced it. */
+export interface PricedRule extends Rate {
+  source: RuleSource;
+}
+
+/** The policies a sale of a partner may be priced by: its own, its group's (null: the program's), the program's. */
+export interface Terms {
+  override: CommissionPolicy | null;
+  group: CommissionPolicy | null;
+  program: CommissionPolicy;
+}
+
+/** The partner–customer pair's history: how many commissions it earned, and when the first was. */
+export interface PairHistory {
+  commissions: number;
+  firstCommissionAt: Date | null;
+}
+
+export type Price = { noCommission: string } | { amount: number; rule: PricedRule };
+
+const rateOf = (r: Rate): Rate => ({ type: r.type, percent: r.percent, amount_cents: r.amount_cents });
+
+function amountOf(rate: Rate, amountCents: number): number {
+  if (rate.type === 'flat') return rate.amount_cents ?? 0;
+  return mulDivRoundHalfUp(amountCents, Math.round((rate.percent ?? 0) * 10_000), 1_000_000);
+}
+
+/**
+ * The one pricing rule, pure: the partner's override, else its group's policy, else the program's; inside
+ * the policy applied, a product rule for the sale's product wins, then the stepped rate (`recurring.first`)
+ * for the pair's first `count` commissions, then the policy's own rate; the policy's recurrence (one-time,
+ * months from the pair's first commission) may give nothing. A zero amount is no commission.
+ */
+export function priceSale(
+  terms: Terms,
+  pair: PairHistory,
+  sale: { amountCents: number; productId: string | null; at: Date },
+): Price {
+  const policy = terms.override ?? terms.group ?? terms.program;
+  const source: RuleSource = terms.override ? 'override' : 'group';
+  const blocked = recurrenceBlocks(policy, pair.firstCommissionAt, sale.at);
+  if (blocked) return { noCommission: blocked };
+  const product =
+    sale.productId === null ? undefined : policy.product_rules.find((r) => r.product_id === sale.productId);
+  const first = policy.recurring.first;
+  const rule: PricedRule = product
+    ? { source: 'product', ...rateOf(product) }
+    : first && pair.commissions < first.count
+      ? { source: 'first_period', ...rateOf(first) }
+      : { source, ...rateOf(policy) };
+  const amount = amountOf(rule, sale.amountCents);
+  if (amount === 0) return { noCommission: 'The commission policy gives no commission for this sale' };
+  return { amount, rule };
 }

@@ -15,7 +15,8 @@ export interface CommissionFields {
   amount_cents: number | string;
   currency: string;
   deducted_cents?: number | string | null;
-  sale_id: number | string;
+  /** Null for a bonus's commission. */
+  sale_id: number | string | null;
   program_id: number | string;
   partner_id: number | string;
   customer_id?: number | string | null;
@@ -23,6 +24,10 @@ export interface CommissionFields {
   paid_at?: Date | string | null;
   created_at: Date | string;
   updated_at: Date | string;
+  /** What priced it (docs/rewards.md): its group, its rule, and the bonus it pays. */
+  group_id?: number | string | null;
+  rule?: unknown;
+  bonus_id?: number | string | null;
 }
 
 /** `commission.created` / `commission.updated`. Extra fields (review_reason, payable_at, …) pass through. */
@@ -36,12 +41,15 @@ export function commissionData(
     amount_cents: Number(c.amount_cents),
     deducted_cents: Number(c.deducted_cents ?? 0),
     currency: c.currency.trim(),
-    sale_id: Number(c.sale_id),
+    sale_id: num(c.sale_id),
     program_id: Number(c.program_id),
     partner_id: Number(c.partner_id),
     customer_id: num(c.customer_id),
     refund_reason: c.refund_reason ?? null,
     paid_at: iso(c.paid_at),
+    group_id: num(c.group_id),
+    rule: c.rule ?? null,
+    bonus_id: num(c.bonus_id),
     is_test: false,
     created_at: iso(c.created_at),
     updated_at: iso(c.updated_at),

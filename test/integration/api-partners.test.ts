@@ -148,6 +148,12 @@ t.test('list partners with both balances', async (t) => {
   await sql`update partner_programs set balance_cents = 567 where id = ${a.partner_program.id}`;
   const r = await getJson(`${programsUrl}/${p.id}/partners`, bearer(owner.session));
   t.equal(r.status, 200);
+  // Every partner joins the program's default group (docs/rewards.md).
+  const [dflt] = await sql<
+    { id: string }[]
+  >`select id from program_groups where program_id = ${p.id} and is_default`;
+  const group = { id: Number(dflt!.id), name: 'Default', slug: 'default' };
+  const rewards = { group, group_locked: false, commission_override: null };
   t.same(r.body.data, [
     {
       id: a.partner.id,
@@ -163,6 +169,7 @@ t.test('list partners with both balances', async (t) => {
       balance_cents: 1234,
       program_balance_cents: 567,
       joined_at: a.partner_program.created_at,
+      ...rewards,
     },
     {
       id: b.partner.id,
@@ -178,6 +185,7 @@ t.test('list partners with both balances', async (t) => {
       balance_cents: 0,
       program_balance_cents: 0,
       joined_at: b.partner_program.created_at,
+      ...rewards,
     },
   ]);
   const stranger = await signup(svc);

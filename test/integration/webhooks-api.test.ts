@@ -49,7 +49,7 @@ t.test('registration: each bad input is a 400 with its message', async (t) => {
   ]);
   t.same(await error({ url: 'https://public.test/', events: ['sale.deleted'] }), [
     400,
-    'Unknown event type: sale.deleted. Allowed: *, lead.created, sale.created, sale.refunded, commission.created, commission.updated, partner.created, partner.applied, partner.approved, payout.created, payout.paid, webhook.test',
+    'Unknown event type: sale.deleted. Allowed: *, lead.created, sale.created, sale.refunded, commission.created, commission.updated, partner.created, partner.applied, partner.approved, partner.group_changed, payout.created, payout.paid, webhook.test',
   ]);
   t.same(await error({ url: 'https://public.test/', events: [] }), [
     400,

@@ -121,6 +121,37 @@ if (code.status !== 201) throw new Error(`code: ${code.status} ${code.text}`);
 // Deactivating it again answers the same: the DELETE may act on it with every credential, in any order.
 const codeId = (code.body.data as { id: number }).id;
 
+/** A group of B (the rewards' routes: docs/rewards.md). */
+async function group(): Promise<number> {
+  const r = await send(
+    'POST',
+    url(`/api/advertiser/affiliate-programs/${B.id}/groups`),
+    { name: `Group ${uniq()}` },
+    own,
+  );
+  if (r.status !== 201) throw new Error(`group: ${r.status} ${r.text}`);
+  return (r.body.data as { id: number }).id;
+}
+const groupId = await group();
+/** A bonus of B. */
+async function bonus(): Promise<number> {
+  const r = await send(
+    'POST',
+    url(`/api/advertiser/affiliate-programs/${B.id}/bonuses`),
+    {
+      name: `Bonus ${uniq()}`,
+      metric: 'sales_cents',
+      threshold: 100_000,
+      amount_cents: 500,
+      period: 'once',
+      ends_at: new Date(Date.now() + 86_400_000).toISOString(),
+    },
+    own,
+  );
+  if (r.status !== 201) throw new Error(`bonus: ${r.status} ${r.text}`);
+  return (r.body.data as { id: number }).id;
+}
+
 const [sale] = await sql<{ id: string }[]>`
   insert into sales (request_id, program_id, transaction_id, amount_cents, currency, sale_type, sale_date)
   values (${`rt-${uniq()}`}, ${B.id}, ${`rt-${uniq()}`}, 1000, 'USD', 'payment', now()) returning id`;
@@ -201,7 +232,10 @@ interface Call {
 
 /** Path parameters of shared objects, by the path's beginning. */
 const SHARED: [RegExp, Params][] = [
-  [/^\/api\/advertiser\/affiliate-programs\/\{id\}/, { id: B.id, partnerId: Q.partnerId, linkId, codeId }],
+  [
+    /^\/api\/advertiser\/affiliate-programs\/\{id\}/,
+    { id: B.id, partnerId: Q.partnerId, linkId, codeId, groupId },
+  ],
   [/^\/api\/advertiser\/commissions\/\{id\}/, { id: Number(commission!.id) }],
   [/^\/api\/advertiser\/payouts\/\{id\}/, { id: Number(payout!.id) }],
   [/^\/api\/advertiser\/webhooks\/\{id\}/, { id: endpointId }],
@@ -240,6 +274,12 @@ const CALLS: Record<string, (kind: Kind) => Promise<Call>> = {
   }),
   'DELETE /api/advertiser/api-keys/{id}': async () => ({ params: { id: (await key(null)).id } }),
   'DELETE /api/advertiser/webhooks/{id}': async () => ({ params: { id: await endpoint() } }),
+  'DELETE /api/advertiser/affiliate-programs/{id}/groups/{groupId}': async () => ({
+    params: { groupId: await group() },
+  }),
+  'DELETE /api/advertiser/affiliate-programs/{id}/bonuses/{bonusId}': async () => ({
+    params: { bonusId: await bonus() },
+  }),
   'POST /api/auth/logout': async (kind) => ({ headers: await ownSession(kind) }),
   'DELETE /api/auth/session': async (kind) => ({ headers: await ownSession(kind) }),
   'POST /api/partner/auth/logout': async (kind) => ({ headers: await ownSession(kind) }),

@@ -3,13 +3,12 @@
 import t from 'tap';
 import { commissionState } from '../helpers/commissions.ts';
 import { HttpError } from '../../shared/http/server.ts';
-import { DEFAULT_POLICY } from '../../shared/domain/commission-policy.ts';
+import { DEFAULT_POLICY, policyError } from '../../shared/domain/commission-policy.ts';
 import {
   checkStatusUnchanged,
   currencyError,
   newProgram,
   parseOrigins,
-  policyError,
   programFields,
   rejectNulls,
   slugCandidates,
@@ -87,7 +86,7 @@ t.test('programs: a validated body, normalised', async (t) => {
     type: 'percentage',
     percent: 30,
     amount_cents: null,
-    recurring: { mode: 'recurring', months: null },
+    recurring: { mode: 'recurring', months: null, first: null },
     product_rules: [],
   });
   t.equal(
@@ -135,7 +134,9 @@ t.test('partners and links: inputs', async (t) => {
     name: 'Ann',
     email: 'ann@example.com',
     status: 'approved',
+    groupId: null,
   });
+  t.equal(partnerInput({ name: 'A', email: 'a@b.co', group_id: 7 }).groupId, 7, 'the group it joins');
   t.equal(partnerInput({ name: 'A', email: 'a@b.co', status: null }).status, 'approved');
   t.equal(partnerInput({ name: 'A', email: 'a@b.co', status: 'pending' }).status, 'pending');
   t.same(shortLinkCandidates('spring-sale'), ['spring-sale'], 'a wanted link is tried once');

@@ -48,7 +48,7 @@ t.test('flat commission and product rules override', async (t) => {
 t.test('recurrence: lifetime by default; one_time; months', async (t) => {
   const first = new Date('2026-01-31T10:00:00Z');
   const lifetime = policy({ type: 'percentage', percent: 10 });
-  t.same(lifetime.recurring, { mode: 'recurring', months: null });
+  t.same(lifetime.recurring, { mode: 'recurring', months: null, first: null });
   t.equal(recurrenceBlocks(lifetime, first, new Date('2036-01-01T00:00:00Z')), null);
   t.equal(recurrenceBlocks(lifetime, null, new Date()), null, 'the first sale always earns');
   const once = policy({ type: 'percentage', percent: 10, recurring: { mode: 'one_time' } });
@@ -90,5 +90,88 @@ t.test('invalid policies are named', async (t) => {
   t.match(
     parsePolicy({ type: 'flat', amount_cents: 1, product_rules: [{ type: 'flat', amount_cents: 1 }] }),
     /product_id/,
+  );
+});
+
+t.test(
+  'one shape: what parsePolicy returns is the answer schema, and the routes carry the schemas',
+  async (t) => {
+    const { Value } = await import('@sinclair/typebox/value');
+    const { PolicyIn, PolicyOut } = await import('../../shared/domain/policy-schema.ts');
+    const { buildOpenApiDocument } = await import('../../scripts/lib/openapi.ts');
+    for (const input of [
+      { type: 'percentage', percent: 12.5 },
+      { type: 'flat', amount_cents: 500, percent: 7, recurring: null, product_rules: null },
+      {
+        type: 'flat',
+        amount_cents: 1,
+        recurring: { mode: 'one_time' },
+        product_rules: [{ product_id: 'pro', type: 'percentage', percent: 40 }],
+      },
+    ]) {
+      const p = policy(input);
+      t.ok(Value.Check(PolicyOut, p), `${JSON.stringify(input)} → a PolicyOut`);
+      t.same(policy(p), p, 'a normalised policy parses to itself');
+    }
+    const doc = (await buildOpenApiDocument()) as {
+      paths: Record<string, Record<string, { requestBody?: unknown; responses: Record<string, unknown> }>>;
+    };
+    // As @fastify/swagger writes it: `const` becomes a one-value `enum`.
+    const json = (v: unknown) =>
+      JSON.parse(JSON.stringify(v), (_k, x: unknown) =>
+        x !== null && typeof x === 'object' && 'const' in x
+          ? Object.fromEntries(Object.entries(x).map(([k, y]) => (k === 'const' ? ['enum', [y]] : [k, y])))
+          : x,
+      ) as unknown;
+    const asServed = (v: unknown) => JSON.parse(JSON.stringify(v)) as unknown;
+    const op = doc.paths['/api/advertiser/affiliate-programs/{id}']!;
+    type Obj = { properties: Record<string, unknown>; anyOf?: Obj[] };
+    const bodyOf = (o: { requestBody?: unknown }) => {
+      const schema = (o.requestBody as { content: { 'application/json': { schema: Obj } } }).content[
+        'application/json'
+      ].schema;
+      return (schema.anyOf?.[0] ?? schema).properties;
+    };
+    const answerOf = (o: { responses: Record<string, unknown> }) =>
+      (
+        o.responses['200'] as {
+          content: {
+            'application/json': { schema: { properties: { data: { properties: Record<string, unknown> } } } };
+          };
+        }
+      ).content['application/json'].schema.properties.data.properties;
+    t.same(asServed(bodyOf(op.put!).commission), json(PolicyIn), 'the update body is the request schema');
+    t.same(asServed(answerOf(op.get!).commission), json(PolicyOut), 'the answer is the response schema');
+  },
+);
+
+t.test('nested messages name where they are', async (t) => {
+  t.equal(
+    parsePolicy({ type: 'flat', amount_cents: 1, recurring: { mode: 'x' } }),
+    "recurring.mode must be 'one_time' or 'recurring'",
+  );
+  t.equal(parsePolicy({ type: 'flat', amount_cents: 1, recurring: 'x' }), 'recurring must be an object');
+  t.equal(
+    parsePolicy({
+      type: 'flat',
+      amount_cents: 1,
+      product_rules: [
+        { product_id: 'a', type: 'flat', amount_cents: 1 },
+        { product_id: 'b', type: 'percentage', percent: 100.5 },
+      ],
+    }),
+    'product_rules[1].percent must be a number from 0 to 100 (at most 4 decimals)',
+  );
+  t.equal(
+    parsePolicy({ type: 'flat', amount_cents: 1, product_rules: {} }),
+    'product_rules must be an array',
+  );
+  t.equal(
+    parsePolicy({ type: 'flat', amount_cents: 1, product_rules: [5] }),
+    'product_rules[0].product_id must be a string',
+  );
+  t.equal(
+    parsePolicy({ type: 'percentage', percent: '5' }),
+    'percent must be a number from 0 to 100 (at most 4 decimals)',
   );
 });

@@ -59,6 +59,15 @@ export interface paths {
                             click_id?: string;
                             partner_code?: string;
                             cookie_window_days?: number;
+                            /** @description The discount of the clicked partner's group, for the checkout to apply (absent: none; docs/rewards.md) */
+                            discount?: {
+                                type: "percentage" | "flat";
+                                percent: number | null;
+                                amount_cents: number | null;
+                                duration: "once" | "repeating" | "forever";
+                                /** @description For repeating: how many months */
+                                months: number | null;
+                            };
                             error?: string;
                             message?: string;
                             data?: {
@@ -200,6 +209,15 @@ export interface paths {
                             click_id?: string;
                             partner_code?: string;
                             cookie_window_days?: number;
+                            /** @description The discount of the clicked partner's group, for the checkout to apply (absent: none; docs/rewards.md) */
+                            discount?: {
+                                type: "percentage" | "flat";
+                                percent: number | null;
+                                amount_cents: number | null;
+                                duration: "once" | "repeating" | "forever";
+                                /** @description For repeating: how many months */
+                                months: number | null;
+                            };
                             error?: string;
                             message?: string;
                             data?: {
@@ -1213,6 +1231,97 @@ export interface paths {
                             api_token_masked?: string | null;
                             /** Format: date-time */
                             server_time?: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/track/discount": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The discount a known customer is owed
+         * @description Tracking token. The discount of the customer's partner's group (the processor coupon, with its ids at each processor) for the checkout to apply, or `{ data: null }`: an unknown customer_key, a customer without a partner, a partner not approved, a group without a discount, or a `once` discount after the customer’s first purchase. 400 `customer_key is required (1 to 255 characters)`; 401 for a missing or wrong token.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    customer_key?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                type: "percentage" | "flat";
+                                percent: number | null;
+                                amount_cents: number | null;
+                                duration: "once" | "repeating" | "forever";
+                                /** @description For repeating: how many months */
+                                months: number | null;
+                                processor_ids: {
+                                    stripe?: string;
+                                    paddle?: string;
+                                    lemonsqueezy?: string;
+                                    polar?: string;
+                                };
+                            } | null;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
                         };
                     };
                 };
@@ -2329,9 +2438,37 @@ export interface paths {
                                 status: "draft" | "live";
                                 cookie_window_days: number;
                                 currency: string;
-                                /** @description Commission policy: type percentage|flat, percent or amount_cents, recurring, product_rules */
+                                /** @description Commission policy: `percentage` with `percent`, or `flat` with `amount_cents`; `recurring.mode` `one_time` or `recurring` (default), `months` null = lifetime, `first: { count, type, percent | amount_cents }` prices the first `count` commissions of a partner–customer pair; a `product_rules` entry overrides the rate for its product_id (docs/rewards.md). */
                                 commission: {
-                                    [key: string]: unknown;
+                                    /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                    type: "percentage" | "flat";
+                                    /** @description For percentage: 0..100 */
+                                    percent: number | null;
+                                    /** @description For flat: in cents */
+                                    amount_cents: number | null;
+                                    /** @description `mode` one_time (only the first commission of a partner–customer pair) or recurring (default); `months` null = lifetime, else counted from the pair's first commission; `first`: a stepped rate for the pair's first commissions */
+                                    recurring: {
+                                        mode: "one_time" | "recurring";
+                                        months: number | null;
+                                        first: {
+                                            count: number;
+                                            /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                            type: "percentage" | "flat";
+                                            /** @description For percentage: 0..100 */
+                                            percent: number | null;
+                                            /** @description For flat: in cents */
+                                            amount_cents: number | null;
+                                        } | null;
+                                    };
+                                    product_rules: {
+                                        product_id: string;
+                                        /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                        type: "percentage" | "flat";
+                                        /** @description For percentage: 0..100 */
+                                        percent: number | null;
+                                        /** @description For flat: in cents */
+                                        amount_cents: number | null;
+                                    }[];
                                 };
                                 allowed_origins: string[];
                                 api_token_masked: string | null;
@@ -2423,22 +2560,30 @@ export interface paths {
                             /** @enum {string} */
                             type: "percentage" | "flat";
                             /** @description For percentage: a number from 0 to 100, at most 4 decimals */
-                            percent?: unknown;
+                            percent?: number | null;
                             /** @description For flat: an integer from 0 to 1000000000000 */
-                            amount_cents?: unknown;
+                            amount_cents?: number | null;
                             recurring?: {
-                                /** @enum {string|null} */
-                                mode?: "one_time" | "recurring" | null;
+                                mode?: ("one_time" | "recurring") | null;
                                 months?: number | null;
+                                first?: ({
+                                    count: number;
+                                    /** @enum {string} */
+                                    type: "percentage" | "flat";
+                                    /** @description For percentage: a number from 0 to 100, at most 4 decimals */
+                                    percent?: number | null;
+                                    /** @description For flat: an integer from 0 to 1000000000000 */
+                                    amount_cents?: number | null;
+                                } & (unknown & unknown)) | null;
                             } | null;
                             product_rules?: ({
                                 product_id: string;
                                 /** @enum {string} */
                                 type: "percentage" | "flat";
                                 /** @description For percentage: a number from 0 to 100, at most 4 decimals */
-                                percent?: unknown;
+                                percent?: number | null;
                                 /** @description For flat: an integer from 0 to 1000000000000 */
-                                amount_cents?: unknown;
+                                amount_cents?: number | null;
                             } & (unknown & unknown))[] | null;
                         } & (unknown & unknown)) | null;
                         allowed_origins?: string[] | null;
@@ -2475,9 +2620,37 @@ export interface paths {
                                 status: "draft" | "live";
                                 cookie_window_days: number;
                                 currency: string;
-                                /** @description Commission policy: type percentage|flat, percent or amount_cents, recurring, product_rules */
+                                /** @description Commission policy: `percentage` with `percent`, or `flat` with `amount_cents`; `recurring.mode` `one_time` or `recurring` (default), `months` null = lifetime, `first: { count, type, percent | amount_cents }` prices the first `count` commissions of a partner–customer pair; a `product_rules` entry overrides the rate for its product_id (docs/rewards.md). */
                                 commission: {
-                                    [key: string]: unknown;
+                                    /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                    type: "percentage" | "flat";
+                                    /** @description For percentage: 0..100 */
+                                    percent: number | null;
+                                    /** @description For flat: in cents */
+                                    amount_cents: number | null;
+                                    /** @description `mode` one_time (only the first commission of a partner–customer pair) or recurring (default); `months` null = lifetime, else counted from the pair's first commission; `first`: a stepped rate for the pair's first commissions */
+                                    recurring: {
+                                        mode: "one_time" | "recurring";
+                                        months: number | null;
+                                        first: {
+                                            count: number;
+                                            /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                            type: "percentage" | "flat";
+                                            /** @description For percentage: 0..100 */
+                                            percent: number | null;
+                                            /** @description For flat: in cents */
+                                            amount_cents: number | null;
+                                        } | null;
+                                    };
+                                    product_rules: {
+                                        product_id: string;
+                                        /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                        type: "percentage" | "flat";
+                                        /** @description For percentage: 0..100 */
+                                        percent: number | null;
+                                        /** @description For flat: in cents */
+                                        amount_cents: number | null;
+                                    }[];
                                 };
                                 allowed_origins: string[];
                                 api_token_masked: string | null;
@@ -2643,9 +2816,37 @@ export interface paths {
                                 status: "draft" | "live";
                                 cookie_window_days: number;
                                 currency: string;
-                                /** @description Commission policy: type percentage|flat, percent or amount_cents, recurring, product_rules */
+                                /** @description Commission policy: `percentage` with `percent`, or `flat` with `amount_cents`; `recurring.mode` `one_time` or `recurring` (default), `months` null = lifetime, `first: { count, type, percent | amount_cents }` prices the first `count` commissions of a partner–customer pair; a `product_rules` entry overrides the rate for its product_id (docs/rewards.md). */
                                 commission: {
-                                    [key: string]: unknown;
+                                    /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                    type: "percentage" | "flat";
+                                    /** @description For percentage: 0..100 */
+                                    percent: number | null;
+                                    /** @description For flat: in cents */
+                                    amount_cents: number | null;
+                                    /** @description `mode` one_time (only the first commission of a partner–customer pair) or recurring (default); `months` null = lifetime, else counted from the pair's first commission; `first`: a stepped rate for the pair's first commissions */
+                                    recurring: {
+                                        mode: "one_time" | "recurring";
+                                        months: number | null;
+                                        first: {
+                                            count: number;
+                                            /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                            type: "percentage" | "flat";
+                                            /** @description For percentage: 0..100 */
+                                            percent: number | null;
+                                            /** @description For flat: in cents */
+                                            amount_cents: number | null;
+                                        } | null;
+                                    };
+                                    product_rules: {
+                                        product_id: string;
+                                        /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                        type: "percentage" | "flat";
+                                        /** @description For percentage: 0..100 */
+                                        percent: number | null;
+                                        /** @description For flat: in cents */
+                                        amount_cents: number | null;
+                                    }[];
                                 };
                                 allowed_origins: string[];
                                 api_token_masked: string | null;
@@ -2746,27 +2947,35 @@ export interface paths {
                          * @default USD
                          */
                         currency?: string;
-                        /** @description Commission policy: `percentage` with `percent`, or `flat` with `amount_cents`; `recurring.mode` `one_time` or `recurring` (default), `months` null = lifetime; a `product_rules` entry overrides the rate for its product_id. */
+                        /** @description Commission policy: `percentage` with `percent`, or `flat` with `amount_cents`; `recurring.mode` `one_time` or `recurring` (default), `months` null = lifetime, `first: { count, type, percent | amount_cents }` prices the first `count` commissions of a partner–customer pair; a `product_rules` entry overrides the rate for its product_id (docs/rewards.md). */
                         commission?: {
                             /** @enum {string} */
                             type: "percentage" | "flat";
                             /** @description For percentage: a number from 0 to 100, at most 4 decimals */
-                            percent?: unknown;
+                            percent?: number | null;
                             /** @description For flat: an integer from 0 to 1000000000000 */
-                            amount_cents?: unknown;
+                            amount_cents?: number | null;
                             recurring?: {
-                                /** @enum {string|null} */
-                                mode?: "one_time" | "recurring" | null;
+                                mode?: ("one_time" | "recurring") | null;
                                 months?: number | null;
+                                first?: ({
+                                    count: number;
+                                    /** @enum {string} */
+                                    type: "percentage" | "flat";
+                                    /** @description For percentage: a number from 0 to 100, at most 4 decimals */
+                                    percent?: number | null;
+                                    /** @description For flat: an integer from 0 to 1000000000000 */
+                                    amount_cents?: number | null;
+                                } & (unknown & unknown)) | null;
                             } | null;
                             product_rules?: ({
                                 product_id: string;
                                 /** @enum {string} */
                                 type: "percentage" | "flat";
                                 /** @description For percentage: a number from 0 to 100, at most 4 decimals */
-                                percent?: unknown;
+                                percent?: number | null;
                                 /** @description For flat: an integer from 0 to 1000000000000 */
-                                amount_cents?: unknown;
+                                amount_cents?: number | null;
                             } & (unknown & unknown))[] | null;
                         } & (unknown & unknown);
                         /** @description Origins a browser may send click and lead from; stored as URL.origin */
@@ -2835,9 +3044,37 @@ export interface paths {
                                 status: "draft" | "live";
                                 cookie_window_days: number;
                                 currency: string;
-                                /** @description Commission policy: type percentage|flat, percent or amount_cents, recurring, product_rules */
+                                /** @description Commission policy: `percentage` with `percent`, or `flat` with `amount_cents`; `recurring.mode` `one_time` or `recurring` (default), `months` null = lifetime, `first: { count, type, percent | amount_cents }` prices the first `count` commissions of a partner–customer pair; a `product_rules` entry overrides the rate for its product_id (docs/rewards.md). */
                                 commission: {
-                                    [key: string]: unknown;
+                                    /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                    type: "percentage" | "flat";
+                                    /** @description For percentage: 0..100 */
+                                    percent: number | null;
+                                    /** @description For flat: in cents */
+                                    amount_cents: number | null;
+                                    /** @description `mode` one_time (only the first commission of a partner–customer pair) or recurring (default); `months` null = lifetime, else counted from the pair's first commission; `first`: a stepped rate for the pair's first commissions */
+                                    recurring: {
+                                        mode: "one_time" | "recurring";
+                                        months: number | null;
+                                        first: {
+                                            count: number;
+                                            /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                            type: "percentage" | "flat";
+                                            /** @description For percentage: 0..100 */
+                                            percent: number | null;
+                                            /** @description For flat: in cents */
+                                            amount_cents: number | null;
+                                        } | null;
+                                    };
+                                    product_rules: {
+                                        product_id: string;
+                                        /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                        type: "percentage" | "flat";
+                                        /** @description For percentage: 0..100 */
+                                        percent: number | null;
+                                        /** @description For flat: in cents */
+                                        amount_cents: number | null;
+                                    }[];
                                 };
                                 allowed_origins: string[];
                                 api_token_masked: string | null;
@@ -3107,9 +3344,37 @@ export interface paths {
                                 status: "draft" | "live";
                                 cookie_window_days: number;
                                 currency: string;
-                                /** @description Commission policy: type percentage|flat, percent or amount_cents, recurring, product_rules */
+                                /** @description Commission policy: `percentage` with `percent`, or `flat` with `amount_cents`; `recurring.mode` `one_time` or `recurring` (default), `months` null = lifetime, `first: { count, type, percent | amount_cents }` prices the first `count` commissions of a partner–customer pair; a `product_rules` entry overrides the rate for its product_id (docs/rewards.md). */
                                 commission: {
-                                    [key: string]: unknown;
+                                    /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                    type: "percentage" | "flat";
+                                    /** @description For percentage: 0..100 */
+                                    percent: number | null;
+                                    /** @description For flat: in cents */
+                                    amount_cents: number | null;
+                                    /** @description `mode` one_time (only the first commission of a partner–customer pair) or recurring (default); `months` null = lifetime, else counted from the pair's first commission; `first`: a stepped rate for the pair's first commissions */
+                                    recurring: {
+                                        mode: "one_time" | "recurring";
+                                        months: number | null;
+                                        first: {
+                                            count: number;
+                                            /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                            type: "percentage" | "flat";
+                                            /** @description For percentage: 0..100 */
+                                            percent: number | null;
+                                            /** @description For flat: in cents */
+                                            amount_cents: number | null;
+                                        } | null;
+                                    };
+                                    product_rules: {
+                                        product_id: string;
+                                        /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                        type: "percentage" | "flat";
+                                        /** @description For percentage: 0..100 */
+                                        percent: number | null;
+                                        /** @description For flat: in cents */
+                                        amount_cents: number | null;
+                                    }[];
                                 };
                                 allowed_origins: string[];
                                 api_token_masked: string | null;
@@ -3400,6 +3665,46 @@ export interface paths {
                                 program_balance_cents: number;
                                 /** Format: date-time */
                                 joined_at: string;
+                                /** @description The group whose terms the partner earns by (docs/rewards.md) */
+                                group: {
+                                    id: number;
+                                    name: string;
+                                    slug: string;
+                                };
+                                /** @description Tier rules do not move the partner */
+                                group_locked: boolean;
+                                /** @description The partner's own policy, which wins over its group's (null: none) */
+                                commission_override: {
+                                    /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                    type: "percentage" | "flat";
+                                    /** @description For percentage: 0..100 */
+                                    percent: number | null;
+                                    /** @description For flat: in cents */
+                                    amount_cents: number | null;
+                                    /** @description `mode` one_time (only the first commission of a partner–customer pair) or recurring (default); `months` null = lifetime, else counted from the pair's first commission; `first`: a stepped rate for the pair's first commissions */
+                                    recurring: {
+                                        mode: "one_time" | "recurring";
+                                        months: number | null;
+                                        first: {
+                                            count: number;
+                                            /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                            type: "percentage" | "flat";
+                                            /** @description For percentage: 0..100 */
+                                            percent: number | null;
+                                            /** @description For flat: in cents */
+                                            amount_cents: number | null;
+                                        } | null;
+                                    };
+                                    product_rules: {
+                                        product_id: string;
+                                        /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                        type: "percentage" | "flat";
+                                        /** @description For percentage: 0..100 */
+                                        percent: number | null;
+                                        /** @description For flat: in cents */
+                                        amount_cents: number | null;
+                                    }[];
+                                } | null;
                             }[];
                         };
                     };
@@ -3455,7 +3760,7 @@ export interface paths {
         put?: never;
         /**
          * Add a partner to the program
-         * @description Scope program:update. A partner of the same workspace with this email (case-insensitive) is reused; its name is kept. `invite_url` (`{PUBLIC_URL}/partner/invite#<token>`, 14 days, shown only here) lets the partner sign in to the portal; it is also mailed to the partner. It is null when a partner account has already claimed the record: the partner then sees the program at once and is notified. Records `partner.created`. Errors: 400 `name is required and must be 1 to 200 characters`, `email must be a valid email address`, `status must be 'approved' or 'pending'`; 404 `Program not found`; 409 `Partner is already in this program`, `Partner earns in <currency> in its other programs; a partner's programs share one currency (its balance is one amount)`.
+         * @description Scope program:update. A partner of the same workspace with this email (case-insensitive) is reused; its name is kept. `invite_url` (`{PUBLIC_URL}/partner/invite#<token>`, 14 days, shown only here) lets the partner sign in to the portal; it is also mailed to the partner. It is null when a partner account has already claimed the record: the partner then sees the program at once and is notified. Records `partner.created`. Errors: 400 `name is required and must be 1 to 200 characters`, `email must be a valid email address`, `status must be 'approved' or 'pending'`, `group_id must be a positive integer`, `group_id must be the id of a group of this program` (`group_id` names the group it joins: unknown, deleted or another program’s); 404 `Program not found`; 409 `Partner is already in this program`, `Partner earns in <currency> in its other programs; a partner's programs share one currency (its balance is one amount)`.
          */
         post: {
             parameters: {
@@ -3473,6 +3778,7 @@ export interface paths {
                         name: string;
                         email: string;
                         status?: ("approved" | "pending") | null;
+                        group_id?: number | null;
                     };
                 };
             };
@@ -3657,6 +3963,46 @@ export interface paths {
                                 program_balance_cents: number;
                                 /** Format: date-time */
                                 joined_at: string;
+                                /** @description The group whose terms the partner earns by (docs/rewards.md) */
+                                group: {
+                                    id: number;
+                                    name: string;
+                                    slug: string;
+                                };
+                                /** @description Tier rules do not move the partner */
+                                group_locked: boolean;
+                                /** @description The partner's own policy, which wins over its group's (null: none) */
+                                commission_override: {
+                                    /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                    type: "percentage" | "flat";
+                                    /** @description For percentage: 0..100 */
+                                    percent: number | null;
+                                    /** @description For flat: in cents */
+                                    amount_cents: number | null;
+                                    /** @description `mode` one_time (only the first commission of a partner–customer pair) or recurring (default); `months` null = lifetime, else counted from the pair's first commission; `first`: a stepped rate for the pair's first commissions */
+                                    recurring: {
+                                        mode: "one_time" | "recurring";
+                                        months: number | null;
+                                        first: {
+                                            count: number;
+                                            /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                            type: "percentage" | "flat";
+                                            /** @description For percentage: 0..100 */
+                                            percent: number | null;
+                                            /** @description For flat: in cents */
+                                            amount_cents: number | null;
+                                        } | null;
+                                    };
+                                    product_rules: {
+                                        product_id: string;
+                                        /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                        type: "percentage" | "flat";
+                                        /** @description For percentage: 0..100 */
+                                        percent: number | null;
+                                        /** @description For flat: in cents */
+                                        amount_cents: number | null;
+                                    }[];
+                                } | null;
                             };
                         };
                     };
@@ -3809,6 +4155,46 @@ export interface paths {
                                 program_balance_cents: number;
                                 /** Format: date-time */
                                 joined_at: string;
+                                /** @description The group whose terms the partner earns by (docs/rewards.md) */
+                                group: {
+                                    id: number;
+                                    name: string;
+                                    slug: string;
+                                };
+                                /** @description Tier rules do not move the partner */
+                                group_locked: boolean;
+                                /** @description The partner's own policy, which wins over its group's (null: none) */
+                                commission_override: {
+                                    /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                    type: "percentage" | "flat";
+                                    /** @description For percentage: 0..100 */
+                                    percent: number | null;
+                                    /** @description For flat: in cents */
+                                    amount_cents: number | null;
+                                    /** @description `mode` one_time (only the first commission of a partner–customer pair) or recurring (default); `months` null = lifetime, else counted from the pair's first commission; `first`: a stepped rate for the pair's first commissions */
+                                    recurring: {
+                                        mode: "one_time" | "recurring";
+                                        months: number | null;
+                                        first: {
+                                            count: number;
+                                            /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                            type: "percentage" | "flat";
+                                            /** @description For percentage: 0..100 */
+                                            percent: number | null;
+                                            /** @description For flat: in cents */
+                                            amount_cents: number | null;
+                                        } | null;
+                                    };
+                                    product_rules: {
+                                        product_id: string;
+                                        /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                        type: "percentage" | "flat";
+                                        /** @description For percentage: 0..100 */
+                                        percent: number | null;
+                                        /** @description For flat: in cents */
+                                        amount_cents: number | null;
+                                    }[];
+                                } | null;
                             };
                         };
                     };
@@ -4435,7 +4821,8 @@ export interface paths {
                                 status: "pending" | "approved" | "paid" | "reversed" | "refunded";
                                 amount_cents: number;
                                 currency: string;
-                                sale_id: number;
+                                /** @description The sale's id; null for a bonus */
+                                sale_id: number | null;
                                 partner_id: number;
                                 refund_reason: string | null;
                                 /** @description What refunds or a rejection took back */
@@ -4451,6 +4838,20 @@ export interface paths {
                                 created_at: string;
                                 /** @description The partner code that attributed the sale (docs/codes.md); null: none did */
                                 coupon_code: string | null;
+                                /** @description The group whose terms applied when it was priced (docs/rewards.md) */
+                                group_id: number | null;
+                                rule: {
+                                    /** @description override: the partner's own policy; group: its group's (the default group's is the program's); product: a product rule of the policy applied; first_period: the policy's stepped rate for a pair's first commissions; bonus: a bonus's amount */
+                                    source: "override" | "group" | "product" | "first_period" | "bonus";
+                                    /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                    type: "percentage" | "flat";
+                                    /** @description For percentage: 0..100 */
+                                    percent: number | null;
+                                    /** @description For flat: in cents */
+                                    amount_cents: number | null;
+                                } | null;
+                                /** @description The bonus it pays (null: a sale) */
+                                bonus_id: number | null;
                             }[];
                         };
                     };
@@ -4560,7 +4961,8 @@ export interface paths {
                                 status: "pending" | "approved" | "paid" | "reversed" | "refunded";
                                 amount_cents: number;
                                 currency: string;
-                                sale_id: number;
+                                /** @description The sale's id; null for a bonus */
+                                sale_id: number | null;
                                 partner_id: number;
                                 refund_reason: string | null;
                                 /** @description What refunds or a rejection took back */
@@ -4576,6 +4978,20 @@ export interface paths {
                                 created_at: string;
                                 /** @description The partner code that attributed the sale (docs/codes.md); null: none did */
                                 coupon_code: string | null;
+                                /** @description The group whose terms applied when it was priced (docs/rewards.md) */
+                                group_id: number | null;
+                                rule: {
+                                    /** @description override: the partner's own policy; group: its group's (the default group's is the program's); product: a product rule of the policy applied; first_period: the policy's stepped rate for a pair's first commissions; bonus: a bonus's amount */
+                                    source: "override" | "group" | "product" | "first_period" | "bonus";
+                                    /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                    type: "percentage" | "flat";
+                                    /** @description For percentage: 0..100 */
+                                    percent: number | null;
+                                    /** @description For flat: in cents */
+                                    amount_cents: number | null;
+                                } | null;
+                                /** @description The bonus it pays (null: a sale) */
+                                bonus_id: number | null;
                             };
                         };
                     };
@@ -4716,7 +5132,8 @@ export interface paths {
                                 status: "pending" | "approved" | "paid" | "reversed" | "refunded";
                                 amount_cents: number;
                                 currency: string;
-                                sale_id: number;
+                                /** @description The sale's id; null for a bonus */
+                                sale_id: number | null;
                                 partner_id: number;
                                 refund_reason: string | null;
                                 /** @description What refunds or a rejection took back */
@@ -4732,6 +5149,20 @@ export interface paths {
                                 created_at: string;
                                 /** @description The partner code that attributed the sale (docs/codes.md); null: none did */
                                 coupon_code: string | null;
+                                /** @description The group whose terms applied when it was priced (docs/rewards.md) */
+                                group_id: number | null;
+                                rule: {
+                                    /** @description override: the partner's own policy; group: its group's (the default group's is the program's); product: a product rule of the policy applied; first_period: the policy's stepped rate for a pair's first commissions; bonus: a bonus's amount */
+                                    source: "override" | "group" | "product" | "first_period" | "bonus";
+                                    /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                    type: "percentage" | "flat";
+                                    /** @description For percentage: 0..100 */
+                                    percent: number | null;
+                                    /** @description For flat: in cents */
+                                    amount_cents: number | null;
+                                } | null;
+                                /** @description The bonus it pays (null: a sale) */
+                                bonus_id: number | null;
                             };
                         };
                     };
@@ -4878,7 +5309,8 @@ export interface paths {
                                 status: "pending" | "approved" | "paid" | "reversed" | "refunded";
                                 amount_cents: number;
                                 currency: string;
-                                sale_id: number;
+                                /** @description The sale's id; null for a bonus */
+                                sale_id: number | null;
                                 partner_id: number;
                                 refund_reason: string | null;
                                 /** @description What refunds or a rejection took back */
@@ -4894,6 +5326,20 @@ export interface paths {
                                 created_at: string;
                                 /** @description The partner code that attributed the sale (docs/codes.md); null: none did */
                                 coupon_code: string | null;
+                                /** @description The group whose terms applied when it was priced (docs/rewards.md) */
+                                group_id: number | null;
+                                rule: {
+                                    /** @description override: the partner's own policy; group: its group's (the default group's is the program's); product: a product rule of the policy applied; first_period: the policy's stepped rate for a pair's first commissions; bonus: a bonus's amount */
+                                    source: "override" | "group" | "product" | "first_period" | "bonus";
+                                    /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                    type: "percentage" | "flat";
+                                    /** @description For percentage: 0..100 */
+                                    percent: number | null;
+                                    /** @description For flat: in cents */
+                                    amount_cents: number | null;
+                                } | null;
+                                /** @description The bonus it pays (null: a sale) */
+                                bonus_id: number | null;
                             };
                         };
                     };
@@ -7693,7 +8139,7 @@ export interface paths {
                         /** @description https:// URL */
                         url: string;
                         /** @description Event types to receive; default ["*"] (every type) */
-                        events?: ("*" | "lead.created" | "sale.created" | "sale.refunded" | "commission.created" | "commission.updated" | "partner.created" | "partner.applied" | "partner.approved" | "payout.created" | "payout.paid" | "webhook.test")[];
+                        events?: ("*" | "lead.created" | "sale.created" | "sale.refunded" | "commission.created" | "commission.updated" | "partner.created" | "partner.applied" | "partner.approved" | "partner.group_changed" | "payout.created" | "payout.paid" | "webhook.test")[];
                         /** @description Programs of the workspace whose events it receives; null (default): every program */
                         program_ids?: number[] | null;
                         description?: string | null;
@@ -7943,7 +8389,7 @@ export interface paths {
                         /** @description https:// URL */
                         url?: string;
                         /** @description Event types to receive; default ["*"] (every type) */
-                        events?: ("*" | "lead.created" | "sale.created" | "sale.refunded" | "commission.created" | "commission.updated" | "partner.created" | "partner.applied" | "partner.approved" | "payout.created" | "payout.paid" | "webhook.test")[];
+                        events?: ("*" | "lead.created" | "sale.created" | "sale.refunded" | "commission.created" | "commission.updated" | "partner.created" | "partner.applied" | "partner.approved" | "partner.group_changed" | "payout.created" | "payout.paid" | "webhook.test")[];
                         /** @description Programs of the workspace whose events it receives; null (default): every program */
                         program_ids?: number[] | null;
                         description?: string | null;
@@ -11098,6 +11544,1947 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/advertiser/affiliate-programs/{id}/groups": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The program's groups, the default first
+         * @description Scope program:read. Each with its policy, hold, auto-approval and how many partners it has.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Program id */
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                id: number;
+                                program_id: number;
+                                name: string;
+                                slug: string;
+                                /** @description The program's own group: its commission is the program's */
+                                is_default: boolean;
+                                /** @description Commission policy: `percentage` with `percent`, or `flat` with `amount_cents`; `recurring.mode` `one_time` or `recurring` (default), `months` null = lifetime, `first: { count, type, percent | amount_cents }` prices the first `count` commissions of a partner–customer pair; a `product_rules` entry overrides the rate for its product_id (docs/rewards.md). */
+                                commission: {
+                                    /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                    type: "percentage" | "flat";
+                                    /** @description For percentage: 0..100 */
+                                    percent: number | null;
+                                    /** @description For flat: in cents */
+                                    amount_cents: number | null;
+                                    /** @description `mode` one_time (only the first commission of a partner–customer pair) or recurring (default); `months` null = lifetime, else counted from the pair's first commission; `first`: a stepped rate for the pair's first commissions */
+                                    recurring: {
+                                        mode: "one_time" | "recurring";
+                                        months: number | null;
+                                        first: {
+                                            count: number;
+                                            /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                            type: "percentage" | "flat";
+                                            /** @description For percentage: 0..100 */
+                                            percent: number | null;
+                                            /** @description For flat: in cents */
+                                            amount_cents: number | null;
+                                        } | null;
+                                    };
+                                    product_rules: {
+                                        product_id: string;
+                                        /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                        type: "percentage" | "flat";
+                                        /** @description For percentage: 0..100 */
+                                        percent: number | null;
+                                        /** @description For flat: in cents */
+                                        amount_cents: number | null;
+                                    }[];
+                                };
+                                /** @description null: the program's hold_days */
+                                hold_days: number | null;
+                                /** @description null: the program's auto_approve */
+                                auto_approve: boolean | null;
+                                /** @description The processor coupon for the customers its partners bring (null: none): in the click answer, the tracker's global and GET /api/v1/track/discount */
+                                discount: {
+                                    type: "percentage" | "flat";
+                                    percent: number | null;
+                                    amount_cents: number | null;
+                                    duration: "once" | "repeating" | "forever";
+                                    /** @description For repeating: how many months */
+                                    months: number | null;
+                                    processor_ids: {
+                                        stripe?: string;
+                                        paddle?: string;
+                                        lemonsqueezy?: string;
+                                        polar?: string;
+                                    };
+                                } | null;
+                                /** @description How many partners are in it */
+                                partners: number;
+                                /** Format: date-time */
+                                created_at: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Create a group
+         * @description Scope program:update. `commission` defaults to a copy of the program's policy as it is now; `hold_days` and `auto_approve` null (the default) follow the program's. `slug` (1–40 of a-z 0-9 -, unique in the program) is made from the name when omitted. Errors: 400 `name is required and must be 1 to 100 characters`, `slug must be 1 to 40 lowercase letters, digits or dashes`, the commission policy messages (`percent must be …`, `recurring.mode …`, `product_rules[0].…`), `hold_days must be an integer from 0 to 365, or null (the program’s)`, `auto_approve must be true, false or null (the program’s)`, `discount.percent must be more than 0 and at most 100 (at most 4 decimals)` and the other discount messages (`discount.amount_cents …`, `discount.duration …`, `discount.months …`, `discount.processor_ids.stripe …`); 409 `slug is already taken in this program`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Program id */
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        name: string;
+                        slug?: string;
+                        /** @description Commission policy: `percentage` with `percent`, or `flat` with `amount_cents`; `recurring.mode` `one_time` or `recurring` (default), `months` null = lifetime, `first: { count, type, percent | amount_cents }` prices the first `count` commissions of a partner–customer pair; a `product_rules` entry overrides the rate for its product_id (docs/rewards.md). */
+                        commission?: {
+                            /** @enum {string} */
+                            type: "percentage" | "flat";
+                            /** @description For percentage: a number from 0 to 100, at most 4 decimals */
+                            percent?: number | null;
+                            /** @description For flat: an integer from 0 to 1000000000000 */
+                            amount_cents?: number | null;
+                            recurring?: {
+                                mode?: ("one_time" | "recurring") | null;
+                                months?: number | null;
+                                first?: ({
+                                    count: number;
+                                    /** @enum {string} */
+                                    type: "percentage" | "flat";
+                                    /** @description For percentage: a number from 0 to 100, at most 4 decimals */
+                                    percent?: number | null;
+                                    /** @description For flat: an integer from 0 to 1000000000000 */
+                                    amount_cents?: number | null;
+                                } & (unknown & unknown)) | null;
+                            } | null;
+                            product_rules?: ({
+                                product_id: string;
+                                /** @enum {string} */
+                                type: "percentage" | "flat";
+                                /** @description For percentage: a number from 0 to 100, at most 4 decimals */
+                                percent?: number | null;
+                                /** @description For flat: an integer from 0 to 1000000000000 */
+                                amount_cents?: number | null;
+                            } & (unknown & unknown))[] | null;
+                        } & (unknown & unknown);
+                        hold_days?: number | null;
+                        auto_approve?: boolean | null;
+                        /** @description The discount for the customers its partners bring (null: none) */
+                        discount?: ({
+                            /** @enum {string} */
+                            type: "percentage" | "flat";
+                            /** @description For percentage: (0, 100] */
+                            percent?: number | null;
+                            /** @description For flat: 1 to 1000000000000 */
+                            amount_cents?: number | null;
+                            /** @enum {string} */
+                            duration: "once" | "repeating" | "forever";
+                            /** @description For repeating: 1 to 120 */
+                            months?: number | null;
+                            processor_ids?: {
+                                stripe?: string;
+                                paddle?: string;
+                                lemonsqueezy?: string;
+                                polar?: string;
+                            } | null;
+                        } & (unknown & unknown & unknown)) | null;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                id: number;
+                                program_id: number;
+                                name: string;
+                                slug: string;
+                                /** @description The program's own group: its commission is the program's */
+                                is_default: boolean;
+                                /** @description Commission policy: `percentage` with `percent`, or `flat` with `amount_cents`; `recurring.mode` `one_time` or `recurring` (default), `months` null = lifetime, `first: { count, type, percent | amount_cents }` prices the first `count` commissions of a partner–customer pair; a `product_rules` entry overrides the rate for its product_id (docs/rewards.md). */
+                                commission: {
+                                    /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                    type: "percentage" | "flat";
+                                    /** @description For percentage: 0..100 */
+                                    percent: number | null;
+                                    /** @description For flat: in cents */
+                                    amount_cents: number | null;
+                                    /** @description `mode` one_time (only the first commission of a partner–customer pair) or recurring (default); `months` null = lifetime, else counted from the pair's first commission; `first`: a stepped rate for the pair's first commissions */
+                                    recurring: {
+                                        mode: "one_time" | "recurring";
+                                        months: number | null;
+                                        first: {
+                                            count: number;
+                                            /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                            type: "percentage" | "flat";
+                                            /** @description For percentage: 0..100 */
+                                            percent: number | null;
+                                            /** @description For flat: in cents */
+                                            amount_cents: number | null;
+                                        } | null;
+                                    };
+                                    product_rules: {
+                                        product_id: string;
+                                        /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                        type: "percentage" | "flat";
+                                        /** @description For percentage: 0..100 */
+                                        percent: number | null;
+                                        /** @description For flat: in cents */
+                                        amount_cents: number | null;
+                                    }[];
+                                };
+                                /** @description null: the program's hold_days */
+                                hold_days: number | null;
+                                /** @description null: the program's auto_approve */
+                                auto_approve: boolean | null;
+                                /** @description The processor coupon for the customers its partners bring (null: none): in the click answer, the tracker's global and GET /api/v1/track/discount */
+                                discount: {
+                                    type: "percentage" | "flat";
+                                    percent: number | null;
+                                    amount_cents: number | null;
+                                    duration: "once" | "repeating" | "forever";
+                                    /** @description For repeating: how many months */
+                                    months: number | null;
+                                    processor_ids: {
+                                        stripe?: string;
+                                        paddle?: string;
+                                        lemonsqueezy?: string;
+                                        polar?: string;
+                                    };
+                                } | null;
+                                /** @description How many partners are in it */
+                                partners: number;
+                                /** Format: date-time */
+                                created_at: string;
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Request body is too large` */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Content-Type must be application/json` */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/advertiser/affiliate-programs/{id}/groups/{groupId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a group
+         * @description Scope program:read. 404 `Group not found` for a group of another program, or deleted.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Program id */
+                    id: number;
+                    /** @description Group id */
+                    groupId: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                id: number;
+                                program_id: number;
+                                name: string;
+                                slug: string;
+                                /** @description The program's own group: its commission is the program's */
+                                is_default: boolean;
+                                /** @description Commission policy: `percentage` with `percent`, or `flat` with `amount_cents`; `recurring.mode` `one_time` or `recurring` (default), `months` null = lifetime, `first: { count, type, percent | amount_cents }` prices the first `count` commissions of a partner–customer pair; a `product_rules` entry overrides the rate for its product_id (docs/rewards.md). */
+                                commission: {
+                                    /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                    type: "percentage" | "flat";
+                                    /** @description For percentage: 0..100 */
+                                    percent: number | null;
+                                    /** @description For flat: in cents */
+                                    amount_cents: number | null;
+                                    /** @description `mode` one_time (only the first commission of a partner–customer pair) or recurring (default); `months` null = lifetime, else counted from the pair's first commission; `first`: a stepped rate for the pair's first commissions */
+                                    recurring: {
+                                        mode: "one_time" | "recurring";
+                                        months: number | null;
+                                        first: {
+                                            count: number;
+                                            /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                            type: "percentage" | "flat";
+                                            /** @description For percentage: 0..100 */
+                                            percent: number | null;
+                                            /** @description For flat: in cents */
+                                            amount_cents: number | null;
+                                        } | null;
+                                    };
+                                    product_rules: {
+                                        product_id: string;
+                                        /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                        type: "percentage" | "flat";
+                                        /** @description For percentage: 0..100 */
+                                        percent: number | null;
+                                        /** @description For flat: in cents */
+                                        amount_cents: number | null;
+                                    }[];
+                                };
+                                /** @description null: the program's hold_days */
+                                hold_days: number | null;
+                                /** @description null: the program's auto_approve */
+                                auto_approve: boolean | null;
+                                /** @description The processor coupon for the customers its partners bring (null: none): in the click answer, the tracker's global and GET /api/v1/track/discount */
+                                discount: {
+                                    type: "percentage" | "flat";
+                                    percent: number | null;
+                                    amount_cents: number | null;
+                                    duration: "once" | "repeating" | "forever";
+                                    /** @description For repeating: how many months */
+                                    months: number | null;
+                                    processor_ids: {
+                                        stripe?: string;
+                                        paddle?: string;
+                                        lemonsqueezy?: string;
+                                        polar?: string;
+                                    };
+                                } | null;
+                                /** @description How many partners are in it */
+                                partners: number;
+                                /** Format: date-time */
+                                created_at: string;
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        /**
+         * Change a group (only the fields given change)
+         * @description Scope program:update. The default group's `commission` is the program's: changing either changes both. A changed policy prices the sales decided from then on; no existing commission changes. `hold_days` and `auto_approve` take null (the program’s). Errors as for create; 404 `Group not found`.
+         */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Program id */
+                    id: number;
+                    /** @description Group id */
+                    groupId: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: {
+                content: {
+                    "application/json": {
+                        name?: string;
+                        slug?: string;
+                        /** @description Commission policy: `percentage` with `percent`, or `flat` with `amount_cents`; `recurring.mode` `one_time` or `recurring` (default), `months` null = lifetime, `first: { count, type, percent | amount_cents }` prices the first `count` commissions of a partner–customer pair; a `product_rules` entry overrides the rate for its product_id (docs/rewards.md). */
+                        commission?: {
+                            /** @enum {string} */
+                            type: "percentage" | "flat";
+                            /** @description For percentage: a number from 0 to 100, at most 4 decimals */
+                            percent?: number | null;
+                            /** @description For flat: an integer from 0 to 1000000000000 */
+                            amount_cents?: number | null;
+                            recurring?: {
+                                mode?: ("one_time" | "recurring") | null;
+                                months?: number | null;
+                                first?: ({
+                                    count: number;
+                                    /** @enum {string} */
+                                    type: "percentage" | "flat";
+                                    /** @description For percentage: a number from 0 to 100, at most 4 decimals */
+                                    percent?: number | null;
+                                    /** @description For flat: an integer from 0 to 1000000000000 */
+                                    amount_cents?: number | null;
+                                } & (unknown & unknown)) | null;
+                            } | null;
+                            product_rules?: ({
+                                product_id: string;
+                                /** @enum {string} */
+                                type: "percentage" | "flat";
+                                /** @description For percentage: a number from 0 to 100, at most 4 decimals */
+                                percent?: number | null;
+                                /** @description For flat: an integer from 0 to 1000000000000 */
+                                amount_cents?: number | null;
+                            } & (unknown & unknown))[] | null;
+                        } & (unknown & unknown);
+                        hold_days?: number | null;
+                        auto_approve?: boolean | null;
+                        /** @description The discount for the customers its partners bring (null: none) */
+                        discount?: ({
+                            /** @enum {string} */
+                            type: "percentage" | "flat";
+                            /** @description For percentage: (0, 100] */
+                            percent?: number | null;
+                            /** @description For flat: 1 to 1000000000000 */
+                            amount_cents?: number | null;
+                            /** @enum {string} */
+                            duration: "once" | "repeating" | "forever";
+                            /** @description For repeating: 1 to 120 */
+                            months?: number | null;
+                            processor_ids?: {
+                                stripe?: string;
+                                paddle?: string;
+                                lemonsqueezy?: string;
+                                polar?: string;
+                            } | null;
+                        } & (unknown & unknown & unknown)) | null;
+                    } | null;
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                id: number;
+                                program_id: number;
+                                name: string;
+                                slug: string;
+                                /** @description The program's own group: its commission is the program's */
+                                is_default: boolean;
+                                /** @description Commission policy: `percentage` with `percent`, or `flat` with `amount_cents`; `recurring.mode` `one_time` or `recurring` (default), `months` null = lifetime, `first: { count, type, percent | amount_cents }` prices the first `count` commissions of a partner–customer pair; a `product_rules` entry overrides the rate for its product_id (docs/rewards.md). */
+                                commission: {
+                                    /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                    type: "percentage" | "flat";
+                                    /** @description For percentage: 0..100 */
+                                    percent: number | null;
+                                    /** @description For flat: in cents */
+                                    amount_cents: number | null;
+                                    /** @description `mode` one_time (only the first commission of a partner–customer pair) or recurring (default); `months` null = lifetime, else counted from the pair's first commission; `first`: a stepped rate for the pair's first commissions */
+                                    recurring: {
+                                        mode: "one_time" | "recurring";
+                                        months: number | null;
+                                        first: {
+                                            count: number;
+                                            /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                            type: "percentage" | "flat";
+                                            /** @description For percentage: 0..100 */
+                                            percent: number | null;
+                                            /** @description For flat: in cents */
+                                            amount_cents: number | null;
+                                        } | null;
+                                    };
+                                    product_rules: {
+                                        product_id: string;
+                                        /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                        type: "percentage" | "flat";
+                                        /** @description For percentage: 0..100 */
+                                        percent: number | null;
+                                        /** @description For flat: in cents */
+                                        amount_cents: number | null;
+                                    }[];
+                                };
+                                /** @description null: the program's hold_days */
+                                hold_days: number | null;
+                                /** @description null: the program's auto_approve */
+                                auto_approve: boolean | null;
+                                /** @description The processor coupon for the customers its partners bring (null: none): in the click answer, the tracker's global and GET /api/v1/track/discount */
+                                discount: {
+                                    type: "percentage" | "flat";
+                                    percent: number | null;
+                                    amount_cents: number | null;
+                                    duration: "once" | "repeating" | "forever";
+                                    /** @description For repeating: how many months */
+                                    months: number | null;
+                                    processor_ids: {
+                                        stripe?: string;
+                                        paddle?: string;
+                                        lemonsqueezy?: string;
+                                        polar?: string;
+                                    };
+                                } | null;
+                                /** @description How many partners are in it */
+                                partners: number;
+                                /** Format: date-time */
+                                created_at: string;
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Request body is too large` */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Content-Type must be application/json` */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        post?: never;
+        /**
+         * Delete a group: its partners move to the default group
+         * @description Scope program:update. Each partner of the group moves to the default group (a `partner.group_changed` event each, reason `group_deleted`); its commissions stay as they are (they keep its group_id); tier rules from or to it are removed; customers pinned to it follow their partner. 204; 404 `Group not found`; 409 `The default group cannot be deleted`.
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Program id */
+                    id: number;
+                    /** @description Group id */
+                    groupId: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Invalid request: the JSON body or a field (the `error` says which) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Request body is too large` */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Content-Type must be application/json` */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/advertiser/affiliate-programs/{id}/partners/{partnerId}/group": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Move a partner to a group, and lock or unlock it
+         * @description Scope partners:write. `{ group_id, locked? }`: the partner is in that group from now on (a `partner.group_changed` event, reason `manual`, when it changes); sales decided from then on earn its rate. `locked: true` keeps tier rules from moving it; omitted keeps the lock as it is. Answers the partner as the partners list shows it. Errors: 400 `group_id must be a positive integer`, `group_id must be the id of a group of this program` (unknown, deleted, or another program’s), `locked must be true or false`; 404 `Partner not found in this program`.
+         */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Program id */
+                    id: number;
+                    /** @description Partner id */
+                    partnerId: number;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        group_id: number;
+                        locked?: boolean;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                id: number;
+                                name: string;
+                                email: string;
+                                partner_program_id: number;
+                                /** @enum {string} */
+                                status: "approved" | "pending" | "rejected";
+                                rejection_reason: string | null;
+                                /** @enum {string} */
+                                source: "advertiser" | "application";
+                                application: {
+                                    website: string | null;
+                                    message: string | null;
+                                } | null;
+                                /** @description A partner account has claimed this partner record */
+                                claimed: boolean;
+                                clicks: number;
+                                balance_cents: number;
+                                program_balance_cents: number;
+                                /** Format: date-time */
+                                joined_at: string;
+                                /** @description The group whose terms the partner earns by (docs/rewards.md) */
+                                group: {
+                                    id: number;
+                                    name: string;
+                                    slug: string;
+                                };
+                                /** @description Tier rules do not move the partner */
+                                group_locked: boolean;
+                                /** @description The partner's own policy, which wins over its group's (null: none) */
+                                commission_override: {
+                                    /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                    type: "percentage" | "flat";
+                                    /** @description For percentage: 0..100 */
+                                    percent: number | null;
+                                    /** @description For flat: in cents */
+                                    amount_cents: number | null;
+                                    /** @description `mode` one_time (only the first commission of a partner–customer pair) or recurring (default); `months` null = lifetime, else counted from the pair's first commission; `first`: a stepped rate for the pair's first commissions */
+                                    recurring: {
+                                        mode: "one_time" | "recurring";
+                                        months: number | null;
+                                        first: {
+                                            count: number;
+                                            /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                            type: "percentage" | "flat";
+                                            /** @description For percentage: 0..100 */
+                                            percent: number | null;
+                                            /** @description For flat: in cents */
+                                            amount_cents: number | null;
+                                        } | null;
+                                    };
+                                    product_rules: {
+                                        product_id: string;
+                                        /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                        type: "percentage" | "flat";
+                                        /** @description For percentage: 0..100 */
+                                        percent: number | null;
+                                        /** @description For flat: in cents */
+                                        amount_cents: number | null;
+                                    }[];
+                                } | null;
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Request body is too large` */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Content-Type must be application/json` */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/advertiser/affiliate-programs/{id}/partners/{partnerId}/commission": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Set or clear a partner's own commission policy
+         * @description Scope partners:write. `{ commission: <policy> | null }`: the partner's own policy wins over its group's and the program's for every sale decided from then on (a product rule inside it still wins for its product); null clears it. No existing commission changes. Errors: 400 `commission must be a commission policy or null` and the policy messages; 404 `Partner not found in this program`.
+         */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Program id */
+                    id: number;
+                    /** @description Partner id */
+                    partnerId: number;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description A commission policy, or null to clear it */
+                        commission: ({
+                            /** @enum {string} */
+                            type: "percentage" | "flat";
+                            /** @description For percentage: a number from 0 to 100, at most 4 decimals */
+                            percent?: number | null;
+                            /** @description For flat: an integer from 0 to 1000000000000 */
+                            amount_cents?: number | null;
+                            recurring?: {
+                                mode?: ("one_time" | "recurring") | null;
+                                months?: number | null;
+                                first?: ({
+                                    count: number;
+                                    /** @enum {string} */
+                                    type: "percentage" | "flat";
+                                    /** @description For percentage: a number from 0 to 100, at most 4 decimals */
+                                    percent?: number | null;
+                                    /** @description For flat: an integer from 0 to 1000000000000 */
+                                    amount_cents?: number | null;
+                                } & (unknown & unknown)) | null;
+                            } | null;
+                            product_rules?: ({
+                                product_id: string;
+                                /** @enum {string} */
+                                type: "percentage" | "flat";
+                                /** @description For percentage: a number from 0 to 100, at most 4 decimals */
+                                percent?: number | null;
+                                /** @description For flat: an integer from 0 to 1000000000000 */
+                                amount_cents?: number | null;
+                            } & (unknown & unknown))[] | null;
+                        } & (unknown & unknown)) | null;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                id: number;
+                                name: string;
+                                email: string;
+                                partner_program_id: number;
+                                /** @enum {string} */
+                                status: "approved" | "pending" | "rejected";
+                                rejection_reason: string | null;
+                                /** @enum {string} */
+                                source: "advertiser" | "application";
+                                application: {
+                                    website: string | null;
+                                    message: string | null;
+                                } | null;
+                                /** @description A partner account has claimed this partner record */
+                                claimed: boolean;
+                                clicks: number;
+                                balance_cents: number;
+                                program_balance_cents: number;
+                                /** Format: date-time */
+                                joined_at: string;
+                                /** @description The group whose terms the partner earns by (docs/rewards.md) */
+                                group: {
+                                    id: number;
+                                    name: string;
+                                    slug: string;
+                                };
+                                /** @description Tier rules do not move the partner */
+                                group_locked: boolean;
+                                /** @description The partner's own policy, which wins over its group's (null: none) */
+                                commission_override: {
+                                    /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                    type: "percentage" | "flat";
+                                    /** @description For percentage: 0..100 */
+                                    percent: number | null;
+                                    /** @description For flat: in cents */
+                                    amount_cents: number | null;
+                                    /** @description `mode` one_time (only the first commission of a partner–customer pair) or recurring (default); `months` null = lifetime, else counted from the pair's first commission; `first`: a stepped rate for the pair's first commissions */
+                                    recurring: {
+                                        mode: "one_time" | "recurring";
+                                        months: number | null;
+                                        first: {
+                                            count: number;
+                                            /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                            type: "percentage" | "flat";
+                                            /** @description For percentage: 0..100 */
+                                            percent: number | null;
+                                            /** @description For flat: in cents */
+                                            amount_cents: number | null;
+                                        } | null;
+                                    };
+                                    product_rules: {
+                                        product_id: string;
+                                        /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                        type: "percentage" | "flat";
+                                        /** @description For percentage: 0..100 */
+                                        percent: number | null;
+                                        /** @description For flat: in cents */
+                                        amount_cents: number | null;
+                                    }[];
+                                } | null;
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Request body is too large` */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Content-Type must be application/json` */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/advertiser/affiliate-programs/{id}/tier-rules": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The program's tier ladder
+         * @description Scope program:read. The rules in the order they are tried.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Program id */
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                id: number;
+                                from_group_id: number;
+                                to_group_id: number;
+                                /** @enum {string} */
+                                metric: "sales_cents" | "customers" | "commission_cents";
+                                /** @enum {string} */
+                                window: "lifetime" | "calendar_month";
+                                threshold: number;
+                                carry_existing_customers: boolean;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        /**
+         * Replace the program's tier ladder
+         * @description Scope program:update. The body is the whole list (a JSON array, at most 50 rules, tried in this order; `[]` removes them all); rule ids are new after each PUT. After each sale or refund, a partner of `from_group_id` who is not locked and whose `metric` in the `window` reached `threshold` moves to `to_group_id` in that same transaction, once (docs/rewards.md): the crossing sale is priced by the group it was in, later ones by the new. Errors: 400 `Request body must be a JSON array of at most 50 tier rules`, `tier_rules[i].from_group_id must be the id of a group of this program` (unknown, deleted or another program’s; likewise to_group_id), `tier_rules[i].to_group_id must differ from from_group_id`, `tier_rules[i].metric must be one of …`, `tier_rules[i].window must be one of …`, `tier_rules[i].threshold must be a positive integer`, `tier_rules form a cycle (groups a → b → a): a partner could move back and forth`. Nothing changes on a 400.
+         */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Program id */
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        from_group_id: number;
+                        to_group_id: number;
+                        /**
+                         * @description sales_cents: the partner's attributed sales less refunds; customers: distinct customers with a sale; commission_cents: its commissions less what refunds took back
+                         * @enum {string}
+                         */
+                        metric: "sales_cents" | "customers" | "commission_cents";
+                        /**
+                         * @description lifetime, or the UTC calendar month
+                         * @enum {string}
+                         */
+                        window: "lifetime" | "calendar_month";
+                        threshold: number;
+                        /**
+                         * @description true: every later sale of the partner's customers earns the new group's rate; false: a customer whose first commission with the partner came before the move keeps the rate of the group it left
+                         * @default true
+                         */
+                        carry_existing_customers?: boolean;
+                    }[];
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                id: number;
+                                from_group_id: number;
+                                to_group_id: number;
+                                /** @enum {string} */
+                                metric: "sales_cents" | "customers" | "commission_cents";
+                                /** @enum {string} */
+                                window: "lifetime" | "calendar_month";
+                                threshold: number;
+                                carry_existing_customers: boolean;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Request body is too large` */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Content-Type must be application/json` */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/advertiser/affiliate-programs/{id}/bonuses": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The program's bonuses
+         * @description Scope program:read. Deleted ones are left out; `awarded` counts the commissions each made.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Program id */
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                id: number;
+                                program_id: number;
+                                name: string;
+                                /** @description null: every group */
+                                group_ids: number[] | null;
+                                /** @enum {string} */
+                                metric: "sales_cents" | "customers" | "conversions";
+                                threshold: number;
+                                amount_cents: number;
+                                /** @enum {string} */
+                                period: "once" | "calendar_month";
+                                /** Format: date-time */
+                                starts_at: string;
+                                /** Format: date-time */
+                                ends_at: string;
+                                /** @description How many commissions it has made */
+                                awarded: number;
+                                /** Format: date-time */
+                                created_at: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Create a bonus
+         * @description Scope program:update. A partner of one of `group_ids` (null: any group) whose `metric` since `starts_at` (`period` once) or in a UTC month (`calendar_month`) reaches `threshold` before `ends_at` gets one commission of `amount_cents`: `sale_id` null, `bonus_id`, `rule.source` bonus, held, reviewed, approved and paid like any other; at most one per bonus, partner and period. Sales since `starts_at` count (a partner already past the threshold gets its commission now). Errors: 400 `name is required and must be 1 to 100 characters`, `group_ids must be null (every group) or an array of group ids`, `group_ids[i] must be the id of a group of this program`, `metric must be one of sales_cents, customers, conversions`, `threshold must be a positive integer`, `amount_cents must be an integer from 1 to 1000000000000`, `period must be one of once, calendar_month`, `starts_at must be a date-time (ISO 8601)`, `ends_at is required and must be a date-time (ISO 8601)`, `ends_at must be after starts_at`, `ends_at must be in the future`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Program id */
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        name: string;
+                        group_ids?: number[] | null;
+                        /**
+                         * @description sales_cents: attributed sales less refunds; customers: distinct customers with a sale; conversions: customers whose first purchase it was
+                         * @enum {string}
+                         */
+                        metric: "sales_cents" | "customers" | "conversions";
+                        threshold: number;
+                        amount_cents: number;
+                        /**
+                         * @description once: one commission in the bonus’s window; calendar_month: one per UTC month in it
+                         * @enum {string}
+                         */
+                        period: "once" | "calendar_month";
+                        /**
+                         * Format: date-time
+                         * @description Default: now
+                         */
+                        starts_at?: string | null;
+                        /** Format: date-time */
+                        ends_at: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                id: number;
+                                program_id: number;
+                                name: string;
+                                /** @description null: every group */
+                                group_ids: number[] | null;
+                                /** @enum {string} */
+                                metric: "sales_cents" | "customers" | "conversions";
+                                threshold: number;
+                                amount_cents: number;
+                                /** @enum {string} */
+                                period: "once" | "calendar_month";
+                                /** Format: date-time */
+                                starts_at: string;
+                                /** Format: date-time */
+                                ends_at: string;
+                                /** @description How many commissions it has made */
+                                awarded: number;
+                                /** Format: date-time */
+                                created_at: string;
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Request body is too large` */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Content-Type must be application/json` */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/advertiser/affiliate-programs/{id}/bonuses/{bonusId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete a bonus (it stops counting; the commissions it made stay)
+         * @description Scope program:update. 204; 404 `Bonus not found`.
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Program id */
+                    id: number;
+                    /** @description Bonus id */
+                    bonusId: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Invalid request: the JSON body or a field (the `error` says which) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Request body is too large` */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Content-Type must be application/json` */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/partner/auth/login": {
         parameters: {
             query?: never;
@@ -12558,9 +14945,37 @@ export interface paths {
                                 programs?: {
                                     id?: number;
                                     name?: string;
-                                    /** @description The commission policy */
+                                    /** @description Commission policy: `percentage` with `percent`, or `flat` with `amount_cents`; `recurring.mode` `one_time` or `recurring` (default), `months` null = lifetime, `first: { count, type, percent | amount_cents }` prices the first `count` commissions of a partner–customer pair; a `product_rules` entry overrides the rate for its product_id (docs/rewards.md). */
                                     commission?: {
-                                        [key: string]: unknown;
+                                        /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                        type: "percentage" | "flat";
+                                        /** @description For percentage: 0..100 */
+                                        percent: number | null;
+                                        /** @description For flat: in cents */
+                                        amount_cents: number | null;
+                                        /** @description `mode` one_time (only the first commission of a partner–customer pair) or recurring (default); `months` null = lifetime, else counted from the pair's first commission; `first`: a stepped rate for the pair's first commissions */
+                                        recurring: {
+                                            mode: "one_time" | "recurring";
+                                            months: number | null;
+                                            first: {
+                                                count: number;
+                                                /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                                type: "percentage" | "flat";
+                                                /** @description For percentage: 0..100 */
+                                                percent: number | null;
+                                                /** @description For flat: in cents */
+                                                amount_cents: number | null;
+                                            } | null;
+                                        };
+                                        product_rules: {
+                                            product_id: string;
+                                            /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                            type: "percentage" | "flat";
+                                            /** @description For percentage: 0..100 */
+                                            percent: number | null;
+                                            /** @description For flat: in cents */
+                                            amount_cents: number | null;
+                                        }[];
                                     };
                                     currency?: string;
                                 }[];
@@ -12652,9 +15067,37 @@ export interface paths {
                                 programs?: {
                                     id?: number;
                                     name?: string;
-                                    /** @description The commission policy */
+                                    /** @description Commission policy: `percentage` with `percent`, or `flat` with `amount_cents`; `recurring.mode` `one_time` or `recurring` (default), `months` null = lifetime, `first: { count, type, percent | amount_cents }` prices the first `count` commissions of a partner–customer pair; a `product_rules` entry overrides the rate for its product_id (docs/rewards.md). */
                                     commission?: {
-                                        [key: string]: unknown;
+                                        /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                        type: "percentage" | "flat";
+                                        /** @description For percentage: 0..100 */
+                                        percent: number | null;
+                                        /** @description For flat: in cents */
+                                        amount_cents: number | null;
+                                        /** @description `mode` one_time (only the first commission of a partner–customer pair) or recurring (default); `months` null = lifetime, else counted from the pair's first commission; `first`: a stepped rate for the pair's first commissions */
+                                        recurring: {
+                                            mode: "one_time" | "recurring";
+                                            months: number | null;
+                                            first: {
+                                                count: number;
+                                                /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                                type: "percentage" | "flat";
+                                                /** @description For percentage: 0..100 */
+                                                percent: number | null;
+                                                /** @description For flat: in cents */
+                                                amount_cents: number | null;
+                                            } | null;
+                                        };
+                                        product_rules: {
+                                            product_id: string;
+                                            /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                            type: "percentage" | "flat";
+                                            /** @description For percentage: 0..100 */
+                                            percent: number | null;
+                                            /** @description For flat: in cents */
+                                            amount_cents: number | null;
+                                        }[];
                                     };
                                     currency?: string;
                                 }[];
@@ -12788,9 +15231,37 @@ export interface paths {
                                 programs?: {
                                     id?: number;
                                     name?: string;
-                                    /** @description The commission policy */
+                                    /** @description Commission policy: `percentage` with `percent`, or `flat` with `amount_cents`; `recurring.mode` `one_time` or `recurring` (default), `months` null = lifetime, `first: { count, type, percent | amount_cents }` prices the first `count` commissions of a partner–customer pair; a `product_rules` entry overrides the rate for its product_id (docs/rewards.md). */
                                     commission?: {
-                                        [key: string]: unknown;
+                                        /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                        type: "percentage" | "flat";
+                                        /** @description For percentage: 0..100 */
+                                        percent: number | null;
+                                        /** @description For flat: in cents */
+                                        amount_cents: number | null;
+                                        /** @description `mode` one_time (only the first commission of a partner–customer pair) or recurring (default); `months` null = lifetime, else counted from the pair's first commission; `first`: a stepped rate for the pair's first commissions */
+                                        recurring: {
+                                            mode: "one_time" | "recurring";
+                                            months: number | null;
+                                            first: {
+                                                count: number;
+                                                /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                                type: "percentage" | "flat";
+                                                /** @description For percentage: 0..100 */
+                                                percent: number | null;
+                                                /** @description For flat: in cents */
+                                                amount_cents: number | null;
+                                            } | null;
+                                        };
+                                        product_rules: {
+                                            product_id: string;
+                                            /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                            type: "percentage" | "flat";
+                                            /** @description For percentage: 0..100 */
+                                            percent: number | null;
+                                            /** @description For flat: in cents */
+                                            amount_cents: number | null;
+                                        }[];
                                     };
                                     currency?: string;
                                 }[];
@@ -12920,9 +15391,37 @@ export interface paths {
                                     description?: string | null;
                                     currency?: string;
                                     cookie_window_days?: number;
-                                    /** @description The commission policy */
+                                    /** @description Commission policy: `percentage` with `percent`, or `flat` with `amount_cents`; `recurring.mode` `one_time` or `recurring` (default), `months` null = lifetime, `first: { count, type, percent | amount_cents }` prices the first `count` commissions of a partner–customer pair; a `product_rules` entry overrides the rate for its product_id (docs/rewards.md). */
                                     commission?: {
-                                        [key: string]: unknown;
+                                        /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                        type: "percentage" | "flat";
+                                        /** @description For percentage: 0..100 */
+                                        percent: number | null;
+                                        /** @description For flat: in cents */
+                                        amount_cents: number | null;
+                                        /** @description `mode` one_time (only the first commission of a partner–customer pair) or recurring (default); `months` null = lifetime, else counted from the pair's first commission; `first`: a stepped rate for the pair's first commissions */
+                                        recurring: {
+                                            mode: "one_time" | "recurring";
+                                            months: number | null;
+                                            first: {
+                                                count: number;
+                                                /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                                type: "percentage" | "flat";
+                                                /** @description For percentage: 0..100 */
+                                                percent: number | null;
+                                                /** @description For flat: in cents */
+                                                amount_cents: number | null;
+                                            } | null;
+                                        };
+                                        product_rules: {
+                                            product_id: string;
+                                            /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                            type: "percentage" | "flat";
+                                            /** @description For percentage: 0..100 */
+                                            percent: number | null;
+                                            /** @description For flat: in cents */
+                                            amount_cents: number | null;
+                                        }[];
                                     };
                                     hold_days?: number;
                                     min_payout_cents?: number;
@@ -12942,6 +15441,74 @@ export interface paths {
                                 balance_cents?: number;
                                 /** Format: date-time */
                                 created_at?: string;
+                                /** @description Commission policy: `percentage` with `percent`, or `flat` with `amount_cents`; `recurring.mode` `one_time` or `recurring` (default), `months` null = lifetime, `first: { count, type, percent | amount_cents }` prices the first `count` commissions of a partner–customer pair; a `product_rules` entry overrides the rate for its product_id (docs/rewards.md). */
+                                commission?: {
+                                    /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                    type: "percentage" | "flat";
+                                    /** @description For percentage: 0..100 */
+                                    percent: number | null;
+                                    /** @description For flat: in cents */
+                                    amount_cents: number | null;
+                                    /** @description `mode` one_time (only the first commission of a partner–customer pair) or recurring (default); `months` null = lifetime, else counted from the pair's first commission; `first`: a stepped rate for the pair's first commissions */
+                                    recurring: {
+                                        mode: "one_time" | "recurring";
+                                        months: number | null;
+                                        first: {
+                                            count: number;
+                                            /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                            type: "percentage" | "flat";
+                                            /** @description For percentage: 0..100 */
+                                            percent: number | null;
+                                            /** @description For flat: in cents */
+                                            amount_cents: number | null;
+                                        } | null;
+                                    };
+                                    product_rules: {
+                                        product_id: string;
+                                        /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                        type: "percentage" | "flat";
+                                        /** @description For percentage: 0..100 */
+                                        percent: number | null;
+                                        /** @description For flat: in cents */
+                                        amount_cents: number | null;
+                                    }[];
+                                };
+                                /** @description Its group */
+                                group?: {
+                                    id?: number;
+                                    name?: string;
+                                    slug?: string;
+                                };
+                                /** @description The first rule of the program's ladder up from the partner's group and its progress (null: no rule from its group, or the advertiser locked it in its group) */
+                                tier?: {
+                                    /** @enum {string} */
+                                    metric?: "sales_cents" | "customers" | "commission_cents";
+                                    /** @enum {string} */
+                                    window?: "lifetime" | "calendar_month";
+                                    /** @description The partner's figure in the window now */
+                                    value?: number;
+                                    threshold?: number;
+                                    next_group_name?: string;
+                                } | null;
+                                /** @description The program's running bonuses the partner's group takes part in (docs/rewards.md) */
+                                bonuses?: {
+                                    id?: number;
+                                    name?: string;
+                                    /** @enum {string} */
+                                    metric?: "sales_cents" | "customers" | "conversions";
+                                    threshold?: number;
+                                    amount_cents?: number;
+                                    /** @enum {string} */
+                                    period?: "once" | "calendar_month";
+                                    /** Format: date-time */
+                                    starts_at?: string;
+                                    /** Format: date-time */
+                                    ends_at?: string;
+                                    /** @description The partner's figure in the current period (since starts_at, or this month) */
+                                    value?: number;
+                                    /** @description Its commission for the current period was made */
+                                    awarded?: boolean;
+                                }[];
                                 /** @description Owed, still in its hold or held for review (held ones included; see held_cents) */
                                 pending_cents?: number;
                                 /** @description The part of pending_cents held for the advertiser’s review */
@@ -13565,12 +16132,28 @@ export interface paths {
                                 /** @description Taken back by refunds */
                                 deducted_cents?: number;
                                 currency?: string;
-                                sale_amount_cents?: number;
+                                /** @description The sale's amount; null for a bonus */
+                                sale_amount_cents?: number | null;
                                 /** Format: date-time */
                                 created_at?: string;
                                 /** Format: date-time */
                                 payable_at?: string | null;
                                 payout_id?: number | null;
+                                /** @description The group whose terms priced it */
+                                group_id?: number | null;
+                                /** @description The rule that priced the commission. Commissions from before rules were recorded show the rate of the program's policy when it reproduces their amount, else type, percent and amount_cents null */
+                                rule?: {
+                                    /** @description override: the partner's own policy; group: its group's (the default group's is the program's); product: a product rule of the policy applied; first_period: the policy's stepped rate for a pair's first commissions; bonus: a bonus's amount */
+                                    source: "override" | "group" | "product" | "first_period" | "bonus";
+                                    /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                    type: "percentage" | "flat";
+                                    /** @description For percentage: 0..100 */
+                                    percent: number | null;
+                                    /** @description For flat: in cents */
+                                    amount_cents: number | null;
+                                } | null;
+                                /** @description The bonus it pays (null: a sale) */
+                                bonus_id?: number | null;
                                 /** @description The partner code that attributed the sale (docs/codes.md) */
                                 coupon_code?: string | null;
                                 /** @description Held for the advertiser's review (CONTRACT part three): not payable until approved; why is shown to the advertiser only */
@@ -14401,11 +16984,14 @@ export interface paths {
         };
         /**
          * A public program's page: terms and description
-         * @description No credential. 404 `Program not found` unless the program has public_page on and is live.
+         * @description No credential. 404 `Program not found` unless the program has public_page on and is live. `?group=<slug>`: that group's terms (commission, hold_days); 400 `group must be the slug of a group of this program` for a slug of no group of the program.
          */
         get: {
             parameters: {
-                query?: never;
+                query?: {
+                    /** @description The slug of a group of the program: its terms (GET), the group an applicant joins (POST) */
+                    group?: string;
+                };
                 header?: never;
                 path: {
                     /** @description The program slug */
@@ -14428,12 +17014,52 @@ export interface paths {
                                 description?: string | null;
                                 currency?: string;
                                 cookie_window_days?: number;
+                                /** @description Commission policy: `percentage` with `percent`, or `flat` with `amount_cents`; `recurring.mode` `one_time` or `recurring` (default), `months` null = lifetime, `first: { count, type, percent | amount_cents }` prices the first `count` commissions of a partner–customer pair; a `product_rules` entry overrides the rate for its product_id (docs/rewards.md). */
                                 commission?: {
-                                    [key: string]: unknown;
+                                    /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                    type: "percentage" | "flat";
+                                    /** @description For percentage: 0..100 */
+                                    percent: number | null;
+                                    /** @description For flat: in cents */
+                                    amount_cents: number | null;
+                                    /** @description `mode` one_time (only the first commission of a partner–customer pair) or recurring (default); `months` null = lifetime, else counted from the pair's first commission; `first`: a stepped rate for the pair's first commissions */
+                                    recurring: {
+                                        mode: "one_time" | "recurring";
+                                        months: number | null;
+                                        first: {
+                                            count: number;
+                                            /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                            type: "percentage" | "flat";
+                                            /** @description For percentage: 0..100 */
+                                            percent: number | null;
+                                            /** @description For flat: in cents */
+                                            amount_cents: number | null;
+                                        } | null;
+                                    };
+                                    product_rules: {
+                                        product_id: string;
+                                        /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                        type: "percentage" | "flat";
+                                        /** @description For percentage: 0..100 */
+                                        percent: number | null;
+                                        /** @description For flat: in cents */
+                                        amount_cents: number | null;
+                                    }[];
                                 };
                                 hold_days?: number;
                                 min_payout_cents?: number;
                             };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
                         };
                     };
                 };
@@ -14482,11 +17108,14 @@ export interface paths {
         put?: never;
         /**
          * Apply to be a partner of a public program
-         * @description No credential. One partner record per email per workspace: a first application answers 201 `{ data: { status } }` (`pending`, or `approved` when the program auto-approves, which also creates one link); applying again to the same program answers 200 with the current status and changes nothing. With `password` and no partner account for the email, an unverified account is created: its password signs in, and it sees nothing until a link mailed to the address is followed. A new partner record is claimed at once only with a partner session of that email whose mailbox is verified (Bearer or the portal cookie with its X-CSRF-Token); otherwise a sign-in link is mailed, which claims it when followed. When the workspace already had a record of this email (another program), the application is added to it and claims nothing: the mailed sign-in link shows it as an invitation. The applicant gets a confirmation and the program's owners and admins a notification (both mailed); `partner.applied` (and `partner.approved`) are recorded. Errors: 400 `name is required and must be 1 to 200 characters`, `email must be a valid email address`, `password must be at least 10 characters`, `website must be an http(s) URL of at most 500 characters`, `message must be a string of at most 2000 characters`; 404 `Program not found`; 409 (a partner's programs share one currency); 429 per IP with Retry-After.
+         * @description No credential. One partner record per email per workspace: a first application answers 201 `{ data: { status } }` (`pending`, or `approved` when the program auto-approves, which also creates one link); applying again to the same program answers 200 with the current status and changes nothing. With `password` and no partner account for the email, an unverified account is created: its password signs in, and it sees nothing until a link mailed to the address is followed. A new partner record is claimed at once only with a partner session of that email whose mailbox is verified (Bearer or the portal cookie with its X-CSRF-Token); otherwise a sign-in link is mailed, which claims it when followed. When the workspace already had a record of this email (another program), the application is added to it and claims nothing: the mailed sign-in link shows it as an invitation. The applicant gets a confirmation and the program's owners and admins a notification (both mailed); `partner.applied` (and `partner.approved`) are recorded. Errors: 400 `name is required and must be 1 to 200 characters`, `email must be a valid email address`, `password must be at least 10 characters`, `website must be an http(s) URL of at most 500 characters`, `message must be a string of at most 2000 characters`, `group must be the slug of a group of this program`; 404 `Program not found`; 409 (a partner's programs share one currency); 429 per IP with Retry-After. `?group=<slug>`: the applicant joins that group (else the default group), approved at once when the group's auto_approve (else the program's) says so.
          */
         post: {
             parameters: {
-                query?: never;
+                query?: {
+                    /** @description The slug of a group of the program: its terms (GET), the group an applicant joins (POST) */
+                    group?: string;
+                };
                 header?: never;
                 path: {
                     /** @description The program slug */

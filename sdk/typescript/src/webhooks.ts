@@ -23,6 +23,7 @@ export type WebhookEventType =
   | 'partner.created'
   | 'partner.applied'
   | 'partner.approved'
+  | 'partner.group_changed'
   | 'payout.created'
   | 'payout.paid'
   | 'webhook.test';

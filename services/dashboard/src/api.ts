@@ -11,7 +11,6 @@ import type {
   RequestQuery as QueryOf,
 } from '../../../shared/http/client.ts';
 import type { paths } from '../../../sdk/typescript/src/openapi.ts';
-import type { CommissionPolicy } from '../../../shared/contracts/management.ts';
 
 export { ApiError } from '../../../shared/http/client.ts';
 
@@ -48,11 +47,9 @@ export async function openApiDocument(): Promise<unknown> {
 }
 
 /**
- * An answer with a program's `commission`: its response schemas describe it only as an object; its shape is
- * the domain's policy type (shared/contracts/management.ts).
+ * A commission policy as every answer shows it: the route schemas carry the policy's one schema
+ * (shared/domain/policy-schema.ts), so its type is the generated one.
  */
-export type WithPolicy<T extends { commission: unknown }> = Omit<T, 'commission'> & {
-  commission: CommissionPolicy;
-};
-/** `p` with its commission read as the policy it is (WithPolicy). */
-export const withPolicy = <T extends { commission: unknown }>(p: T) => p as unknown as WithPolicy<T>;
+export type CommissionPolicy = Answer<'get', '/api/advertiser/affiliate-programs/{id}'>['data']['commission'];
+/** A rate of a policy (the policy itself, a product rule). */
+export type Rate = Pick<CommissionPolicy, 'type' | 'percent' | 'amount_cents'>;

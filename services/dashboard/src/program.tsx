@@ -3,14 +3,13 @@
 import { useEffect } from 'preact/hooks';
 import type { ComponentChildren } from 'preact';
 import { api } from './api.ts';
-import { withPolicy } from './api.ts';
-import type { Answer, RequestBody, WithPolicy } from './api.ts';
+import type { Answer, RequestBody } from './api.ts';
 import { useLoad } from './hooks.ts';
 import type { Loaded } from './hooks.ts';
 import { Show } from './widgets.tsx';
 
 /** A program as the management API answers it. */
-export type Program = WithPolicy<Answer<'get', '/api/advertiser/affiliate-programs/{id}'>['data']>;
+export type Program = Answer<'get', '/api/advertiser/affiliate-programs/{id}'>['data'];
 
 /** What the program form sends: the fields of an update, with the name (a create needs it). */
 export type ProgramFields = RequestBody<'put', '/api/advertiser/affiliate-programs/{id}'> & { name: string };
@@ -19,10 +18,8 @@ export type ProgramFields = RequestBody<'put', '/api/advertiser/affiliate-progra
 export function useProgram(programId: number): Loaded<Program> {
   return useLoad(
     async () =>
-      withPolicy(
-        (await api.GET('/api/advertiser/affiliate-programs/{id}', { params: { path: { id: programId } } }))
-          .data,
-      ),
+      (await api.GET('/api/advertiser/affiliate-programs/{id}', { params: { path: { id: programId } } }))
+        .data,
     [programId],
   );
 }
@@ -62,9 +59,9 @@ export function PageTitle(props: { title: string; program?: Program | null }) {
 export function useWorkspacePrograms(workspaceId: number): Loaded<Program[]> {
   return useLoad(
     async () =>
-      (await api.GET('/api/advertiser/affiliate-programs')).data
-        .filter((p) => p.workspace_id === workspaceId)
-        .map(withPolicy),
+      (await api.GET('/api/advertiser/affiliate-programs')).data.filter(
+        (p) => p.workspace_id === workspaceId,
+      ),
     [workspaceId],
   );
 }

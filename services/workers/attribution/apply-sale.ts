@@ -20,11 +20,14 @@ import type { Caused } from '../../../shared/commissions/caused.ts';
 import { CUSTOMER_KEY_COLUMNS, customerKeys } from '../../../shared/pipeline/breakdown.ts';
 import type { DimensionKeys } from '../../../shared/pipeline/breakdown.ts';
 import { insertSales, saleRow, updateCustomers } from './sale-rows.ts';
+import { ChunkRewards, noAwards } from './rewards.ts';
+import { PAIRS_COLUMN, rewardColumns } from './reward-context.ts';
+import type { ProgramRewardColumns } from './reward-context.ts';
 import type { SaleRow } from './sale-rows.ts';
 
 export const DUPLICATE_SALE = 'Duplicate transaction_id. This sale has already been recorded.';
 
-interface ProgramRow {
+interface ProgramRow extends ProgramRewardColumns {
   id: string;
   commission: unknown;
   cookie_window_days: number;
@@ -110,7 +113,7 @@ function commissionAnswer(
 }
 
 const CUSTOMER_COLUMNS = `id, program_id, partner_program_id, customer_status, last_click_at,
-  first_purchase_date, first_commission_at, customer_key, click_id, ${CUSTOMER_KEY_COLUMNS}`;
+  first_purchase_date, first_commission_at, customer_key, click_id, ${CUSTOMER_KEY_COLUMNS}, ${PAIRS_COLUMN}`;
 
 /**
  * Whether a click id that matched no customer may still be in the pipeline and is worth waiting for: a
@@ -158,12 +161,14 @@ export async function awaitRecentClicks(sql: Sql, cmds: SaleCommand[], waitMs: n
   }
 }
 
-async function loadPrograms(tx: Tx, ids: number[], memo: Map<string, unknown>): Promise<void> {
-  const missing = [...new Set(ids)].filter((id) => !memo.has(`program:${id}`));
+/** The programs, with their groups, ladders and bonuses for pricing (reward-context.ts), once per chunk. */
+async function loadPrograms(tx: Tx, cmds: SaleCommand[], memo: Map<string, unknown>): Promise<void> {
+  const missing = [...new Set(cmds.map((c) => c.program_id))].filter((id) => !memo.has(`program:${id}`));
   if (missing.length === 0) return;
+  const since = new Date(Math.min(...cmds.map((c) => c.ts), Date.now()));
   const rows = await tx<ProgramRow[]>`
     select id, commission, cookie_window_days, trim(currency) as currency, deleted_at is not null as deleted,
-           workspace_id, hold_days, code_attribution
+           workspace_id, hold_days, code_attribution, ${rewardColumns(tx, since)}
     from programs where id = any(${missing}::bigint[])`;
   for (const p of rows) memo.set(`program:${p.id}`, p);
 }
@@ -176,11 +181,7 @@ async function applySales(
   ctx: ApplyContext,
   kafkaPrefix: string,
 ): Promise<Applied[]> {
-  await loadPrograms(
-    tx,
-    given.map((c) => c.program_id),
-    ctx.memo,
-  );
+  await loadPrograms(tx, given, ctx.memo);
   const programOf = (cmd: SaleCommand) => ctx.memo.get(`program:${cmd.program_id}`) as ProgramRow | undefined;
   // An omitted currency is the program's.
   const cmds = given.map((c) =>
@@ -231,16 +232,18 @@ async function applySales(
   const codes = await CodeAttribution.load(tx, toResolve, resolve, byKey, CUSTOMER_COLUMNS);
 
   const ppIds = [
-    ...new Set([...byKey.values(), ...byClick.values()].flatMap((r) => r.partner_program_id ?? [])),
+    ...new Set([
+      ...[...byKey.values(), ...byClick.values()].flatMap((r) => r.partner_program_id ?? []),
+      ...codes.partnerProgramIds(),
+    ]),
   ];
-  const pps = new Map(
-    ppIds.length === 0
-      ? []
-      : (
-          await tx<{ id: string; partner_id: string | null }[]>`
-            select id, partner_id from partner_programs where id = any(${ppIds}::bigint[])`
-        ).map((r) => [r.id, { partner_id: r.partner_id }] as const),
-  );
+  // The partners' groups and overrides, their programs' groups, the customers' pairs: what prices each sale.
+  const rewards = await ChunkRewards.load(tx, ctx.memo, {
+    sales: toResolve,
+    ppIds,
+    customers: [...new Set([...byKey.values(), ...byClick.values()])],
+  });
+  const pps = rewards.pps;
 
   // Decide every sale in message order. A customer row is one object in both maps, so its second sale in
   // the chunk sees what its first did (conversion, first purchase, first commission).
@@ -286,7 +289,7 @@ async function applySales(
     }
     const found = codes.claim(cmd, resolve(cmd), program.code_attribution, pps);
     const pp = found?.row.partner_program_id ? pps.get(found.row.partner_program_id) : undefined;
-    const decision = attribute(cmd, program, found, pp);
+    const decision = attribute(cmd, program, found, pp, rewards.pricing);
     if ('refused' in decision) {
       pending.push({ answer: bad(cmd.program_id, decision.refused) });
       continue;
@@ -319,6 +322,10 @@ async function applySales(
     customers.set(customer.id, update);
     if (customer.customer_status === 'click' || customer.customer_status === 'lead')
       customer.customer_status = 'conversion';
+    rewards.decided(decision, cmd, {
+      firstPurchase: customer.first_purchase_date === null,
+      program: { currency: program.currency, hold_days: program.hold_days },
+    });
     customer.first_purchase_date ??= saleAt;
     if (!decision.noCommission) {
       update.commissionAt ??= saleAt.toISOString();
@@ -338,6 +345,7 @@ async function applySales(
   for (const p of pending) {
     if (!('attribution' in p) || p.attribution.noCommission) continue;
     const a = p.attribution;
+    const group = a.groupId === null ? undefined : rewards.groupById(a.groupId);
     earned.push({
       sale_id: saleIds.get(p.cmd.transaction_id)!,
       program_id: p.cmd.program_id,
@@ -347,11 +355,16 @@ async function applySales(
       amount_cents: a.amount,
       currency: programOf(p.cmd)!.currency,
       sale_ts: p.cmd.ts,
-      hold_days: programOf(p.cmd)!.hold_days,
+      // The group's hold, else the program's.
+      hold_days: group?.holdDays ?? programOf(p.cmd)!.hold_days,
+      group_id: a.groupId,
+      rule: a.rule,
     });
   }
   // The commissions (the lifecycle's `create`: pending, payable_at, review holds) and what they caused.
   let created: Awaited<ReturnType<typeof lifecycle.create>> = { rows: [], caused: nothing() };
+  // The rewards' writes (moves, pairs, figures) and the bonuses the chunk's sales reached (rewards.ts).
+  let awarded = noAwards();
   if (ctx.careful) {
     // The sale stands even if its commission cannot be created (spec: the transaction_id stays consumed):
     // the commission and first_commission_at in a savepoint of their own, a failure answered 500.
@@ -364,12 +377,17 @@ async function applySales(
       .savepoint(async (sp) => {
         const made = await lifecycle.create(sp, earned);
         await updateCustomers(sp, withCommission);
+        awarded = await rewards.save(sp, { kafkaPrefix, memo: ctx.memo });
         return made;
       })
-      .catch(() => created);
+      .catch(() => {
+        awarded = noAwards();
+        return created;
+      });
   } else {
     created = await lifecycle.create(tx, earned);
     await updateCustomers(tx, [...customers.values()]);
+    awarded = await rewards.save(tx, { kafkaPrefix, memo: ctx.memo });
   }
   const commissionIds = new Map(created.rows.map((r) => [Number(r.sale_id), Number(r.id)]));
   const createdEvent = new Map(created.caused.events.map((e) => [Number(e.data.id), e]));
@@ -392,7 +410,13 @@ async function applySales(
     const commissionEvent = commissionId === null ? undefined : createdEvent.get(commissionId);
     if (commissionEvent) events.push(commissionEvent);
   };
-  const answers = pending.map((p) => {
+  const answers = pending.map((p) => withBonuses(p, decide(p)));
+  function withBonuses(p: Pending, answer: Applied): Applied {
+    // A bonus's credit travels with the sale that reached it, as the sale's own does.
+    const extra = 'attribution' in p ? awarded.credits.get(p.cmd.transaction_id) : undefined;
+    return extra ? { ...answer, effects: [...(answer.effects ?? []), ...extra] } : answer;
+  }
+  function decide(p: Pending): Applied {
     if ('answer' in p) return p.answer;
     const saleId = saleIds.get(p.cmd.transaction_id)!;
     if ('test' in p) {
@@ -413,10 +437,10 @@ async function applySales(
       return { programId: cmd.program_id, statusCode: 500, body: { error: 'Failed to create commission' } };
     ctx.rollups.add(cmd.program_id, cmd.ts, { commission_cents: a.amount }, keys);
     return commissionAnswer(cmd, saleId, commissionId, credits.get(commissionId) ?? []);
-  });
+  }
   // The chunk's events and the commissions' credits through the lifecycle's one writer; the credits are
   // the commands' effects (above), published to the ledger worker after the commit.
-  const caused: Caused = { ...created.caused, events };
+  const caused: Caused = { ...created.caused, events: [...events, ...awarded.caused.events] };
   await recordCaused(tx, { kafkaPrefix, memo: ctx.memo, ledger: 'after-commit' }, caused);
   return answers;
 }

@@ -1,11 +1,8 @@
 // The attribution decision for one sale whose customer was looked up: a refusal (the 400's text), or who
-// earns what. Pure: the cookie window, the policy's one-time / recurring months and product rules.
-import {
-  DEFAULT_POLICY,
-  commissionAmount,
-  parsePolicy,
-  recurrenceBlocks,
-} from '../../../shared/domain/commission-policy.ts';
+// earns what. Pure: the cookie window, then the one pricing rule (shared/domain/commission-policy.ts
+// `priceSale`: the partner's override, its group's policy, the program's; product rules; recurrence).
+import { priceSale, storedPolicy } from '../../../shared/domain/commission-policy.ts';
+import type { CommissionPolicy, PairHistory, PricedRule } from '../../../shared/domain/commission-policy.ts';
 
 import type { CustomerKeyRow } from '../../../shared/pipeline/breakdown.ts';
 
@@ -44,13 +41,44 @@ export interface Attribution {
   amount: number;
   /** Why the sale earns no commission, or null when it earns `amount`. */
   noCommission: string | null;
+  /** The rule that priced it (null: no commission). */
+  rule: PricedRule | null;
+  /** The group whose terms applied (null: the partner is in none, rows from before groups). */
+  groupId: number | null;
 }
+
+/** The customer's partner-program as the decision reads it. */
+export interface PartnerProgramRow {
+  partner_id: string | null;
+  /** Its group (absent: none known). */
+  group_id?: string | null;
+  /** Its own policy as stored (null or absent: none). */
+  commission_override?: unknown;
+}
+
+/** Where the decision reads what it cannot read from the rows: the group's policy, the pair's history. */
+export interface PricingContext {
+  /** The group whose terms apply to this customer of the partner (its group, or one a tier rule pinned). */
+  group(pp: PartnerProgramRow, customer: CustomerRow): { id: number; policy: CommissionPolicy | null } | null;
+  /** The partner–customer pair's commissions so far. */
+  pair(pp: PartnerProgramRow, customer: CustomerRow): PairHistory;
+}
+
+/** Without groups and pairs: the customer's first commission is the pair's (one-time, months). */
+const PLAIN: PricingContext = {
+  group: () => null,
+  pair: (_pp, c) => ({
+    commissions: c.first_commission_at === null ? 0 : 1,
+    firstCommissionAt: c.first_commission_at,
+  }),
+};
 
 export function attribute(
   sale: SaleFacts,
   program: { commission: unknown; cookie_window_days: number },
   found: { row: CustomerRow; via: Via } | null,
-  pp: { partner_id: string | null } | undefined,
+  pp: PartnerProgramRow | undefined,
+  pricing: PricingContext = PLAIN,
 ): { refused: string } | Attribution {
   if (!found) return { refused: NOT_FOUND };
   const { row: customer, via } = found;
@@ -62,19 +90,40 @@ export function attribute(
   }
   if (pp.partner_id === null) return { refused: 'partnerId required to create commission' };
 
-  // A stored policy that no longer parses earns the default, as it always has.
-  const parsedPolicy = parsePolicy(program.commission);
-  const policy = typeof parsedPolicy === 'string' ? DEFAULT_POLICY : parsedPolicy;
   const saleAt = new Date(sale.ts);
-  let noCommission: string | null = null;
+  const group = pricing.group(pp, customer);
+  const groupId = group?.id ?? null;
   // Only a customer matched by click_id while still in `click` status is bound to the cookie window.
   if (via === 'click_id' && customer.customer_status === 'click') {
     const clickedAt = customer.last_click_at?.getTime() ?? 0;
-    if (saleAt.getTime() - clickedAt > program.cookie_window_days * DAY_MS)
-      noCommission = 'Attribution window expired';
+    if (saleAt.getTime() - clickedAt > program.cookie_window_days * DAY_MS) {
+      const noCommission = 'Attribution window expired';
+      return { customer, partnerId: pp.partner_id, amount: 0, noCommission, rule: null, groupId };
+    }
   }
-  noCommission ??= recurrenceBlocks(policy, customer.first_commission_at, saleAt);
-  const amount = noCommission ? 0 : commissionAmount(policy, sale.amount_cents, sale.product_id);
-  if (!noCommission && amount === 0) noCommission = 'The commission policy gives no commission for this sale';
-  return { customer, partnerId: pp.partner_id, amount, noCommission };
+  // A stored policy that no longer parses earns the default, as it always has.
+  const override = pp.commission_override ? storedPolicy(pp.commission_override) : null;
+  const price = priceSale(
+    { override, group: group?.policy ?? null, program: storedPolicy(program.commission) },
+    pricing.pair(pp, customer),
+    { amountCents: sale.amount_cents, productId: sale.product_id, at: saleAt },
+  );
+  if ('noCommission' in price) {
+    return {
+      customer,
+      partnerId: pp.partner_id,
+      amount: 0,
+      noCommission: price.noCommission,
+      rule: null,
+      groupId,
+    };
+  }
+  return {
+    customer,
+    partnerId: pp.partner_id,
+    amount: price.amount,
+    noCommission: null,
+    rule: price.rule,
+    groupId,
+  };
 }

@@ -151,8 +151,13 @@ export class CodeAttribution {
       row.link_id = null;
       this.moved.set(row.id, row);
     }
-    pps.set(m.partner_program_id, { partner_id: m.partner_id });
+    if (!pps.has(m.partner_program_id)) pps.set(m.partner_program_id, { partner_id: m.partner_id });
     return { row: found.row, via: 'code' };
+  }
+
+  /** The partner-programs of the codes the chunk names (the chunk reads their groups with the others'). */
+  partnerProgramIds(): string[] {
+    return [...this.matches.values()].map((m) => m.partner_program_id);
   }
 
   /** What the sale's row records: the code as the matched one spells it (else as sent), and the code that attributed it. */

@@ -26,6 +26,8 @@ export interface Application {
   message: string | null;
   /** The applicant's own partner session's account, if any. */
   signedIn: number | null;
+  /** The group `?group=` named (null: the default group), with its auto-approval (null: the program's). */
+  group: { id: string; auto_approve: boolean | null } | null;
 }
 
 /**
@@ -37,18 +39,22 @@ export async function applyToProgram(
   program: PublicProgramRow,
   a: Application,
 ): Promise<
-  { existing: PartnerStatusValue } | { currencyConflict: string } | { created: 'approved' | 'pending' }
+  | { existing: PartnerStatusValue }
+  | { currencyConflict: string }
+  | { created: 'approved' | 'pending' }
+  | { badGroup: true }
 > {
   const { email, name, passwordHash, signedIn } = a;
   const programId = Number(program.id);
   const workspaceId = Number(program.workspace_id);
-  const status = program.auto_approve ? ('approved' as const) : ('pending' as const);
+  const autoApprove = a.group?.auto_approve ?? program.auto_approve;
+  const status = autoApprove ? ('approved' as const) : ('pending' as const);
   const application = { website: a.website, message: a.message };
   const result = await addPartnerToProgram(
     deps.sql,
     workspaceId,
     programId,
-    { name, email, status, source: 'application', application },
+    { name, email, status, source: 'application', application, groupId: a.group ? Number(a.group.id) : null },
     async (tx, partner, pp, recordCreated) => {
       const partnerId = Number(partner.id);
       if (status === 'approved') await createGeneratedLink(tx, { programId, partnerId, ppId: Number(pp.id) });
@@ -103,5 +109,6 @@ export async function applyToProgram(
   );
   if ('existing' in result) return { existing: result.existing.status };
   if ('currencyConflict' in result) return { currencyConflict: result.currencyConflict };
+  if ('badGroup' in result) return result;
   return { created: status };
 }

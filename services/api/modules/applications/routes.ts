@@ -8,6 +8,7 @@ import { Type } from '@sinclair/typebox';
 import { HttpError, errorResponses } from '../../../../shared/http/server.ts';
 import { Checked, Email, Nullable as NullableIn, Trimmed } from '../../../../shared/http/validation.ts';
 import type { TypeBoxProvider } from '../../../../shared/http/validation.ts';
+import { PolicyOut } from '../../../../shared/domain/policy-schema.ts';
 import { hashPassword } from '../../../../shared/domain/passwords.ts';
 import { Nullable, Obj, dataOf, requireBodyObject } from '../../common.ts';
 import type { ApiDeps } from '../../deps.ts';
@@ -18,6 +19,8 @@ import { publicProgram } from './dal.ts';
 import type { PublicProgramRow } from './dal.ts';
 import { ERR, toPublicProgram, websiteError } from './service.ts';
 import { applyToProgram } from './operations.ts';
+import { groupBySlug } from '../groups/dal.ts';
+import { ERR as GROUP_ERR } from '../groups/service.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -26,6 +29,15 @@ declare module 'fastify' {
 }
 
 const SlugParams = Type.Object({ slug: Type.String({ description: 'The program slug' }) });
+const GroupQuery = Type.Object({
+  group: Type.Optional(
+    Type.String({
+      maxLength: 100,
+      description: 'The slug of a group of the program: its terms (GET), the group an applicant joins (POST)',
+      errorMessage: GROUP_ERR.applyGroup,
+    }),
+  ),
+});
 const tags = ['public'];
 
 // Property order is the order of the checks (shared/http/validation.ts).
@@ -56,6 +68,14 @@ export function registerApplicationRoutes(fastify: FastifyInstance, deps: ApiDep
     req.publicProgram = row;
   };
   const programOfReq = (req: FastifyRequest) => req.publicProgram!;
+  /** The group `?group=<slug>` names (undefined: none named); a slug of no live group of the program is 400. */
+  const groupOfReq = async (req: FastifyRequest) => {
+    const slug = (req.query as { group?: string }).group;
+    if (slug === undefined) return undefined;
+    const group = await groupBySlug(sql, Number(programOfReq(req).id), slug);
+    if (!group) throw new HttpError(400, GROUP_ERR.applyGroup);
+    return group;
+  };
 
   app.get(
     '/api/public/programs/:slug',
@@ -64,8 +84,13 @@ export function registerApplicationRoutes(fastify: FastifyInstance, deps: ApiDep
       schema: {
         tags,
         summary: "A public program's page: terms and description",
-        description: `No credential. 404 \`${ERR.notFound}\` unless the program has public_page on and is live.`,
+        description:
+          `No credential. 404 \`${ERR.notFound}\` unless the program has public_page on and is live. ` +
+          "`?group=<slug>`: that group's terms (commission, hold_days); 400 `" +
+          GROUP_ERR.applyGroup +
+          '` for a slug of no group of the program.',
         params: SlugParams,
+        querystring: GroupQuery,
         response: {
           200: dataOf(
             Obj({
@@ -74,16 +99,16 @@ export function registerApplicationRoutes(fastify: FastifyInstance, deps: ApiDep
               description: Nullable(Type.String()),
               currency: Type.String(),
               cookie_window_days: Type.Integer(),
-              commission: Type.Object({}, { additionalProperties: true }),
+              commission: PolicyOut,
               hold_days: Type.Integer(),
               min_payout_cents: Type.Integer(),
             }),
           ),
-          ...errorResponses(404),
+          ...errorResponses(400, 404),
         },
       },
     },
-    async (req) => ({ data: toPublicProgram(programOfReq(req)) }),
+    async (req) => ({ data: toPublicProgram(programOfReq(req), await groupOfReq(req)) }),
   );
 
   app.post(
@@ -110,9 +135,11 @@ export function registerApplicationRoutes(fastify: FastifyInstance, deps: ApiDep
           "an invitation. The applicant gets a confirmation and the program's owners and admins " +
           'a notification (both mailed); `partner.applied` (and `partner.approved`) are recorded. Errors: 400 ' +
           `\`${ERR.name}\`, \`${ERR.email}\`, \`password must be at least 10 characters\`, \`${ERR.website}\`, ` +
-          `\`${ERR.message}\`; 404 \`${ERR.notFound}\`; 409 (a partner's programs share one currency); 429 ` +
-          'per IP with Retry-After.',
+          `\`${ERR.message}\`, \`${GROUP_ERR.applyGroup}\`; 404 \`${ERR.notFound}\`; 409 (a partner's programs ` +
+          'share one currency); 429 per IP with Retry-After. `?group=<slug>`: the applicant joins that group ' +
+          "(else the default group), approved at once when the group's auto_approve (else the program's) says so.",
         params: SlugParams,
+        querystring: GroupQuery,
         body: ApplyBody,
         response: {
           200: dataOf(Obj({ status: Type.String({ enum: ['pending', 'approved', 'rejected'] }) })),
@@ -123,6 +150,7 @@ export function registerApplicationRoutes(fastify: FastifyInstance, deps: ApiDep
     },
     async (req, reply) => {
       const program = programOfReq(req);
+      const group = await groupOfReq(req);
       const b = req.body;
       // The applicant's own session, if any (an invalid one is simply not used: this route needs none).
       const signedIn = await authenticatePartner(sql, req).then(
@@ -136,7 +164,9 @@ export function registerApplicationRoutes(fastify: FastifyInstance, deps: ApiDep
         website: typeof b.website === 'string' && b.website.trim() !== '' ? b.website.trim() : null,
         message: typeof b.message === 'string' && b.message.trim() !== '' ? b.message.trim() : null,
         signedIn,
+        group: group ?? null,
       });
+      if ('badGroup' in result) throw new HttpError(400, GROUP_ERR.applyGroup);
       if ('existing' in result) return reply.code(200).send({ data: { status: result.existing } });
       if ('currencyConflict' in result) {
         throw new HttpError(409, PARTNER_ERR.otherCurrency(result.currencyConflict));

@@ -1,6 +1,6 @@
 // The rules of applications, pure: the public program's answer, the application's fields, and what the
 // applicant and the advertiser are told.
-import { parsePolicy } from '../../../../shared/domain/commission-policy.ts';
+import { storedPolicy } from '../../../../shared/domain/commission-policy.ts';
 import type { NotificationInput } from '../../../../shared/db/notifications.ts';
 import type { PublicProgramRow } from './dal.ts';
 
@@ -24,16 +24,19 @@ export function websiteError(v: unknown): string | null {
   }
 }
 
-export function toPublicProgram(r: PublicProgramRow) {
-  const policy = parsePolicy(r.commission);
+/** The public page's answer: the program's terms, or those of the group `?group=` named. */
+export function toPublicProgram(
+  r: PublicProgramRow,
+  group?: { commission: unknown; hold_days: number | null },
+) {
   return {
     name: r.name,
     slug: r.slug,
     description: r.description,
     currency: r.currency,
     cookie_window_days: r.cookie_window_days,
-    commission: typeof policy === 'string' ? r.commission : policy,
-    hold_days: r.hold_days ?? 30,
+    commission: storedPolicy(group?.commission ?? r.commission),
+    hold_days: group?.hold_days ?? r.hold_days ?? 30,
     min_payout_cents: r.min_payout_cents === null ? 0 : Number(r.min_payout_cents),
   };
 }

@@ -3,13 +3,15 @@
 // operations.ts.
 import type { Sql, Tx } from '../../../../shared/db/sql.ts';
 import type { CommissionStatus, ReviewReason } from '../../../../shared/commissions/states.ts';
+import type { PricedRule } from '../../../../shared/domain/commission-policy.ts';
 
 export interface CommissionRow {
   id: string;
   status: CommissionStatus;
   amount_cents: string;
   currency: string;
-  sale_id: string;
+  /** Null for a bonus's commission (bonus_id). */
+  sale_id: string | null;
   partner_id: string;
   refund_reason: string | null;
   deducted_cents: string;
@@ -20,6 +22,10 @@ export interface CommissionRow {
   created_at: Date;
   /** The code that attributed its sale (docs/codes.md); null: none. */
   coupon_code?: string | null;
+  /** What priced it (docs/rewards.md); null on rows seeded without them. */
+  group_id: string | null;
+  rule: PricedRule | null;
+  bonus_id: string | null;
 }
 
 /** The code that attributed the commission's sale, in SQL over `commissions` (docs/codes.md). */
@@ -29,7 +35,7 @@ const COUPON = (sql: Sql | Tx) => sql`
 
 const COLUMNS = (sql: Sql | Tx) =>
   sql`id, status, amount_cents, currency, sale_id, partner_id, refund_reason, deducted_cents, review_reason,
-      payable_at, payout_id, paid_at, created_at`;
+      payable_at, payout_id, paid_at, created_at, group_id, rule, bonus_id`;
 
 /** `review`: held for review and not yet decided (pending, or partly refunded and unpaid). */
 export function commissionsOfProgram(

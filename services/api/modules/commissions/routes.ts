@@ -13,6 +13,7 @@ import { commissionsOfProgram, couponCodeOf, programOfCommission } from './dal.t
 import type { CommissionRow } from './dal.ts';
 import { COMMISSION_FILTERS, COMMISSION_STATUSES, ERR, REVIEW_REASONS, toCommission } from './service.ts';
 import { approveCommission, markCommissionPaid, rejectCommission } from './operations.ts';
+import { RuleOut } from '../../../../shared/domain/policy-schema.ts';
 
 const NullableTime = Type.Union([Type.String({ format: 'date-time' }), Type.Null()]);
 const CommissionOut = Type.Object({
@@ -20,7 +21,7 @@ const CommissionOut = Type.Object({
   status: Type.String({ enum: [...COMMISSION_STATUSES] }),
   amount_cents: Type.Integer(),
   currency: Type.String(),
-  sale_id: Type.Integer(),
+  sale_id: Type.Union([Type.Integer(), Type.Null()], { description: "The sale's id; null for a bonus" }),
   partner_id: Type.Integer(),
   refund_reason: Type.Union([Type.String(), Type.Null()]),
   deducted_cents: Type.Integer({ description: 'What refunds or a rejection took back' }),
@@ -38,6 +39,11 @@ const CommissionOut = Type.Object({
   coupon_code: Type.Union([Type.String(), Type.Null()], {
     description: 'The partner code that attributed the sale (docs/codes.md); null: none did',
   }),
+  group_id: Type.Union([Type.Integer(), Type.Null()], {
+    description: 'The group whose terms applied when it was priced (docs/rewards.md)',
+  }),
+  rule: Type.Union([RuleOut, Type.Null()]),
+  bonus_id: Type.Union([Type.Integer(), Type.Null()], { description: 'The bonus it pays (null: a sale)' }),
 });
 
 // Property order is the order of the checks (see shared/http/validation.ts).

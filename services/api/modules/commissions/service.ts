@@ -4,6 +4,7 @@
 import { COMMISSION_STATUSES, REFUSED, REVIEW_REASONS } from '../../../../shared/commissions/states.ts';
 import { iso } from '../../common.ts';
 import type { CommissionRow } from './dal.ts';
+import type { PricedRule } from '../../../../shared/domain/commission-policy.ts';
 
 export { COMMISSION_STATUSES, REVIEW_REASONS };
 /** The listing's filters: a status, or `review` (held for review, not yet approved or rejected). */
@@ -25,7 +26,7 @@ export const toCommission = (r: CommissionRow) => ({
   status: r.status,
   amount_cents: Number(r.amount_cents),
   currency: r.currency,
-  sale_id: Number(r.sale_id),
+  sale_id: r.sale_id === null ? null : Number(r.sale_id),
   partner_id: Number(r.partner_id),
   refund_reason: r.refund_reason,
   deducted_cents: Number(r.deducted_cents),
@@ -35,4 +36,18 @@ export const toCommission = (r: CommissionRow) => ({
   paid_at: iso(r.paid_at),
   created_at: iso(r.created_at)!,
   coupon_code: r.coupon_code ?? null,
+  group_id: r.group_id === null ? null : Number(r.group_id),
+  rule: ruleOf(r.rule),
+  bonus_id: r.bonus_id === null ? null : Number(r.bonus_id),
 });
+
+/** A commission's rule as the API shows it (every field present; null for rows seeded without one). */
+export function ruleOf(r: PricedRule | null | undefined): PricedRule | null {
+  if (!r) return null;
+  return {
+    source: r.source,
+    type: r.type ?? null,
+    percent: r.percent ?? null,
+    amount_cents: r.amount_cents ?? null,
+  } as PricedRule;
+}

@@ -5,7 +5,8 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import { errorResponses } from '../../../../shared/http/server.ts';
-import { parsePolicy } from '../../../../shared/domain/commission-policy.ts';
+import { storedPolicy } from '../../../../shared/domain/commission-policy.ts';
+import { PolicyOut } from '../../../../shared/domain/policy-schema.ts';
 import type { TypeBoxProvider } from '../../../../shared/http/validation.ts';
 import { Nullable, Obj, dataOf } from '../../common.ts';
 import type { ApiDeps } from '../../deps.ts';
@@ -21,7 +22,7 @@ const Invitation = Obj({
     Obj({
       id: Type.Integer(),
       name: Type.String(),
-      commission: Type.Object({}, { additionalProperties: true, description: 'The commission policy' }),
+      commission: PolicyOut,
       currency: Type.String(),
     }),
   ),
@@ -33,10 +34,7 @@ const PartnerIdParams = Type.Object({
 const toInvitation = (r: InvitationRow) => ({
   partner_id: Number(r.partner_id),
   workspace_name: r.workspace_name,
-  programs: r.programs.map((p) => {
-    const policy = parsePolicy(p.commission);
-    return { ...p, commission: typeof policy === 'string' ? p.commission : policy };
-  }),
+  programs: r.programs.map((p) => ({ ...p, commission: storedPolicy(p.commission) })),
 });
 
 const answerDoc = (what: string) =>

@@ -1,9 +1,16 @@
 // The rules of the partner API, pure: what a partner sees of a program and of its commissions (never a
 // customer's key or email), the payout method, and the partner's own performance (partners is 0: a partner
 // does not count itself joining).
-import { parsePolicy } from '../../../../shared/domain/commission-policy.ts';
+import { storedPolicy } from '../../../../shared/domain/commission-policy.ts';
 import { iso } from '../../common.ts';
-import type { CommissionRow, PartnerMoneyRow, PartnerPayoutRow, PartnerProgramRow } from './dal.ts';
+import { ruleOf } from '../commissions/service.ts';
+import type {
+  BonusProgressRow,
+  CommissionRow,
+  PartnerMoneyRow,
+  PartnerPayoutRow,
+  PartnerProgramRow,
+} from './dal.ts';
 
 export const ERR = {
   programNotFound: 'Program not found',
@@ -31,7 +38,6 @@ export const COMMISSION_STATUSES = ['pending', 'approved', 'paid', 'reversed', '
 const HOLD_DAYS_DEFAULT = 30;
 
 export function toPartnerProgram(r: PartnerProgramRow) {
-  const policy = parsePolicy(r.commission);
   return {
     program: {
       id: Number(r.program_id),
@@ -40,7 +46,7 @@ export function toPartnerProgram(r: PartnerProgramRow) {
       description: r.description,
       currency: r.currency,
       cookie_window_days: r.cookie_window_days,
-      commission: typeof policy === 'string' ? r.commission : policy,
+      commission: storedPolicy(r.commission),
       hold_days: r.hold_days ?? HOLD_DAYS_DEFAULT,
       min_payout_cents: r.min_payout_cents === null ? 0 : Number(r.min_payout_cents),
       partner_links: r.partner_links,
@@ -53,8 +59,36 @@ export function toPartnerProgram(r: PartnerProgramRow) {
     rejection_reason: r.rejection_reason,
     balance_cents: Number(r.balance_cents),
     created_at: iso(r.created_at)!,
+    // Rewards (docs/rewards.md): what this partner earns (its own policy, else its group's, else the
+    // program's), its group, and the next rule up from it (null: none, or the advertiser locked it).
+    commission: storedPolicy(r.commission_override ?? r.group_commission ?? r.commission),
+    group: { id: Number(r.group_id), name: r.group_name, slug: r.group_slug },
+    tier:
+      r.tier_metric === null || r.group_locked
+        ? null
+        : {
+            metric: r.tier_metric,
+            window: r.tier_window!,
+            value: Number(r.tier_value ?? 0),
+            threshold: Number(r.tier_threshold),
+            next_group_name: r.tier_next_group_name!,
+          },
   };
 }
+
+/** A running bonus as its partner sees it: its terms and the partner's progress in the current period. */
+export const toBonusProgress = (b: BonusProgressRow) => ({
+  id: Number(b.id),
+  name: b.name,
+  metric: b.metric,
+  threshold: Number(b.threshold),
+  amount_cents: Number(b.amount_cents),
+  period: b.period,
+  starts_at: iso(b.starts_at)!,
+  ends_at: iso(b.ends_at)!,
+  value: Number(b.value),
+  awarded: b.awarded,
+});
 
 /** A program of GET /api/partner/programs: the partner-program and its unpaid money (dal MONEY_COLUMNS). */
 export const toPartnerProgramWithMoney = (r: PartnerProgramRow & PartnerMoneyRow) => ({
@@ -72,10 +106,13 @@ export const toPartnerCommission = (r: CommissionRow) => ({
   amount_cents: Number(r.amount_cents),
   deducted_cents: Number(r.deducted_cents),
   currency: r.currency,
-  sale_amount_cents: Number(r.sale_amount_cents),
+  sale_amount_cents: r.sale_amount_cents === null ? null : Number(r.sale_amount_cents),
   created_at: iso(r.created_at)!,
   payable_at: r.payable_at === null ? null : iso(r.payable_at),
   payout_id: r.payout_id === null ? null : Number(r.payout_id),
+  group_id: r.group_id === null ? null : Number(r.group_id),
+  rule: ruleOf(r.rule),
+  bonus_id: r.bonus_id === null ? null : Number(r.bonus_id),
   coupon_code: r.coupon_code,
   under_review: r.under_review,
 });

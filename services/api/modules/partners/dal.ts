@@ -29,6 +29,11 @@ export interface PartnerListRow {
   balance_cents: string;
   program_balance_cents: string;
   joined_at: Date;
+  group_id: string;
+  group_name: string;
+  group_slug: string;
+  group_locked: boolean;
+  commission_override: unknown;
 }
 
 export interface NewPartner {
@@ -37,6 +42,8 @@ export interface NewPartner {
   status: string;
   source?: 'advertiser' | 'application';
   application?: { website: string | null; message: string | null } | null;
+  /** The group it joins (null: the default group). */
+  groupId?: number | null;
 }
 
 /**
@@ -54,7 +61,16 @@ export async function addPartner(
   | { partner: PartnerRow; pp: PartnerProgramRow; recordCreated: boolean }
   | { currencyConflict: string }
   | { existing: PartnerRow & { status: PartnerStatusValue } }
+  | { badGroup: true }
 > {
+  // The group named must be a live one of the program, share-locked: a deletion of it waits, or has won.
+  const groupId = p.groupId ?? null;
+  if (groupId !== null) {
+    const [group] = await tx`
+      select id from program_groups
+      where id = ${groupId} and program_id = ${programId} and deleted_at is null for share`;
+    if (!group) return { badGroup: true };
+  }
   await tx`select pg_advisory_xact_lock(hashtextextended(${`partner:${workspaceId}:${p.email}`}, 0))`;
   let [partner] = await tx<PartnerRow[]>`
     select id, name, email from partners
@@ -70,9 +86,9 @@ export async function addPartner(
   const [program] = await tx<{ currency: string }[]>`
     select currency from programs where id = ${programId} for share`;
   const [pp] = await tx<PartnerProgramRow[]>`
-    insert into partner_programs (partner_id, program_id, status, source, application)
+    insert into partner_programs (partner_id, program_id, status, source, application, group_id)
     select ${partner.id}, ${programId}, ${p.status}, ${p.source ?? 'advertiser'},
-           ${p.application ? tx.json(p.application as never) : null}
+           ${p.application ? tx.json(p.application as never) : null}, ${groupId}::bigint
     where not exists (
       select 1 from partner_programs pp join programs pr on pr.id = pp.program_id
       where pp.partner_id = ${partner.id} and pr.id <> ${programId} and pr.currency <> ${program!.currency})
@@ -94,12 +110,13 @@ export async function addPartner(
 const LIST_COLUMNS = (sql: Sql | Tx) => sql`
   p.id, p.name, p.email, pp.id as pp_id, pp.status, pp.rejection_reason, pp.source, pp.application,
   exists (select 1 from partner_claims c where c.partner_id = p.id) as claimed,
-  pp.clicks, p.balance_cents, pp.balance_cents as program_balance_cents, pp.created_at as joined_at`;
+  pp.clicks, p.balance_cents, pp.balance_cents as program_balance_cents, pp.created_at as joined_at,
+  pp.group_id, g.name as group_name, g.slug as group_slug, pp.group_locked, pp.commission_override`;
 
 export function partnersOfProgram(sql: Sql, programId: number) {
   return sql<PartnerListRow[]>`
     select ${LIST_COLUMNS(sql)}
-    from partner_programs pp join partners p on p.id = pp.partner_id
+    from partner_programs pp join partners p on p.id = pp.partner_id join program_groups g on g.id = pp.group_id
     where pp.program_id = ${programId}
     order by pp.id`;
 }
@@ -107,7 +124,7 @@ export function partnersOfProgram(sql: Sql, programId: number) {
 export async function partnerOfProgram(sql: Sql | Tx, programId: number, partnerId: number) {
   const [row] = await sql<PartnerListRow[]>`
     select ${LIST_COLUMNS(sql)}
-    from partner_programs pp join partners p on p.id = pp.partner_id
+    from partner_programs pp join partners p on p.id = pp.partner_id join program_groups g on g.id = pp.group_id
     where pp.program_id = ${programId} and pp.partner_id = ${partnerId}`;
   return row;
 }

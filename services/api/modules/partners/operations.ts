@@ -26,6 +26,7 @@ export function addPartnerToProgram<T = undefined>(
   | { partner: PartnerRow; pp: PartnerProgramRow; extra: T | undefined }
   | { currencyConflict: string }
   | { existing: PartnerRow & { status: PartnerStatusValue } }
+  | { badGroup: true }
 > {
   return sql.begin(async (tx) => {
     const added = await dal.addPartner(tx, workspaceId, programId, p);

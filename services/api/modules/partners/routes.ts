@@ -16,6 +16,7 @@ import {
   ALL_STATUSES,
   ERR,
   PARTNER_STATUSES,
+  PartnerListed,
   partnerInput,
   reasonOf,
   toPartnerCreated,
@@ -29,6 +30,12 @@ const PartnerInput = Type.Object({
   status: Type.Optional(
     Nullable(StringEnum(PARTNER_STATUSES, ERR.status, { default: 'approved' }), ERR.status),
   ),
+  group_id: Type.Optional(
+    Nullable(
+      Type.Integer({ minimum: 1, description: 'The group it joins (default: the default group)' }),
+      ERR.groupIdType,
+    ),
+  ),
 });
 
 const Status = Type.String({ enum: [...ALL_STATUSES] });
@@ -36,28 +43,6 @@ const PartnerParams = Type.Object({
   id: Type.Integer({ minimum: 1, description: 'Program id' }),
   partnerId: Type.Integer({ minimum: 1, description: 'Partner id' }),
 });
-const Listed = Type.Object({
-  id: Type.Integer(),
-  name: Type.String(),
-  email: Type.String(),
-  partner_program_id: Type.Integer(),
-  status: Status,
-  rejection_reason: Type.Union([Type.String(), Type.Null()]),
-  source: Type.String({ enum: ['advertiser', 'application'] }),
-  application: Type.Union([
-    Type.Object({
-      website: Type.Union([Type.String(), Type.Null()]),
-      message: Type.Union([Type.String(), Type.Null()]),
-    }),
-    Type.Null(),
-  ]),
-  claimed: Type.Boolean({ description: 'A partner account has claimed this partner record' }),
-  clicks: Type.Integer(),
-  balance_cents: Type.Integer(),
-  program_balance_cents: Type.Integer(),
-  joined_at: Type.String({ format: 'date-time' }),
-});
-
 export function registerPartnerRoutes(fastify: FastifyInstance, deps: ApiDeps): void {
   const app = fastify.withTypeProvider<TypeBoxProvider>();
   const { sql } = deps;
@@ -76,7 +61,12 @@ export function registerPartnerRoutes(fastify: FastifyInstance, deps: ApiDeps): 
           'lets the partner sign in to the portal; it is also mailed to the partner. It is null when a partner ' +
           'account has already claimed the record: the partner then sees the program at once and is notified. ' +
           'Records `partner.created`. Errors: 400 `name is required and must be 1 to 200 characters`, `email must be a ' +
-          "valid email address`, `status must be 'approved' or 'pending'`; 404 `Program not found`; 409 " +
+          "valid email address`, `status must be 'approved' or 'pending'`, `" +
+          ERR.groupIdType +
+          '`, `' +
+          ERR.groupId +
+          '` (`group_id` names the group it joins: unknown, deleted or another program’s); 404 `Program ' +
+          'not found`; 409 ' +
           '`Partner is already in this program`, `Partner earns in <currency> in its other programs; a ' +
           "partner's programs share one currency (its balance is one amount)`.",
         security: managementSecurity,
@@ -111,6 +101,7 @@ export function registerPartnerRoutes(fastify: FastifyInstance, deps: ApiDeps): 
         (tx, partner, pp) => afterAdvertiserAdded(tx, deps, access, partner, pp),
       );
       if ('existing' in result) throw new HttpError(409, ERR.alreadyIn);
+      if ('badGroup' in result) throw new HttpError(400, ERR.groupId);
       if ('currencyConflict' in result) throw new HttpError(409, ERR.otherCurrency(result.currencyConflict));
       return reply
         .code(201)
@@ -135,7 +126,7 @@ export function registerPartnerRoutes(fastify: FastifyInstance, deps: ApiDeps): 
         security: managementSecurity,
         params: ProgramParams,
         response: {
-          200: DataList(Listed),
+          200: DataList(PartnerListed),
           ...errorResponses(401, 403, 404),
         },
       },
@@ -160,7 +151,7 @@ export function registerPartnerRoutes(fastify: FastifyInstance, deps: ApiDeps): 
         ),
         security: managementSecurity,
         params: PartnerParams,
-        response: { 200: Data(Listed), ...errorResponses(401, 403, 404) },
+        response: { 200: Data(PartnerListed), ...errorResponses(401, 403, 404) },
       },
     },
     async (req) => {
@@ -189,7 +180,7 @@ export function registerPartnerRoutes(fastify: FastifyInstance, deps: ApiDeps): 
         body: Type.Object({
           reason: Type.Optional(Nullable(Type.String({ maxLength: 500 }), ERR.reason)),
         }),
-        response: { 200: Data(Listed), ...errorResponses(400, 401, 403, 404) },
+        response: { 200: Data(PartnerListed), ...errorResponses(400, 401, 403, 404) },
       },
     },
     async (req) => {

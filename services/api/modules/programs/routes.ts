@@ -18,6 +18,7 @@ import {
 import type { TypeBoxProvider } from '../../../../shared/http/validation.ts';
 import { generateSecret, hashSecret, maskSecret } from '../../../../shared/domain/secrets.ts';
 import { MAX_AMOUNT_CENTS, currencyPattern } from '../../../../shared/domain/money.ts';
+import { PolicyIn, PolicyOut, policyError } from '../../../../shared/domain/policy-schema.ts';
 import { RISK_RULES_DOC, riskRulesError } from '../../../../shared/domain/risk-rules.ts';
 import { principalOf, scopedWorkspaceAccess } from '../auth/access.ts';
 import type { ApiDeps } from '../../deps.ts';
@@ -44,7 +45,6 @@ import {
   currencyError,
   newProgram,
   originsError,
-  policyError,
   programFields,
   rejectNulls,
   toProgram,
@@ -53,54 +53,9 @@ import {
 
 // ---- schemas ----
 
-// A rate's type says which field it reads (parsePolicy): the other one is ignored, whatever it holds.
-const rate = {
-  type: { type: 'string', enum: ['percentage', 'flat'] },
-  percent: { description: 'For percentage: a number from 0 to 100, at most 4 decimals' },
-  amount_cents: { description: 'For flat: an integer from 0 to ' + MAX_AMOUNT_CENTS },
-};
-const rateNeeds = [
-  {
-    if: { properties: { type: { const: 'percentage' } } },
-    then: { required: ['percent'], properties: { percent: { type: 'number', minimum: 0, maximum: 100 } } },
-  },
-  {
-    if: { properties: { type: { const: 'flat' } } },
-    then: {
-      required: ['amount_cents'],
-      properties: { amount_cents: { type: 'integer', minimum: 0, maximum: MAX_AMOUNT_CENTS } },
-    },
-  },
-];
-const policyDoc = {
-  type: 'object',
-  required: ['type'],
-  description:
-    'Commission policy: `percentage` with `percent`, or `flat` with `amount_cents`; `recurring.mode` ' +
-    '`one_time` or `recurring` (default), `months` null = lifetime; a `product_rules` entry overrides the ' +
-    'rate for its product_id.',
-  allOf: rateNeeds,
-  properties: {
-    ...rate,
-    recurring: {
-      type: ['object', 'null'],
-      properties: {
-        mode: { type: ['string', 'null'], enum: ['one_time', 'recurring', null] },
-        months: { type: ['integer', 'null'], minimum: 1 },
-      },
-    },
-    product_rules: {
-      type: ['array', 'null'],
-      items: {
-        type: 'object',
-        required: ['product_id', 'type'],
-        allOf: rateNeeds,
-        properties: { product_id: { type: 'string', minLength: 1 }, ...rate },
-      },
-    },
-  },
-};
-const Policy = Checked<Record<string, unknown>>(policyDoc, policyError);
+// The policy's one schema (shared/domain/policy-schema.ts): the check is parsePolicy's, the document the
+// request schema it walks; answers show the normalised form.
+const Policy = Checked<Record<string, unknown>>(PolicyIn, policyError);
 const Origins = Checked<string[]>(
   {
     type: 'array',
@@ -217,14 +172,7 @@ const programProperties = {
   status: Type.String({ enum: ['draft', 'live'] }),
   cookie_window_days: Type.Integer(),
   currency: Type.String(),
-  commission: Type.Object(
-    {},
-    {
-      additionalProperties: true,
-      description:
-        'Commission policy: type percentage|flat, percent or amount_cents, recurring, product_rules',
-    },
-  ),
+  commission: PolicyOut,
   allowed_origins: Type.Array(Type.String()),
   api_token_masked: Type.Union([Type.String(), Type.Null()]),
   created_at: Type.String({ format: 'date-time' }),

@@ -4,7 +4,7 @@
 // schemas reuse.
 import { randomBytes } from 'node:crypto';
 import { HttpError } from '../../../../shared/http/server.ts';
-import { DEFAULT_POLICY, parsePolicy } from '../../../../shared/domain/commission-policy.ts';
+import { DEFAULT_POLICY, parsePolicy, storedPolicy } from '../../../../shared/domain/commission-policy.ts';
 import { CURRENCY_CODES, MAX_AMOUNT_CENTS } from '../../../../shared/domain/money.ts';
 import { ROLE_PERMISSIONS } from '../auth/access.ts';
 import type { Role } from '../auth/access.ts';
@@ -84,8 +84,7 @@ export type Program = Omit<
 
 export function toProgram(r: ProgramRow): Program {
   // Stored policies are normalised on write; rows written elsewhere (seed, the column default) are shown
-  // normalised too when they parse, and as stored when they do not.
-  const policy = parsePolicy(r.commission);
+  // normalised too (storedPolicy).
   return {
     id: Number(r.id),
     workspace_id: Number(r.workspace_id),
@@ -94,7 +93,7 @@ export function toProgram(r: ProgramRow): Program {
     status: r.status,
     cookie_window_days: r.cookie_window_days,
     currency: r.currency,
-    commission: typeof policy === 'string' ? r.commission : policy,
+    commission: storedPolicy(r.commission),
     allowed_origins: r.allowed_origins,
     api_token_masked: r.api_token_masked,
     created_at: iso(r.created_at)!,
@@ -169,10 +168,6 @@ export function parseOrigins(v: unknown): string[] | string {
 
 export const originsError = (v: unknown) => {
   const r = parseOrigins(v);
-  return typeof r === 'string' ? r : null;
-};
-export const policyError = (v: unknown) => {
-  const r = parsePolicy(v);
   return typeof r === 'string' ? r : null;
 };
 

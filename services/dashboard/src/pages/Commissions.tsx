@@ -172,7 +172,7 @@ function CommissionsOf({ program }: { program: Program }) {
             <tr key={c.id} data-commission={c.id}>
               <td>{dateTime(c.created_at)}</td>
               <td>{partnerName(c.partner_id)}</td>
-              <td>#{c.sale_id}</td>
+              <td>{c.sale_id === null ? `bonus #${c.bonus_id}` : `#${c.sale_id}`}</td>
               <td>{money(c.amount_cents, c.currency)}</td>
               <td>
                 <span class={`badge ${c.status}`}>{c.status}</span>

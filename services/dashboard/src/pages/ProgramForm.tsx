@@ -4,7 +4,7 @@ import { useState } from 'preact/hooks';
 import { ErrorBox } from '../widgets.tsx';
 import { messageOf, useAction } from '../hooks.ts';
 import type { Program, ProgramFields } from '../program.tsx';
-import type { Rate } from '../../../../shared/contracts/management.ts';
+import type { Rate } from '../api.ts';
 import { PartnerSettingsFields, partnerSettingsBody, partnerSettingsOf } from './ProgramPartnerFields.tsx';
 import { PayoutSettingsFields, payoutSettingsBody, payoutSettingsOf } from './ProgramPayoutFields.tsx';
 

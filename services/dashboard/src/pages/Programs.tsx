@@ -9,7 +9,7 @@ import { PageTitle, useWorkspacePrograms } from '../program.tsx';
 import { SecretOnce } from '../copy.tsx';
 import { dateTime, money } from '../format.ts';
 import { useAction } from '../hooks.ts';
-import type { CommissionPolicy, Rate } from '../../../../shared/contracts/management.ts';
+import type { CommissionPolicy, Rate } from '../api.ts';
 import type { Program } from '../program.tsx';
 import { PartnerSettingsFacts } from './ProgramPartnerFields.tsx';
 import { PayoutSettingsFacts } from './ProgramPayoutFields.tsx';

@@ -5,7 +5,7 @@ import { useEffect } from 'preact/hooks';
 import type { ComponentChildren } from 'preact';
 import { money } from '../format.ts';
 import type { PartnerStatus, ProgramTerms } from './programs.ts';
-import type { CommissionPolicy } from '../../../../shared/contracts/management.ts';
+import type { CommissionPolicy } from '../api.ts';
 
 export { Skeleton, View } from '../skeleton.tsx';
 export { UnreadBadge } from '../notifications.tsx';

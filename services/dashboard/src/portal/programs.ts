@@ -4,13 +4,11 @@
 import { api } from '../api.ts';
 import type { Answer } from '../api.ts';
 import { useLoad } from '../hooks.ts';
-import { withPolicy } from '../api.ts';
-import type { WithPolicy } from '../api.ts';
 
 type Row = Answer<'get', '/api/partner/programs'>['data'][number];
 
 /** One row: the partner record in one program, its status and what it is owed. */
-export type PartnerProgram = Omit<Row, 'program'> & { program: WithPolicy<Row['program']> };
+export type PartnerProgram = Row;
 
 export type PartnerStatus = PartnerProgram['status'];
 
@@ -21,9 +19,5 @@ export type ProgramTerms = Pick<
 >;
 
 export function usePartnerPrograms(deps: unknown[] = []) {
-  return useLoad(
-    async () =>
-      (await api.GET('/api/partner/programs')).data.map((p) => ({ ...p, program: withPolicy(p.program) })),
-    deps,
-  );
+  return useLoad(async () => (await api.GET('/api/partner/programs')).data, deps);
 }

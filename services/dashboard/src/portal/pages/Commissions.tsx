@@ -100,7 +100,7 @@ export function Commissions() {
                   <tr key={c.id} data-commission={c.id}>
                     <td>{dateTime(c.created_at)}</td>
                     <td>{byId.get(c.program_id) ?? `Program ${c.program_id}`}</td>
-                    <td>{money(c.sale_amount_cents, c.currency)}</td>
+                    <td>{c.sale_amount_cents === null ? 'bonus' : money(c.sale_amount_cents, c.currency)}</td>
                     <td>
                       <strong>{money(c.amount_cents, c.currency)}</strong>
                       {!!c.deducted_cents && (

@@ -3,7 +3,7 @@
 // payout method, no name); declining hides it for good. Shown once the mailbox is verified (a sign-in link
 // followed); before that, a line offering the link.
 import { useState } from 'preact/hooks';
-import { api, withPolicy } from '../../api.ts';
+import { api } from '../../api.ts';
 import { ErrorBox } from '../../widgets.tsx';
 import { useAction, useLoad } from '../../hooks.ts';
 import { requestMagicLink, usePartner } from '../session.tsx';
@@ -17,14 +17,7 @@ export function Invitations(props: { onAccepted(): void }) {
 
 function InvitationList(props: { onAccepted(): void }) {
   const [tick, setTick] = useState(0);
-  const list = useLoad(
-    async () =>
-      (await api.GET('/api/partner/invitations')).data.map((inv) => ({
-        ...inv,
-        programs: inv.programs.map(withPolicy),
-      })),
-    [tick],
-  );
+  const list = useLoad(async () => (await api.GET('/api/partner/invitations')).data, [tick]);
   const act = useAction();
   if (list.error) return <ErrorBox error={list.error} />;
   if (!list.data || list.data.length === 0) return null;

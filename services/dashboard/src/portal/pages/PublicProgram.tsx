@@ -1,7 +1,7 @@
 // A program's public page, /p/<slug>: what it pays and for how long, and the application form
 // (GET /api/public/programs/:slug, POST …/apply). No session: anyone may read it and apply.
 import { useEffect, useState } from 'preact/hooks';
-import { api, withPolicy } from '../../api.ts';
+import { api } from '../../api.ts';
 import type { Answer, RequestBody } from '../../api.ts';
 import { ErrorBox } from '../../widgets.tsx';
 import { useAction, useLoad } from '../../hooks.ts';
@@ -20,9 +20,7 @@ interface Outcome {
 export function PublicProgram(props: { slug: string }) {
   const program = useLoad(
     async () =>
-      withPolicy(
-        (await api.GET('/api/public/programs/{slug}', { params: { path: { slug: props.slug } } })).data,
-      ),
+      (await api.GET('/api/public/programs/{slug}', { params: { path: { slug: props.slug } } })).data,
     [props.slug],
   );
   useEffect(() => {
