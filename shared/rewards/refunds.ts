@@ -1,13 +1,16 @@
 // A refund's part in the rewards (CONTRACT part four "Tiers"; docs/rewards.md), in the refund's transaction
 // (services/workers/reversal, and the processor worker's refunds through it): the partner's figures lose the
 // sale's refunded amount (once per sale, whatever number of refunds are sent: sales.refunded_cents) and what
-// the refund took of its commission; then, as after a sale, a partner whose figures reach a threshold moves
-// up (a rule added after it crossed). A refund never moves a partner back.
+// the refund took of its commission, and so does its progress towards bonuses counting sales_cents (a bonus
+// commission made stays); then, as after a sale, a partner whose figures reach a threshold moves up (a rule
+// added after it crossed). A refund never moves a partner back.
 import type { Tx } from '../db/sql.ts';
 import { LIFETIME, monthOf, periodOf, tierMoves } from '../domain/tiers.ts';
 import type { Metrics } from '../domain/tiers.ts';
 import { addMetrics, lockMetrics, metricKey, tierRulesOf } from './metrics.ts';
 import { movePartners } from './moves.ts';
+import { addProgress, bonusesOf } from './bonuses.ts';
+import { bonusCounts, bonusPeriodOf } from '../domain/bonuses.ts';
 import type { MoveContext } from './moves.ts';
 
 export interface RefundedSale {
@@ -50,6 +53,22 @@ export async function refundRewards(
     keys.map((k) => ({ ...k, ...delta(k.period) })),
   );
   const programId = Number(sale.program_id);
+  // Bonuses counting sales_cents lose the refunded sale too (a bonus already made is kept).
+  const saleAt = new Date(sale.sale_date);
+  if (saleCents > 0) {
+    const [priced] = await tx<{ group_id: string | null }[]>`
+      select coalesce(c.group_id, pp.group_id) as group_id
+      from partner_programs pp left join commissions c on c.sale_id = ${sale.id}
+      where pp.id = ${ppId}`;
+    const groupId = priced?.group_id == null ? null : Number(priced.group_id);
+    const bonuses = ((await bonusesOf(tx, [programId], saleAt)).get(programId) ?? []).filter(
+      (b) => b.metric === 'sales_cents' && bonusCounts(b, groupId, saleAt),
+    );
+    await addProgress(
+      tx,
+      bonuses.map((b) => ({ bonusId: b.id, ppId, period: bonusPeriodOf(b, saleAt), delta: -saleCents })),
+    );
+  }
   const rules = (await tierRulesOf(tx, [programId])).get(programId) ?? [];
   if (rules.length === 0) return;
   const [pp] = await tx<{ group_id: string; group_locked: boolean }[]>`

@@ -12894,6 +12894,390 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/advertiser/affiliate-programs/{id}/bonuses": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The program's bonuses
+         * @description Scope program:read. Deleted ones are left out; `awarded` counts the commissions each made.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Program id */
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                id: number;
+                                program_id: number;
+                                name: string;
+                                /** @description null: every group */
+                                group_ids: number[] | null;
+                                /** @enum {string} */
+                                metric: "sales_cents" | "customers" | "conversions";
+                                threshold: number;
+                                amount_cents: number;
+                                /** @enum {string} */
+                                period: "once" | "calendar_month";
+                                /** Format: date-time */
+                                starts_at: string;
+                                /** Format: date-time */
+                                ends_at: string;
+                                /** @description How many commissions it has made */
+                                awarded: number;
+                                /** Format: date-time */
+                                created_at: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Create a bonus
+         * @description Scope program:update. A partner of one of `group_ids` (null: any group) whose `metric` since `starts_at` (`period` once) or in a UTC month (`calendar_month`) reaches `threshold` before `ends_at` gets one commission of `amount_cents`: `sale_id` null, `bonus_id`, `rule.source` bonus, held, reviewed, approved and paid like any other; at most one per bonus, partner and period. Sales since `starts_at` count (a partner already past the threshold gets its commission now). Errors: 400 `name is required and must be 1 to 100 characters`, `group_ids must be null (every group) or an array of group ids`, `group_ids[i] must be the id of a group of this program`, `metric must be one of sales_cents, customers, conversions`, `threshold must be a positive integer`, `amount_cents must be an integer from 1 to 1000000000000`, `period must be one of once, calendar_month`, `starts_at must be a date-time (ISO 8601)`, `ends_at is required and must be a date-time (ISO 8601)`, `ends_at must be after starts_at`, `ends_at must be in the future`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Program id */
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        name: string;
+                        group_ids?: number[] | null;
+                        /**
+                         * @description sales_cents: attributed sales less refunds; customers: distinct customers with a sale; conversions: customers whose first purchase it was
+                         * @enum {string}
+                         */
+                        metric: "sales_cents" | "customers" | "conversions";
+                        threshold: number;
+                        amount_cents: number;
+                        /**
+                         * @description once: one commission in the bonus’s window; calendar_month: one per UTC month in it
+                         * @enum {string}
+                         */
+                        period: "once" | "calendar_month";
+                        /**
+                         * Format: date-time
+                         * @description Default: now
+                         */
+                        starts_at?: string | null;
+                        /** Format: date-time */
+                        ends_at: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                id: number;
+                                program_id: number;
+                                name: string;
+                                /** @description null: every group */
+                                group_ids: number[] | null;
+                                /** @enum {string} */
+                                metric: "sales_cents" | "customers" | "conversions";
+                                threshold: number;
+                                amount_cents: number;
+                                /** @enum {string} */
+                                period: "once" | "calendar_month";
+                                /** Format: date-time */
+                                starts_at: string;
+                                /** Format: date-time */
+                                ends_at: string;
+                                /** @description How many commissions it has made */
+                                awarded: number;
+                                /** Format: date-time */
+                                created_at: string;
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Request body is too large` */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Content-Type must be application/json` */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/advertiser/affiliate-programs/{id}/bonuses/{bonusId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete a bonus (it stops counting; the commissions it made stay)
+         * @description Scope program:update. 204; 404 `Bonus not found`.
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Program id */
+                    id: number;
+                    /** @description Bonus id */
+                    bonusId: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Invalid request: the JSON body or a field (the `error` says which) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Request body is too large` */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Content-Type must be application/json` */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/partner/auth/login": {
         parameters: {
             query?: never;
@@ -14899,6 +15283,25 @@ export interface paths {
                                     threshold?: number;
                                     next_group_name?: string;
                                 } | null;
+                                /** @description The program's running bonuses the partner's group takes part in (docs/rewards.md) */
+                                bonuses?: {
+                                    id?: number;
+                                    name?: string;
+                                    /** @enum {string} */
+                                    metric?: "sales_cents" | "customers" | "conversions";
+                                    threshold?: number;
+                                    amount_cents?: number;
+                                    /** @enum {string} */
+                                    period?: "once" | "calendar_month";
+                                    /** Format: date-time */
+                                    starts_at?: string;
+                                    /** Format: date-time */
+                                    ends_at?: string;
+                                    /** @description The partner's figure in the current period (since starts_at, or this month) */
+                                    value?: number;
+                                    /** @description Its commission for the current period was made */
+                                    awarded?: boolean;
+                                }[];
                                 /** @description Owed, still in its hold or held for review (held ones included; see held_cents) */
                                 pending_cents?: number;
                                 /** @description The part of pending_cents held for the advertiser’s review */

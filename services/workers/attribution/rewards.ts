@@ -18,6 +18,15 @@ import { addMetrics, lockMetrics, metricKey, tierRulesOf } from '../../../shared
 import type { MetricKey } from '../../../shared/rewards/metrics.ts';
 import { movePartners } from '../../../shared/rewards/moves.ts';
 import type { Move, MoveContext } from '../../../shared/rewards/moves.ts';
+import { bonusCounts, bonusPeriodOf, contribution } from '../../../shared/domain/bonuses.ts';
+import type { Bonus } from '../../../shared/domain/bonuses.ts';
+import { addProgress, bonusesOf, markAwarded } from '../../../shared/rewards/bonuses.ts';
+import type { ProgressKey } from '../../../shared/rewards/bonuses.ts';
+import * as lifecycle from '../../../shared/commissions/lifecycle.ts';
+import type { BonusAward } from '../../../shared/commissions/lifecycle.ts';
+import { nothing } from '../../../shared/commissions/caused.ts';
+import type { Caused } from '../../../shared/commissions/caused.ts';
+import type { LedgerEffect } from '../../../shared/contracts/commands.ts';
 import type { Attribution, CustomerRow, PartnerProgramRow, PricingContext } from './attribute.ts';
 
 /** A group as pricing reads it. */
@@ -78,6 +87,21 @@ interface MetricRow extends MetricKey {
 
 const WINDOW_EXPIRED = 'Attribution window expired';
 
+/** The bonus commissions a chunk made: what they caused, and each one's credit by the sale that reached it. */
+export interface Awarded {
+  caused: Caused;
+  credits: Map<string, LedgerEffect[]>;
+}
+export const noAwards = (): Awarded => ({ caused: nothing(), credits: new Map() });
+
+/** A bonus's progress the chunk adds, with the last sale that added to it (whose answer carries the credit). */
+interface Progress extends ProgressKey {
+  delta: number;
+  bonus: Bonus;
+  award: Omit<BonusAward, 'bonus_id' | 'bonus_period' | 'amount_cents'>;
+  transactionId: string;
+}
+
 export class ChunkRewards {
   /** The partner-programs of the chunk's customers (and of its codes), with group, lock and own policy. */
   readonly pps: Map<string, ChunkPartnerProgram>;
@@ -88,6 +112,9 @@ export class ChunkRewards {
   private readonly metrics = new Map<string, MetricRow>();
   /** The tier moves the chunk decided, in order. */
   private readonly moves: Move[] = [];
+  /** The programs' live bonuses (empty: none). */
+  private readonly bonuses: Map<number, Bonus[]>;
+  private readonly progress = new Map<string, Progress>();
   /** Customers with a pair (any partner): without one, a customer's first commission is from before pairs. */
   private readonly customersWithPairs: Set<string>;
 
@@ -98,11 +125,13 @@ export class ChunkRewards {
     rules: Map<number, TierRule[]>,
     locked: Map<string, Metrics>,
     keys: MetricKey[],
+    bonuses: Map<number, Bonus[]>,
   ) {
     this.memo = memo;
     this.pps = pps;
     this.pairs = pairs;
     this.rules = rules;
+    this.bonuses = bonuses;
     for (const k of keys) {
       const key = metricKey(k);
       this.metrics.set(key, { ...k, locked: locked.get(key) ?? zeroMetrics(), delta: zeroMetrics() });
@@ -122,6 +151,8 @@ export class ChunkRewards {
     const programIds = c.sales.map((s) => s.program_id);
     await loadGroups(tx, programIds, memo);
     const rules = await tierRulesOf(tx, programIds, memo);
+    const since = new Date(Math.min(...c.sales.map((x) => x.ts), Date.now()));
+    const bonuses = await bonusesOf(tx, programIds, since, memo);
     const pps =
       c.ppIds.length === 0
         ? []
@@ -183,6 +214,7 @@ export class ChunkRewards {
       rules,
       locked,
       keys,
+      bonuses,
     );
   }
 
@@ -255,7 +287,11 @@ export class ChunkRewards {
    * commission), the partner's figures grow (a sale past the cookie window counts for nobody's), and a
    * partner of a program with a ladder who reached a threshold moves, for the chunk's later sales at once.
    */
-  decided(a: Attribution, cmd: Pick<SaleCommand, 'program_id' | 'ts' | 'amount_cents'>): void {
+  decided(
+    a: Attribution,
+    cmd: Pick<SaleCommand, 'program_id' | 'ts' | 'amount_cents' | 'transaction_id'>,
+    sale: { firstPurchase: boolean; program: { currency: string; hold_days: number } },
+  ): void {
     const saleAt = new Date(cmd.ts);
     const p = this.pairOf(a.customer);
     const before = p.lastSaleAt;
@@ -275,7 +311,45 @@ export class ChunkRewards {
       const start = period === LIFETIME ? null : new Date(`${period}T00:00:00Z`);
       if (before === null || (start !== null && before < start)) d.customers += 1;
     }
+    this.towardBonuses(a, cmd, sale, before);
     this.climb(ppId, cmd.program_id, saleAt);
+  }
+
+  /** The sale's part in the program's bonuses (those of the group that priced it, in their window). */
+  private towardBonuses(
+    a: Attribution,
+    cmd: Pick<SaleCommand, 'program_id' | 'ts' | 'amount_cents' | 'transaction_id'>,
+    sale: { firstPurchase: boolean; program: { currency: string; hold_days: number } },
+    lastSaleBefore: Date | null,
+  ): void {
+    const at = new Date(cmd.ts);
+    const ppId = a.customer.partner_program_id!;
+    for (const b of this.bonuses.get(cmd.program_id) ?? []) {
+      if (!bonusCounts(b, a.groupId, at)) continue;
+      const n = contribution(b, {
+        amountCents: cmd.amount_cents,
+        at,
+        firstPurchase: sale.firstPurchase,
+        lastSaleBefore,
+      });
+      if (n === 0) continue;
+      const key: ProgressKey = { bonusId: b.id, ppId, period: bonusPeriodOf(b, at) };
+      const k = `${key.bonusId}|${key.ppId}|${key.period}`;
+      const group = a.groupId === null ? undefined : this.groupById(a.groupId);
+      const p = this.progress.get(k) ?? { ...key, delta: 0, bonus: b, transactionId: '', award: undefined! };
+      p.delta += n;
+      p.transactionId = cmd.transaction_id;
+      p.award = {
+        program_id: cmd.program_id,
+        partner_id: a.partnerId,
+        partner_program_id: ppId,
+        currency: sale.program.currency,
+        group_id: a.groupId,
+        at_ts: cmd.ts,
+        hold_days: group?.holdDays ?? sale.program.hold_days,
+      };
+      this.progress.set(k, p);
+    }
   }
 
   /** The partner's moves up the ladder, if its figures now reach a threshold (not for a locked partner). */
@@ -311,7 +385,7 @@ export class ChunkRewards {
    * the chunk after its first), then the pairs, then the figures. The moves' events and notices go to the
    * outbox with them (moves.ts).
    */
-  async save(tx: Tx, ctx: MoveContext): Promise<void> {
+  async save(tx: Tx, ctx: MoveContext): Promise<Awarded> {
     for (let round = 0; ; round++) {
       const seen = new Map<number, number>();
       const moves = this.moves.filter((m) => {
@@ -327,6 +401,39 @@ export class ChunkRewards {
       tx,
       [...this.metrics.values()].map((m) => ({ ppId: m.ppId, period: m.period, ...m.delta })),
     );
+    return this.awardBonuses(tx);
+  }
+
+  /**
+   * Adds the chunk's progress (each row locked by its own add, so concurrent sales of a partner see each
+   * other's) and gives a commission for each period that reached its threshold and has none yet: the unique
+   * index makes that one per bonus, partner and period whatever runs at once or is delivered again.
+   */
+  private async awardBonuses(tx: Tx): Promise<Awarded> {
+    const all = [...this.progress.values()];
+    if (all.length === 0) return noAwards();
+    const after = await addProgress(tx, all);
+    const key = (k: ProgressKey) => `${k.bonusId}|${k.ppId}|${k.period}`;
+    const mine = new Map(all.map((p) => [key(p), p]));
+    const reached = after.filter((r) => !r.awarded && r.value >= mine.get(key(r))!.bonus.threshold);
+    if (reached.length === 0) return noAwards();
+    const made = await lifecycle.awardBonuses(
+      tx,
+      reached.map((r) => {
+        const p = mine.get(key(r))!;
+        return { ...p.award, bonus_id: r.bonusId, bonus_period: r.period, amount_cents: p.bonus.amountCents };
+      }),
+    );
+    await markAwarded(tx, reached);
+    const credits = new Map<string, LedgerEffect[]>();
+    for (const e of made.caused.ledger) {
+      const row = made.rows.find((r) => Number(r.id) === e.commission_id)!;
+      const p = mine.get(
+        key({ bonusId: Number(row.bonus_id), ppId: row.partner_program_id, period: row.bonus_period! }),
+      )!;
+      credits.set(p.transactionId, [...(credits.get(p.transactionId) ?? []), e]);
+    }
+    return { caused: made.caused, credits };
   }
 
   /**

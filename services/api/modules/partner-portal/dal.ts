@@ -3,6 +3,7 @@
 import type { Sql, Tx } from '../../../../shared/db/sql.ts';
 import type { PricedRule } from '../../../../shared/domain/commission-policy.ts';
 import type { TierMetric, TierWindow } from '../../../../shared/domain/tiers.ts';
+import type { BonusMetric, BonusPeriod } from '../../../../shared/domain/bonuses.ts';
 
 export interface PartnerProgramRow {
   pp_id: string;
@@ -126,6 +127,37 @@ export async function partnerProgramOf(sql: Sql, accountId: number, programId: n
     where c.account_id = ${accountId}
     order by pp.id limit 1`;
   return row;
+}
+
+export interface BonusProgressRow {
+  pp_id: string;
+  id: string;
+  name: string;
+  metric: BonusMetric;
+  threshold: string;
+  amount_cents: string;
+  period: BonusPeriod;
+  starts_at: Date;
+  ends_at: Date;
+  value: string;
+  awarded: boolean;
+}
+
+/**
+ * The running bonuses (started, not ended, not deleted) of the partner-programs' programs that their groups
+ * take part in, with each one's progress in the current period (docs/rewards.md "Bonuses").
+ */
+export function bonusesInProgress(sql: Sql, ppIds: string[]) {
+  return sql<BonusProgressRow[]>`
+    select pp.id as pp_id, b.id, b.name, b.metric, b.threshold::text, b.amount_cents::text, b.period, b.starts_at,
+           b.ends_at, coalesce(bp.value, 0)::text as value, coalesce(bp.awarded_at is not null, false) as awarded
+    from partner_programs pp
+    join bonuses b on b.program_id = pp.program_id and b.deleted_at is null and b.starts_at <= now()
+      and b.ends_at > now() and (b.group_ids is null or pp.group_id = any(b.group_ids))
+    left join bonus_progress bp on bp.bonus_id = b.id and bp.partner_program_id = pp.id
+      and bp.period = case when b.period = 'once' then 'once' else to_char(now() at time zone 'UTC', 'YYYY-MM') end
+    where pp.id = any(${ppIds}::bigint[])
+    order by pp.id, b.id`;
 }
 
 /** The partner-program's links count (partners may create a bounded number). */

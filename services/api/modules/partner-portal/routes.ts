@@ -13,6 +13,7 @@ import {
 import type { TypeBoxProvider } from '../../../../shared/http/validation.ts';
 import { PolicyOut, RuleOut } from '../../../../shared/domain/policy-schema.ts';
 import { TIER_METRICS, TIER_WINDOWS } from '../../../../shared/domain/tiers.ts';
+import { BONUS_METRICS, BONUS_PERIODS } from '../../../../shared/domain/bonuses.ts';
 import { DateTime, Nullable, Obj, StringEnum, dataOf, parseId, requireBodyObject } from '../../common.ts';
 import type { ApiDeps } from '../../deps.ts';
 import { partnerOf, partnerSecurity } from '../partner-auth/access.ts';
@@ -37,6 +38,7 @@ import {
   MAX_PARTNER_LINKS,
   toPartnerCommission,
   toPartnerPayout,
+  toBonusProgress,
   toPartnerProgramWithMoney,
   withoutCustomerData,
   withoutPartnerCounts,
@@ -100,6 +102,23 @@ const ProgramOut = Obj({
       },
     ),
   ),
+  bonuses: Type.Array(
+    Obj({
+      id: Type.Integer(),
+      name: Type.String(),
+      metric: StringEnum(BONUS_METRICS),
+      threshold: Type.Integer(),
+      amount_cents: Type.Integer(),
+      period: StringEnum(BONUS_PERIODS),
+      starts_at: DateTime(),
+      ends_at: DateTime(),
+      value: Type.Integer({
+        description: "The partner's figure in the current period (since starts_at, or this month)",
+      }),
+      awarded: Type.Boolean({ description: 'Its commission for the current period was made' }),
+    }),
+    { description: "The program's running bonuses the partner's group takes part in (docs/rewards.md)" },
+  ),
   pending_cents: Type.Integer({
     description: 'Owed, still in its hold or held for review (held ones included; see held_cents)',
   }),
@@ -158,9 +177,19 @@ export function registerPartnerPortalRoutes(fastify: FastifyInstance, deps: ApiD
         response: { 200: dataOf(Type.Array(ProgramOut)), ...errorResponses(401) },
       },
     },
-    async (req) => ({
-      data: (await dal.programsOfAccount(sql, partnerOf(req).accountId)).map(toPartnerProgramWithMoney),
-    }),
+    async (req) => {
+      const rows = await dal.programsOfAccount(sql, partnerOf(req).accountId);
+      const bonuses = await dal.bonusesInProgress(
+        sql,
+        rows.map((r) => r.pp_id),
+      );
+      return {
+        data: rows.map((r) => ({
+          ...toPartnerProgramWithMoney(r),
+          bonuses: bonuses.filter((b) => b.pp_id === r.pp_id).map(toBonusProgress),
+        })),
+      };
+    },
   );
 
   app.get(

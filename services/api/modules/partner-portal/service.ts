@@ -4,7 +4,13 @@
 import { storedPolicy } from '../../../../shared/domain/commission-policy.ts';
 import { iso } from '../../common.ts';
 import { ruleOf } from '../commissions/service.ts';
-import type { CommissionRow, PartnerMoneyRow, PartnerPayoutRow, PartnerProgramRow } from './dal.ts';
+import type {
+  BonusProgressRow,
+  CommissionRow,
+  PartnerMoneyRow,
+  PartnerPayoutRow,
+  PartnerProgramRow,
+} from './dal.ts';
 
 export const ERR = {
   programNotFound: 'Program not found',
@@ -69,6 +75,20 @@ export function toPartnerProgram(r: PartnerProgramRow) {
           },
   };
 }
+
+/** A running bonus as its partner sees it: its terms and the partner's progress in the current period. */
+export const toBonusProgress = (b: BonusProgressRow) => ({
+  id: Number(b.id),
+  name: b.name,
+  metric: b.metric,
+  threshold: Number(b.threshold),
+  amount_cents: Number(b.amount_cents),
+  period: b.period,
+  starts_at: iso(b.starts_at)!,
+  ends_at: iso(b.ends_at)!,
+  value: Number(b.value),
+  awarded: b.awarded,
+});
 
 /** A program of GET /api/partner/programs: the partner-program and its unpaid money (dal MONEY_COLUMNS). */
 export const toPartnerProgramWithMoney = (r: PartnerProgramRow & PartnerMoneyRow) => ({
