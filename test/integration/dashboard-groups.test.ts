@@ -3,13 +3,15 @@
 // refuses shown as it says it; the tier ladder set, and a rule to its own group refused with that rule
 // marked; a partner moved with the group picker and locked, and given an own commission; deleting the
 // default group refused with the 409 explained, deleting another moving its partners to the default group;
-// a viewer sees no write button; no sideways scrolling at 390 px; no console errors. The API agrees at each
+// a bonus created (a past end refused as the API says), its partners' progress shown as bars, then deleted; a
+// viewer sees no write button; no sideways scrolling at 390 px; no console errors. The API agrees at each
 // step. Screenshot: docs/images/dashboard-groups.png (with SVC_DOC_IMAGES=1).
 import t from 'tap';
 import { startServices, testSql } from '../helpers/stack.ts';
 import { bearer, getJson, memberOf, send, signup } from '../helpers/accounts.ts';
 import { launchBrowser, openPage, settled } from '../helpers/browser.ts';
 import { addPartner } from '../helpers/partners.ts';
+import { seedCommissions } from '../helpers/commissions.ts';
 import { docShot, pageWiderThanViewport } from '../helpers/portal.ts';
 import { groupsOf } from '../helpers/rewards.ts';
 import type { Group } from '../helpers/rewards.ts';
@@ -32,7 +34,7 @@ const program = created.body.data as { id: number };
 const P = `/api/advertiser/affiliate-programs/${program.id}`;
 const groupsPage = `/programs/${program.id}/groups`;
 const ana = await addPartner(svc, owner, program.id, { name: 'Ana Creator' });
-await addPartner(svc, owner, program.id, { name: 'Ben Blogger' });
+const ben = await addPartner(svc, owner, program.id, { name: 'Ben Blogger' });
 
 const groups = () => groupsOf(svc, owner, program.id);
 const groupNamed = async (name: string) => (await groups()).find((g) => g.name === name);
@@ -262,6 +264,74 @@ t.test("the partner's group picker and lock; an own commission", async (t) => {
   await settled(page);
   await page.getByRole('list', { name: /Tier rules/ }).waitFor();
   await docShot(page, 'dashboard-groups');
+  assertNoErrors(t);
+});
+
+t.test('bonuses: a bad one refused as the API says; one created, its progress, then deleted', async (t) => {
+  const { page, goto, assertNoErrors } = await openPage(t, browser, svc.baseUrl, {
+    user: owner,
+    viewport: { width: 1280, height: 900 },
+    allowStatus: [{ status: 400, url: /\/bonuses$/ }],
+  });
+  await goto(groupsPage);
+  await page.getByText('No bonuses.').waitFor();
+  await page.getByRole('button', { name: 'New bonus' }).click();
+  const form = page.getByRole('form', { name: 'New bonus' });
+  await form.getByLabel('Bonus name').fill('Spring push');
+  await form.getByLabel(/^Goal/).fill('300');
+  await form.getByLabel(/^Bonus amount/).fill('50');
+  await form.getByLabel('Ends').fill('2020-01-01T12:00');
+  await form.getByRole('button', { name: 'Create bonus' }).click();
+  t.equal(await form.getByRole('alert').innerText(), 'ends_at must be in the future', "the API's message");
+  await form.getByLabel('Ends').fill('2099-01-01T12:00');
+  await form.getByLabel('Every group').uncheck();
+  await form.getByLabel('Default').check();
+  await form.getByLabel('Gold').check();
+  await form.getByRole('button', { name: 'Create bonus' }).click();
+  const card = page.getByRole('article', { name: /Spring push/ });
+  await card.waitFor();
+  t.match(await card.innerText(), /€300\.00 of sales, once/);
+  t.match(await card.innerText(), /Pays\s+€50\.00/);
+  t.match(await card.innerText(), /Groups\s+Default, Gold/);
+  const [bonus] = (await getJson(api(`${P}/bonuses`), auth)).body.data as { id: number }[];
+  t.match(bonus, {
+    name: 'Spring push',
+    group_ids: [(await groupNamed('Default'))!.id, gold.id],
+    metric: 'sales_cents',
+    threshold: 30_000,
+    amount_cents: 5000,
+  });
+  t.match(await card.innerText(), /No partner has progress yet/);
+
+  // Progress as the sale path leaves it: Ana (in Gold) at €120.00, Ben (in Default) past the goal and paid.
+  await sql`insert into bonus_progress (bonus_id, partner_program_id, period, value, awarded_at)
+            values (${bonus!.id}, ${ana.ppId}, 'once', 12000, null), (${bonus!.id}, ${ben.ppId}, 'once', 31000, now())`;
+  // Ben's bonus commission (what the sale path made with his award): the card counts it.
+  const [paid] = await seedCommissions(
+    sql,
+    { programId: program.id, partnerId: ben.partnerId, partnerProgramId: ben.ppId },
+    [{ saleCents: 31_000, amountCents: 5000, status: 'pending' }],
+  );
+  await sql`update commissions set bonus_id = ${bonus!.id}, bonus_period = 'once' where id = ${paid!.id}`;
+  await page.reload();
+  const bars = card.getByRole('progressbar');
+  await bars.nth(1).waitFor();
+  t.equal(
+    await bars.nth(0).getAttribute('aria-label'),
+    'Ben Blogger towards Spring push',
+    'the closest first',
+  );
+  t.equal(await bars.nth(0).getAttribute('aria-valuetext'), '€310.00 of €300.00 (100%)');
+  t.equal(await bars.nth(1).getAttribute('aria-valuetext'), '€120.00 of €300.00 (40%)');
+  t.match(await card.innerText(), /Ben Blogger \(Default\)\s+earned/);
+  t.equal(await card.getByTestId('bonus-awarded').innerText(), '1', 'the commissions it made');
+  await settled(page);
+  await docShot(page, 'dashboard-groups');
+
+  await card.getByRole('button', { name: 'Delete Spring push' }).click();
+  await card.getByRole('button', { name: 'Yes, delete' }).click();
+  await page.getByText('No bonuses.').waitFor();
+  t.same((await getJson(api(`${P}/bonuses`), auth)).body.data, [], 'the API agrees');
   assertNoErrors(t);
 });
 

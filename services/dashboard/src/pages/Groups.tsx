@@ -1,7 +1,7 @@
 // Groups (CONTRACT part four): a program's groups of partners with their commission (the one policy editor,
 // PolicyFields.tsx), hold and auto-approval when they differ from the program's, and how many partners each
 // has; create, edit and delete (its partners move to the default group). Below them the tier ladder
-// (TierLadder.tsx) that moves partners up as they sell.
+// (TierLadder.tsx) that moves partners up as they sell, and the bonuses with their progress (Bonuses.tsx).
 import { useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { useGroups } from '../groups.ts';
 import type { Group } from '../groups.ts';
@@ -15,6 +15,7 @@ import { messageOf, useAction } from '../hooks.ts';
 import { policyText, productRulesText } from '../policy.ts';
 import { PolicyFields, policyBody, policyInput } from './PolicyFields.tsx';
 import { TierLadder } from './TierLadder.tsx';
+import { Bonuses } from './Bonuses.tsx';
 import './rewards.css';
 
 type GroupBody = RequestBody<'post', '/api/advertiser/affiliate-programs/{id}/groups'>;
@@ -73,7 +74,12 @@ function GroupsOf({ program }: { program: Program }) {
         </Show>
       </section>
       <Show loaded={groups}>
-        {(list) => <TierLadder program={program} groups={list} canWrite={canWrite} tick={tick} />}
+        {(list) => (
+          <>
+            <TierLadder program={program} groups={list} canWrite={canWrite} tick={tick} />
+            <Bonuses program={program} groups={list} canWrite={canWrite} />
+          </>
+        )}
       </Show>
     </>
   );

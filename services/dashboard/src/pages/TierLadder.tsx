@@ -9,8 +9,8 @@ import type { Answer, RequestBody } from '../api.ts';
 import { ErrorBox, Show } from '../widgets.tsx';
 import type { Program } from '../program.tsx';
 import { messageOf, useAction, useLoad } from '../hooks.ts';
-import { TIER_METRICS, TIER_WINDOWS, isMoneyMetric, metricAmount, windowText } from '../tiers.ts';
-import type { TierMetric, TierWindow } from '../tiers.ts';
+import { TIER_METRICS, TIER_WINDOWS, isMoneyMetric, metricAmount, windowText } from '../rewards.ts';
+import type { TierMetric, TierWindow } from '../rewards.ts';
 import type { Group } from '../groups.ts';
 
 type TierRule = Answer<'get', '/api/advertiser/affiliate-programs/{id}/tier-rules'>['data'][number];
