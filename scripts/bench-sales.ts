@@ -39,12 +39,17 @@ Options:
   --webhooks         the workspace has an enabled webhook endpoint, so every sale also writes its
                      sale.created and commission.created events to the outbox (compare with a run without:
                      docs/webhooks.md); nothing delivers them here
+  --tiers            the program has a second group, a tier rule from its default group to it (a threshold
+                     no sale reaches) and a running bonus: every sale takes the partner's figures' locks
+                     before deciding and adds to the bonus's progress (docs/rewards.md; compare with a run
+                     without)
   -h, --help`;
 
 const { values, int: intArg } = cli(USAGE, {
   sales: { type: 'string' },
   concurrency: { type: 'string' },
   webhooks: { type: 'boolean' },
+  tiers: { type: 'boolean' },
   ...LOAD_OPTIONS,
 });
 const SALES = intArg('sales', 6000, 1_000_000);
@@ -69,6 +74,19 @@ await runBench('sales', values.fast, async (run) => {
     await sql`
       insert into webhook_endpoints (workspace_id, url, secret)
       values (${workspaceId}, 'https://hooks.example/bench', 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw')`;
+  }
+  if (values.tiers) {
+    const [gold] = await sql<{ id: string }[]>`
+      insert into program_groups (program_id, name, slug, commission)
+      values (${programId}, 'Gold', 'gold', ${sql.json({ type: 'percentage', percent: 40 })}) returning id`;
+    await sql`
+      insert into tier_rules (program_id, position, from_group_id, to_group_id, metric, time_window, threshold)
+      select ${programId}, 1, id, ${gold!.id}, 'sales_cents', 'lifetime', 1e15
+      from program_groups where program_id = ${programId} and is_default`;
+    await sql`
+      insert into bonuses (program_id, name, metric, threshold, amount_cents, period, starts_at, ends_at)
+      values (${programId}, 'Bench', 'sales_cents', 1e15, 100, 'calendar_month', now() - interval '1 day',
+              now() + interval '30 days')`;
   }
   let seq = 0;
   const saleBody = (prefix: string) => {

@@ -129,6 +129,18 @@ const UNSTATED: Record<string, string> = {
   'POST /api/tracking/lead': 'the same lead rules',
   'POST /api/v1/track/sale': "`currency` must be the program's; the customer must exist",
   'POST /api/tracking/sale': 'the same sale rules',
+  // Rewards (docs/rewards.md): what names another object must name one of the program.
+  'POST /api/advertiser/affiliate-programs/{id}/partners': '`group_id` must name a group of the program',
+  'POST /api/advertiser/affiliate-programs/{id}/groups': '`slug` must be free in the program',
+  'PUT /api/advertiser/affiliate-programs/{id}/groups/{groupId}': '`slug` must be free in the program',
+  'PUT /api/advertiser/affiliate-programs/{id}/partners/{partnerId}/group':
+    '`group_id` must name a group of the program',
+  'PUT /api/advertiser/affiliate-programs/{id}/tier-rules':
+    'every group named must be a group of the program; no rule to its own group; no cycle',
+  'POST /api/advertiser/affiliate-programs/{id}/bonuses':
+    '`group_ids` must name groups of the program; `ends_at` in the future and after `starts_at`',
+  'GET /api/public/programs/{slug}': '`?group=` must be the slug of a group of the program',
+  'POST /api/public/programs/{slug}/apply': '`?group=` must be the slug of a group of the program',
 };
 
 /** The stack's environment: production rules (https-only webhooks, PUBLIC_URL unset), no rate limits. */

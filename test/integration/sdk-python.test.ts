@@ -47,7 +47,7 @@ t.test('tests/test_live.py passes against the running service', async (t) => {
     },
   });
   t.equal(r.code, 0, 'python3 -m unittest tests.test_live', { output: r.out.slice(-6000) });
-  t.match(r.out, /Ran 7 tests/);
+  t.match(r.out, /Ran 8 tests/);
   t.notMatch(r.out, /skipped/, 'nothing skipped');
 
   for (const [proxy, txn, spoiled] of [

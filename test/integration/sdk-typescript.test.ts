@@ -201,6 +201,53 @@ t.test('management and dashboard reads', async (t) => {
   t.ok(sales!.n >= 1);
 });
 
+t.test('rewards: groups, a partner placed and its own policy, the ladder, bonuses, a discount', async (t) => {
+  const group = await admin.rewards.createGroup(programId, {
+    name: `SDK ${run}`,
+    commission: { type: 'percentage', percent: 35 },
+    discount: { type: 'percentage', percent: 10, duration: 'once', processor_ids: { stripe: 'promo_sdk' } },
+  });
+  t.match(group.data, { name: `SDK ${run}`, commission: { percent: 35 }, is_default: false });
+  const groups = await admin.rewards.groups(programId);
+  const dflt = groups.data.find((g) => g.is_default)!;
+  t.match(await admin.rewards.placePartner(programId, partnerId, { group_id: group.data.id, locked: true }), {
+    data: { group: { id: group.data.id }, group_locked: true },
+  });
+  t.match(
+    await admin.rewards.setPartnerCommission(programId, partnerId, {
+      commission: { type: 'flat', amount_cents: 9 },
+    }),
+    { data: { commission_override: { type: 'flat', amount_cents: 9 } } },
+  );
+  await admin.rewards.setPartnerCommission(programId, partnerId, { commission: null });
+  const rules = await admin.rewards.setTierRules(programId, [
+    {
+      from_group_id: dflt.id,
+      to_group_id: group.data.id,
+      metric: 'sales_cents',
+      window: 'lifetime',
+      threshold: 1_000_000,
+    },
+  ]);
+  t.match(await admin.rewards.tierRules(programId), {
+    data: [{ id: rules.data[0]!.id, carry_existing_customers: true }],
+  });
+  await admin.rewards.setTierRules(programId, []);
+  const bonus = await admin.rewards.createBonus(programId, {
+    name: 'SDK bonus',
+    metric: 'customers',
+    threshold: 100,
+    amount_cents: 100,
+    period: 'once',
+    ends_at: new Date(Date.now() + 86_400_000).toISOString(),
+  });
+  t.match(await admin.rewards.bonuses(programId), { data: [{ id: bonus.data.id, awarded: 0 }] });
+  await admin.rewards.deleteBonus(programId, bonus.data.id);
+  t.same(await tracking.track.discount(`nobody-${run}`), { data: null });
+  await admin.rewards.placePartner(programId, partnerId, { group_id: dflt.id, locked: false });
+  await admin.rewards.deleteGroup(programId, group.data.id);
+});
+
 t.test(
   'a sale answered 503 by a proxy: retried after Retry-After with the same key, recorded once',
   async (t) => {

@@ -5,7 +5,7 @@ shows it, and raises SvcError on any other status."""
 from __future__ import annotations
 
 import uuid
-from typing import Any, Dict, Optional, cast
+from typing import Any, Dict, List, Optional, cast
 from urllib.parse import quote
 
 from ._retry import IDEMPOTENT, ONCE
@@ -128,6 +128,12 @@ class Tracking:
             **_body({"refund_amount_cents": refund_amount_cents, "refund_reason": refund_reason}),
         }
         return self._command("/api/v1/track/refund", body, idempotency_key)
+
+    def discount(self, customer_key: str) -> JSON:
+        """GET /api/v1/track/discount: the discount a known customer is owed (its partner's group's processor
+        coupon, with the ids to apply at checkout), or ``{"data": None}``."""
+        query = {"customer_key": customer_key}
+        return cast(JSON, self._http.call("GET", "/api/v1/track/discount", query=query, retry=IDEMPOTENT))
 
     def _command(self, path: str, body: JSON, idempotency_key: Optional[str]) -> JSON:
         key = idempotency_key or str(uuid.uuid4())
@@ -324,6 +330,58 @@ class Dashboard(_Resource):
         return self._get(path, {**query, "dimension": dimension})
 
 
+class Rewards(_Resource):
+    """How partners are paid differently (docs/rewards.md): groups, placement, overrides, tiers, bonuses."""
+
+    def groups(self, program_id: Any) -> JSON:
+        return self._get(_p(_PROGRAMS + "/{}/groups", program_id))
+
+    def create_group(self, program_id: Any, *, name: str, **fields: Any) -> JSON:
+        """``fields``: slug, commission (a policy), hold_days, auto_approve, discount."""
+        return self._post(_p(_PROGRAMS + "/{}/groups", program_id), {**fields, "name": name})
+
+    def group(self, program_id: Any, group_id: Any) -> JSON:
+        return self._get(_p(_PROGRAMS + "/{}/groups/{}", program_id, group_id))
+
+    def update_group(self, program_id: Any, group_id: Any, **fields: Any) -> JSON:
+        """Only the fields given change; the default group's commission is the program's."""
+        return self._put(_p(_PROGRAMS + "/{}/groups/{}", program_id, group_id), fields)
+
+    def delete_group(self, program_id: Any, group_id: Any) -> Any:
+        """Its partners move to the default group; its commissions stay as they are."""
+        return self._delete(_p(_PROGRAMS + "/{}/groups/{}", program_id, group_id))
+
+    def place_partner(
+        self, program_id: Any, partner_id: Any, *, group_id: Any, locked: Optional[bool] = None
+    ) -> JSON:
+        """Moves the partner to ``group_id``; ``locked=True`` keeps tier rules from moving it."""
+        path = _p(_PROGRAMS + "/{}/partners/{}/group", program_id, partner_id)
+        return self._put(path, {"group_id": group_id, **_body({"locked": locked})})
+
+    def set_partner_commission(self, program_id: Any, partner_id: Any, commission: Optional[JSON]) -> JSON:
+        """The partner's own policy; None clears it."""
+        path = _p(_PROGRAMS + "/{}/partners/{}/commission", program_id, partner_id)
+        return self._put(path, {"commission": commission})
+
+    def tier_rules(self, program_id: Any) -> JSON:
+        return self._get(_p(_PROGRAMS + "/{}/tier-rules", program_id))
+
+    def set_tier_rules(self, program_id: Any, rules: List[JSON]) -> JSON:
+        """Replaces the whole ladder (``[]`` removes it)."""
+        path = _p(_PROGRAMS + "/{}/tier-rules", program_id)
+        return cast(JSON, self._http.call("PUT", path, body=rules, retry=IDEMPOTENT))
+
+    def bonuses(self, program_id: Any) -> JSON:
+        return self._get(_p(_PROGRAMS + "/{}/bonuses", program_id))
+
+    def create_bonus(self, program_id: Any, **fields: Any) -> JSON:
+        """``fields``: name, group_ids, metric, threshold, amount_cents, period, starts_at, ends_at."""
+        return self._post(_p(_PROGRAMS + "/{}/bonuses", program_id), fields)
+
+    def delete_bonus(self, program_id: Any, bonus_id: Any) -> Any:
+        return self._delete(_p(_PROGRAMS + "/{}/bonuses/{}", program_id, bonus_id))
+
+
 class Svc:
     """The client.
 
@@ -355,6 +413,7 @@ class Svc:
         self.payouts = Payouts(self._http)
         self.webhooks = Webhooks(self._http)
         self.dashboard = Dashboard(self._http)
+        self.rewards = Rewards(self._http)
 
     def request(
         self,

@@ -158,6 +158,27 @@ class Live(unittest.TestCase):
             (lead.exception.status, lead.exception.error), (400, "click_id or customer_key is required")
         )
 
+    def test_rewards(self) -> None:
+        rewards = self.admin.rewards
+        policy = {"type": "flat", "amount_cents": 700}
+        group = rewards.create_group(self.program_id, name=f"Py {self.run_id}", commission=policy)["data"]
+        self.assertEqual((group["is_default"], group["commission"]["amount_cents"]), (False, 700))
+        default = next(g for g in rewards.groups(self.program_id)["data"] if g["is_default"])
+        placed = rewards.place_partner(self.program_id, self.partner_id, group_id=group["id"])["data"]
+        self.assertEqual(placed["group"]["id"], group["id"])
+        rule = {
+            "from_group_id": default["id"],
+            "to_group_id": group["id"],
+            "metric": "customers",
+            "window": "lifetime",
+            "threshold": 50,
+        }
+        self.assertEqual(rewards.set_tier_rules(self.program_id, [rule])["data"][0]["threshold"], 50)
+        self.assertEqual(rewards.set_tier_rules(self.program_id, [])["data"], [])
+        self.assertEqual(self.svc.track.discount(f"nobody-{self.run_id}"), {"data": None})
+        rewards.place_partner(self.program_id, self.partner_id, group_id=default["id"])
+        rewards.delete_group(self.program_id, group["id"])
+
     def test_management_and_dashboard_reads(self) -> None:
         program = self.admin.programs.get(self.program_id)["data"]
         self.assertEqual((program["id"], program["status"]), (self.program_id, "live"))

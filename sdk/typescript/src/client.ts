@@ -5,6 +5,7 @@ import type { CallOptions } from './transport.ts';
 import type { RetryMode } from './retry.ts';
 import { Tracking } from './tracking.ts';
 import { Commissions, Dashboard, Links, Partners, Payouts, Programs, Webhooks } from './resources.ts';
+import { Rewards } from './rewards.ts';
 import type { QueryValue } from './types.ts';
 
 export interface SvcOptions {
@@ -47,6 +48,7 @@ export class Svc {
   readonly payouts: Payouts;
   readonly webhooks: Webhooks;
   readonly dashboard: Dashboard;
+  readonly rewards: Rewards;
   readonly #http: Transport;
 
   constructor(options: SvcOptions) {
@@ -73,6 +75,7 @@ export class Svc {
     this.payouts = new Payouts(this.#http);
     this.webhooks = new Webhooks(this.#http);
     this.dashboard = new Dashboard(this.#http);
+    this.rewards = new Rewards(this.#http);
   }
 
   /**

@@ -59,6 +59,15 @@ export interface paths {
                             click_id?: string;
                             partner_code?: string;
                             cookie_window_days?: number;
+                            /** @description The discount of the clicked partner's group, for the checkout to apply (absent: none; docs/rewards.md) */
+                            discount?: {
+                                type: "percentage" | "flat";
+                                percent: number | null;
+                                amount_cents: number | null;
+                                duration: "once" | "repeating" | "forever";
+                                /** @description For repeating: how many months */
+                                months: number | null;
+                            };
                             error?: string;
                             message?: string;
                             data?: {
@@ -200,6 +209,15 @@ export interface paths {
                             click_id?: string;
                             partner_code?: string;
                             cookie_window_days?: number;
+                            /** @description The discount of the clicked partner's group, for the checkout to apply (absent: none; docs/rewards.md) */
+                            discount?: {
+                                type: "percentage" | "flat";
+                                percent: number | null;
+                                amount_cents: number | null;
+                                duration: "once" | "repeating" | "forever";
+                                /** @description For repeating: how many months */
+                                months: number | null;
+                            };
                             error?: string;
                             message?: string;
                             data?: {
@@ -1213,6 +1231,97 @@ export interface paths {
                             api_token_masked?: string | null;
                             /** Format: date-time */
                             server_time?: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/track/discount": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The discount a known customer is owed
+         * @description Tracking token. The discount of the customer's partner's group (the processor coupon, with its ids at each processor) for the checkout to apply, or `{ data: null }`: an unknown customer_key, a customer without a partner, a partner not approved, a group without a discount, or a `once` discount after the customer’s first purchase. 400 `customer_key is required (1 to 255 characters)`; 401 for a missing or wrong token.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    customer_key?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                type: "percentage" | "flat";
+                                percent: number | null;
+                                amount_cents: number | null;
+                                duration: "once" | "repeating" | "forever";
+                                /** @description For repeating: how many months */
+                                months: number | null;
+                                processor_ids: {
+                                    stripe?: string;
+                                    paddle?: string;
+                                    lemonsqueezy?: string;
+                                    polar?: string;
+                                };
+                            } | null;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
                         };
                     };
                 };
@@ -11508,6 +11617,21 @@ export interface paths {
                                 hold_days: number | null;
                                 /** @description null: the program's auto_approve */
                                 auto_approve: boolean | null;
+                                /** @description The processor coupon for the customers its partners bring (null: none): in the click answer, the tracker's global and GET /api/v1/track/discount */
+                                discount: {
+                                    type: "percentage" | "flat";
+                                    percent: number | null;
+                                    amount_cents: number | null;
+                                    duration: "once" | "repeating" | "forever";
+                                    /** @description For repeating: how many months */
+                                    months: number | null;
+                                    processor_ids: {
+                                        stripe?: string;
+                                        paddle?: string;
+                                        lemonsqueezy?: string;
+                                        polar?: string;
+                                    };
+                                } | null;
                                 /** @description How many partners are in it */
                                 partners: number;
                                 /** Format: date-time */
@@ -11567,7 +11691,7 @@ export interface paths {
         put?: never;
         /**
          * Create a group
-         * @description Scope program:update. `commission` defaults to a copy of the program's policy as it is now; `hold_days` and `auto_approve` null (the default) follow the program's. `slug` (1–40 of a-z 0-9 -, unique in the program) is made from the name when omitted. Errors: 400 `name is required and must be 1 to 100 characters`, `slug must be 1 to 40 lowercase letters, digits or dashes`, the commission policy messages (`percent must be …`, `recurring.mode …`, `product_rules[0].…`), `hold_days must be an integer from 0 to 365, or null (the program’s)`, `auto_approve must be true, false or null (the program’s)`; 409 `slug is already taken in this program`.
+         * @description Scope program:update. `commission` defaults to a copy of the program's policy as it is now; `hold_days` and `auto_approve` null (the default) follow the program's. `slug` (1–40 of a-z 0-9 -, unique in the program) is made from the name when omitted. Errors: 400 `name is required and must be 1 to 100 characters`, `slug must be 1 to 40 lowercase letters, digits or dashes`, the commission policy messages (`percent must be …`, `recurring.mode …`, `product_rules[0].…`), `hold_days must be an integer from 0 to 365, or null (the program’s)`, `auto_approve must be true, false or null (the program’s)`, `discount.percent must be more than 0 and at most 100 (at most 4 decimals)` and the other discount messages (`discount.amount_cents …`, `discount.duration …`, `discount.months …`, `discount.processor_ids.stripe …`); 409 `slug is already taken in this program`.
          */
         post: {
             parameters: {
@@ -11617,6 +11741,25 @@ export interface paths {
                         } & (unknown & unknown);
                         hold_days?: number | null;
                         auto_approve?: boolean | null;
+                        /** @description The discount for the customers its partners bring (null: none) */
+                        discount?: ({
+                            /** @enum {string} */
+                            type: "percentage" | "flat";
+                            /** @description For percentage: (0, 100] */
+                            percent?: number | null;
+                            /** @description For flat: 1 to 1000000000000 */
+                            amount_cents?: number | null;
+                            /** @enum {string} */
+                            duration: "once" | "repeating" | "forever";
+                            /** @description For repeating: 1 to 120 */
+                            months?: number | null;
+                            processor_ids?: {
+                                stripe?: string;
+                                paddle?: string;
+                                lemonsqueezy?: string;
+                                polar?: string;
+                            } | null;
+                        } & (unknown & unknown & unknown)) | null;
                     };
                 };
             };
@@ -11671,6 +11814,21 @@ export interface paths {
                                 hold_days: number | null;
                                 /** @description null: the program's auto_approve */
                                 auto_approve: boolean | null;
+                                /** @description The processor coupon for the customers its partners bring (null: none): in the click answer, the tracker's global and GET /api/v1/track/discount */
+                                discount: {
+                                    type: "percentage" | "flat";
+                                    percent: number | null;
+                                    amount_cents: number | null;
+                                    duration: "once" | "repeating" | "forever";
+                                    /** @description For repeating: how many months */
+                                    months: number | null;
+                                    processor_ids: {
+                                        stripe?: string;
+                                        paddle?: string;
+                                        lemonsqueezy?: string;
+                                        polar?: string;
+                                    };
+                                } | null;
                                 /** @description How many partners are in it */
                                 partners: number;
                                 /** Format: date-time */
@@ -11852,6 +12010,21 @@ export interface paths {
                                 hold_days: number | null;
                                 /** @description null: the program's auto_approve */
                                 auto_approve: boolean | null;
+                                /** @description The processor coupon for the customers its partners bring (null: none): in the click answer, the tracker's global and GET /api/v1/track/discount */
+                                discount: {
+                                    type: "percentage" | "flat";
+                                    percent: number | null;
+                                    amount_cents: number | null;
+                                    duration: "once" | "repeating" | "forever";
+                                    /** @description For repeating: how many months */
+                                    months: number | null;
+                                    processor_ids: {
+                                        stripe?: string;
+                                        paddle?: string;
+                                        lemonsqueezy?: string;
+                                        polar?: string;
+                                    };
+                                } | null;
                                 /** @description How many partners are in it */
                                 partners: number;
                                 /** Format: date-time */
@@ -11962,6 +12135,25 @@ export interface paths {
                         } & (unknown & unknown);
                         hold_days?: number | null;
                         auto_approve?: boolean | null;
+                        /** @description The discount for the customers its partners bring (null: none) */
+                        discount?: ({
+                            /** @enum {string} */
+                            type: "percentage" | "flat";
+                            /** @description For percentage: (0, 100] */
+                            percent?: number | null;
+                            /** @description For flat: 1 to 1000000000000 */
+                            amount_cents?: number | null;
+                            /** @enum {string} */
+                            duration: "once" | "repeating" | "forever";
+                            /** @description For repeating: 1 to 120 */
+                            months?: number | null;
+                            processor_ids?: {
+                                stripe?: string;
+                                paddle?: string;
+                                lemonsqueezy?: string;
+                                polar?: string;
+                            } | null;
+                        } & (unknown & unknown & unknown)) | null;
                     } | null;
                 };
             };
@@ -12016,6 +12208,21 @@ export interface paths {
                                 hold_days: number | null;
                                 /** @description null: the program's auto_approve */
                                 auto_approve: boolean | null;
+                                /** @description The processor coupon for the customers its partners bring (null: none): in the click answer, the tracker's global and GET /api/v1/track/discount */
+                                discount: {
+                                    type: "percentage" | "flat";
+                                    percent: number | null;
+                                    amount_cents: number | null;
+                                    duration: "once" | "repeating" | "forever";
+                                    /** @description For repeating: how many months */
+                                    months: number | null;
+                                    processor_ids: {
+                                        stripe?: string;
+                                        paddle?: string;
+                                        lemonsqueezy?: string;
+                                        polar?: string;
+                                    };
+                                } | null;
                                 /** @description How many partners are in it */
                                 partners: number;
                                 /** Format: date-time */

@@ -17,17 +17,17 @@ import type {
   WebhookEndpointInput,
 } from './types.ts';
 
-type Id = number | string;
+export type Id = number | string;
 
 /** A path with its ids URL-encoded: path`/a/${1}/b` */
-function path(strings: TemplateStringsArray, ...ids: Id[]): string {
+export function path(strings: TemplateStringsArray, ...ids: Id[]): string {
   return strings.reduce(
     (out, s, i) => out + s + (i < ids.length ? encodeURIComponent(String(ids[i])) : ''),
     '',
   );
 }
 
-abstract class Resource {
+export abstract class Resource {
   readonly #http: Transport;
 
   constructor(http: Transport) {

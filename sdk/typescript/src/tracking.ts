@@ -7,6 +7,7 @@ import type { CallOptions, Transport } from './transport.ts';
 import type {
   ClickInput,
   ClickResult,
+  DiscountResult,
   LeadInput,
   LeadResult,
   RefundInput,
@@ -71,6 +72,19 @@ export class Tracking {
   /** POST /api/v1/track/refund: reverses (full) or reduces (partial) the sale's commission. */
   async refund(input: RefundInput, options: TrackOptions = {}): Promise<RefundResult> {
     return this.#http.call('POST', '/api/v1/track/refund', await this.#command(input, options));
+  }
+
+  /**
+   * GET /api/v1/track/discount: the discount a known customer is owed (its partner's group's processor
+   * coupon, with the ids to apply at checkout), or `{ data: null }` (docs/rewards.md).
+   */
+  discount(customerKey: string, options: CallOptions = {}): Promise<DiscountResult> {
+    return this.#http.call('GET', '/api/v1/track/discount', {
+      ...options,
+      query: { customer_key: customerKey },
+      auth: true,
+      retry: 'idempotent',
+    });
   }
 
   async #command(body: unknown, options: TrackOptions) {

@@ -68,6 +68,7 @@ export type SaleResult =
   | (SaleDuplicateBody & { duplicate: true });
 export type RefundInput = ApiBody<'/api/v1/track/refund', 'post'>;
 export type RefundResult = ApiSuccess<'/api/v1/track/refund', 'post'>;
+export type DiscountResult = ApiSuccess<'/api/v1/track/discount', 'get'>;
 
 // ---- Shapes from CONTRACT part two, for routes not in the OpenAPI yet ----
 

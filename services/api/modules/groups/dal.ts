@@ -2,6 +2,7 @@
 // a partner's own policy. The default group's commission is programs.commission (0026_rewards.sql).
 import type { Sql, Tx } from '../../../../shared/db/sql.ts';
 import type { CommissionPolicy } from '../../../../shared/domain/commission-policy.ts';
+import type { Discount } from '../../../../shared/domain/discount.ts';
 
 export interface GroupFields {
   name?: string;
@@ -9,6 +10,8 @@ export interface GroupFields {
   commission?: CommissionPolicy;
   hold_days?: number | null;
   auto_approve?: boolean | null;
+  /** null clears it. */
+  discount?: Discount | null;
 }
 
 export interface GroupRow {
@@ -21,13 +24,14 @@ export interface GroupRow {
   program_commission: unknown;
   hold_days: number | null;
   auto_approve: boolean | null;
+  discount: unknown;
   partners: string;
   created_at: Date;
 }
 
 const SELECT = (db: Sql | Tx) => db`
   select g.id, g.program_id, g.name, g.slug, g.is_default, g.commission, p.commission as program_commission,
-         g.hold_days, g.auto_approve, g.created_at,
+         g.hold_days, g.auto_approve, g.discount, g.created_at,
          (select count(*) from partner_programs pp where pp.group_id = g.id)::text as partners
   from program_groups g join programs p on p.id = g.program_id`;
 
@@ -63,10 +67,11 @@ export async function insertGroup(
   f: Required<Pick<GroupFields, 'name' | 'slug'>> & GroupFields,
 ): Promise<string | undefined> {
   const [row] = await tx<{ id: string }[]>`
-    insert into program_groups (program_id, name, slug, commission, hold_days, auto_approve)
+    insert into program_groups (program_id, name, slug, commission, hold_days, auto_approve, discount)
     values (${programId}, ${f.name}, ${f.slug},
             ${f.commission === undefined ? null : tx.json(f.commission as never)},
-            ${f.hold_days ?? null}, ${f.auto_approve ?? null})
+            ${f.hold_days ?? null}, ${f.auto_approve ?? null},
+            ${f.discount ? tx.json(f.discount as never) : null})
     on conflict (program_id, slug) where deleted_at is null do nothing
     returning id`;
   return row?.id;
@@ -96,6 +101,8 @@ export async function updateGroup(tx: Tx, groupId: number, isDefault: boolean, f
       hold_days = case when ${f.hold_days !== undefined} then ${f.hold_days ?? null}::integer else hold_days end,
       auto_approve = case when ${f.auto_approve !== undefined} then ${f.auto_approve ?? null}::boolean
                           else auto_approve end,
+      discount = case when ${f.discount !== undefined} then ${f.discount ? tx.json(f.discount as never) : null}::jsonb
+                      else discount end,
       updated_at = now()
     where id = ${groupId}`;
   if (isDefault && f.commission !== undefined) {
