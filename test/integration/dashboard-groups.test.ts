@@ -1,6 +1,6 @@
 // The Groups page and a partner's group in a real browser against the real service (CONTRACT part four "The
-// dashboard and the portal"): create a group, edit its rate into a stepped one and its hold, a rate the API
-// refuses shown as it says it; the tier ladder set, and a rule to its own group refused with that rule
+// dashboard and the portal"): create a group, edit its rate into a stepped one and its hold, give it a discount,
+// a rate and a discount the API refuses shown as it says them; the tier ladder set, and a rule to its own group refused with that rule
 // marked; a partner moved with the group picker and locked, and given an own commission; deleting the
 // default group refused with the 409 explained, deleting another moving its partners to the default group;
 // a bonus created (a past end refused as the API says), its partners' progress shown as bars, then deleted; a
@@ -142,6 +142,36 @@ t.test('create a group, edit its rate into a stepped one; a rate the API refuses
       recurring: { mode: 'recurring', months: null, first: { count: 3, type: 'percentage', percent: 50 } },
     },
   });
+
+  // A discount for the customers Gold's partners bring: 0% refused as the API says, then 10% for 3 months.
+  await row.getByRole('button', { name: 'Edit Gold' }).click();
+  const discount = edit.getByRole('group', { name: 'Discount for the customers they bring' });
+  await discount.getByLabel(/Offer a discount/).check();
+  await discount.getByLabel('Percent off').fill('0');
+  await edit.getByRole('button', { name: 'Save group' }).click();
+  t.equal(
+    await edit.getByRole('alert').innerText(),
+    'discount.percent must be more than 0 and at most 100 (at most 4 decimals)',
+  );
+  await discount.getByLabel('Percent off').fill('10');
+  await discount.getByLabel('Applies to').selectOption('repeating');
+  await discount.getByLabel('Months', { exact: true }).fill('3');
+  await discount.getByLabel(/Stripe/).fill('promo_gold10');
+  await edit.getByRole('button', { name: 'Save group' }).click();
+  await edit.waitFor({ state: 'detached' });
+  await page.locator('tr[data-group="gold"]', { hasText: '10% off, for 3 months' }).waitFor();
+  t.match(await row.getByTestId('group-discount').innerText(), /^10% off, for 3 months\s+Stripe$/);
+  t.match((await groupNamed('Gold'))!, {
+    discount: {
+      type: 'percentage',
+      percent: 10,
+      duration: 'repeating',
+      months: 3,
+      processor_ids: { stripe: 'promo_gold10' },
+    },
+    commission: { percent: 35 },
+  });
+  t.equal(await dflt.getByTestId('group-discount').innerText(), '—', 'the default group offers none');
   assertNoErrors(t);
 });
 
@@ -231,6 +261,7 @@ t.test("the partner's group picker and lock; an own commission", async (t) => {
   await picker.getByLabel(/Lock/).check();
   await picker.getByRole('button', { name: /^Save/ }).click();
   await picker.waitFor({ state: 'detached' });
+  await cell.getByText('locked', { exact: true }).waitFor();
   t.match(await cell.innerText(), /Gold\s+locked/);
   t.match(await partnerOf(ana.partnerId), { group: { id: gold.id, name: 'Gold' }, group_locked: true });
 

@@ -1,7 +1,8 @@
 // Groups (CONTRACT part four): a program's groups of partners with their commission (the one policy editor,
-// PolicyFields.tsx), hold and auto-approval when they differ from the program's, and how many partners each
-// has; create, edit and delete (its partners move to the default group). Below them the tier ladder
-// (TierLadder.tsx) that moves partners up as they sell, and the bonuses with their progress (Bonuses.tsx).
+// PolicyFields.tsx), hold and auto-approval when they differ from the program's, how many partners each has
+// and the discount for the customers they bring (DiscountFields.tsx); create, edit and delete (its partners
+// move to the default group). Below them the tier ladder (TierLadder.tsx) that moves partners up as they sell,
+// and the bonuses with their progress (Bonuses.tsx).
 import { useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { useGroups } from '../groups.ts';
 import type { Group } from '../groups.ts';
@@ -16,6 +17,13 @@ import { policyText, productRulesText } from '../policy.ts';
 import { PolicyFields, policyBody, policyInput } from './PolicyFields.tsx';
 import { TierLadder } from './TierLadder.tsx';
 import { Bonuses } from './Bonuses.tsx';
+import {
+  DiscountFields,
+  discountBody,
+  discountInput,
+  discountProcessors,
+  discountText,
+} from './DiscountFields.tsx';
 import './rewards.css';
 
 type GroupBody = RequestBody<'post', '/api/advertiser/affiliate-programs/{id}/groups'>;
@@ -109,7 +117,15 @@ function GroupTable(props: {
       caption={`Groups of ${program.name}`}
       hiddenCaption
       class="groups"
-      columns={['Group', 'Commission', 'Hold', 'Applications', 'Partners', props.canWrite && 'Actions']}
+      columns={[
+        'Group',
+        'Commission',
+        'Hold',
+        'Applications',
+        'Partners',
+        'Discount',
+        props.canWrite && 'Actions',
+      ]}
     >
       {groups.map((g) => (
         <tr key={g.id} data-group={g.slug}>
@@ -132,6 +148,15 @@ function GroupTable(props: {
           <td>{holdText(g, program)}</td>
           <td>{approvalText(g, program)}</td>
           <td data-testid="group-partners">{g.partners}</td>
+          <td data-testid="group-discount">
+            {discountText(g.discount, program.currency)}
+            {discountProcessors(g.discount) && (
+              <>
+                <br />
+                <span class="muted">{discountProcessors(g.discount)}</span>
+              </>
+            )}
+          </td>
           {props.canWrite && (
             <td class="actions">
               <button type="button" onClick={() => props.onEdit(g)}>
@@ -184,6 +209,7 @@ function GroupForm(props: { program: Program; group: Group | null; onCancel(): v
   const [approval, setApproval] = useState<Approval>(
     group?.auto_approve == null ? 'program' : group.auto_approve ? 'auto' : 'review',
   );
+  const [discount, setDiscount] = useState(discountInput(group?.discount));
   const submit = useAction();
   const nameRef = useRef<HTMLInputElement>(null);
   useLayoutEffect(() => nameRef.current?.focus(), [group?.id]);
@@ -199,6 +225,7 @@ function GroupForm(props: { program: Program; group: Group | null; onCancel(): v
       commission: policyBody(policy),
       hold_days: h === '' ? null : Number(h),
       auto_approve: approval === 'program' ? null : approval === 'auto',
+      discount: discountBody(discount),
     };
     if (slug.trim()) out.slug = slug.trim();
     return out;
@@ -282,6 +309,7 @@ function GroupForm(props: { program: Program; group: Group | null; onCancel(): v
         </label>
       </div>
       <PolicyFields value={policy} onChange={setPolicy} />
+      <DiscountFields value={discount} currency={program.currency} onChange={setDiscount} />
       <ErrorBox error={submit.error} />
       <p class="actions">
         <button type="submit" class="primary" disabled={submit.busy}>
