@@ -332,7 +332,7 @@ t.test('bonuses: a bad one refused as the API says; one created, its progress, t
     threshold: 30_000,
     amount_cents: 5000,
   });
-  t.match(await card.innerText(), /No partner has progress yet/);
+  await card.getByText('No partner has progress yet.').waitFor();
 
   // Progress as the sale path leaves it: Ana (in Gold) at €120.00, Ben (in Default) past the goal and paid.
   await sql`insert into bonus_progress (bonus_id, partner_program_id, period, value, awarded_at)
