@@ -86,7 +86,7 @@ t.test('programs: a validated body, normalised', async (t) => {
     type: 'percentage',
     percent: 30,
     amount_cents: null,
-    recurring: { mode: 'recurring', months: null },
+    recurring: { mode: 'recurring', months: null, first: null },
     product_rules: [],
   });
   t.equal(
@@ -134,7 +134,9 @@ t.test('partners and links: inputs', async (t) => {
     name: 'Ann',
     email: 'ann@example.com',
     status: 'approved',
+    groupId: null,
   });
+  t.equal(partnerInput({ name: 'A', email: 'a@b.co', group_id: 7 }).groupId, 7, 'the group it joins');
   t.equal(partnerInput({ name: 'A', email: 'a@b.co', status: null }).status, 'approved');
   t.equal(partnerInput({ name: 'A', email: 'a@b.co', status: 'pending' }).status, 'pending');
   t.same(shortLinkCandidates('spring-sale'), ['spring-sale'], 'a wanted link is tried once');
