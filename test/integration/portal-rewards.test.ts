@@ -3,14 +3,15 @@
 // partner earns, a progress bar towards the next tier in the program's currency with what is left, and the
 // running bonuses with their progress; moved by the advertiser into a group with a stepped rate and locked, the
 // page says the new rate and shows no tier bar; unlocked under a monthly customers rule, the bar counts
-// customers this month. The programs page says the group and the partner's own rate. No sideways scrolling at
+// customers this month. The programs page says the group and the partner's own rate. A group's application page,
+// linked from the Groups page, shows that group's terms and its applicant joins it. No sideways scrolling at
 // 390 px, no console errors. The partner's figures are written as the sale path leaves them (partner_metrics,
 // bonus_progress): how sales make them is rewards-tiers.test.ts's and rewards-bonuses.test.ts's.
 // Screenshot: docs/images/portal-tier-bar.png (with SVC_DOC_IMAGES=1).
 import t from 'tap';
 import { startServices, testSql } from '../helpers/stack.ts';
-import { bearer, send, signup } from '../helpers/accounts.ts';
-import { launchBrowser } from '../helpers/browser.ts';
+import { bearer, getJson, send, signup } from '../helpers/accounts.ts';
+import { launchBrowser, openPage } from '../helpers/browser.ts';
 import { docShot, openPortal, pageWiderThanViewport } from '../helpers/portal.ts';
 import { PARTNER_PASSWORD, invitedPartner } from '../helpers/partners.ts';
 import { createGroup, groupsOf } from '../helpers/rewards.ts';
@@ -26,11 +27,16 @@ const auth = bearer(owner.session);
 const created = await send(
   'POST',
   api('/api/advertiser/affiliate-programs'),
-  { name: 'Acme shop', currency: 'EUR', commission: { type: 'percentage', percent: 20 } },
+  {
+    name: 'Acme shop',
+    currency: 'EUR',
+    commission: { type: 'percentage', percent: 20 },
+    public_page: true,
+  },
   auth,
 );
 if (created.status !== 201) throw new Error(`program: ${created.text}`);
-const program = created.body.data as { id: number };
+const program = created.body.data as { id: number; slug: string };
 const P = `/api/advertiser/affiliate-programs/${program.id}`;
 await send('POST', api(`${P}/go-live`), undefined, auth);
 const dflt = (await groupsOf(svc, owner, program.id)).find((g) => g.is_default)!;
@@ -180,6 +186,52 @@ t.test(
       /Your commission\s+50% of each sale on a customer's first 3 payments, then 30%/,
     );
     t.match(await card.innerText(), /Your group\s+Gold/);
+    assertNoErrors(t);
+  },
+);
+
+t.test(
+  "a group's application page: the Groups page links it, it shows the group's terms, the applicant joins it",
+  async (t) => {
+    const dash = await openPage(t, browser, svc.baseUrl, { user: owner });
+    await dash.goto(`/programs/${program.id}/groups`);
+    const link = dash.page.getByRole('link', { name: 'Application page for Gold' });
+    const href = (await link.getAttribute('href'))!;
+    t.equal(href, `${svc.baseUrl}/p/${program.slug}?group=gold`);
+    t.equal(
+      await dash.page.getByRole('link', { name: 'Application page for Default' }).getAttribute('href'),
+      `${svc.baseUrl}/p/${program.slug}`,
+      "the default group's is the page itself",
+    );
+    dash.assertNoErrors(t);
+
+    const { page, goto, assertNoErrors } = await openPortal(t, browser, svc.baseUrl, {
+      viewport: { width: 390, height: 844 },
+    });
+    await goto(new URL(href).pathname + new URL(href).search);
+    const terms = page.getByRole('region', { name: 'What you earn' });
+    await terms
+      .getByText(/of each sale/)
+      .first()
+      .waitFor();
+    t.match(
+      await terms.innerText(),
+      /50% of each sale on a customer's first 3 payments, then 30% of each sale/,
+    );
+    await page.getByLabel('Your name').fill('Gia Gold');
+    await page.getByLabel('Email').fill('gia@creators.example');
+    await page.getByRole('button', { name: 'Apply' }).click();
+    await page.getByRole('heading', { name: 'Application received' }).waitFor();
+    const partners = (await getJson(api(`${P}/partners`), auth)).body.data as {
+      email: string;
+      group: { name: string };
+    }[];
+    t.match(
+      partners.find((p) => p.email === 'gia@creators.example'),
+      { group: { name: 'Gold' } },
+      'in Gold',
+    );
+    t.notOk(await pageWiderThanViewport(page), 'no sideways scrolling at 390 px');
     assertNoErrors(t);
   },
 );

@@ -16,6 +16,7 @@ import { messageOf, useAction } from '../hooks.ts';
 import { policyText, productRulesText } from '../policy.ts';
 import { PolicyFields, policyBody, policyInput } from './PolicyFields.tsx';
 import { TierLadder } from './TierLadder.tsx';
+import { publicPageUrl } from './ProgramPartnerFields.tsx';
 import { Bonuses } from './Bonuses.tsx';
 import {
   DiscountFields,
@@ -103,6 +104,12 @@ function approvalText(g: Group, program: Program): string {
   return `${auto ? 'approved at once' : 'reviewed'}${g.auto_approve === null ? " (program's)" : ''}`;
 }
 
+/** The public page's address whose applicants join the group (the default group's: the page itself). */
+function applicationUrl(program: Program, g: Group): string {
+  const page = publicPageUrl(program.slug);
+  return g.is_default ? page : `${page}?group=${encodeURIComponent(g.slug)}`;
+}
+
 function GroupTable(props: {
   program: Program;
   groups: Group[];
@@ -135,6 +142,14 @@ function GroupTable(props: {
             <span class="muted">
               slug <code>{g.slug}</code>
             </span>
+            {program.public_page && (
+              <>
+                <br />
+                <a class="muted" href={applicationUrl(program, g)}>
+                  Application page<span class="sr-only"> for {g.name}</span>
+                </a>
+              </>
+            )}
           </td>
           <td>
             {policyText(g.commission, program.currency)}
