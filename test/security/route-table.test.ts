@@ -133,6 +133,7 @@ async function group(): Promise<number> {
   return (r.body.data as { id: number }).id;
 }
 const groupId = await group();
+const bonusId = await bonus();
 /** A bonus of B. */
 async function bonus(): Promise<number> {
   const r = await send(
@@ -234,7 +235,7 @@ interface Call {
 const SHARED: [RegExp, Params][] = [
   [
     /^\/api\/advertiser\/affiliate-programs\/\{id\}/,
-    { id: B.id, partnerId: Q.partnerId, linkId, codeId, groupId },
+    { id: B.id, partnerId: Q.partnerId, linkId, codeId, groupId, bonusId },
   ],
   [/^\/api\/advertiser\/commissions\/\{id\}/, { id: Number(commission!.id) }],
   [/^\/api\/advertiser\/payouts\/\{id\}/, { id: Number(payout!.id) }],

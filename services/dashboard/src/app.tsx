@@ -14,6 +14,7 @@ import { Settings } from './pages/Settings.tsx';
 import { Overview } from './pages/Overview.tsx';
 import { Events } from './pages/Events.tsx';
 import { Partners } from './pages/Partners.tsx';
+import { Groups } from './pages/Groups.tsx';
 import { Commissions } from './pages/Commissions.tsx';
 import { Payouts } from './pages/Payouts.tsx';
 import { Risk } from './pages/Risk.tsx';
@@ -32,6 +33,7 @@ const PROGRAM_PAGES: {
   // The events list needs tracking:list, which a viewer does not have.
   { slug: 'events', label: 'Events', page: Events, hiddenFrom: ['viewer'] },
   { slug: 'partners', label: 'Partners', page: Partners },
+  { slug: 'groups', label: 'Groups', page: Groups },
   { slug: 'commissions', label: 'Commissions', page: Commissions },
   { slug: 'payouts', label: 'Payouts', page: Payouts },
   { slug: 'risk', label: 'Risk', page: Risk },

@@ -122,6 +122,28 @@ export async function backfillProgress(tx: Tx, bonusId: number) {
     order by bp.partner_program_id, bp.period`;
 }
 
+export interface ProgressRow {
+  partner_id: string;
+  name: string;
+  group_name: string;
+  period: string;
+  value: string;
+  awarded_at: Date | null;
+}
+
+/** The partners' progress towards the bonus in one period (`once`, or a UTC month 'YYYY-MM'), highest first. */
+export function progressOf(db: Sql, bonusId: number, period: string, limit: number) {
+  return db<ProgressRow[]>`
+    select pp.partner_id, pa.name, g.name as group_name, bp.period, bp.value::text, bp.awarded_at
+    from bonus_progress bp
+    join partner_programs pp on pp.id = bp.partner_program_id
+    join partners pa on pa.id = pp.partner_id
+    join program_groups g on g.id = pp.group_id
+    where bp.bonus_id = ${bonusId} and bp.period = ${period} and (bp.value <> 0 or bp.awarded_at is not null)
+    order by bp.value desc, pp.partner_id
+    limit ${limit}`;
+}
+
 /** Soft delete: the bonus stops counting; what it paid stays. False when there is no such live bonus. */
 export async function deleteBonus(db: Sql, programId: number, bonusId: number): Promise<boolean> {
   if (!Number.isSafeInteger(bonusId)) return false;

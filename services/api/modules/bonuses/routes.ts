@@ -1,5 +1,6 @@
 // Bonuses (CONTRACT part four "Bonuses"; docs/rewards.md): GET and POST …/bonuses, DELETE …/bonuses/:bonusId
-// (program:read / program:update). A partner whose figure since the bonus starts (or in a month) reaches the
+// (program:read / program:update), and GET …/bonuses/:bonusId/progress (program:read: the partners' progress,
+// for the dashboard's Groups page). A partner whose figure since the bonus starts (or in a month) reaches the
 // threshold before it ends gets one commission of its amount, without a sale, held, approved and paid like
 // any other (the attribution worker, in the transaction of the sale that reached it; or at creation, for
 // partners already past it).
@@ -21,7 +22,15 @@ import type { ApiDeps } from '../../deps.ts';
 import { ProgramParams, managementSecurity, programOf, requireProgram } from '../../common.ts';
 import * as dal from './dal.ts';
 import { createBonus } from './operations.ts';
-import { ERR, bonusInput, isoTime, toBonus } from './service.ts';
+import {
+  ERR,
+  MAX_PROGRESS_ROWS,
+  bonusInput,
+  currentPeriod,
+  isoTime,
+  toBonus,
+  toProgress,
+} from './service.ts';
 
 const BonusParams = Type.Object({
   id: Type.Integer({ minimum: 1, description: 'Program id' }),
@@ -72,6 +81,15 @@ const BonusOut = Type.Object({
   ends_at: Type.String({ format: 'date-time' }),
   awarded: Type.Integer({ description: 'How many commissions it has made' }),
   created_at: Type.String({ format: 'date-time' }),
+});
+
+const ProgressOut = Type.Object({
+  partner_id: Type.Integer(),
+  partner_name: Type.String(),
+  group_name: Type.String({ description: 'The group the partner is in now' }),
+  period: Type.String({ description: "once, or the UTC month 'YYYY-MM' of a calendar_month bonus" }),
+  value: Type.Integer({ description: "The partner's figure towards the threshold in the period" }),
+  awarded: Type.Boolean({ description: "The period's bonus commission was made" }),
 });
 
 export function registerBonusRoutes(fastify: FastifyInstance, deps: ApiDeps): void {
@@ -136,6 +154,31 @@ export function registerBonusRoutes(fastify: FastifyInstance, deps: ApiDeps): vo
       const id = await createBonus(sql, { kafkaPrefix: deps.kafkaPrefix }, programId, input);
       if (typeof id !== 'number') throw new HttpError(400, id.error);
       return reply.code(201).send({ data: toBonus((await dal.bonusOf(sql, programId, id))!) });
+    },
+  );
+
+  app.get(
+    `${base}/:bonusId/progress`,
+    {
+      preValidation: requireProgram(sql, 'program:read'),
+      schema: {
+        tags: ['management'],
+        summary: "The partners' progress towards a bonus",
+        description:
+          'Scope program:read. The partners with progress in the bonus’s current period (`once`, or this UTC ' +
+          'month for `calendar_month`; before it starts its first period, after it ends its last), the ' +
+          `highest first, at most ${MAX_PROGRESS_ROWS}: each one's figure and whether its commission was made. ` +
+          `404 \`${ERR.notFound}\` (another program's, or deleted).`,
+        security: managementSecurity,
+        params: BonusParams,
+        response: { 200: DataList(ProgressOut), ...errorResponses(401, 403, 404) },
+      },
+    },
+    async (req) => {
+      const bonus = await dal.bonusOf(sql, programOf(req).programId, req.params.bonusId);
+      if (!bonus) throw new HttpError(404, ERR.notFound);
+      const rows = await dal.progressOf(sql, req.params.bonusId, currentPeriod(bonus), MAX_PROGRESS_ROWS);
+      return { data: rows.map(toProgress) };
     },
   );
 

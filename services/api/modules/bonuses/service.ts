@@ -1,11 +1,11 @@
 // The rules of bonuses (CONTRACT part four "Bonuses"; docs/rewards.md), pure: a create body's messages and
 // the checks no schema states (a window that makes sense, groups of this program), and a bonus as the API
 // shows it. What counts towards a bonus is shared/domain/bonuses.ts's.
-import { BONUS_METRICS, BONUS_PERIODS } from '../../../../shared/domain/bonuses.ts';
+import { BONUS_METRICS, BONUS_PERIODS, bonusPeriodOf } from '../../../../shared/domain/bonuses.ts';
 import type { BonusMetric, BonusPeriod } from '../../../../shared/domain/bonuses.ts';
 import { MAX_AMOUNT_CENTS } from '../../../../shared/domain/money.ts';
 import { iso } from '../../common.ts';
-import type { BonusInput, BonusRow } from './dal.ts';
+import type { BonusInput, BonusRow, ProgressRow } from './dal.ts';
 
 export type { BonusInput };
 
@@ -84,4 +84,28 @@ export const toBonus = (r: BonusRow) => ({
   ends_at: iso(r.ends_at)!,
   awarded: Number(r.awarded),
   created_at: iso(r.created_at)!,
+});
+
+/** How many partners the progress read lists (the closest to the threshold first). */
+export const MAX_PROGRESS_ROWS = 100;
+
+/**
+ * The period whose progress a read shows: the bonus's current one (`once`, or this UTC month); before the bonus
+ * starts its first, after it ends its last.
+ */
+export function currentPeriod(
+  b: Pick<BonusRow, 'period' | 'starts_at' | 'ends_at'>,
+  now = new Date(),
+): string {
+  const at = Math.min(Math.max(now.getTime(), b.starts_at.getTime()), b.ends_at.getTime() - 1);
+  return bonusPeriodOf(b, new Date(at));
+}
+
+export const toProgress = (r: ProgressRow) => ({
+  partner_id: Number(r.partner_id),
+  partner_name: r.name,
+  group_name: r.group_name,
+  period: r.period,
+  value: Number(r.value),
+  awarded: r.awarded_at !== null,
 });

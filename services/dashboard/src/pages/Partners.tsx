@@ -1,7 +1,7 @@
 // Partners: the program's partners with what each brought in a period (clicks, conversions, revenue and
-// commission, from GET /api/tracking/breakdown by partner) and their balances, adding one, and per partner
-// its referral links (create, copy the full URL, activate / deactivate, clicks and last click) and its
-// codes (PartnerCodes.tsx).
+// commission, from GET /api/tracking/breakdown by partner), their group (with the picker and the lock) and
+// balances, adding one, and per partner its referral links (create, copy the full URL, activate /
+// deactivate, clicks and last click), its codes (PartnerCodes.tsx) and its own commission (PartnerGroup.tsx).
 import { useState } from 'preact/hooks';
 import { api } from '../api.ts';
 import { useSession } from '../session.tsx';
@@ -16,6 +16,8 @@ import { InviteOnce, ReviewActions, StatusBadge } from './PartnerReview.tsx';
 import type { Invite } from './PartnerReview.tsx';
 import type { Answer } from '../api.ts';
 import { PartnerCodes } from './PartnerCodes.tsx';
+import { GroupCell, PartnerCommission } from './PartnerGroup.tsx';
+import { useGroups } from '../groups.ts';
 
 type Partner = Answer<'get', '/api/advertiser/affiliate-programs/{id}/partners'>['data'][number];
 type Link = Answer<
@@ -67,6 +69,8 @@ function PartnersOf({ program }: { program: Program }) {
     figures.data?.byId.get(String(id)) ?? (figures.data?.complete ? zero : null);
   const cents = (units: number) => money(Math.round(units * 100), program.currency);
   const [invite, setInvite] = useState<Invite | null>(null);
+  // For the group picker and the commission a partner earns by its group.
+  const groups = useGroups(program.id);
 
   return (
     <>
@@ -103,6 +107,7 @@ function PartnersOf({ program }: { program: Program }) {
         ))}
       </div>
       <ErrorBox error={figures.error} />
+      <ErrorBox error={groups.error} />
       <Show loaded={partners}>
         {(list) =>
           list.length === 0 ? (
@@ -114,6 +119,7 @@ function PartnersOf({ program }: { program: Program }) {
               columns={[
                 'Partner',
                 'Status',
+                'Group',
                 'Clicks',
                 'Conversions',
                 'Revenue',
@@ -121,7 +127,7 @@ function PartnersOf({ program }: { program: Program }) {
                 'Balance in this program',
                 'Balance, all programs',
                 'Joined',
-                'Links',
+                'Details',
               ]}
             >
               {list.map((p) => [
@@ -142,6 +148,18 @@ function PartnersOf({ program }: { program: Program }) {
                       />
                     )}
                   </td>
+                  <td>
+                    <GroupCell
+                      programId={program.id}
+                      partner={p}
+                      groups={groups.data}
+                      canWrite={canWrite}
+                      onChanged={() => {
+                        partners.reload();
+                        groups.reload();
+                      }}
+                    />
+                  </td>
                   <PartnerCells figures={figuresOf(p.id)} money={cents} />
                   <td class={p.program_balance_cents < 0 ? 'negative' : undefined}>
                     {money(p.program_balance_cents, program.currency)}
@@ -157,16 +175,23 @@ function PartnersOf({ program }: { program: Program }) {
                       aria-controls={`links-${p.id}`}
                       onClick={() => setOpen(open === p.id ? null : p.id)}
                     >
-                      {open === p.id ? 'Hide links and codes' : 'Links and codes'}
+                      {open === p.id ? 'Hide links, codes and commission' : 'Links, codes and commission'}
                       <span class="sr-only"> of {p.name}</span>
                     </button>
                   </td>
                 </tr>,
                 open === p.id && (
                   <tr key={`links-${p.id}`} id={`links-${p.id}`}>
-                    <td colSpan={10}>
+                    <td colSpan={11}>
                       <PartnerLinks programId={program.id} partner={p} landing={landing} />
                       <PartnerCodes programId={program.id} partner={p} />
+                      <PartnerCommission
+                        program={program}
+                        partner={p}
+                        groups={groups.data}
+                        canWrite={canWrite}
+                        onChanged={partners.reload}
+                      />
                     </td>
                   </tr>
                 ),

@@ -7,9 +7,9 @@ import { useSession } from '../session.tsx';
 import { ConfirmButton, ErrorBox, Show } from '../widgets.tsx';
 import { PageTitle, useWorkspacePrograms } from '../program.tsx';
 import { SecretOnce } from '../copy.tsx';
-import { dateTime, money } from '../format.ts';
+import { dateTime } from '../format.ts';
 import { useAction } from '../hooks.ts';
-import type { CommissionPolicy, Rate } from '../api.ts';
+import { policyText, productRulesText } from '../policy.ts';
 import type { Program } from '../program.tsx';
 import { PartnerSettingsFacts } from './ProgramPartnerFields.tsx';
 import { PayoutSettingsFacts } from './ProgramPayoutFields.tsx';
@@ -102,20 +102,6 @@ export function Programs() {
   );
 }
 
-function rateText(r: Rate, currency: string): string {
-  return r.type === 'percentage' ? `${r.percent ?? 0}%` : `${money(r.amount_cents ?? 0, currency)} flat`;
-}
-
-export function policyText(c: CommissionPolicy, currency: string): string {
-  const rec =
-    c.recurring.mode === 'one_time'
-      ? 'first sale only'
-      : c.recurring.months === null
-        ? 'recurring, lifetime'
-        : `recurring for ${c.recurring.months} months`;
-  return `${rateText(c, currency)} (${rec})`;
-}
-
 function ProgramCard(props: {
   program: Program;
   canWrite: boolean;
@@ -142,11 +128,7 @@ function ProgramCard(props: {
         {p.commission.product_rules.length > 0 && (
           <>
             <dt>Per product</dt>
-            <dd>
-              {p.commission.product_rules
-                .map((r) => `${r.product_id}: ${rateText(r, p.currency)}`)
-                .join('; ')}
-            </dd>
+            <dd>{productRulesText(p.commission, p.currency)}</dd>
           </>
         )}
         <dt>Attribution window</dt>

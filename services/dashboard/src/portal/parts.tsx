@@ -10,7 +10,8 @@ import type { CommissionPolicy } from '../api.ts';
 export { Skeleton, View } from '../skeleton.tsx';
 export { UnreadBadge } from '../notifications.tsx';
 
-function rate(
+/** "30% of each sale" or "€5.00 per sale". */
+export function rateWords(
   r: { type: 'percentage' | 'flat'; percent: number | null; amount_cents: number | null },
   currency: string,
 ) {
@@ -19,7 +20,10 @@ function rate(
     : `${money(r.amount_cents ?? 0, currency)} per sale`;
 }
 
-/** "30% of each sale, on every payment for 12 months". */
+/**
+ * "30% of each sale, on every payment for 12 months"; with a stepped rate "40% of each sale on a customer's
+ * first 3 payments, then 20% of each sale, …".
+ */
 export function commissionText(c: CommissionPolicy, currency: string): string {
   const when =
     c.recurring.mode === 'one_time'
@@ -27,24 +31,36 @@ export function commissionText(c: CommissionPolicy, currency: string): string {
       : c.recurring.months === null
         ? 'on every payment, for as long as the customer pays'
         : `on every payment for ${c.recurring.months} month${c.recurring.months === 1 ? '' : 's'}`;
-  return `${rate(c, currency)}, ${when}`;
+  const first = c.recurring.mode === 'recurring' ? c.recurring.first : null;
+  const stepped = first
+    ? `${rateWords(first, currency)} on a customer's first ${first.count === 1 ? 'payment' : `${first.count} payments`}, then `
+    : '';
+  return `${stepped}${rateWords(c, currency)}, ${when}`;
 }
 
-/** The terms of a program as a definition list: commission, product rules, window, hold, minimum. */
-export function Terms(props: { terms: ProgramTerms; children?: ComponentChildren }) {
+/**
+ * The terms of a program as a definition list: commission, product rules, window, hold, minimum. `commission`
+ * is the partner's own when it differs from the program's (its group's, or one the advertiser set for it).
+ */
+export function Terms(props: {
+  terms: ProgramTerms;
+  commission?: CommissionPolicy;
+  children?: ComponentChildren;
+}) {
   const t = props.terms;
+  const c = props.commission ?? t.commission;
   const hold = t.hold_days ?? 0;
   const min = t.min_payout_cents ?? 0;
   return (
     <dl class="facts">
-      <dt>Commission</dt>
-      <dd>{commissionText(t.commission, t.currency)}</dd>
-      {t.commission.product_rules.map((r) => (
+      <dt>{props.commission ? 'Your commission' : 'Commission'}</dt>
+      <dd>{commissionText(c, t.currency)}</dd>
+      {c.product_rules.map((r) => (
         <>
           <dt>
             Product <code>{r.product_id}</code>
           </dt>
-          <dd>{rate(r, t.currency)}</dd>
+          <dd>{rateWords(r, t.currency)}</dd>
         </>
       ))}
       <dt>Cookie window</dt>

@@ -6,7 +6,7 @@ import { Pager, Table } from '../../widgets.tsx';
 import { dateTime, money } from '../../format.ts';
 import { useLoad } from '../../hooks.ts';
 import type { Answer, RequestQuery } from '../../api.ts';
-import { Title, View } from '../parts.tsx';
+import { Skeleton, Title, View } from '../parts.tsx';
 import { usePartnerPrograms } from '../programs.ts';
 
 type CommissionStatus = Answer<'get', '/api/partner/commissions'>['data'][number]['status'];
@@ -82,7 +82,11 @@ export function Commissions() {
       </form>
       <View loaded={rows} lines={6} label="Loading your commissions">
         {(r) =>
-          r.data.length === 0 ? (
+          // The rows name their program: they wait for the names (the programs answer) too, rather than
+          // flash "Program 7" first.
+          programs.data === null && !programs.error ? (
+            <Skeleton lines={6} label="Loading your commissions" />
+          ) : r.data.length === 0 ? (
             <p class="empty">
               {page > 1
                 ? 'No more commissions.'

@@ -1,6 +1,7 @@
-// One program of the partner: its terms and their status there; once approved, their referral links
-// (copy the full link, on the program's website_url or first allowed origin; create their own when the
-// program allows), their codes (Codes.tsx) and their performance chart (Performance.tsx).
+// One program of the partner: its terms and their status there; once approved, their group, rate, progress to
+// the next tier and bonuses (Rewards.tsx), their referral links (copy the full link, on the program's
+// website_url or first allowed origin; create their own when the program allows), their codes (Codes.tsx) and
+// their performance chart (Performance.tsx).
 import { useState } from 'preact/hooks';
 import { api } from '../../api.ts';
 import { Link } from '../../router.tsx';
@@ -16,6 +17,7 @@ import { usePartnerPrograms } from '../programs.ts';
 import { Owed, owedParts } from '../money.tsx';
 import { PerformancePanel } from './Performance.tsx';
 import { Codes } from './Codes.tsx';
+import { RewardsPanel } from './Rewards.tsx';
 
 export function ProgramPage(props: { programId: number }) {
   const programs = usePartnerPrograms();
@@ -59,12 +61,13 @@ export function ProgramPage(props: { programId: number }) {
           {p.rejection_reason && <> Their reason: “{p.rejection_reason}”.</>}
         </p>
       )}
+      {p.status === 'approved' && <RewardsPanel p={p} />}
       {p.status === 'approved' && <Links partner={p} />}
       {p.status === 'approved' && <Codes programId={p.program.id} />}
       {p.status === 'approved' && <PerformancePanel programId={p.program.id} currency={p.program.currency} />}
       <section aria-labelledby="terms">
         <h2 id="terms">Terms</h2>
-        <Terms terms={p.program} />
+        <Terms terms={p.program} commission={p.commission} />
       </section>
     </>
   );

@@ -31,7 +31,9 @@ export function Programs() {
                       <Link href={`/partner/programs/${p.program.id}`}>{p.program.name}</Link>{' '}
                       <StatusBadge status={p.status} />
                     </h2>
-                    <Terms terms={p.program}>
+                    <Terms terms={p.program} commission={p.commission}>
+                      <dt>Your group</dt>
+                      <dd>{p.group.name}</dd>
                       <dt>Your balance</dt>
                       <dd class={p.balance_cents < 0 ? 'negative' : undefined} data-testid="balance">
                         {money(p.balance_cents, p.program.currency)}

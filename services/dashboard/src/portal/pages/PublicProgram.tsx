@@ -1,5 +1,6 @@
 // A program's public page, /p/<slug>: what it pays and for how long, and the application form
-// (GET /api/public/programs/:slug, POST …/apply). No session: anyone may read it and apply.
+// (GET /api/public/programs/:slug, POST …/apply). No session: anyone may read it and apply. A link with
+// `?group=<slug>` (the Groups page gives one per group) shows that group's terms and the applicant joins it.
 import { useEffect, useState } from 'preact/hooks';
 import { api } from '../../api.ts';
 import type { Answer, RequestBody } from '../../api.ts';
@@ -17,11 +18,19 @@ interface Outcome {
   withPassword: boolean;
 }
 
+/** The group the page's link names (`?group=<slug>`), passed on to both calls. */
+const groupOfPage = () => new URLSearchParams(location.search).get('group') ?? undefined;
+
 export function PublicProgram(props: { slug: string }) {
+  const group = groupOfPage();
   const program = useLoad(
     async () =>
-      (await api.GET('/api/public/programs/{slug}', { params: { path: { slug: props.slug } } })).data,
-    [props.slug],
+      (
+        await api.GET('/api/public/programs/{slug}', {
+          params: { path: { slug: props.slug }, query: { group } },
+        })
+      ).data,
+    [props.slug, group],
   );
   useEffect(() => {
     document.title = `${program.data?.name ?? 'Partner program'} · become a partner`;
@@ -45,6 +54,7 @@ export function PublicProgram(props: { slug: string }) {
             <p role="alert">
               There is no program at this address, or it does not take applications. Check the link you were
               given.
+              {group !== undefined && <> ({program.error})</>}
             </p>
           </>
         ) : !program.data ? (
@@ -61,7 +71,7 @@ export function PublicProgram(props: { slug: string }) {
             {outcome ? (
               <Answer outcome={outcome} program={program.data.name} />
             ) : (
-              <ApplyForm slug={props.slug} onDone={setOutcome} />
+              <ApplyForm slug={props.slug} group={group} onDone={setOutcome} />
             )}
           </>
         )}
@@ -70,7 +80,7 @@ export function PublicProgram(props: { slug: string }) {
   );
 }
 
-function ApplyForm(props: { slug: string; onDone(o: Outcome): void }) {
+function ApplyForm(props: { slug: string; group: string | undefined; onDone(o: Outcome): void }) {
   const submit = useAction();
   return (
     <form
@@ -87,7 +97,7 @@ function ApplyForm(props: { slug: string; onDone(o: Outcome): void }) {
         void submit.run(async () => {
           // The status matters: 201 recorded now, 200 one with this email was already there.
           const { data, response } = await api.raw.POST('/api/public/programs/{slug}/apply', {
-            params: { path: { slug: props.slug } },
+            params: { path: { slug: props.slug }, query: { group: props.group } },
             body,
           });
           const answer = data as Answer<'post', '/api/public/programs/{slug}/apply'>;
