@@ -24,6 +24,7 @@ import { registerPayoutRoutes } from './modules/payouts/routes.ts';
 import { registerCodeRoutes, registerPartnerCodeRoutes } from './modules/codes/routes.ts';
 import { registerRiskRoutes } from './modules/risk/routes.ts';
 import { registerGroupRoutes } from './modules/groups/routes.ts';
+import { registerImportRoutes } from './modules/imports/routes.ts';
 import {
   registerAdvertiserNotificationRoutes,
   registerPartnerNotificationRoutes,
@@ -57,6 +58,7 @@ const validatedRoutes: AuthedRoutes[] = [
   registerPayoutRoutes,
   registerCodeRoutes,
   registerGroupRoutes,
+  registerImportRoutes,
 ];
 
 /** The partner API (/api/partner/*): a partner session only (docs/partners.md). */

@@ -133,6 +133,11 @@ async function group(): Promise<number> {
   return (r.body.data as { id: number }).id;
 }
 const groupId = await group();
+// An import of B (docs/importing.md): queued, with no command, so nothing runs it; a cancel ends it (409
+// to the later calls, a refusal of its own).
+const [anImport] = await sql<{ id: string }[]>`
+  insert into imports (program_id, source, step) values (${B.id}, 'csv', 'rows') returning id`;
+const importId = Number(anImport!.id);
 
 const [sale] = await sql<{ id: string }[]>`
   insert into sales (request_id, program_id, transaction_id, amount_cents, currency, sale_type, sale_date)
@@ -216,7 +221,7 @@ interface Call {
 const SHARED: [RegExp, Params][] = [
   [
     /^\/api\/advertiser\/affiliate-programs\/\{id\}/,
-    { id: B.id, partnerId: Q.partnerId, linkId, codeId, groupId },
+    { id: B.id, partnerId: Q.partnerId, linkId, codeId, groupId, importId },
   ],
   [/^\/api\/advertiser\/commissions\/\{id\}/, { id: Number(commission!.id) }],
   [/^\/api\/advertiser\/payouts\/\{id\}/, { id: Number(payout!.id) }],
