@@ -25,6 +25,8 @@ import { registerCodeRoutes, registerPartnerCodeRoutes } from './modules/codes/r
 import { registerRiskRoutes } from './modules/risk/routes.ts';
 import { registerGroupRoutes } from './modules/groups/routes.ts';
 import { registerImportRoutes } from './modules/imports/routes.ts';
+import { registerTierRoutes } from './modules/tiers/routes.ts';
+import { registerBonusRoutes } from './modules/bonuses/routes.ts';
 import {
   registerAdvertiserNotificationRoutes,
   registerPartnerNotificationRoutes,
@@ -59,6 +61,8 @@ const validatedRoutes: AuthedRoutes[] = [
   registerCodeRoutes,
   registerGroupRoutes,
   registerImportRoutes,
+  registerTierRoutes,
+  registerBonusRoutes,
 ];
 
 /** The partner API (/api/partner/*): a partner session only (docs/partners.md). */

@@ -8,6 +8,7 @@ import { registerLeadRoute } from './routes/lead.ts';
 import { registerSaleRoute } from './routes/sale.ts';
 import { registerRefundRoute } from './routes/refund.ts';
 import { registerCliStatusRoute } from './routes/cli-status.ts';
+import { registerDiscountRoute } from './routes/discount.ts';
 import { registerProcessorWebhookRoute } from './routes/processor-webhook.ts';
 import { registerTrackerRoute } from './routes/tracker.ts';
 import { registerPreflight } from './cors.ts';
@@ -32,6 +33,7 @@ export async function ingressPlugin(app: FastifyInstance, deps: IngressDeps): Pr
   registerSaleRoute(app, deps);
   registerRefundRoute(app, deps);
   registerCliStatusRoute(app, deps);
+  registerDiscountRoute(app, deps);
   registerTrackerRoute(app);
   registerProcessorWebhookRoute(app, {
     cache: deps.cache,

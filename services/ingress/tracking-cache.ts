@@ -4,6 +4,8 @@
 import type { Sql } from '../../shared/db/sql.ts';
 import type { Logger } from '../../shared/logger.ts';
 import { outageWarning } from '../../shared/pipeline/dependencies.ts';
+import { publicDiscount, storedDiscount } from '../../shared/domain/discount.ts';
+import type { PublicDiscount } from '../../shared/domain/discount.ts';
 
 /** While Postgres is down the poll fails every CACHE_POLL_MS: one line every few seconds is enough. */
 const pollWarning = outageWarning();
@@ -22,6 +24,11 @@ export interface CachedLink {
   partnerStatus: string | null;
   /** False when the link lacks a partner or program, or they disagree with its partner-program. */
   valid: boolean;
+  /**
+   * The discount of its partner's group, without processor ids (docs/rewards.md): a move of the partner or
+   * a change of a group logs an invalidation (0026_rewards.sql), which evicts the link.
+   */
+  discount: PublicDiscount | null;
 }
 
 export interface CachedProgram {
@@ -221,11 +228,14 @@ export class TrackingCache {
           pp_partner_id: string | null;
           pp_program_id: string | null;
           pp_status: string | null;
+          discount: unknown;
         }[]
       >`
         select l.id, l.short_link, l.status, l.program_id, l.partner_id, l.partner_program_id,
-               pp.partner_id as pp_partner_id, pp.program_id as pp_program_id, pp.status as pp_status
+               pp.partner_id as pp_partner_id, pp.program_id as pp_program_id, pp.status as pp_status,
+               g.discount
         from referral_links l left join partner_programs pp on pp.id = l.partner_program_id
+        left join program_groups g on g.id = pp.group_id
         where l.short_link = ${shortLink}`;
       const r = rows[0];
       const link: CachedLink | null = r
@@ -243,6 +253,7 @@ export class TrackingCache {
               r.partner_program_id !== null &&
               r.pp_partner_id === r.partner_id &&
               r.pp_program_id === r.program_id,
+            discount: publicDiscount(storedDiscount(r.discount)),
           }
         : null;
       return link;

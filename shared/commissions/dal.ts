@@ -34,6 +34,8 @@ export interface CommissionRecord {
   group_id: string | null;
   rule: PricedRule | null;
   bonus_id: string | null;
+  /** A bonus's period ('once' or 'YYYY-MM'). */
+  bonus_period: string | null;
 }
 
 const RECORD = (db: Sql | Tx, c: string, p: string) =>
@@ -42,7 +44,7 @@ const RECORD = (db: Sql | Tx, c: string, p: string) =>
   ${c}.customer_id, ${c}.status, ${c}.amount_cents, ${c}.deducted_cents, trim(${c}.currency) as currency,
   ${c}.refund_reason, ${c}.review_reason, ${c}.payable_at, ${c}.payout_id, ${c}.paid_at, ${c}.created_at,
   ${c}.updated_at, (select s.coupon_code from sales s where s.id = ${c}.sale_id) as coupon_code,
-  ${c}.group_id, ${c}.rule, ${c}.bonus_id`);
+  ${c}.group_id, ${c}.rule, ${c}.bonus_id, ${c}.bonus_period`);
 
 interface StateRow {
   id: string;
@@ -233,8 +235,8 @@ export async function insertCommissions(tx: Tx, rows: NewCommissionRow[]): Promi
         as v(s, p, pa, pp, c, a, cur, pay, cr, g, r, b, bp)
       on conflict do nothing
       returning *)
-    select ${RECORD(tx, 'ins', 'p')}, ins.bonus_period from ins join programs p on p.id = ins.program_id`;
-  const byKey = new Map(got.map((r) => [keyOf(r as CommissionRecord & { bonus_period: string | null }), r]));
+    select ${RECORD(tx, 'ins', 'p')} from ins join programs p on p.id = ins.program_id`;
+  const byKey = new Map(got.map((r) => [keyOf(r), r]));
   return rows.flatMap((r) => byKey.get(keyOf(r)) ?? []);
 }
 

@@ -6,6 +6,7 @@
 // writes with `recordCaused` (caused.ts). Nothing else inserts commissions or writes their state.
 //
 //   create (+ holdForReview)   attribution worker: a chunk of sales          → credits, commission.created
+//   awardBonuses (= create)    a chunk of sales, a new bonus (bonuses API)    → credits, commission.created
 //   approve, reject, payAlone  commissions API (operations.ts)               → reject/pay: ledger; updated
 //   becomePayable              ledger worker's approval sweep                 → commission.updated
 //   joinPayout, leavePayout    payouts API: create, cancel                    → nothing announced
@@ -124,6 +125,50 @@ export async function create(
       notifications: [],
     },
   };
+}
+
+/** A bonus a partner reached in a period: the commission it gets. */
+export interface BonusAward {
+  bonus_id: number;
+  /** 'once' or the UTC month 'YYYY-MM'. */
+  bonus_period: string;
+  program_id: number;
+  partner_id: number | string;
+  partner_program_id: number | string;
+  amount_cents: number;
+  currency: string;
+  group_id: number | null;
+  /** When it was reached (a sale's time, or now): the hold runs from it. */
+  at_ts: number;
+  hold_days: number;
+}
+
+/**
+ * A bonus's commissions (CONTRACT part four "Bonuses"): one of the bonus's amount per bonus, partner and
+ * period, without a sale, priced by the rule `bonus`; created as any commission (`create`: pending until
+ * payable_at, its credit, `commission.created` with its bonus_id). A period that has its commission already
+ * (the unique index commissions_bonus_once, whatever runs concurrently or is delivered again) gets none:
+ * only the rows made are returned.
+ */
+export function awardBonuses(tx: Tx, awards: readonly BonusAward[]) {
+  return create(
+    tx,
+    awards.map((a) => ({
+      sale_id: null,
+      bonus_id: a.bonus_id,
+      bonus_period: a.bonus_period,
+      program_id: a.program_id,
+      partner_id: a.partner_id,
+      partner_program_id: a.partner_program_id,
+      customer_id: null,
+      amount_cents: a.amount_cents,
+      currency: a.currency,
+      group_id: a.group_id,
+      rule: { source: 'bonus', type: 'flat', percent: null, amount_cents: a.amount_cents },
+      sale_ts: a.at_ts,
+      hold_days: a.hold_days,
+    })),
+  );
 }
 
 /**

@@ -213,7 +213,7 @@ export type FirstRate = NonNullable<CommissionPolicy['recurring']['first']>;
 
 // ---- the check: the request schema, walked ----
 
-type Node = {
+export type SchemaNode = {
   type?: string | string[];
   enum?: unknown[];
   const?: unknown;
@@ -225,10 +225,10 @@ type Node = {
   minLength?: number;
   maxLength?: number;
   required?: string[];
-  properties?: Record<string, Node>;
-  items?: Node;
-  anyOf?: Node[];
-  allOf?: { if: Node; then: Node }[];
+  properties?: Record<string, SchemaNode>;
+  items?: SchemaNode;
+  anyOf?: SchemaNode[];
+  allOf?: { if: SchemaNode; then: SchemaNode }[];
   errorMessage?: string;
   maximumMessage?: string;
 };
@@ -249,12 +249,12 @@ const typeOk = (t: string, v: unknown): boolean =>
               : true;
 
 /** Whether `v` meets the `if` of a conditional (only `properties` with `const` are used here). */
-const matches = (cond: Node, v: Record<string, unknown>) =>
+const matches = (cond: SchemaNode, v: Record<string, unknown>) =>
   Object.entries(cond.properties ?? {}).every(([k, c]) => v[k] === c.const);
 
 /** The properties of an object node as they apply to `v`: the `then` of each matching `if` merged in. */
-function effective(node: Node, v: Record<string, unknown>) {
-  const props: Record<string, Node> = { ...node.properties };
+function effective(node: SchemaNode, v: Record<string, unknown>) {
+  const props: Record<string, SchemaNode> = { ...node.properties };
   const required = new Set(node.required ?? []);
   for (const c of node.allOf ?? []) {
     if (!matches(c.if, v)) continue;
@@ -270,7 +270,7 @@ function effective(node: Node, v: Record<string, unknown>) {
  * node's own message, `inner` its children's (`recurring.`, `product_rules[0].`). A union (Nullable) is fine
  * when a member is; else its object or array member judges a value of that kind, with its own messages.
  */
-export function firstError(node: Node, v: unknown, at = '', inner = at): string | null {
+export function firstError(node: SchemaNode, v: unknown, at = '', inner = at): string | null {
   const fail = (message?: string) => `${at}${message ?? node.errorMessage ?? 'is invalid'}`;
   if (node.anyOf) {
     if (node.anyOf.some((m) => firstError(m, v) === null)) return null;
@@ -313,7 +313,7 @@ export function firstError(node: Node, v: unknown, at = '', inner = at): string 
   return null;
 }
 
-const walk = (node: TSchema, v: unknown, inner: string) => firstError(node as Node, v, '', inner);
+const walk = (node: TSchema, v: unknown, inner: string) => firstError(node as SchemaNode, v, '', inner);
 
 // ---- normalising (after the check passed) ----
 

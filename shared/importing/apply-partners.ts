@@ -5,6 +5,8 @@
 // counts once: created, updated, skipped (unchanged, or not brought: with its error row) or failed.
 import type { Tx } from '../db/sql.ts';
 import { parsePolicy } from '../domain/commission-policy.ts';
+import { parseDiscount } from '../domain/discount.ts';
+import type { Discount } from '../domain/discount.ts';
 import { createGroupIn, groupSlugCandidates, updateGroup } from '../rewards/groups.ts';
 import { addPartner } from '../partners/membership.ts';
 import { findRefs, fingerprint, saveRefs } from './refs.ts';
@@ -14,14 +16,25 @@ import type { ImportOptions, SourceCode, SourceGroup, SourceLink, SourcePartner 
 const LINK_CODE = /^[A-Za-z0-9_-]{1,64}$/;
 const PARTNER_CODE = /^[A-Za-z0-9_-]{3,32}$/;
 
-/** The group's Stripe coupon, as the discount's processor id (its terms are set on the Groups page). */
-async function setGroupCoupon(tx: Tx, groupId: number, couponId: string | null) {
-  if (couponId === null) return;
-  await tx`
-    update program_groups set discount = coalesce(discount, '{}'::jsonb)
-      || jsonb_build_object('processor_ids', coalesce(discount -> 'processor_ids', '{}'::jsonb)
-                                             || jsonb_build_object('stripe', ${couponId}::text))
-    where id = ${groupId}`;
+/**
+ * The group's discount, checked as the groups API checks one; a source that names only its Stripe coupon
+ * (Rewardful's campaigns carry no terms) or whose terms do not pass gets a note and no discount.
+ */
+function discountOf(g: SourceGroup, r: PageResult): Discount | null {
+  const note = (code: string, message: string) =>
+    r.note({ kind: 'group', external_id: g.external_id, code, message: `${g.name}: ${message}` });
+  if (g.discount !== null && g.discount !== undefined) {
+    const d = parseDiscount(g.discount);
+    if (typeof d !== 'string') return d;
+    note('invalid_discount', `its discount was not imported (${d})`);
+    return null;
+  }
+  if (g.stripe_coupon_id !== null)
+    note(
+      'discount_needs_terms',
+      `Stripe coupon ${g.stripe_coupon_id}: the source does not say its terms; set the group's discount (type, amount, duration) on the Groups page`,
+    );
+  return null;
 }
 
 export async function applyGroups(tx: Tx, s: ImportScope, r: PageResult, groups: SourceGroup[]) {
@@ -54,17 +67,21 @@ export async function applyGroups(tx: Tx, s: ImportScope, r: PageResult, groups:
       );
       continue;
     }
-    const fp = fingerprint([g.name, policy, hold, g.stripe_coupon_id]);
+    const discount = discountOf(g, r);
+    const fp = fingerprint([g.name, policy, hold, discount]);
     const ref = refs.get(g.external_id);
     if (ref && (live.has(ref.local_id) || s.dryRun)) {
       if (ref.fingerprint === fp) {
         r.count('group', 'skipped');
         continue;
       }
-      if (!s.dryRun) {
-        await updateGroup(tx, ref.local_id, false, { name: g.name, commission: policy, hold_days: hold });
-        await setGroupCoupon(tx, ref.local_id, g.stripe_coupon_id);
-      }
+      if (!s.dryRun)
+        await updateGroup(tx, ref.local_id, false, {
+          name: g.name,
+          commission: policy,
+          hold_days: hold,
+          ...(discount ? { discount } : {}),
+        });
       saved.push({ external_id: g.external_id, local_id: ref.local_id, fingerprint: fp });
       r.count('group', 'updated');
       continue;
@@ -77,7 +94,7 @@ export async function applyGroups(tx: Tx, s: ImportScope, r: PageResult, groups:
     const id = await createGroupIn(
       tx,
       s.programId,
-      { name: g.name, commission: policy, hold_days: hold },
+      { name: g.name, commission: policy, hold_days: hold, discount },
       groupSlugCandidates(undefined, g.name),
     );
     if (id === 'taken') {
@@ -92,7 +109,6 @@ export async function applyGroups(tx: Tx, s: ImportScope, r: PageResult, groups:
       );
       continue;
     }
-    await setGroupCoupon(tx, Number(id), g.stripe_coupon_id);
     saved.push({ external_id: g.external_id, local_id: Number(id), fingerprint: fp });
     r.count('group', 'created');
   }

@@ -32,6 +32,10 @@ export class PageResult {
   count(kind: Kind, outcome: Outcome, n = 1) {
     this.counts[COUNT_KEYS[kind]][outcome] += n;
   }
+  /** An error row about a row that was brought (its discount could not be): counted as it was. */
+  note(e: RowError) {
+    this.errors.push(e);
+  }
   /** A row not brought: counted `failed` or `skipped`, with its error row. */
   error(e: RowError, outcome: 'failed' | 'skipped') {
     this.errors.push(e);

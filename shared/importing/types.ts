@@ -31,7 +31,9 @@ export interface SourceGroup {
   commission: unknown;
   /** Days until its commissions are due; null: the program's hold. */
   hold_days: number | null;
-  /** The Stripe coupon of the group's discount for referred customers, if any. */
+  /** The group's discount for referred customers as a discount (the importer checks it); null: none. */
+  discount: unknown;
+  /** The Stripe coupon of that discount, when the source names one. */
   stripe_coupon_id: string | null;
 }
 

@@ -4,6 +4,7 @@
 // programs.commission (0026_rewards.sql): a change of it goes to the program.
 import type { Sql, Tx } from '../db/sql.ts';
 import type { CommissionPolicy } from '../domain/commission-policy.ts';
+import type { Discount } from '../domain/discount.ts';
 import { slugify } from '../domain/slug.ts';
 
 export interface GroupFields {
@@ -12,6 +13,8 @@ export interface GroupFields {
   commission?: CommissionPolicy;
   hold_days?: number | null;
   auto_approve?: boolean | null;
+  /** null clears it. */
+  discount?: Discount | null;
 }
 
 /** The slugs a new group tries in order: the given one, or the name's and a few with a number after it. */
@@ -28,10 +31,11 @@ export async function insertGroup(
   f: Required<Pick<GroupFields, 'name' | 'slug'>> & GroupFields,
 ): Promise<string | undefined> {
   const [row] = await tx<{ id: string }[]>`
-    insert into program_groups (program_id, name, slug, commission, hold_days, auto_approve)
+    insert into program_groups (program_id, name, slug, commission, hold_days, auto_approve, discount)
     values (${programId}, ${f.name}, ${f.slug},
             ${f.commission === undefined ? null : tx.json(f.commission as never)},
-            ${f.hold_days ?? null}, ${f.auto_approve ?? null})
+            ${f.hold_days ?? null}, ${f.auto_approve ?? null},
+            ${f.discount ? tx.json(f.discount as never) : null})
     on conflict (program_id, slug) where deleted_at is null do nothing
     returning id`;
   return row?.id;
@@ -65,6 +69,8 @@ export async function updateGroup(tx: Tx | Sql, groupId: number, isDefault: bool
       hold_days = case when ${f.hold_days !== undefined} then ${f.hold_days ?? null}::integer else hold_days end,
       auto_approve = case when ${f.auto_approve !== undefined} then ${f.auto_approve ?? null}::boolean
                           else auto_approve end,
+      discount = case when ${f.discount !== undefined} then ${f.discount ? tx.json(f.discount as never) : null}::jsonb
+                      else discount end,
       updated_at = now()
     where id = ${groupId}`;
   if (isDefault && f.commission !== undefined) {

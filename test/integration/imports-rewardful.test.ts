@@ -126,8 +126,8 @@ t.test('a Rewardful program comes over', async (t) => {
     select name, discount from program_groups where program_id = ${program.id} and not is_default order by id`;
   t.same(
     discounts.map((d) => d.discount),
-    [{ processor_ids: { stripe: `coupon_${tag}` } }, null],
-    'a null coupon id: no discount',
+    [null, null],
+    'Rewardful names a coupon but not its terms: no discount is made up (a null coupon id: none either)',
   );
 
   const partners = await sql<{ email: string; name: string; group: string }[]>`
@@ -161,6 +161,11 @@ t.test('a Rewardful program comes over', async (t) => {
   const errors = await errorsOf(svc, owner, program.id, first.id);
   const has = (kind: string, code: string) => errors.filter((e) => e.kind === kind && e.code === code).length;
   t.equal(has('partner', 'inactive_partner'), 2);
+  t.same(
+    errors.filter((e) => e.code === 'discount_needs_terms').map((e) => e.external_id),
+    [String(data.campaigns[0]!.id)],
+    'the campaign with a coupon is told to set its terms; the one with a null coupon id is not',
+  );
   t.equal(has('code', 'archived_coupon'), 1);
   t.equal(has('customer', 'customer_not_found'), 2, 'the null customer and the gcus_ id');
   t.ok(has('commission', 'customer_not_found') > 0, "the gcus_ customer's commissions");

@@ -153,3 +153,45 @@ for (const first of ['lost answer', 'fake 503'] as const) {
     t.same(n, { events: 1, counter: 1 }, 'one stored click, counted once');
   });
 }
+
+t.test(
+  'a click through a partner whose group has a discount: svc.discount, the cookie and svc:click',
+  async (t) => {
+    const discounted = await createLink(sql, program.id);
+    const [group] = await sql<{ id: string }[]>`
+    insert into program_groups (program_id, name, slug, discount)
+    values (${program.id}, 'Creators', ${`creators-${discounted.partnerProgramId}`},
+            ${sql.json({ type: 'percentage', percent: 15, duration: 'forever', processor_ids: { stripe: 'promo_1' } })})
+    returning id`;
+    await sql`update partner_programs set group_id = ${group!.id} where id = ${discounted.partnerProgramId}`;
+    const code = await (await fetch(`${svc.baseUrl}/js/svc-tracker.js`)).text();
+    const b = browser(`https://shop.example/?aff=${discounted.shortLink}`);
+    const events: { type: string; detail: { click_id: string; discount: unknown } }[] = [];
+    b.window.dispatchEvent = (e: { type: string; detail: { click_id: string; discount: unknown } }) =>
+      void events.push(e);
+    Object.assign(b.ctx, {
+      CustomEvent: class {
+        type: string;
+        detail: unknown;
+        constructor(type: string, init: { detail: unknown }) {
+          this.type = type;
+          this.detail = init.detail;
+        }
+      },
+    });
+    runInNewContext(code, b.ctx);
+    await waitFor('the click answered', async () => events.length > 0, 30_000, 20);
+    const want = { type: 'percentage', percent: 15, amount_cents: null, duration: 'forever', months: null };
+    t.same(events[0]!.type, 'svc:click');
+    t.same(events[0]!.detail.discount, want);
+    t.match(events[0]!.detail.click_id, /^cust_/);
+    const api = b.window.svc as { discount: unknown };
+    t.same(api.discount, want, 'svc.discount');
+    t.equal(b.window.svcAffiliate, b.window.svc, 'also window.svcAffiliate');
+    t.same(
+      JSON.parse(decodeURIComponent(b.cookies.get('svc_discount')!)),
+      want,
+      'kept in the svc_discount cookie',
+    );
+  },
+);

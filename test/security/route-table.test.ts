@@ -138,6 +138,24 @@ const groupId = await group();
 const [anImport] = await sql<{ id: string }[]>`
   insert into imports (program_id, source, step) values (${B.id}, 'csv', 'rows') returning id`;
 const importId = Number(anImport!.id);
+/** A bonus of B. */
+async function bonus(): Promise<number> {
+  const r = await send(
+    'POST',
+    url(`/api/advertiser/affiliate-programs/${B.id}/bonuses`),
+    {
+      name: `Bonus ${uniq()}`,
+      metric: 'sales_cents',
+      threshold: 100_000,
+      amount_cents: 500,
+      period: 'once',
+      ends_at: new Date(Date.now() + 86_400_000).toISOString(),
+    },
+    own,
+  );
+  if (r.status !== 201) throw new Error(`bonus: ${r.status} ${r.text}`);
+  return (r.body.data as { id: number }).id;
+}
 
 const [sale] = await sql<{ id: string }[]>`
   insert into sales (request_id, program_id, transaction_id, amount_cents, currency, sale_type, sale_date)
@@ -263,6 +281,9 @@ const CALLS: Record<string, (kind: Kind) => Promise<Call>> = {
   'DELETE /api/advertiser/webhooks/{id}': async () => ({ params: { id: await endpoint() } }),
   'DELETE /api/advertiser/affiliate-programs/{id}/groups/{groupId}': async () => ({
     params: { groupId: await group() },
+  }),
+  'DELETE /api/advertiser/affiliate-programs/{id}/bonuses/{bonusId}': async () => ({
+    params: { bonusId: await bonus() },
   }),
   'POST /api/auth/logout': async (kind) => ({ headers: await ownSession(kind) }),
   'DELETE /api/auth/session': async (kind) => ({ headers: await ownSession(kind) }),

@@ -217,6 +217,7 @@ t.test('buildClickMessage: a real click carries its link, a test click none and 
     partnerProgramId: 1,
     partnerStatus: 'approved',
     valid: true,
+    discount: null,
   };
   const { text } = parseClickBody({ affiliate_url: URL_OK }, undefined);
   const msg = buildClickMessage({

@@ -166,6 +166,17 @@ t.test("a partner's view: no customer data, no partner counts, payout terms' def
     min_payout_cents: null,
     website_url: null,
     allowed_origins: ['https://shop.example', 'https://other.example'],
+    group_id: '4',
+    group_name: 'Default',
+    group_slug: 'default',
+    group_commission: null,
+    group_locked: false,
+    commission_override: null,
+    tier_metric: 'sales_cents' as const,
+    tier_window: 'lifetime' as const,
+    tier_threshold: '100000',
+    tier_value: '2500',
+    tier_next_group_name: 'Gold',
   };
   // Full referral links (docs/codes.md): on website_url, else the first allowed origin, else none.
   t.match(toPartnerProgram(row).program, { website_url: null, link_base_url: 'https://shop.example' });
@@ -179,7 +190,29 @@ t.test("a partner's view: no customer data, no partner counts, payout terms' def
     partner_id: 3,
     balance_cents: 1234,
     created_at: '2026-01-02T03:04:05.000Z',
+    commission: { type: 'flat', amount_cents: 500 },
+    group: { id: 4, name: 'Default', slug: 'default' },
+    tier: {
+      metric: 'sales_cents',
+      window: 'lifetime',
+      value: 2500,
+      threshold: 100000,
+      next_group_name: 'Gold',
+    },
   });
+  // Its own policy wins, then its group's; a partner locked in its group has no next rule to reach.
+  t.match(toPartnerProgram({ ...row, group_commission: { type: 'percentage', percent: 9 } }).commission, {
+    percent: 9,
+  });
+  t.match(
+    toPartnerProgram({
+      ...row,
+      group_commission: { type: 'percentage', percent: 9 },
+      commission_override: { type: 'flat', amount_cents: 7 },
+    }).commission,
+    { amount_cents: 7 },
+  );
+  t.equal(toPartnerProgram({ ...row, group_locked: true }).tier, null);
   t.match(toPartnerProgram({ ...row, hold_days: 0, min_payout_cents: '5000' }).program, {
     hold_days: 0,
     min_payout_cents: 5000,

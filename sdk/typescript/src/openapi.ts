@@ -59,6 +59,15 @@ export interface paths {
                             click_id?: string;
                             partner_code?: string;
                             cookie_window_days?: number;
+                            /** @description The discount of the clicked partner's group, for the checkout to apply (absent: none; docs/rewards.md) */
+                            discount?: {
+                                type: "percentage" | "flat";
+                                percent: number | null;
+                                amount_cents: number | null;
+                                duration: "once" | "repeating" | "forever";
+                                /** @description For repeating: how many months */
+                                months: number | null;
+                            };
                             error?: string;
                             message?: string;
                             data?: {
@@ -200,6 +209,15 @@ export interface paths {
                             click_id?: string;
                             partner_code?: string;
                             cookie_window_days?: number;
+                            /** @description The discount of the clicked partner's group, for the checkout to apply (absent: none; docs/rewards.md) */
+                            discount?: {
+                                type: "percentage" | "flat";
+                                percent: number | null;
+                                amount_cents: number | null;
+                                duration: "once" | "repeating" | "forever";
+                                /** @description For repeating: how many months */
+                                months: number | null;
+                            };
                             error?: string;
                             message?: string;
                             data?: {
@@ -1213,6 +1231,97 @@ export interface paths {
                             api_token_masked?: string | null;
                             /** Format: date-time */
                             server_time?: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/track/discount": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The discount a known customer is owed
+         * @description Tracking token. The discount of the customer's partner's group (the processor coupon, with its ids at each processor) for the checkout to apply, or `{ data: null }`: an unknown customer_key, a customer without a partner, a partner not approved, a group without a discount, or a `once` discount after the customer’s first purchase. 400 `customer_key is required (1 to 255 characters)`; 401 for a missing or wrong token.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    customer_key?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                type: "percentage" | "flat";
+                                percent: number | null;
+                                amount_cents: number | null;
+                                duration: "once" | "repeating" | "forever";
+                                /** @description For repeating: how many months */
+                                months: number | null;
+                                processor_ids: {
+                                    stripe?: string;
+                                    paddle?: string;
+                                    lemonsqueezy?: string;
+                                    polar?: string;
+                                };
+                            } | null;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
                         };
                     };
                 };
@@ -11508,6 +11617,21 @@ export interface paths {
                                 hold_days: number | null;
                                 /** @description null: the program's auto_approve */
                                 auto_approve: boolean | null;
+                                /** @description The processor coupon for the customers its partners bring (null: none): in the click answer, the tracker's global and GET /api/v1/track/discount */
+                                discount: {
+                                    type: "percentage" | "flat";
+                                    percent: number | null;
+                                    amount_cents: number | null;
+                                    duration: "once" | "repeating" | "forever";
+                                    /** @description For repeating: how many months */
+                                    months: number | null;
+                                    processor_ids: {
+                                        stripe?: string;
+                                        paddle?: string;
+                                        lemonsqueezy?: string;
+                                        polar?: string;
+                                    };
+                                } | null;
                                 /** @description How many partners are in it */
                                 partners: number;
                                 /** Format: date-time */
@@ -11567,7 +11691,7 @@ export interface paths {
         put?: never;
         /**
          * Create a group
-         * @description Scope program:update. `commission` defaults to a copy of the program's policy as it is now; `hold_days` and `auto_approve` null (the default) follow the program's. `slug` (1–40 of a-z 0-9 -, unique in the program) is made from the name when omitted. Errors: 400 `name is required and must be 1 to 100 characters`, `slug must be 1 to 40 lowercase letters, digits or dashes`, the commission policy messages (`percent must be …`, `recurring.mode …`, `product_rules[0].…`), `hold_days must be an integer from 0 to 365, or null (the program’s)`, `auto_approve must be true, false or null (the program’s)`; 409 `slug is already taken in this program`.
+         * @description Scope program:update. `commission` defaults to a copy of the program's policy as it is now; `hold_days` and `auto_approve` null (the default) follow the program's. `slug` (1–40 of a-z 0-9 -, unique in the program) is made from the name when omitted. Errors: 400 `name is required and must be 1 to 100 characters`, `slug must be 1 to 40 lowercase letters, digits or dashes`, the commission policy messages (`percent must be …`, `recurring.mode …`, `product_rules[0].…`), `hold_days must be an integer from 0 to 365, or null (the program’s)`, `auto_approve must be true, false or null (the program’s)`, `discount.percent must be more than 0 and at most 100 (at most 4 decimals)` and the other discount messages (`discount.amount_cents …`, `discount.duration …`, `discount.months …`, `discount.processor_ids.stripe …`); 409 `slug is already taken in this program`.
          */
         post: {
             parameters: {
@@ -11617,6 +11741,25 @@ export interface paths {
                         } & (unknown & unknown);
                         hold_days?: number | null;
                         auto_approve?: boolean | null;
+                        /** @description The discount for the customers its partners bring (null: none) */
+                        discount?: ({
+                            /** @enum {string} */
+                            type: "percentage" | "flat";
+                            /** @description For percentage: (0, 100] */
+                            percent?: number | null;
+                            /** @description For flat: 1 to 1000000000000 */
+                            amount_cents?: number | null;
+                            /** @enum {string} */
+                            duration: "once" | "repeating" | "forever";
+                            /** @description For repeating: 1 to 120 */
+                            months?: number | null;
+                            processor_ids?: {
+                                stripe?: string;
+                                paddle?: string;
+                                lemonsqueezy?: string;
+                                polar?: string;
+                            } | null;
+                        } & (unknown & unknown & unknown)) | null;
                     };
                 };
             };
@@ -11671,6 +11814,21 @@ export interface paths {
                                 hold_days: number | null;
                                 /** @description null: the program's auto_approve */
                                 auto_approve: boolean | null;
+                                /** @description The processor coupon for the customers its partners bring (null: none): in the click answer, the tracker's global and GET /api/v1/track/discount */
+                                discount: {
+                                    type: "percentage" | "flat";
+                                    percent: number | null;
+                                    amount_cents: number | null;
+                                    duration: "once" | "repeating" | "forever";
+                                    /** @description For repeating: how many months */
+                                    months: number | null;
+                                    processor_ids: {
+                                        stripe?: string;
+                                        paddle?: string;
+                                        lemonsqueezy?: string;
+                                        polar?: string;
+                                    };
+                                } | null;
                                 /** @description How many partners are in it */
                                 partners: number;
                                 /** Format: date-time */
@@ -11852,6 +12010,21 @@ export interface paths {
                                 hold_days: number | null;
                                 /** @description null: the program's auto_approve */
                                 auto_approve: boolean | null;
+                                /** @description The processor coupon for the customers its partners bring (null: none): in the click answer, the tracker's global and GET /api/v1/track/discount */
+                                discount: {
+                                    type: "percentage" | "flat";
+                                    percent: number | null;
+                                    amount_cents: number | null;
+                                    duration: "once" | "repeating" | "forever";
+                                    /** @description For repeating: how many months */
+                                    months: number | null;
+                                    processor_ids: {
+                                        stripe?: string;
+                                        paddle?: string;
+                                        lemonsqueezy?: string;
+                                        polar?: string;
+                                    };
+                                } | null;
                                 /** @description How many partners are in it */
                                 partners: number;
                                 /** Format: date-time */
@@ -11962,6 +12135,25 @@ export interface paths {
                         } & (unknown & unknown);
                         hold_days?: number | null;
                         auto_approve?: boolean | null;
+                        /** @description The discount for the customers its partners bring (null: none) */
+                        discount?: ({
+                            /** @enum {string} */
+                            type: "percentage" | "flat";
+                            /** @description For percentage: (0, 100] */
+                            percent?: number | null;
+                            /** @description For flat: 1 to 1000000000000 */
+                            amount_cents?: number | null;
+                            /** @enum {string} */
+                            duration: "once" | "repeating" | "forever";
+                            /** @description For repeating: 1 to 120 */
+                            months?: number | null;
+                            processor_ids?: {
+                                stripe?: string;
+                                paddle?: string;
+                                lemonsqueezy?: string;
+                                polar?: string;
+                            } | null;
+                        } & (unknown & unknown & unknown)) | null;
                     } | null;
                 };
             };
@@ -12016,6 +12208,21 @@ export interface paths {
                                 hold_days: number | null;
                                 /** @description null: the program's auto_approve */
                                 auto_approve: boolean | null;
+                                /** @description The processor coupon for the customers its partners bring (null: none): in the click answer, the tracker's global and GET /api/v1/track/discount */
+                                discount: {
+                                    type: "percentage" | "flat";
+                                    percent: number | null;
+                                    amount_cents: number | null;
+                                    duration: "once" | "repeating" | "forever";
+                                    /** @description For repeating: how many months */
+                                    months: number | null;
+                                    processor_ids: {
+                                        stripe?: string;
+                                        paddle?: string;
+                                        lemonsqueezy?: string;
+                                        polar?: string;
+                                    };
+                                } | null;
                                 /** @description How many partners are in it */
                                 partners: number;
                                 /** Format: date-time */
@@ -12649,6 +12856,630 @@ export interface paths {
         };
         post?: never;
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/advertiser/affiliate-programs/{id}/tier-rules": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The program's tier ladder
+         * @description Scope program:read. The rules in the order they are tried.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Program id */
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                id: number;
+                                from_group_id: number;
+                                to_group_id: number;
+                                /** @enum {string} */
+                                metric: "sales_cents" | "customers" | "commission_cents";
+                                /** @enum {string} */
+                                window: "lifetime" | "calendar_month";
+                                threshold: number;
+                                carry_existing_customers: boolean;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        /**
+         * Replace the program's tier ladder
+         * @description Scope program:update. The body is the whole list (a JSON array, at most 50 rules, tried in this order; `[]` removes them all); rule ids are new after each PUT. After each sale or refund, a partner of `from_group_id` who is not locked and whose `metric` in the `window` reached `threshold` moves to `to_group_id` in that same transaction, once (docs/rewards.md): the crossing sale is priced by the group it was in, later ones by the new. Errors: 400 `Request body must be a JSON array of at most 50 tier rules`, `tier_rules[i].from_group_id must be the id of a group of this program` (unknown, deleted or another program’s; likewise to_group_id), `tier_rules[i].to_group_id must differ from from_group_id`, `tier_rules[i].metric must be one of …`, `tier_rules[i].window must be one of …`, `tier_rules[i].threshold must be a positive integer`, `tier_rules form a cycle (groups a → b → a): a partner could move back and forth`. Nothing changes on a 400.
+         */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Program id */
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        from_group_id: number;
+                        to_group_id: number;
+                        /**
+                         * @description sales_cents: the partner's attributed sales less refunds; customers: distinct customers with a sale; commission_cents: its commissions less what refunds took back
+                         * @enum {string}
+                         */
+                        metric: "sales_cents" | "customers" | "commission_cents";
+                        /**
+                         * @description lifetime, or the UTC calendar month
+                         * @enum {string}
+                         */
+                        window: "lifetime" | "calendar_month";
+                        threshold: number;
+                        /**
+                         * @description true: every later sale of the partner's customers earns the new group's rate; false: a customer whose first commission with the partner came before the move keeps the rate of the group it left
+                         * @default true
+                         */
+                        carry_existing_customers?: boolean;
+                    }[];
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                id: number;
+                                from_group_id: number;
+                                to_group_id: number;
+                                /** @enum {string} */
+                                metric: "sales_cents" | "customers" | "commission_cents";
+                                /** @enum {string} */
+                                window: "lifetime" | "calendar_month";
+                                threshold: number;
+                                carry_existing_customers: boolean;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Request body is too large` */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Content-Type must be application/json` */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/advertiser/affiliate-programs/{id}/bonuses": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The program's bonuses
+         * @description Scope program:read. Deleted ones are left out; `awarded` counts the commissions each made.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Program id */
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                id: number;
+                                program_id: number;
+                                name: string;
+                                /** @description null: every group */
+                                group_ids: number[] | null;
+                                /** @enum {string} */
+                                metric: "sales_cents" | "customers" | "conversions";
+                                threshold: number;
+                                amount_cents: number;
+                                /** @enum {string} */
+                                period: "once" | "calendar_month";
+                                /** Format: date-time */
+                                starts_at: string;
+                                /** Format: date-time */
+                                ends_at: string;
+                                /** @description How many commissions it has made */
+                                awarded: number;
+                                /** Format: date-time */
+                                created_at: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Create a bonus
+         * @description Scope program:update. A partner of one of `group_ids` (null: any group) whose `metric` since `starts_at` (`period` once) or in a UTC month (`calendar_month`) reaches `threshold` before `ends_at` gets one commission of `amount_cents`: `sale_id` null, `bonus_id`, `rule.source` bonus, held, reviewed, approved and paid like any other; at most one per bonus, partner and period. Sales since `starts_at` count (a partner already past the threshold gets its commission now). Errors: 400 `name is required and must be 1 to 100 characters`, `group_ids must be null (every group) or an array of group ids`, `group_ids[i] must be the id of a group of this program`, `metric must be one of sales_cents, customers, conversions`, `threshold must be a positive integer`, `amount_cents must be an integer from 1 to 1000000000000`, `period must be one of once, calendar_month`, `starts_at must be a date-time (ISO 8601)`, `ends_at is required and must be a date-time (ISO 8601)`, `ends_at must be after starts_at`, `ends_at must be in the future`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Program id */
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        name: string;
+                        group_ids?: number[] | null;
+                        /**
+                         * @description sales_cents: attributed sales less refunds; customers: distinct customers with a sale; conversions: customers whose first purchase it was
+                         * @enum {string}
+                         */
+                        metric: "sales_cents" | "customers" | "conversions";
+                        threshold: number;
+                        amount_cents: number;
+                        /**
+                         * @description once: one commission in the bonus’s window; calendar_month: one per UTC month in it
+                         * @enum {string}
+                         */
+                        period: "once" | "calendar_month";
+                        /**
+                         * Format: date-time
+                         * @description Default: now
+                         */
+                        starts_at?: string | null;
+                        /** Format: date-time */
+                        ends_at: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                id: number;
+                                program_id: number;
+                                name: string;
+                                /** @description null: every group */
+                                group_ids: number[] | null;
+                                /** @enum {string} */
+                                metric: "sales_cents" | "customers" | "conversions";
+                                threshold: number;
+                                amount_cents: number;
+                                /** @enum {string} */
+                                period: "once" | "calendar_month";
+                                /** Format: date-time */
+                                starts_at: string;
+                                /** Format: date-time */
+                                ends_at: string;
+                                /** @description How many commissions it has made */
+                                awarded: number;
+                                /** Format: date-time */
+                                created_at: string;
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Request body is too large` */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Content-Type must be application/json` */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/advertiser/affiliate-programs/{id}/bonuses/{bonusId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete a bonus (it stops counting; the commissions it made stay)
+         * @description Scope program:update. 204; 404 `Bonus not found`.
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Program id */
+                    id: number;
+                    /** @description Bonus id */
+                    bonusId: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Invalid request: the JSON body or a field (the `error` says which) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Request body is too large` */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Content-Type must be application/json` */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
         options?: never;
         head?: never;
         patch?: never;
@@ -15548,6 +16379,74 @@ export interface paths {
                                 balance_cents?: number;
                                 /** Format: date-time */
                                 created_at?: string;
+                                /** @description Commission policy: `percentage` with `percent`, or `flat` with `amount_cents`; `recurring.mode` `one_time` or `recurring` (default), `months` null = lifetime, `first: { count, type, percent | amount_cents }` prices the first `count` commissions of a partner–customer pair; a `product_rules` entry overrides the rate for its product_id (docs/rewards.md). */
+                                commission?: {
+                                    /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                    type: "percentage" | "flat";
+                                    /** @description For percentage: 0..100 */
+                                    percent: number | null;
+                                    /** @description For flat: in cents */
+                                    amount_cents: number | null;
+                                    /** @description `mode` one_time (only the first commission of a partner–customer pair) or recurring (default); `months` null = lifetime, else counted from the pair's first commission; `first`: a stepped rate for the pair's first commissions */
+                                    recurring: {
+                                        mode: "one_time" | "recurring";
+                                        months: number | null;
+                                        first: {
+                                            count: number;
+                                            /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                            type: "percentage" | "flat";
+                                            /** @description For percentage: 0..100 */
+                                            percent: number | null;
+                                            /** @description For flat: in cents */
+                                            amount_cents: number | null;
+                                        } | null;
+                                    };
+                                    product_rules: {
+                                        product_id: string;
+                                        /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                        type: "percentage" | "flat";
+                                        /** @description For percentage: 0..100 */
+                                        percent: number | null;
+                                        /** @description For flat: in cents */
+                                        amount_cents: number | null;
+                                    }[];
+                                };
+                                /** @description Its group */
+                                group?: {
+                                    id?: number;
+                                    name?: string;
+                                    slug?: string;
+                                };
+                                /** @description The first rule of the program's ladder up from the partner's group and its progress (null: no rule from its group, or the advertiser locked it in its group) */
+                                tier?: {
+                                    /** @enum {string} */
+                                    metric?: "sales_cents" | "customers" | "commission_cents";
+                                    /** @enum {string} */
+                                    window?: "lifetime" | "calendar_month";
+                                    /** @description The partner's figure in the window now */
+                                    value?: number;
+                                    threshold?: number;
+                                    next_group_name?: string;
+                                } | null;
+                                /** @description The program's running bonuses the partner's group takes part in (docs/rewards.md) */
+                                bonuses?: {
+                                    id?: number;
+                                    name?: string;
+                                    /** @enum {string} */
+                                    metric?: "sales_cents" | "customers" | "conversions";
+                                    threshold?: number;
+                                    amount_cents?: number;
+                                    /** @enum {string} */
+                                    period?: "once" | "calendar_month";
+                                    /** Format: date-time */
+                                    starts_at?: string;
+                                    /** Format: date-time */
+                                    ends_at?: string;
+                                    /** @description The partner's figure in the current period (since starts_at, or this month) */
+                                    value?: number;
+                                    /** @description Its commission for the current period was made */
+                                    awarded?: boolean;
+                                }[];
                                 /** @description Owed, still in its hold or held for review (held ones included; see held_cents) */
                                 pending_cents?: number;
                                 /** @description The part of pending_cents held for the advertiser’s review */

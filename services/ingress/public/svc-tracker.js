@@ -16,6 +16,11 @@
  *
  * Each click carries an event_id (a UUID minted here); on a network error or a 5xx it is retried once,
  * after Retry-After (at most 5 s), with the same event_id, so the service stores and counts it once.
+ *
+ * When the clicked partner's group has a discount for the customers it brings, the click's answer carries it:
+ * the script keeps it as JSON in the first-party cookie svc_discount (same lifetime), exposes it as
+ * `svc.discount` (also `window.svcAffiliate.discount`; null: none) and dispatches `svc:click` on window with
+ * `detail: { click_id, discount }`, so the checkout can apply the processor coupon (docs/rewards.md).
  */
 (function () {
   'use strict';
@@ -24,6 +29,7 @@
   var testMode = script && script.getAttribute('data-test-mode') === 'true';
   var base = (script && script.getAttribute('data-api')) || (script ? new URL(script.src).origin : '');
   var COOKIE = 'svc_click_id';
+  var DISCOUNT_COOKIE = 'svc_discount';
 
   function readCookie(name) {
     var m = document.cookie.match(new RegExp('(?:^|; )' + name + '=([^;]*)'));
@@ -113,9 +119,26 @@
       existing_click_id: readCookie(COOKIE) || undefined,
       additional_data: additional(),
     }).then(function (res) {
-      if (res && res.success && res.click_id) writeCookie(COOKIE, res.click_id, res.cookie_window_days || 60);
+      if (res && res.success && res.click_id) {
+        var days = res.cookie_window_days || 60;
+        writeCookie(COOKIE, res.click_id, days);
+        // A partner without a discount replaces one an earlier partner's click left (last touch).
+        writeCookie(DISCOUNT_COOKIE, JSON.stringify(res.discount || null), days);
+        announce(res.click_id, res.discount || null);
+      }
       return res;
     });
+  }
+  function storedDiscount() {
+    try {
+      return JSON.parse(readCookie(DISCOUNT_COOKIE) || 'null');
+    } catch (e) {
+      return null;
+    }
+  }
+  function announce(clickId, discount) {
+    if (typeof window.dispatchEvent !== 'function' || typeof CustomEvent !== 'function') return;
+    window.dispatchEvent(new CustomEvent('svc:click', { detail: { click_id: clickId, discount: discount } }));
   }
 
   var clicked = trackClick().catch(function () {
@@ -125,6 +148,10 @@
   window.svc = {
     clickId: function () {
       return readCookie(COOKIE);
+    },
+    /** The discount of the partner who brought this visitor (its group's processor coupon), or null. */
+    get discount() {
+      return storedDiscount();
     },
     /** Browser-mode lead: { customer_key, email?, event_name? } → Promise of the response body. */
     lead: function (opts) {
@@ -141,4 +168,5 @@
       });
     },
   };
+  window.svcAffiliate = window.svc;
 })();

@@ -4,6 +4,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { HttpError, ERROR_SCHEMA } from '../../../shared/http/server.ts';
 import type { ClickMessage } from '../../../shared/contracts/clicks.ts';
 import type { IngressDeps } from '../deps.ts';
+import { PublicDiscountOut } from '../../../shared/domain/discount.ts';
 import { checkOrigin } from '../cors.ts';
 import { rateLimited, registerTrackRoute } from '../track-route.ts';
 import { RETRY_AFTER_SECONDS } from '../commands/answer.ts';
@@ -34,6 +35,11 @@ const clickResponses = {
       click_id: { type: 'string', pattern: '^cust_[0-9]+_[0-9]+$' },
       partner_code: { type: 'string' },
       cookie_window_days: { type: 'integer' },
+      discount: {
+        ...PublicDiscountOut,
+        description:
+          "The discount of the clicked partner's group, for the checkout to apply (absent: none; docs/rewards.md)",
+      },
       error: { type: 'string' },
       message: { type: 'string' },
       data: {
@@ -142,6 +148,7 @@ export function registerClickRoutes(app: FastifyInstance, deps: IngressDeps): vo
       click_id: clickId,
       partner_code: link.shortLink,
       cookie_window_days: program.cookieWindowDays,
+      ...(link.discount ? { discount: link.discount } : {}),
     };
   };
 

@@ -20,7 +20,7 @@ import type { Caused } from '../../../shared/commissions/caused.ts';
 import { CUSTOMER_KEY_COLUMNS, customerKeys } from '../../../shared/pipeline/breakdown.ts';
 import type { DimensionKeys } from '../../../shared/pipeline/breakdown.ts';
 import { insertSales, saleRow, updateCustomers } from './sale-rows.ts';
-import { ChunkRewards } from './rewards.ts';
+import { ChunkRewards, noAwards } from './rewards.ts';
 import type { SaleRow } from './sale-rows.ts';
 
 export const DUPLICATE_SALE = 'Duplicate transaction_id. This sale has already been recorded.';
@@ -239,7 +239,7 @@ async function applySales(
   ];
   // The partners' groups and overrides, their programs' groups, the customers' pairs: what prices each sale.
   const rewards = await ChunkRewards.load(tx, ctx.memo, {
-    programIds: toResolve.map((c) => c.program_id),
+    sales: toResolve,
     ppIds,
     customerIds: [...new Set([...byKey.values(), ...byClick.values()].map((r) => r.id))],
   });
@@ -322,8 +322,11 @@ async function applySales(
     customers.set(customer.id, update);
     if (customer.customer_status === 'click' || customer.customer_status === 'lead')
       customer.customer_status = 'conversion';
+    rewards.decided(decision, cmd, {
+      firstPurchase: customer.first_purchase_date === null,
+      program: { currency: program.currency, hold_days: program.hold_days },
+    });
     customer.first_purchase_date ??= saleAt;
-    rewards.decided(decision, saleAt);
     if (!decision.noCommission) {
       update.commissionAt ??= saleAt.toISOString();
       customer.first_commission_at ??= saleAt;
@@ -360,6 +363,8 @@ async function applySales(
   }
   // The commissions (the lifecycle's `create`: pending, payable_at, review holds) and what they caused.
   let created: Awaited<ReturnType<typeof lifecycle.create>> = { rows: [], caused: nothing() };
+  // The rewards' writes (moves, pairs, figures) and the bonuses the chunk's sales reached (rewards.ts).
+  let awarded = noAwards();
   if (ctx.careful) {
     // The sale stands even if its commission cannot be created (spec: the transaction_id stays consumed):
     // the commission and first_commission_at in a savepoint of their own, a failure answered 500.
@@ -372,14 +377,17 @@ async function applySales(
       .savepoint(async (sp) => {
         const made = await lifecycle.create(sp, earned);
         await updateCustomers(sp, withCommission);
-        await rewards.savePairs(sp);
+        awarded = await rewards.save(sp, { kafkaPrefix, memo: ctx.memo });
         return made;
       })
-      .catch(() => created);
+      .catch(() => {
+        awarded = noAwards();
+        return created;
+      });
   } else {
     created = await lifecycle.create(tx, earned);
     await updateCustomers(tx, [...customers.values()]);
-    await rewards.savePairs(tx);
+    awarded = await rewards.save(tx, { kafkaPrefix, memo: ctx.memo });
   }
   const commissionIds = new Map(created.rows.map((r) => [Number(r.sale_id), Number(r.id)]));
   const createdEvent = new Map(created.caused.events.map((e) => [Number(e.data.id), e]));
@@ -402,7 +410,13 @@ async function applySales(
     const commissionEvent = commissionId === null ? undefined : createdEvent.get(commissionId);
     if (commissionEvent) events.push(commissionEvent);
   };
-  const answers = pending.map((p) => {
+  const answers = pending.map((p) => withBonuses(p, decide(p)));
+  function withBonuses(p: Pending, answer: Applied): Applied {
+    // A bonus's credit travels with the sale that reached it, as the sale's own does.
+    const extra = 'attribution' in p ? awarded.credits.get(p.cmd.transaction_id) : undefined;
+    return extra ? { ...answer, effects: [...(answer.effects ?? []), ...extra] } : answer;
+  }
+  function decide(p: Pending): Applied {
     if ('answer' in p) return p.answer;
     const saleId = saleIds.get(p.cmd.transaction_id)!;
     if ('test' in p) {
@@ -423,10 +437,10 @@ async function applySales(
       return { programId: cmd.program_id, statusCode: 500, body: { error: 'Failed to create commission' } };
     ctx.rollups.add(cmd.program_id, cmd.ts, { commission_cents: a.amount }, keys);
     return commissionAnswer(cmd, saleId, commissionId, credits.get(commissionId) ?? []);
-  });
+  }
   // The chunk's events and the commissions' credits through the lifecycle's one writer; the credits are
   // the commands' effects (above), published to the ledger worker after the commit.
-  const caused: Caused = { ...created.caused, events };
+  const caused: Caused = { ...created.caused, events: [...events, ...awarded.caused.events] };
   await recordCaused(tx, { kafkaPrefix, memo: ctx.memo, ledger: 'after-commit' }, caused);
   return answers;
 }

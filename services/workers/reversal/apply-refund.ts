@@ -12,6 +12,7 @@ import { saleData } from '../../../shared/webhooks/event-data.ts';
 import type { SaleFields } from '../../../shared/webhooks/event-data.ts';
 import * as lifecycle from '../../../shared/commissions/lifecycle.ts';
 import { merge, nothing, recordCaused } from '../../../shared/commissions/caused.ts';
+import { refundRewards } from '../../../shared/rewards/refunds.ts';
 
 export interface RefundApplierOptions {
   /** KAFKA_PREFIX: the outbox topic of the `sale.refunded` and `commission.updated` webhook events. */
@@ -33,10 +34,17 @@ async function applyRefund(
   memo: Map<string, unknown>,
 ): Promise<Applied> {
   const programId = cmd.program_id;
-  const [sale] = await tx<(SaleFields & { id: string; amount_cents: string; workspace_id: string | null })[]>`
+  const [sale] = await tx<
+    (SaleFields & {
+      id: string;
+      amount_cents: string;
+      workspace_id: string | null;
+      partner_program_id: string | null;
+    })[]
+  >`
     select s.id, s.program_id, s.transaction_id, s.amount_cents, s.currency, s.sale_type, s.is_recurring,
            s.subscription_id, s.product_id, s.customer_id, s.customer_key, s.partner_id, s.is_test, s.sale_date,
-           s.created_at, s.coupon_code, p.workspace_id
+           s.created_at, s.coupon_code, p.workspace_id, s.partner_program_id
     from sales s join programs p on p.id = s.program_id
     where s.transaction_id = ${cmd.transaction_id} and s.program_id = ${programId} and not s.is_test`;
   if (!sale) return { programId, statusCode: 404, body: { error: 'Sale not found for transaction_id' } };
@@ -65,6 +73,15 @@ async function applyRefund(
           },
         ];
   const ctx = { kafkaPrefix, memo, ledger: 'after-commit' as const };
+  // The partner's figures and the tier ladder (shared/rewards/refunds.ts), whatever became of the commission.
+  const rewards = (deduction: number) =>
+    refundRewards(
+      tx,
+      { kafkaPrefix, memo },
+      { ...sale, amount_cents: saleCents },
+      Math.min(requested ?? saleCents, saleCents),
+      deduction,
+    );
 
   const refunded = await lifecycle.refund(tx, sale.id, {
     sale_cents: saleCents,
@@ -72,6 +89,7 @@ async function applyRefund(
     reason: cmd.refund_reason,
   });
   if (!refunded) {
+    await rewards(0);
     await recordCaused(tx, ctx, { ...nothing(), events: saleRefunded(null, null, 0) });
     return {
       programId,
@@ -80,6 +98,7 @@ async function applyRefund(
     };
   }
   if ('refused' in refunded) {
+    await rewards(0);
     return {
       programId,
       statusCode: 200,
@@ -89,6 +108,7 @@ async function applyRefund(
   const { row } = refunded;
   const commissionId = Number(row.id);
   const deduction = Number(row.deducted_cents);
+  await rewards(deduction);
   const effects = await recordCaused(
     tx,
     ctx,

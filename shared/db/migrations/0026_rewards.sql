@@ -149,12 +149,14 @@ create table bonuses (
 );
 create index bonuses_program on bonuses (program_id) where deleted_at is null;
 
--- A partner's progress towards a bonus in one period ('once', or the UTC month 'YYYY-MM').
+-- A partner's progress towards a bonus in one period ('once', or the UTC month 'YYYY-MM'), and when its
+-- commission was made (the commission's unique index decides; this only spares later sales the attempt).
 create table bonus_progress (
   bonus_id            bigint not null references bonuses (id),
   partner_program_id  bigint not null references partner_programs (id),
   period              text not null,
   value               bigint not null default 0,
+  awarded_at          timestamptz,
   primary key (bonus_id, partner_program_id, period)
 );
 

@@ -36,6 +36,27 @@ export function groupPolicy(g: Obj): unknown {
   return { ...rate, recurring };
 }
 
+/**
+ * A group's discount as a discount here (the importer checks it): Dub's `amount` is a percentage or cents by
+ * `type`; `maxDuration` months (null: forever, 0 or 1: once); `couponId` its Stripe coupon.
+ */
+export function groupDiscount(g: Obj): unknown {
+  if (g.discount === null || g.discount === undefined) return null;
+  const d = obj(g.discount);
+  const months = d.maxDuration;
+  const coupon = str(d.couponId);
+  return {
+    type: d.type === 'flat' ? 'flat' : 'percentage',
+    ...(d.type === 'flat' ? { amount_cents: d.amount } : { percent: d.amount }),
+    ...(months === null || months === undefined
+      ? { duration: 'forever' }
+      : months === 0 || months === 1
+        ? { duration: 'once' }
+        : { duration: 'repeating', months }),
+    ...(coupon === null ? {} : { processor_ids: { stripe: coupon } }),
+  };
+}
+
 async function page(
   ctx: FetchContext,
   path: string,
@@ -84,6 +105,7 @@ async function fetchPage(ctx: FetchContext, step: string, cursor: string | null)
           name: str(g.name)!,
           commission: groupPolicy(g),
           hold_days: int(g.holdingPeriodDays),
+          discount: groupDiscount(g),
           stripe_coupon_id: str(obj(g.discount).couponId),
         },
       ];

@@ -98,6 +98,8 @@ async function fetchPage(ctx: FetchContext, step: string, cursor: string | null)
             name: str(c.name)!,
             commission: campaignPolicy(c),
             hold_days: int(c.days_until_commissions_are_due),
+            // Rewardful names the campaign's Stripe coupon, not its terms.
+            discount: null,
             stripe_coupon_id: str(c.stripe_coupon_id),
           },
         ];

@@ -16,13 +16,14 @@ export interface GroupRow {
   program_commission: unknown;
   hold_days: number | null;
   auto_approve: boolean | null;
+  discount: unknown;
   partners: string;
   created_at: Date;
 }
 
 const SELECT = (db: Sql | Tx) => db`
   select g.id, g.program_id, g.name, g.slug, g.is_default, g.commission, p.commission as program_commission,
-         g.hold_days, g.auto_approve, g.created_at,
+         g.hold_days, g.auto_approve, g.discount, g.created_at,
          (select count(*) from partner_programs pp where pp.group_id = g.id)::text as partners
   from program_groups g join programs p on p.id = g.program_id`;
 

@@ -9,6 +9,7 @@ import { Checked, Data, DataList, Nullable, Trimmed } from '../../../../shared/h
 import type { TypeBoxProvider } from '../../../../shared/http/validation.ts';
 import { parsePolicy, storedPolicy } from '../../../../shared/domain/commission-policy.ts';
 import { PolicyIn, PolicyOut, policyError } from '../../../../shared/domain/policy-schema.ts';
+import { DiscountIn, DiscountOut, discountError } from '../../../../shared/domain/discount.ts';
 import type { ApiDeps } from '../../deps.ts';
 import {
   ProgramParams,
@@ -49,11 +50,19 @@ const AutoApprove = Nullable(
 );
 
 // Property order is the order of the checks (shared/http/validation.ts).
+const Discount = Checked<Record<string, unknown> | null>(
+  {
+    anyOf: [DiscountIn, { type: 'null' }],
+    description: 'The discount for the customers its partners bring (null: none)',
+  },
+  discountError,
+);
 const rest = {
   slug: Type.Optional(Slug),
   commission: Type.Optional(Policy),
   hold_days: Type.Optional(HoldDays),
   auto_approve: Type.Optional(AutoApprove),
+  discount: Type.Optional(Discount),
 };
 const CreateBody = Type.Object({ name: Name, ...rest });
 const UpdateBody = Type.Object({ name: Type.Optional(Name), ...rest });
@@ -68,6 +77,11 @@ export const GroupOut = Type.Object({
   hold_days: Type.Union([Type.Integer(), Type.Null()], { description: "null: the program's hold_days" }),
   auto_approve: Type.Union([Type.Boolean(), Type.Null()], {
     description: "null: the program's auto_approve",
+  }),
+  discount: Type.Union([DiscountOut, Type.Null()], {
+    description:
+      "The processor coupon for the customers its partners bring (null: none): in the click answer, the tracker's " +
+      'global and GET /api/v1/track/discount',
   }),
   partners: Type.Integer({ description: 'How many partners are in it' }),
   created_at: Type.String({ format: 'date-time' }),
@@ -124,7 +138,9 @@ export function registerGroupRoutes(fastify: FastifyInstance, deps: ApiDeps): vo
           ERR.holdDays +
           '`, `' +
           ERR.autoApprove +
-          '`; 409 `' +
+          '`, `discount.percent must be more than 0 and at most 100 (at most 4 decimals)` and the other ' +
+          'discount messages (`discount.amount_cents …`, `discount.duration …`, `discount.months …`, ' +
+          '`discount.processor_ids.stripe …`); 409 `' +
           ERR.slugTaken +
           '`.',
         security,

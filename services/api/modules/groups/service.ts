@@ -4,6 +4,7 @@
 import { HttpError } from '../../../../shared/http/server.ts';
 import { parsePolicy, storedPolicy } from '../../../../shared/domain/commission-policy.ts';
 import type { CommissionPolicy } from '../../../../shared/domain/commission-policy.ts';
+import { parseDiscount, storedDiscount } from '../../../../shared/domain/discount.ts';
 import { iso } from '../../common.ts';
 import type { GroupFields, GroupRow } from './dal.ts';
 
@@ -32,6 +33,7 @@ export interface GroupBody {
   commission?: unknown;
   hold_days?: number | null;
   auto_approve?: boolean | null;
+  discount?: unknown;
 }
 
 /** The normalised fields present in a validated body. */
@@ -46,6 +48,11 @@ export function groupFields(b: GroupBody): GroupFields {
   }
   if (b.hold_days !== undefined) f.hold_days = b.hold_days;
   if (b.auto_approve !== undefined) f.auto_approve = b.auto_approve;
+  if (b.discount !== undefined) {
+    const discount = parseDiscount(b.discount);
+    if (typeof discount === 'string') throw new HttpError(400, discount);
+    f.discount = discount;
+  }
   return f;
 }
 
@@ -62,6 +69,7 @@ export function toGroup(r: GroupRow) {
     commission: storedPolicy(r.commission ?? r.program_commission),
     hold_days: r.hold_days,
     auto_approve: r.auto_approve,
+    discount: storedDiscount(r.discount),
     partners: Number(r.partners),
     created_at: iso(r.created_at)!,
   };

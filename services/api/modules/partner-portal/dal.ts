@@ -2,6 +2,8 @@
 // through a claim, and a program only through a partner-program of a claimed record (never by email).
 import type { Sql, Tx } from '../../../../shared/db/sql.ts';
 import type { PricedRule } from '../../../../shared/domain/commission-policy.ts';
+import type { TierMetric, TierWindow } from '../../../../shared/domain/tiers.ts';
+import type { BonusMetric, BonusPeriod } from '../../../../shared/domain/bonuses.ts';
 
 export interface PartnerProgramRow {
   pp_id: string;
@@ -23,6 +25,18 @@ export interface PartnerProgramRow {
   min_payout_cents: string | null;
   website_url: string | null;
   allowed_origins: string[];
+  /** Rewards (docs/rewards.md): its group, its own policy, the next rule up from its group and its figure. */
+  group_id: string;
+  group_name: string;
+  group_slug: string;
+  group_commission: unknown;
+  group_locked: boolean;
+  commission_override: unknown;
+  tier_metric: TierMetric | null;
+  tier_window: TierWindow | null;
+  tier_threshold: string | null;
+  tier_value: string | null;
+  tier_next_group_name: string | null;
 }
 
 /** A partner-program's unpaid money, by where it stands (MONEY_COLUMNS). */
@@ -37,7 +51,25 @@ const PP_COLUMNS = (sql: Sql) => sql`
   pp.id as pp_id, pp.partner_id, pp.status, pp.rejection_reason, pp.balance_cents, pp.created_at,
   pr.id as program_id, pr.name, pr.slug, pr.status as program_status, pr.description, pr.currency,
   pr.cookie_window_days, pr.commission, pr.partner_links,
-  pr.hold_days, pr.min_payout_cents, pr.website_url, pr.allowed_origins`;
+  pr.hold_days, pr.min_payout_cents, pr.website_url, pr.allowed_origins,
+  pp.group_id, g.name as group_name, g.slug as group_slug, g.commission as group_commission, pp.group_locked,
+  pp.commission_override, t.metric as tier_metric, t.time_window as tier_window, t.threshold::text as tier_threshold,
+  t.next_group_name as tier_next_group_name,
+  (select (case t.metric when 'sales_cents' then m.sales_cents when 'customers' then m.customers
+                         else m.commission_cents end)::text
+   from partner_metrics m
+   where m.partner_program_id = pp.id
+     and m.period = case when t.time_window = 'lifetime' then date '1970-01-01'
+                         else date_trunc('month', now() at time zone 'UTC')::date end) as tier_value`;
+
+/** The partner's group, and the first rule of the ladder up from it (none: no rule from its group). */
+const REWARDS_JOIN = (sql: Sql) => sql`
+  join program_groups g on g.id = pp.group_id
+  left join lateral (
+    select r.metric, r.time_window, r.threshold, ng.name as next_group_name
+    from tier_rules r join program_groups ng on ng.id = r.to_group_id
+    where r.from_group_id = pp.group_id order by r.position, r.id limit 1
+  ) t on true`;
 
 /**
  * What the partner-program is owed and not yet paid, in one aggregate over its commissions (the partner's
@@ -78,6 +110,7 @@ export function programsOfAccount(sql: Sql, accountId: number) {
     from partner_claims c
     join partner_programs pp on pp.partner_id = c.partner_id
     join programs pr on pr.id = pp.program_id and pr.deleted_at is null
+    ${REWARDS_JOIN(sql)}
     ${MONEY_JOIN(sql)}
     where c.account_id = ${accountId}
     order by pp.created_at, pp.id`;
@@ -90,9 +123,41 @@ export async function partnerProgramOf(sql: Sql, accountId: number, programId: n
     from partner_claims c
     join partner_programs pp on pp.partner_id = c.partner_id and pp.program_id = ${programId}
     join programs pr on pr.id = pp.program_id and pr.deleted_at is null
+    ${REWARDS_JOIN(sql)}
     where c.account_id = ${accountId}
     order by pp.id limit 1`;
   return row;
+}
+
+export interface BonusProgressRow {
+  pp_id: string;
+  id: string;
+  name: string;
+  metric: BonusMetric;
+  threshold: string;
+  amount_cents: string;
+  period: BonusPeriod;
+  starts_at: Date;
+  ends_at: Date;
+  value: string;
+  awarded: boolean;
+}
+
+/**
+ * The running bonuses (started, not ended, not deleted) of the partner-programs' programs that their groups
+ * take part in, with each one's progress in the current period (docs/rewards.md "Bonuses").
+ */
+export function bonusesInProgress(sql: Sql, ppIds: string[]) {
+  return sql<BonusProgressRow[]>`
+    select pp.id as pp_id, b.id, b.name, b.metric, b.threshold::text, b.amount_cents::text, b.period, b.starts_at,
+           b.ends_at, coalesce(bp.value, 0)::text as value, coalesce(bp.awarded_at is not null, false) as awarded
+    from partner_programs pp
+    join bonuses b on b.program_id = pp.program_id and b.deleted_at is null and b.starts_at <= now()
+      and b.ends_at > now() and (b.group_ids is null or pp.group_id = any(b.group_ids))
+    left join bonus_progress bp on bp.bonus_id = b.id and bp.partner_program_id = pp.id
+      and bp.period = case when b.period = 'once' then 'once' else to_char(now() at time zone 'UTC', 'YYYY-MM') end
+    where pp.id = any(${ppIds}::bigint[])
+    order by pp.id, b.id`;
 }
 
 /** The partner-program's links count (partners may create a bounded number). */

@@ -12,6 +12,8 @@ import {
 } from '../../../../shared/http/validation.ts';
 import type { TypeBoxProvider } from '../../../../shared/http/validation.ts';
 import { PolicyOut, RuleOut } from '../../../../shared/domain/policy-schema.ts';
+import { TIER_METRICS, TIER_WINDOWS } from '../../../../shared/domain/tiers.ts';
+import { BONUS_METRICS, BONUS_PERIODS } from '../../../../shared/domain/bonuses.ts';
 import { DateTime, Nullable, Obj, StringEnum, dataOf, parseId, requireBodyObject } from '../../common.ts';
 import type { ApiDeps } from '../../deps.ts';
 import { partnerOf, partnerSecurity } from '../partner-auth/access.ts';
@@ -36,6 +38,7 @@ import {
   MAX_PARTNER_LINKS,
   toPartnerCommission,
   toPartnerPayout,
+  toBonusProgress,
   toPartnerProgramWithMoney,
   withoutCustomerData,
   withoutPartnerCounts,
@@ -77,6 +80,45 @@ const ProgramOut = Obj({
   rejection_reason: Nullable(Type.String()),
   balance_cents: Type.Integer({ description: 'The partner-program balance (sum of its ledger entries)' }),
   created_at: DateTime(),
+  commission: Type.Union([PolicyOut], {
+    description:
+      "What this partner earns: its own policy when the advertiser set one, else its group's, else the " +
+      "program's (docs/rewards.md)",
+  }),
+  group: Obj({ id: Type.Integer(), name: Type.String(), slug: Type.String() }, { description: 'Its group' }),
+  tier: Nullable(
+    Obj(
+      {
+        metric: StringEnum(TIER_METRICS),
+        window: StringEnum(TIER_WINDOWS),
+        value: Type.Integer({ description: "The partner's figure in the window now" }),
+        threshold: Type.Integer(),
+        next_group_name: Type.String(),
+      },
+      {
+        description:
+          "The first rule of the program's ladder up from the partner's group and its progress (null: no rule " +
+          'from its group, or the advertiser locked it in its group)',
+      },
+    ),
+  ),
+  bonuses: Type.Array(
+    Obj({
+      id: Type.Integer(),
+      name: Type.String(),
+      metric: StringEnum(BONUS_METRICS),
+      threshold: Type.Integer(),
+      amount_cents: Type.Integer(),
+      period: StringEnum(BONUS_PERIODS),
+      starts_at: DateTime(),
+      ends_at: DateTime(),
+      value: Type.Integer({
+        description: "The partner's figure in the current period (since starts_at, or this month)",
+      }),
+      awarded: Type.Boolean({ description: 'Its commission for the current period was made' }),
+    }),
+    { description: "The program's running bonuses the partner's group takes part in (docs/rewards.md)" },
+  ),
   pending_cents: Type.Integer({
     description: 'Owed, still in its hold or held for review (held ones included; see held_cents)',
   }),
@@ -135,9 +177,19 @@ export function registerPartnerPortalRoutes(fastify: FastifyInstance, deps: ApiD
         response: { 200: dataOf(Type.Array(ProgramOut)), ...errorResponses(401) },
       },
     },
-    async (req) => ({
-      data: (await dal.programsOfAccount(sql, partnerOf(req).accountId)).map(toPartnerProgramWithMoney),
-    }),
+    async (req) => {
+      const rows = await dal.programsOfAccount(sql, partnerOf(req).accountId);
+      const bonuses = await dal.bonusesInProgress(
+        sql,
+        rows.map((r) => r.pp_id),
+      );
+      return {
+        data: rows.map((r) => ({
+          ...toPartnerProgramWithMoney(r),
+          bonuses: bonuses.filter((b) => b.pp_id === r.pp_id).map(toBonusProgress),
+        })),
+      };
+    },
   );
 
   app.get(

@@ -4,7 +4,13 @@
 import { storedPolicy } from '../../../../shared/domain/commission-policy.ts';
 import { iso } from '../../common.ts';
 import { ruleOf } from '../commissions/service.ts';
-import type { CommissionRow, PartnerMoneyRow, PartnerPayoutRow, PartnerProgramRow } from './dal.ts';
+import type {
+  BonusProgressRow,
+  CommissionRow,
+  PartnerMoneyRow,
+  PartnerPayoutRow,
+  PartnerProgramRow,
+} from './dal.ts';
 
 export const ERR = {
   programNotFound: 'Program not found',
@@ -53,8 +59,36 @@ export function toPartnerProgram(r: PartnerProgramRow) {
     rejection_reason: r.rejection_reason,
     balance_cents: Number(r.balance_cents),
     created_at: iso(r.created_at)!,
+    // Rewards (docs/rewards.md): what this partner earns (its own policy, else its group's, else the
+    // program's), its group, and the next rule up from it (null: none, or the advertiser locked it).
+    commission: storedPolicy(r.commission_override ?? r.group_commission ?? r.commission),
+    group: { id: Number(r.group_id), name: r.group_name, slug: r.group_slug },
+    tier:
+      r.tier_metric === null || r.group_locked
+        ? null
+        : {
+            metric: r.tier_metric,
+            window: r.tier_window!,
+            value: Number(r.tier_value ?? 0),
+            threshold: Number(r.tier_threshold),
+            next_group_name: r.tier_next_group_name!,
+          },
   };
 }
+
+/** A running bonus as its partner sees it: its terms and the partner's progress in the current period. */
+export const toBonusProgress = (b: BonusProgressRow) => ({
+  id: Number(b.id),
+  name: b.name,
+  metric: b.metric,
+  threshold: Number(b.threshold),
+  amount_cents: Number(b.amount_cents),
+  period: b.period,
+  starts_at: iso(b.starts_at)!,
+  ends_at: iso(b.ends_at)!,
+  value: Number(b.value),
+  awarded: b.awarded,
+});
 
 /** A program of GET /api/partner/programs: the partner-program and its unpaid money (dal MONEY_COLUMNS). */
 export const toPartnerProgramWithMoney = (r: PartnerProgramRow & PartnerMoneyRow) => ({
