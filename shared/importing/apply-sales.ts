@@ -9,7 +9,7 @@ import * as lifecycle from '../commissions/lifecycle.ts';
 import { recordCaused } from '../commissions/caused.ts';
 import type { Caused } from '../commissions/caused.ts';
 import { payableAt } from '../commissions/states.ts';
-import type { CommissionStatus, ImportedState } from '../commissions/states.ts';
+import type { CommissionStatus } from '../commissions/states.ts';
 import { RollupBuffer } from '../pipeline/rollups.ts';
 import { customerKeys } from '../pipeline/breakdown.ts';
 import { findRefs, fingerprint, saveRefs } from './refs.ts';
@@ -149,7 +149,11 @@ export async function applyCustomers(
   return out;
 }
 
-/** What a re-run does to a commission imported before whose state at the source changed. */
+/**
+ * What a rerun does to a commission imported before that was paid or voided at the source since: the
+ * lifecycle's payAlone or reject (a commission held, or in a payout, is refused and left as it is). A dry
+ * run only says whether it would try.
+ */
 async function syncState(
   tx: Tx,
   s: ImportScope,
@@ -157,29 +161,21 @@ async function syncState(
   c: SourceCommission,
   now: CommissionStatus,
 ): Promise<{ changed: boolean; caused?: Caused }> {
-  const want: Record<ImportedState, CommissionStatus> = {
-    pending: 'pending',
-    approved: 'approved',
-    paid: 'paid',
-    rejected: 'reversed',
-  };
-  if (want[c.state] === now || s.dryRun) return { changed: want[c.state] !== now };
+  const target = c.state === 'paid' ? 'paid' : c.state === 'rejected' ? 'reversed' : null;
+  if (target === null || now === target || (now !== 'pending' && now !== 'approved'))
+    return { changed: false };
+  if (s.dryRun) return { changed: true };
   const o =
-    c.state === 'paid'
+    target === 'paid'
       ? await lifecycle.payAlone(tx, id, c.paid_at ?? 'now')
-      : c.state === 'rejected'
-        ? await lifecycle.reject(tx, id, s.label)
-        : undefined;
+      : await lifecycle.reject(tx, id, s.label);
   if (!o || 'refused' in o) return { changed: false };
   return { changed: true, caused: o.caused };
 }
 
-export async function applyCommissions(
-  tx: Tx,
-  s: ImportScope,
-  r: PageResult,
-  commissions: SourceCommission[],
-) {
+export async function applyCommissions(tx: Tx, s: ImportScope, r: PageResult, given: SourceCommission[]) {
+  // Each once, should a source list one twice on a page.
+  const commissions = [...new Map(given.map((c) => [c.external_id, c])).values()];
   const refs = await findRefs(
     tx,
     s,

@@ -10,6 +10,7 @@ import type { Sql, Tx } from '../db/sql.ts';
 import type { Logger } from '../logger.ts';
 import type { AddressPolicy } from '../webhooks/address.ts';
 import { queueNotifications } from '../db/notifications.ts';
+import { beginRetrying } from '../db/transactions.ts';
 import { isOutage } from '../pipeline/dependencies.ts';
 import { applyPage } from './apply.ts';
 import { queueImportCommand } from './commands.ts';
@@ -36,8 +37,6 @@ export interface RunnerDeps {
   rateLimit?: RateLimit | null;
   /** Aborted when the process stops: a wait in hand ends, and the command is delivered again later. */
   stopping: AbortSignal;
-  /** Called before a page's transaction commits (tests: a crash reached by construction). */
-  beforeCommit?(importId: number, seq: number): Promise<void>;
 }
 
 interface ImportRow {
@@ -204,7 +203,8 @@ async function runPage(deps: RunnerDeps, row: ImportRow, id: number): Promise<Ru
   });
   const page = await adapter.fetchPage({ options: row.options, get, csv: row.csv }, row.step, row.cursor);
 
-  return deps.sql.begin(async (tx) => {
+  // Again when Postgres picks it as a deadlock's victim: a page locks customers a chunk of sales may lock too.
+  return beginRetrying(deps.sql, async (tx) => {
     const now = await load(tx, id, true);
     if (!now || !LIVE.includes(now.status) || now.seq !== row.seq) return 'stale' as const;
     const scope: ImportScope = {
@@ -229,7 +229,6 @@ async function runPage(deps: RunnerDeps, row: ImportRow, id: number): Promise<Ru
       where id = ${id}`;
     if (next === null) await endImport(tx, deps.kafkaPrefix, id, 'completed', null);
     else await queueImportCommand(tx, deps.kafkaPrefix, id, row.seq + 1);
-    await deps.beforeCommit?.(id, row.seq);
     return next === null ? ('completed' as const) : ('applied' as const);
   });
 }
