@@ -13,6 +13,7 @@ import { programCommands } from './cli/commands/programs.ts';
 import { payoutCommands } from './cli/commands/payouts.ts';
 import { workspaceCommands } from './cli/commands/workspace.ts';
 import { trackingCommands } from './cli/commands/tracking.ts';
+import { importCommands } from './cli/commands/imports.ts';
 
 const COMMANDS: Commands = {
   ...sessionCommands,
@@ -20,6 +21,7 @@ const COMMANDS: Commands = {
   ...payoutCommands,
   ...workspaceCommands,
   ...trackingCommands,
+  ...importCommands,
 };
 
 /** The command of the arguments: `<group> <command>` when that is one, else `<group>` (`svc status 12`). */

@@ -95,6 +95,8 @@ export const PRODUCES: Record<ServiceName, TopicKey[]> = {
   'outbox-relay': [...OUTBOX_TOPICS],
   'webhook-worker': ['deadLetter'],
   'mail-worker': ['deadLetter'],
+  // Its next command and notifications go through the outbox (the relay produces them).
+  'import-worker': ['deadLetter'],
 };
 
 export interface Process {

@@ -17,6 +17,7 @@ import type { ServiceName, ServiceProcess } from './lib/services.ts';
 import { seedFullDemo } from './lib/seed.ts';
 import { MAILDEV_DEFAULTS, startMailDev } from './lib/maildev.ts';
 import { buildError, ensureDashboardBuilt } from './lib/dashboard.ts';
+import { devImportKey } from './lib/import-key.ts';
 import { migrate } from '../shared/db/migrate.ts';
 import { createLogger } from '../shared/logger.ts';
 import { createSql } from '../shared/db/sql.ts';
@@ -208,6 +209,8 @@ const env: Record<string, string> = {
   PORT: String(port),
   // Local use: webhooks may go to http:// and this machine's own receivers (docs/webhooks.md "SSRF").
   WEBHOOK_ALLOW_PRIVATE: process.env.WEBHOOK_ALLOW_PRIVATE ?? 'true',
+  // Import credentials are sealed with it (docs/importing.md): generated once, kept in the data folder.
+  IMPORT_SECRET_KEY: process.env.IMPORT_SECRET_KEY || (await devImportKey()),
   ...(maildev ? { SMTP_URL: maildev.smtpUrl } : {}),
   // Several web processes on the one port: the kernel spreads the connections between them.
   ...(replicas > 1 ? { REUSE_PORT: 'true' } : {}),

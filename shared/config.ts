@@ -5,8 +5,10 @@ import { loadMailConfig } from './config-mail.ts';
 import type { MailConfig } from './config-mail.ts';
 import { loadSignInConfig } from './config-sign-in.ts';
 import type { SignInConfig } from './config-sign-in.ts';
+import { loadImportConfig } from './config-import.ts';
+import type { ImportConfig } from './config-import.ts';
 
-export interface Config extends MailConfig, SignInConfig {
+export interface Config extends MailConfig, SignInConfig, ImportConfig {
   /** postgres://... of the system of record. */
   databaseUrl: string;
   databasePoolSize: number;
@@ -275,6 +277,7 @@ export function loadConfig(env: Env = process.env): Config {
     ...loadMailConfig(env, problems),
     rollupBreakdown: rollupBreakdown === 'on',
     ...loadSignInConfig(env, problems),
+    ...loadImportConfig(env, problems),
     applyRateLimitPerMinute: int('APPLY_RATE_LIMIT_PER_MINUTE', 10, 0, 1_000_000),
   };
   const publicUrl = str('PUBLIC_URL', `http://127.0.0.1:${config.httpPort}`).replace(/\/+$/, '');

@@ -61,6 +61,13 @@ export const { values: o, positionals } = parseArgs({
     format: { type: 'string' },
     out: { type: 'string' },
     reference: { type: 'string' },
+    file: { type: 'string' },
+    'api-base-url': { type: 'string' },
+    campaigns: { type: 'string' },
+    'include-inactive': { type: 'boolean' },
+    'dry-run': { type: 'boolean' },
+    wait: { type: 'boolean' },
+    'secret-env': { type: 'string' },
   },
 });
 

@@ -39,6 +39,14 @@ Payouts (docs/payouts.md)
                                                        the program's payouts (default: pending) as a file
   payouts mark-paid <payoutId> [--reference r]         its commissions paid, the partner notified
   payouts cancel <payoutId>                            its commissions payable again
+Imports (docs/importing.md: Rewardful, Dub, a CSV file; run twice, nothing twice)
+  import <programId> rewardful|dub [--api-base-url u] [--campaigns id,id] [--include-inactive] [--dry-run] [--wait]
+                                   the source's secret from $SVC_IMPORT_SECRET (or --secret-env NAME), else asked
+  import <programId> csv --file <path> [--dry-run] [--wait]
+                                   columns email (required), name, link, coupon_code, stripe_promotion_code, group
+  imports campaigns <programId> rewardful|dub [--api-base-url u]   the source's campaigns (ids for --campaigns)
+  imports list <programId> | imports show <programId> <importId> | imports cancel <programId> <importId>
+  imports errors <programId> <importId> [--out file.csv]           the rows not brought, with their codes, as CSV
 Workspace
   members list | members add --email <e> --role <r> | members remove <userId>
   keys list | keys create --name <n> [--scopes a,b] [--programs 1,2] [--expires <ISO>]

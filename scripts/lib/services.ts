@@ -23,6 +23,8 @@ export const ENTRIES = {
   'webhook-worker': 'services/workers/webhooks/main.ts',
   /** Mail: the mail log, SMTP with retries held in Postgres (docs/mail.md). */
   'mail-worker': 'services/workers/mail/main.ts',
+  /** Imports from Rewardful, Dub and CSV files: one source page per command (docs/importing.md). */
+  'import-worker': 'services/workers/imports/main.ts',
 } as const;
 export const WORKERS = Object.keys(ENTRIES).filter((n) => n !== 'web') as Exclude<ServiceName, 'web'>[];
 export type ServiceName = keyof typeof ENTRIES;

@@ -24,6 +24,7 @@ import { registerPayoutRoutes } from './modules/payouts/routes.ts';
 import { registerCodeRoutes, registerPartnerCodeRoutes } from './modules/codes/routes.ts';
 import { registerRiskRoutes } from './modules/risk/routes.ts';
 import { registerGroupRoutes } from './modules/groups/routes.ts';
+import { registerImportRoutes } from './modules/imports/routes.ts';
 import { registerTierRoutes } from './modules/tiers/routes.ts';
 import { registerBonusRoutes } from './modules/bonuses/routes.ts';
 import {
@@ -55,6 +56,7 @@ const validatedRoutes: AuthedRoutes[] = [
   registerPayoutRoutes,
   registerCodeRoutes,
   registerGroupRoutes,
+  registerImportRoutes,
   registerTierRoutes,
   registerBonusRoutes,
 ];

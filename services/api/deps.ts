@@ -31,6 +31,11 @@ export interface ApiDeps {
     applyPerMinute: number;
     exempt: string[];
   };
+  /**
+   * Imports (docs/importing.md): IMPORT_SECRET_KEY, which seals a source's credentials (null: imports from
+   * Rewardful and Dub answer 503), and IMPORT_CSV_MAX_BYTES; omitted: none, 10 MB.
+   */
+  imports?: { secretKey: Buffer | null; csvMaxBytes: number };
 }
 
 /** The limits of sign-in-limits.ts, from shared/config-sign-in.ts (which says what each one is). */

@@ -88,6 +88,7 @@ await runProcess({
           applyPerMinute: cfg.applyRateLimitPerMinute,
           exempt: cfg.rateLimitExempt,
         },
+        imports: { secretKey: cfg.importSecretKey, csvMaxBytes: cfg.importCsvMaxBytes },
       },
       dashboard: await loadDashboard(),
     });

@@ -12,11 +12,12 @@
 //   joinPayout, leavePayout    payouts API: create, cancel                    → nothing announced
 //   payInPayout                payouts API: mark paid                         → payments + recovery; updated
 //   refund (deductRefund | clawback)   reversal worker, processor events    → deduction, notifications, updated
+//   createImported             import worker: a page of another service's commissions → their entries only
 import type { Tx } from '../db/sql.ts';
 import * as dal from './dal.ts';
 import type { CommissionRecord, NewCommissionRow } from './dal.ts';
 import * as rules from './states.ts';
-import type { At, CommissionState, Decision, Refund } from './states.ts';
+import type { At, CommissionState, Decision, ImportedState, Refund } from './states.ts';
 import { reviewReasons } from './review-reasons.ts';
 import type { ReviewReason } from './review-reasons.ts';
 import { commissionEvent } from './caused.ts';
@@ -201,6 +202,46 @@ export async function holdForReview(
   }
   const rows = await dal.writeCommissions(tx, changes);
   return new Map(rows.map((r) => [Number(r.id), r]));
+}
+
+/**
+ * Commissions imported from another service (docs/importing.md), each in the state it had there: inserted
+ * pending (payable at the source's due date) with one statement, then written into their state with
+ * another. Caused: their ledger entries only (states.ts `createImported`: no event, no notification).
+ * Returns the rows in the input's order.
+ */
+export async function createImported(
+  tx: Tx,
+  items: (NewCommissionRow & { state: ImportedState; paid_at: Date | null })[],
+  source: string,
+): Promise<{ rows: CommissionRecord[]; caused: Caused }> {
+  const inserted = await dal.insertCommissions(
+    tx,
+    items.map(({ state: _s, paid_at: _p, ...row }) => row),
+  );
+  // Each imported commission has a sale of its own (the import's), which finds its item.
+  const bySale = new Map(items.map((it) => [String(it.sale_id), it]));
+  const decided = inserted.map((r) => {
+    const it = bySale.get(String(r.sale_id))!;
+    return rules.createImported(
+      {
+        id: Number(r.id),
+        partner_id: Number(r.partner_id),
+        partner_program_id: Number(r.partner_program_id),
+        amount_cents: Number(r.amount_cents),
+      },
+      it.state,
+      { name: source, paidAt: it.paid_at },
+    );
+  });
+  const changes = inserted.flatMap((r, i) =>
+    Object.keys(decided[i]!.write).length === 0 ? [] : [{ id: Number(r.id), write: decided[i]!.write }],
+  );
+  const written = new Map((await dal.writeCommissions(tx, changes)).map((r) => [Number(r.id), r]));
+  return {
+    rows: inserted.map((r) => written.get(Number(r.id)) ?? r),
+    caused: { ledger: decided.flatMap((d) => d.ledger), events: [], notifications: [] },
+  };
 }
 
 // ---- the advertiser's review and single payments ----

@@ -12,6 +12,7 @@
 //                     └─payAlone─► paid (not held, in no payout)
 //   pending | approved ─deductRefund─► refunded (partial) | reversed (full), clamped deduction
 //   paid ───────────────clawback────► refunded | reversed, deduction in full: owed until a payout recovers it
+//   (another service) ─createImported─► pending | approved | paid (in no payout) | reversed: history as it was
 import type { LedgerEffect } from '../contracts/commands.ts';
 import { commissionEntryKey } from '../contracts/commands.ts';
 import type { NotificationInput } from '../db/notifications.ts';
@@ -394,6 +395,47 @@ function refundDecision(c: CommissionState, r: Refund, wasPaid: boolean): Decisi
     { status: full ? 'reversed' : 'refunded', deducted_cents: deduction, refund_reason: r.reason },
     { ledger: [deductionEntry(c, deduction, full, wasPaid)], notifications },
   );
+}
+
+/** The state an imported commission was in at its source (docs/importing.md "Mapping"). */
+export const IMPORTED_STATES = ['pending', 'approved', 'paid', 'rejected'] as const;
+export type ImportedState = (typeof IMPORTED_STATES)[number];
+
+/** The refund_reason of a commission rejected (voided, canceled) at the service it was imported from. */
+export const importedRejection = (source: string) => `rejected: ${source}`;
+
+/**
+ * A commission imported from another service arrives in the state it had there, with the ledger entries
+ * that state means here: its credit; a paid one's payment (paid at the source's time, in no payout: a
+ * payout run never takes it, since it is paid); a rejected one's full deduction (reversed). Nothing is
+ * announced and nobody is notified: it is history (docs/importing.md "Events and mail"). A pending one
+ * stays pending until payable_at (the source's due date), then the sweep approves it like any other.
+ */
+export function createImported(
+  c: Pick<CommissionState, 'id' | 'partner_id' | 'partner_program_id' | 'amount_cents'>,
+  state: ImportedState,
+  source: { name: string; paidAt: Date | null },
+): Extract<Decision, { write: CommissionWrite }> {
+  const credit = creditEntry(c, c.amount_cents);
+  const quiet = { announce: false };
+  const decided = (write: CommissionWrite, ledger: LedgerEffect[]) =>
+    done(write, { ...quiet, ledger }) as Extract<Decision, { write: CommissionWrite }>;
+  switch (state) {
+    case 'pending':
+      return decided({}, [credit]);
+    case 'approved':
+      return decided({ status: 'approved' }, [credit]);
+    case 'paid':
+      return decided({ status: 'paid', paid_at: source.paidAt ?? 'now' }, [
+        credit,
+        paidEntry(c, c.amount_cents),
+      ]);
+    case 'rejected':
+      return decided(
+        { status: 'reversed', deducted_cents: c.amount_cents, refund_reason: importedRejection(source.name) },
+        [credit, deductionEntry(c, c.amount_cents, true, false)],
+      );
+  }
 }
 
 /** Every transition of one commission, by name: the list docs/architecture.md and the unit test walk. */

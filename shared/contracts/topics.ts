@@ -17,6 +17,8 @@ export const TOPICS = {
   webhookEvents: 'webhook-events',
   /** Mail to send, relayed from the outbox. */
   mail: 'mail',
+  /** Import commands (one source page each), relayed from the outbox, keyed by import id (docs/importing.md). */
+  imports: 'imports',
 } as const;
 export type TopicKey = keyof typeof TOPICS;
 
@@ -29,5 +31,6 @@ export const OUTBOX_TOPICS = [
   'webhookEvents',
   'mail',
   'notifications',
+  'imports',
 ] as const satisfies readonly TopicKey[];
 export type OutboxTopicKey = (typeof OUTBOX_TOPICS)[number];

@@ -61,8 +61,11 @@ const parsed = new WeakMap<object, CommissionPolicy>();
 
 // ---- what prices a sale (CONTRACT part four "What a partner earns"; docs/rewards.md) ----
 
-/** Which rule priced a commission: the partner's own policy, its group's, a product rule, a stepped rate, a bonus. */
-export type RuleSource = 'override' | 'group' | 'product' | 'first_period' | 'bonus';
+/**
+ * Which rule priced a commission: the partner's own policy, its group's, a product rule, a stepped rate, a
+ * bonus; or another service, from which the commission was imported with its amount (docs/importing.md).
+ */
+export type RuleSource = 'override' | 'group' | 'product' | 'first_period' | 'bonus' | 'imported';
 
 /** What a commission carries of the rule that priced it. */
 export interface PricedRule extends Rate {

@@ -189,12 +189,15 @@ export type CommissionPolicy = Static<typeof PolicyOut>;
 export const RuleOut = Type.Object(
   {
     source: Type.Union(
-      (['override', 'group', 'product', 'first_period', 'bonus'] as const).map((s) => Type.Literal(s)),
+      (['override', 'group', 'product', 'first_period', 'bonus', 'imported'] as const).map((s) =>
+        Type.Literal(s),
+      ),
       {
         description:
           "override: the partner's own policy; group: its group's (the default group's is the program's); " +
           "product: a product rule of the policy applied; first_period: the policy's stepped rate for a " +
-          "pair's first commissions; bonus: a bonus's amount",
+          "pair's first commissions; bonus: a bonus's amount; imported: brought by an import with the amount the other " +
+          'service had decided (docs/importing.md)',
       },
     ),
     ...rate.out(),

@@ -300,6 +300,7 @@ export async function ensureTopics(
       deadLetter: 1,
       webhookEvents: cfg.commandPartitions,
       mail: cfg.commandPartitions,
+      imports: cfg.commandPartitions,
     };
     const wanted: TopicSpec[] = (Object.keys(TOPICS) as TopicKey[]).map((k) => ({
       topic: topicName(cfg.kafkaPrefix, k),

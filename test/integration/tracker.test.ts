@@ -12,7 +12,7 @@ const link = await createLink(sql, program.id);
 /** What the page's fetch does with the click's first attempt (the retry always goes through). */
 type FirstAttempt = 'normal' | 'lost answer' | 'fake 503';
 
-function browser(pageUrl: string, first: FirstAttempt = 'normal') {
+function browser(pageUrl: string, first: FirstAttempt = 'normal', attrs: Record<string, string> = {}) {
   const cookies = new Map<string, string>();
   const sent: { url: string; body: Record<string, unknown> }[] = [];
   const document = {
@@ -20,7 +20,7 @@ function browser(pageUrl: string, first: FirstAttempt = 'normal') {
     referrer: 'https://blog.example/post',
     currentScript: {
       src: `${svc.baseUrl}/js/svc-tracker.js`,
-      getAttribute: (n: string) => (n === 'data-program-id' ? String(program.id) : null),
+      getAttribute: (n: string) => (n === 'data-program-id' ? String(program.id) : (attrs[n] ?? null)),
     },
     get cookie() {
       return [...cookies].map(([k, v]) => `${k}=${v}`).join('; ');
@@ -111,6 +111,38 @@ t.test('a page with ?aff= records the click, sets the cookie, and the lead carri
   t.match(row, { device_type: 'desktop', browser_name: 'Firefox', page_title: 'Landing' });
   const [c] = await sql`select customer_status, customer_key from customers where click_id = ${clickId!}`;
   t.same(c, { customer_status: 'lead', customer_key: 'tracker-user' });
+});
+
+t.test('old links keep working: data-params names the parameters that carry a link code', async (t) => {
+  // A link imported from Rewardful keeps its token as its code (docs/importing.md "Old links").
+  const via = await createLink(sql, program.id);
+  const other = await createLink(sql, program.id);
+  const code = await (await fetch(`${svc.baseUrl}/js/svc-tracker.js`)).text();
+  const params = { 'data-params': 'via, ref,fpr,aff' };
+  const b = browser(`https://shop.example/?utm_source=x&via=${via.shortLink}`, 'normal', params);
+  runInNewContext(code, b.ctx);
+  const svcApi = b.window.svc as { clickId(): string | null; lead(o: unknown): Promise<unknown> };
+  await svcApi.lead({ customer_key: `via-${via.shortLink}` });
+  t.match(b.sent[0]!.body, {
+    affiliate_url: `https://shop.example/?utm_source=x&via=${via.shortLink}&aff=${via.shortLink}`,
+    page_url: `https://shop.example/?utm_source=x&via=${via.shortLink}`,
+  });
+  const [c] = await sql<
+    { link_id: string }[]
+  >`select link_id from customers where click_id = ${svcApi.clickId()!}`;
+  t.equal(Number(c!.link_id), via.id, 'the click is the ?via= link’s');
+
+  // The first of data-params present wins, in its order, whatever the URL's order.
+  const both = browser(`https://shop.example/?fpr=${other.shortLink}&via=${via.shortLink}`, 'normal', params);
+  runInNewContext(code, both.ctx);
+  await waitFor('the click', async () => both.sent.length > 0);
+  t.match(both.sent[0]!.body.affiliate_url, new RegExp(`aff=${via.shortLink}$`));
+
+  // Without data-params only ?aff= counts, as before.
+  const plain = browser(`https://shop.example/?via=${via.shortLink}`);
+  runInNewContext(code, plain.ctx);
+  await new Promise((r) => setTimeout(r, 100));
+  t.equal(plain.sent.length, 0);
 });
 
 t.test('a page without ?aff= sends nothing', async (t) => {

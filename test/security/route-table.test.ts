@@ -134,6 +134,11 @@ async function group(): Promise<number> {
 }
 const groupId = await group();
 const bonusId = await bonus();
+// An import of B (docs/importing.md): queued, with no command, so nothing runs it; a cancel ends it (409
+// to the later calls, a refusal of its own).
+const [anImport] = await sql<{ id: string }[]>`
+  insert into imports (program_id, source, step) values (${B.id}, 'csv', 'rows') returning id`;
+const importId = Number(anImport!.id);
 /** A bonus of B. */
 async function bonus(): Promise<number> {
   const r = await send(
@@ -235,7 +240,7 @@ interface Call {
 const SHARED: [RegExp, Params][] = [
   [
     /^\/api\/advertiser\/affiliate-programs\/\{id\}/,
-    { id: B.id, partnerId: Q.partnerId, linkId, codeId, groupId, bonusId },
+    { id: B.id, partnerId: Q.partnerId, linkId, codeId, groupId, bonusId, importId },
   ],
   [/^\/api\/advertiser\/commissions\/\{id\}/, { id: Number(commission!.id) }],
   [/^\/api\/advertiser\/payouts\/\{id\}/, { id: Number(payout!.id) }],

@@ -4841,8 +4841,8 @@ export interface paths {
                                 /** @description The group whose terms applied when it was priced (docs/rewards.md) */
                                 group_id: number | null;
                                 rule: {
-                                    /** @description override: the partner's own policy; group: its group's (the default group's is the program's); product: a product rule of the policy applied; first_period: the policy's stepped rate for a pair's first commissions; bonus: a bonus's amount */
-                                    source: "override" | "group" | "product" | "first_period" | "bonus";
+                                    /** @description override: the partner's own policy; group: its group's (the default group's is the program's); product: a product rule of the policy applied; first_period: the policy's stepped rate for a pair's first commissions; bonus: a bonus's amount; imported: brought by an import with the amount the other service had decided (docs/importing.md) */
+                                    source: "override" | "group" | "product" | "first_period" | "bonus" | "imported";
                                     /** @description percentage (reads percent) or flat (reads amount_cents) */
                                     type: "percentage" | "flat";
                                     /** @description For percentage: 0..100 */
@@ -4981,8 +4981,8 @@ export interface paths {
                                 /** @description The group whose terms applied when it was priced (docs/rewards.md) */
                                 group_id: number | null;
                                 rule: {
-                                    /** @description override: the partner's own policy; group: its group's (the default group's is the program's); product: a product rule of the policy applied; first_period: the policy's stepped rate for a pair's first commissions; bonus: a bonus's amount */
-                                    source: "override" | "group" | "product" | "first_period" | "bonus";
+                                    /** @description override: the partner's own policy; group: its group's (the default group's is the program's); product: a product rule of the policy applied; first_period: the policy's stepped rate for a pair's first commissions; bonus: a bonus's amount; imported: brought by an import with the amount the other service had decided (docs/importing.md) */
+                                    source: "override" | "group" | "product" | "first_period" | "bonus" | "imported";
                                     /** @description percentage (reads percent) or flat (reads amount_cents) */
                                     type: "percentage" | "flat";
                                     /** @description For percentage: 0..100 */
@@ -5152,8 +5152,8 @@ export interface paths {
                                 /** @description The group whose terms applied when it was priced (docs/rewards.md) */
                                 group_id: number | null;
                                 rule: {
-                                    /** @description override: the partner's own policy; group: its group's (the default group's is the program's); product: a product rule of the policy applied; first_period: the policy's stepped rate for a pair's first commissions; bonus: a bonus's amount */
-                                    source: "override" | "group" | "product" | "first_period" | "bonus";
+                                    /** @description override: the partner's own policy; group: its group's (the default group's is the program's); product: a product rule of the policy applied; first_period: the policy's stepped rate for a pair's first commissions; bonus: a bonus's amount; imported: brought by an import with the amount the other service had decided (docs/importing.md) */
+                                    source: "override" | "group" | "product" | "first_period" | "bonus" | "imported";
                                     /** @description percentage (reads percent) or flat (reads amount_cents) */
                                     type: "percentage" | "flat";
                                     /** @description For percentage: 0..100 */
@@ -5329,8 +5329,8 @@ export interface paths {
                                 /** @description The group whose terms applied when it was priced (docs/rewards.md) */
                                 group_id: number | null;
                                 rule: {
-                                    /** @description override: the partner's own policy; group: its group's (the default group's is the program's); product: a product rule of the policy applied; first_period: the policy's stepped rate for a pair's first commissions; bonus: a bonus's amount */
-                                    source: "override" | "group" | "product" | "first_period" | "bonus";
+                                    /** @description override: the partner's own policy; group: its group's (the default group's is the program's); product: a product rule of the policy applied; first_period: the policy's stepped rate for a pair's first commissions; bonus: a bonus's amount; imported: brought by an import with the amount the other service had decided (docs/importing.md) */
+                                    source: "override" | "group" | "product" | "first_period" | "bonus" | "imported";
                                     /** @description percentage (reads percent) or flat (reads amount_cents) */
                                     type: "percentage" | "flat";
                                     /** @description For percentage: 0..100 */
@@ -13588,6 +13588,944 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/advertiser/affiliate-programs/{id}/imports": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The program's imports, newest first (at most 100)
+         * @description Scope program:read.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Program id */
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                id: number;
+                                program_id: number;
+                                /** @enum {string} */
+                                source: "rewardful" | "dub" | "csv";
+                                /** @enum {string} */
+                                status: "queued" | "running" | "completed" | "failed" | "canceled";
+                                /** @description The source's step read next (`done` once every step was read) */
+                                step: string;
+                                dry_run: boolean;
+                                options: {
+                                    api_base_url: string | null;
+                                    campaign_ids: string[] | null;
+                                    include_inactive: boolean;
+                                };
+                                /** @description Per kind of row: created, updated (changed at the source since an earlier run, or found here already), skipped (unchanged since an earlier run, or not brought on purpose: with an error row) and failed (with an error row) */
+                                counts: {
+                                    groups: {
+                                        created: number;
+                                        updated: number;
+                                        skipped: number;
+                                        failed: number;
+                                    };
+                                    partners: {
+                                        created: number;
+                                        updated: number;
+                                        skipped: number;
+                                        failed: number;
+                                    };
+                                    links: {
+                                        created: number;
+                                        updated: number;
+                                        skipped: number;
+                                        failed: number;
+                                    };
+                                    codes: {
+                                        created: number;
+                                        updated: number;
+                                        skipped: number;
+                                        failed: number;
+                                    };
+                                    customers: {
+                                        created: number;
+                                        updated: number;
+                                        skipped: number;
+                                        failed: number;
+                                    };
+                                    commissions: {
+                                        created: number;
+                                        updated: number;
+                                        skipped: number;
+                                        failed: number;
+                                    };
+                                };
+                                /** @description Why it failed */
+                                error: string | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                started_at: string | null;
+                                finished_at: string | null;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Start an import from Rewardful, Dub or a CSV file
+         * @description Scope program:update. JSON `{ source: "rewardful" | "dub", credentials, options }`, or the CSV file itself (`Content-Type: text/csv`) with `?source=csv` (`&dry_run=true` for a dry run): columns `email` (required), `name`, `link`, `coupon_code`, `stripe_promotion_code`, `group` (a group slug). Answers 202 with the import queued; the import worker runs it one source page per Kafka command (docs/importing.md). Errors: 400 naming the field (`source must be one of rewardful, dub, csv`, `credentials.api_secret is required: …`, `options.api_base_url must be an absolute http:// or https:// URL`, `The CSV file is empty`, the CSV header), 413 for a file over IMPORT_CSV_MAX_BYTES, 503 `Imports from Rewardful and Dub need IMPORT_SECRET_KEY on this server to keep their credentials (docs/importing.md)`.
+         */
+        post: {
+            parameters: {
+                query?: {
+                    source?: "csv";
+                    dry_run?: "true" | "false";
+                };
+                header?: never;
+                path: {
+                    /** @description Program id */
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        source: "rewardful" | "dub" | "csv";
+                        /** @description Rewardful: `{ api_secret }` (sent as HTTP Basic `secret:`); Dub: `{ api_key }` (Bearer). Kept encrypted (AES-256-GCM) until the import ends, then deleted; never answered back. */
+                        credentials?: Record<string, unknown>;
+                        options?: {
+                            api_base_url?: string | null;
+                            campaign_ids?: string[] | null;
+                            /** @description Also partners that are not active at the source (they join as pending) */
+                            include_inactive?: boolean;
+                            /** @description Read everything, count, write nothing */
+                            dry_run?: boolean;
+                        };
+                    };
+                    "text/csv": string;
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                id: number;
+                                program_id: number;
+                                /** @enum {string} */
+                                source: "rewardful" | "dub" | "csv";
+                                /** @enum {string} */
+                                status: "queued" | "running" | "completed" | "failed" | "canceled";
+                                /** @description The source's step read next (`done` once every step was read) */
+                                step: string;
+                                dry_run: boolean;
+                                options: {
+                                    api_base_url: string | null;
+                                    campaign_ids: string[] | null;
+                                    include_inactive: boolean;
+                                };
+                                /** @description Per kind of row: created, updated (changed at the source since an earlier run, or found here already), skipped (unchanged since an earlier run, or not brought on purpose: with an error row) and failed (with an error row) */
+                                counts: {
+                                    groups: {
+                                        created: number;
+                                        updated: number;
+                                        skipped: number;
+                                        failed: number;
+                                    };
+                                    partners: {
+                                        created: number;
+                                        updated: number;
+                                        skipped: number;
+                                        failed: number;
+                                    };
+                                    links: {
+                                        created: number;
+                                        updated: number;
+                                        skipped: number;
+                                        failed: number;
+                                    };
+                                    codes: {
+                                        created: number;
+                                        updated: number;
+                                        skipped: number;
+                                        failed: number;
+                                    };
+                                    customers: {
+                                        created: number;
+                                        updated: number;
+                                        skipped: number;
+                                        failed: number;
+                                    };
+                                    commissions: {
+                                        created: number;
+                                        updated: number;
+                                        skipped: number;
+                                        failed: number;
+                                    };
+                                };
+                                /** @description Why it failed */
+                                error: string | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                started_at: string | null;
+                                finished_at: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/advertiser/affiliate-programs/{id}/imports/campaigns": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The source's campaigns (Rewardful) or groups (Dub), for the campaign picker
+         * @description Scope program:update. Reads them from the source with the credentials given, which are not kept. Errors: 400 naming the field, or the source refusing the credentials; 502 when the source cannot be read.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Program id */
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        source: "rewardful" | "dub";
+                        /** @description Rewardful: `{ api_secret }` (sent as HTTP Basic `secret:`); Dub: `{ api_key }` (Bearer). Kept encrypted (AES-256-GCM) until the import ends, then deleted; never answered back. */
+                        credentials: Record<string, unknown>;
+                        options?: {
+                            api_base_url?: string | null;
+                            campaign_ids?: string[] | null;
+                            /** @description Also partners that are not active at the source (they join as pending) */
+                            include_inactive?: boolean;
+                            /** @description Read everything, count, write nothing */
+                            dry_run?: boolean;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                id: string;
+                                name: string;
+                                /** @description Its terms as a commission policy, as the import would set them */
+                                commission: unknown;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Request body is too large` */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Content-Type must be application/json` */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                502: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/advertiser/affiliate-programs/{id}/imports/{importId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An import: status, step, counts
+         * @description Scope program:read. 404 `Import not found` for an import of another program.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Program id */
+                    id: number;
+                    /** @description Import id */
+                    importId: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                id: number;
+                                program_id: number;
+                                /** @enum {string} */
+                                source: "rewardful" | "dub" | "csv";
+                                /** @enum {string} */
+                                status: "queued" | "running" | "completed" | "failed" | "canceled";
+                                /** @description The source's step read next (`done` once every step was read) */
+                                step: string;
+                                dry_run: boolean;
+                                options: {
+                                    api_base_url: string | null;
+                                    campaign_ids: string[] | null;
+                                    include_inactive: boolean;
+                                };
+                                /** @description Per kind of row: created, updated (changed at the source since an earlier run, or found here already), skipped (unchanged since an earlier run, or not brought on purpose: with an error row) and failed (with an error row) */
+                                counts: {
+                                    groups: {
+                                        created: number;
+                                        updated: number;
+                                        skipped: number;
+                                        failed: number;
+                                    };
+                                    partners: {
+                                        created: number;
+                                        updated: number;
+                                        skipped: number;
+                                        failed: number;
+                                    };
+                                    links: {
+                                        created: number;
+                                        updated: number;
+                                        skipped: number;
+                                        failed: number;
+                                    };
+                                    codes: {
+                                        created: number;
+                                        updated: number;
+                                        skipped: number;
+                                        failed: number;
+                                    };
+                                    customers: {
+                                        created: number;
+                                        updated: number;
+                                        skipped: number;
+                                        failed: number;
+                                    };
+                                    commissions: {
+                                        created: number;
+                                        updated: number;
+                                        skipped: number;
+                                        failed: number;
+                                    };
+                                };
+                                /** @description Why it failed */
+                                error: string | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                started_at: string | null;
+                                finished_at: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/advertiser/affiliate-programs/{id}/imports/{importId}/errors": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The rows an import skipped or could not bring, each with its code
+         * @description Scope program:read. Codes: docs/importing.md "Error codes" (`inactive_partner`, `customer_not_found`, `currency_mismatch`, `already_tracked`, `link_taken`, …). At most 50000 rows, oldest first.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Program id */
+                    id: number;
+                    /** @description Import id */
+                    importId: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                /** @enum {string} */
+                                kind: "group" | "partner" | "link" | "code" | "customer" | "commission";
+                                external_id: string;
+                                code: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/advertiser/affiliate-programs/{id}/imports/{importId}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a queued or running import
+         * @description Scope program:update. Its credentials and file are deleted; what its pages applied stays (a later import finds it and creates nothing twice). 409 `Import already <status>` when it had ended.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Program id */
+                    id: number;
+                    /** @description Import id */
+                    importId: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                id: number;
+                                program_id: number;
+                                /** @enum {string} */
+                                source: "rewardful" | "dub" | "csv";
+                                /** @enum {string} */
+                                status: "queued" | "running" | "completed" | "failed" | "canceled";
+                                /** @description The source's step read next (`done` once every step was read) */
+                                step: string;
+                                dry_run: boolean;
+                                options: {
+                                    api_base_url: string | null;
+                                    campaign_ids: string[] | null;
+                                    include_inactive: boolean;
+                                };
+                                /** @description Per kind of row: created, updated (changed at the source since an earlier run, or found here already), skipped (unchanged since an earlier run, or not brought on purpose: with an error row) and failed (with an error row) */
+                                counts: {
+                                    groups: {
+                                        created: number;
+                                        updated: number;
+                                        skipped: number;
+                                        failed: number;
+                                    };
+                                    partners: {
+                                        created: number;
+                                        updated: number;
+                                        skipped: number;
+                                        failed: number;
+                                    };
+                                    links: {
+                                        created: number;
+                                        updated: number;
+                                        skipped: number;
+                                        failed: number;
+                                    };
+                                    codes: {
+                                        created: number;
+                                        updated: number;
+                                        skipped: number;
+                                        failed: number;
+                                    };
+                                    customers: {
+                                        created: number;
+                                        updated: number;
+                                        skipped: number;
+                                        failed: number;
+                                    };
+                                    commissions: {
+                                        created: number;
+                                        updated: number;
+                                        skipped: number;
+                                        failed: number;
+                                    };
+                                };
+                                /** @description Why it failed */
+                                error: string | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                started_at: string | null;
+                                finished_at: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description Invalid request: the JSON body or a field (the `error` says which) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Request body is too large` */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `Content-Type must be application/json` */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description `The database is unreachable right now; retry shortly`, or the service is shutting down; retry */
+                503: {
+                    headers: {
+                        /** @description Seconds to wait before retrying */
+                        "retry-after"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/partner/auth/login": {
         parameters: {
             query?: never;
@@ -16246,8 +17184,8 @@ export interface paths {
                                 group_id?: number | null;
                                 /** @description The rule that priced the commission. Commissions from before rules were recorded show the rate of the program's policy when it reproduces their amount, else type, percent and amount_cents null */
                                 rule?: {
-                                    /** @description override: the partner's own policy; group: its group's (the default group's is the program's); product: a product rule of the policy applied; first_period: the policy's stepped rate for a pair's first commissions; bonus: a bonus's amount */
-                                    source: "override" | "group" | "product" | "first_period" | "bonus";
+                                    /** @description override: the partner's own policy; group: its group's (the default group's is the program's); product: a product rule of the policy applied; first_period: the policy's stepped rate for a pair's first commissions; bonus: a bonus's amount; imported: brought by an import with the amount the other service had decided (docs/importing.md) */
+                                    source: "override" | "group" | "product" | "first_period" | "bonus" | "imported";
                                     /** @description percentage (reads percent) or flat (reads amount_cents) */
                                     type: "percentage" | "flat";
                                     /** @description For percentage: 0..100 */

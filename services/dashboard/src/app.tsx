@@ -19,6 +19,7 @@ import { Commissions } from './pages/Commissions.tsx';
 import { Payouts } from './pages/Payouts.tsx';
 import { Risk } from './pages/Risk.tsx';
 import { Integration } from './pages/Integration.tsx';
+import { ImportPage } from './pages/Import.tsx';
 import { Docs } from './pages/Docs.tsx';
 import { NotificationBell, Notifications } from './pages/Notifications.tsx';
 
@@ -38,6 +39,7 @@ const PROGRAM_PAGES: {
   { slug: 'payouts', label: 'Payouts', page: Payouts },
   { slug: 'risk', label: 'Risk', page: Risk },
   { slug: 'integration', label: 'Integration', page: Integration },
+  { slug: 'import', label: 'Import', page: ImportPage },
 ];
 
 export function App() {

@@ -14,6 +14,10 @@
  * test-mode events; data-api="https://..." overrides the base URL (default: where this script came from).
  * The site's origin must be on the program's allowed_origins.
  *
+ * Links shared before a move to svc keep working (docs/importing.md "Old links"): data-params="via,ref,fpr,aff"
+ * names the query parameters that carry a partner's link code, in order (default: aff); the first one present
+ * in the page's URL is sent as the click's aff (Rewardful's ?via=, Tolt's ?ref=, FirstPromoter's ?fpr=).
+ *
  * Each click carries an event_id (a UUID minted here); on a network error or a 5xx it is retried once,
  * after Retry-After (at most 5 s), with the same event_id, so the service stores and counts it once.
  *
@@ -28,6 +32,12 @@
   var programId = script && script.getAttribute('data-program-id');
   var testMode = script && script.getAttribute('data-test-mode') === 'true';
   var base = (script && script.getAttribute('data-api')) || (script ? new URL(script.src).origin : '');
+  var params = ((script && script.getAttribute('data-params')) || 'aff')
+    .split(',')
+    .map(function (p) {
+      return p.trim();
+    })
+    .filter(Boolean);
   var COOKIE = 'svc_click_id';
   var DISCOUNT_COOKIE = 'svc_discount';
 
@@ -102,12 +112,26 @@
     return ad;
   }
 
+  /** The page's URL with the link code as `aff` (the first of data-params present), or null: no code. */
+  function affiliateUrl() {
+    var query = new URLSearchParams(location.search);
+    for (var i = 0; i < params.length; i++) {
+      var code = query.get(params[i]);
+      if (!code) continue;
+      if (params[i] === 'aff') return location.href;
+      var u = new URL(location.href);
+      u.searchParams.set('aff', code);
+      return u.href;
+    }
+    return null;
+  }
+
   function trackClick() {
-    var aff = new URLSearchParams(location.search).get('aff');
-    if (!aff) return Promise.resolve(null);
+    var affUrl = affiliateUrl();
+    if (!affUrl) return Promise.resolve(null);
     return postOnceMore('/api/v1/track/click', {
       event_id: uuid(),
-      affiliate_url: location.href,
+      affiliate_url: affUrl,
       page_url: location.href,
       page_title: document.title,
       referrer_url: document.referrer || undefined,

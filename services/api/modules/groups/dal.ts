@@ -2,17 +2,9 @@
 // a partner's own policy. The default group's commission is programs.commission (0026_rewards.sql).
 import type { Sql, Tx } from '../../../../shared/db/sql.ts';
 import type { CommissionPolicy } from '../../../../shared/domain/commission-policy.ts';
-import type { Discount } from '../../../../shared/domain/discount.ts';
-
-export interface GroupFields {
-  name?: string;
-  slug?: string;
-  commission?: CommissionPolicy;
-  hold_days?: number | null;
-  auto_approve?: boolean | null;
-  /** null clears it. */
-  discount?: Discount | null;
-}
+// Creating and changing a group is shared with the importers (shared/rewards/groups.ts).
+export { insertGroup, updateGroup } from '../../../../shared/rewards/groups.ts';
+export type { GroupFields } from '../../../../shared/rewards/groups.ts';
 
 export interface GroupRow {
   id: string;
@@ -60,23 +52,6 @@ export async function groupBySlug(db: Sql | Tx, programId: number, slug: string)
   return row;
 }
 
-/** The new group, or undefined when the slug is taken in the program. */
-export async function insertGroup(
-  tx: Tx,
-  programId: number,
-  f: Required<Pick<GroupFields, 'name' | 'slug'>> & GroupFields,
-): Promise<string | undefined> {
-  const [row] = await tx<{ id: string }[]>`
-    insert into program_groups (program_id, name, slug, commission, hold_days, auto_approve, discount)
-    values (${programId}, ${f.name}, ${f.slug},
-            ${f.commission === undefined ? null : tx.json(f.commission as never)},
-            ${f.hold_days ?? null}, ${f.auto_approve ?? null},
-            ${f.discount ? tx.json(f.discount as never) : null})
-    on conflict (program_id, slug) where deleted_at is null do nothing
-    returning id`;
-  return row?.id;
-}
-
 /** The group, locked for a change (undefined: none live in the program). */
 export async function lockGroup(tx: Tx, programId: number, groupId: number) {
   if (!Number.isSafeInteger(groupId)) return undefined;
@@ -85,31 +60,6 @@ export async function lockGroup(tx: Tx, programId: number, groupId: number) {
     where id = ${groupId} and program_id = ${programId} and deleted_at is null
     for update`;
   return row;
-}
-
-/**
- * Changes the fields given (`commission` of the default group goes to the program, whose policy it is).
- * Throws the unique violation on slug.
- */
-export async function updateGroup(tx: Tx, groupId: number, isDefault: boolean, f: GroupFields) {
-  const commission = f.commission === undefined ? null : tx.json(f.commission as never);
-  await tx`
-    update program_groups set
-      name = coalesce(${f.name ?? null}::text, name),
-      slug = coalesce(${f.slug ?? null}::text, slug),
-      commission = case when ${!isDefault && f.commission !== undefined} then ${commission}::jsonb else commission end,
-      hold_days = case when ${f.hold_days !== undefined} then ${f.hold_days ?? null}::integer else hold_days end,
-      auto_approve = case when ${f.auto_approve !== undefined} then ${f.auto_approve ?? null}::boolean
-                          else auto_approve end,
-      discount = case when ${f.discount !== undefined} then ${f.discount ? tx.json(f.discount as never) : null}::jsonb
-                      else discount end,
-      updated_at = now()
-    where id = ${groupId}`;
-  if (isDefault && f.commission !== undefined) {
-    await tx`
-      update programs set commission = ${commission}::jsonb, updated_at = now()
-      where id = (select program_id from program_groups where id = ${groupId})`;
-  }
 }
 
 /** The program's policy as stored. */

@@ -3,6 +3,7 @@
 // hand. Moves go through shared/rewards/moves.ts, the one writer of a partner's group.
 import type { Sql } from '../../../../shared/db/sql.ts';
 import { movePartners } from '../../../../shared/rewards/moves.ts';
+import { createGroupIn } from '../../../../shared/rewards/groups.ts';
 import type { MoveContext } from '../../../../shared/rewards/moves.ts';
 import * as dal from './dal.ts';
 import type { GroupFields } from './dal.ts';
@@ -14,13 +15,7 @@ export function createGroup(
   f: GroupFields & { name: string },
   slugs: string[],
 ): Promise<string | 'taken'> {
-  return sql.begin(async (tx) => {
-    for (const slug of slugs) {
-      const id = await dal.insertGroup(tx, programId, { ...f, slug });
-      if (id) return id;
-    }
-    return 'taken' as const;
-  });
+  return sql.begin((tx) => createGroupIn(tx, programId, f, slugs));
 }
 
 /** Changes the group; false when it is not a live group of the program. Throws the slug's unique violation. */

@@ -6,7 +6,6 @@ import { parsePolicy, storedPolicy } from '../../../../shared/domain/commission-
 import type { CommissionPolicy } from '../../../../shared/domain/commission-policy.ts';
 import { parseDiscount, storedDiscount } from '../../../../shared/domain/discount.ts';
 import { iso } from '../../common.ts';
-import { slugify } from '../programs/service.ts';
 import type { GroupFields, GroupRow } from './dal.ts';
 
 export const SLUG_RE = /^[a-z0-9-]{1,40}$/;
@@ -57,12 +56,7 @@ export function groupFields(b: GroupBody): GroupFields {
   return f;
 }
 
-/** The slugs a new group tries in order: the given one, or the name's and a few with a number after it. */
-export function groupSlugCandidates(slug: string | undefined, name: string): string[] {
-  if (slug !== undefined) return [slug];
-  const base = slugify(name).slice(0, 36).replace(/-+$/, '') || 'group';
-  return [base, ...Array.from({ length: 8 }, (_, i) => `${base}-${i + 2}`)];
-}
+export { groupSlugCandidates } from '../../../../shared/rewards/groups.ts';
 
 /** A group as the API shows it: the default group's policy is the program's, a null one too. */
 export function toGroup(r: GroupRow) {

@@ -12,6 +12,7 @@ import { iso } from '../../common.ts';
 import type { ProgramFields, ProgramRow } from './dal.ts';
 import { DEFAULT_RISK_RULES, parseRiskRules, riskRulesOf } from '../../../../shared/domain/risk-rules.ts';
 import type { RiskRules } from '../../../../shared/domain/risk-rules.ts';
+import { slugify } from '../../../../shared/domain/slug.ts';
 
 /** Days from a sale until its commission is payable, unless a program says otherwise (CONTRACT part two). */
 export const DEFAULT_HOLD_DAYS = 30;
@@ -109,17 +110,7 @@ export function toProgram(r: ProgramRow): Program {
   };
 }
 
-export function slugify(name: string): string {
-  const s = name
-    .normalize('NFKD')
-    .replace(/[\u0300-\u036f]/g, '')
-    .toLowerCase()
-    .replace(/[^a-z0-9]+/g, '-')
-    .replace(/^-+/, '')
-    .slice(0, 50)
-    .replace(/-+$/, '');
-  return s === '' ? 'program' : s;
-}
+export { slugify };
 
 /** The slugs to try in order: the given one only, or the name's and five with a random suffix. */
 export function slugCandidates(slug: string | undefined, name: string): string[] {
