@@ -123,6 +123,12 @@ export interface WebhookConfig {
   disableAfterMs: number;
   /** One attempt's bound: connect, TLS, request, answer (WEBHOOK_TIMEOUT_MS, default 10 s). */
   timeoutMs: number;
+  /**
+   * How long a claim outlives its attempt's bound (WEBHOOK_LEASE_MARGIN_MS, default 30 s): room for a slow
+   * flush, so a live worker's claim never expires under it; a dead worker's claims are retried this long
+   * after their attempts' bound.
+   */
+  leaseMarginMs: number;
   /** WEBHOOK_ALLOW_PRIVATE=true: http:// and private, loopback, link-local addresses allowed (local use). */
   allowPrivate: boolean;
   /** WEBHOOK_RESOLVE=host=address,…: names answered before DNS, as curl's --resolve (tests, local use). */
@@ -350,6 +356,7 @@ function webhookConfig(
       : [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000],
     disableAfterMs: duration('WEBHOOK_DISABLE_AFTER', '5d', 1),
     timeoutMs: int('WEBHOOK_TIMEOUT_MS', 10_000, 100, 120_000),
+    leaseMarginMs: int('WEBHOOK_LEASE_MARGIN_MS', 30_000, 1_000, 600_000),
     allowPrivate: allow === 'true' || allow === '1',
     resolve,
     pollMs: int('WEBHOOK_POLL_MS', 1_000, 10, 60_000),

@@ -63,7 +63,7 @@ t.test('create: defaults, the token once (stored hashed), generated slug', async
     type: 'percentage',
     percent: 20,
     amount_cents: null,
-    recurring: { mode: 'recurring', months: null },
+    recurring: { mode: 'recurring', months: null, first: null },
     product_rules: [],
   });
   t.equal(p.api_token_masked, maskSecret(p.api_token!));
@@ -122,7 +122,7 @@ t.test('create with every field; explicit slug conflicts are 409', async (t) => 
     type: 'percentage',
     percent: 30,
     amount_cents: null,
-    recurring: { mode: 'recurring', months: 12 },
+    recurring: { mode: 'recurring', months: 12, first: null },
     product_rules: [{ type: 'flat', percent: null, amount_cents: 500, product_id: 'pro' }],
   });
   const dup = await create(owner, { name: 'Other', slug });

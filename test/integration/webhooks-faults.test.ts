@@ -35,6 +35,8 @@ function webhookEnv(receiver: Receiver, extra: Record<string, string> = {}) {
     NODE_EXTRA_CA_CERTS: receiver.caFile!,
     WEBHOOK_RETRY_SCHEDULE: SCHEDULE_MS.map((ms) => `${ms}ms`).join(','),
     WEBHOOK_TIMEOUT_MS: '4000',
+    // A killed worker's claims expire 4 + 3 s after their attempt began (30 s margin by default).
+    WEBHOOK_LEASE_MARGIN_MS: '3000',
     WEBHOOK_POLL_MS: '200',
     OUTBOX_POLL_MS: '200',
     ...db.env,
@@ -267,7 +269,7 @@ t.test(
     hold = false;
     t.ok(held >= 1, `killed with ${held} request(s) held by the receiver`);
     await svc.start('webhook-worker');
-    // The claims of the killed worker expire after the attempt's timeout and a margin (WEBHOOK_TIMEOUT_MS + 30 s).
+    // The claims of the killed worker expire after the attempt's timeout and a margin (WEBHOOK_TIMEOUT_MS + WEBHOOK_LEASE_MARGIN_MS).
     await waitFor(
       'every delivery delivered',
       async () => {

@@ -39,7 +39,7 @@ await runWorker({
         policy: { scheduleMs: w.retryScheduleMs, jitter: 0.1 },
         concurrency: w.concurrency,
         // Past the attempt's own bound, with room for a slow flush: a live worker's claim never expires under it.
-        leaseMs: w.timeoutMs + 30_000,
+        leaseMs: w.timeoutMs + w.leaseMarginMs,
         pollMs: w.pollMs,
         // Within the shutdown watchdog (9 s): the rest is released for the next worker.
         graceMs: Math.min(5_000, w.timeoutMs),
