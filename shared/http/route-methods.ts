@@ -12,10 +12,17 @@ export interface RouteMethods {
 
 const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
-/** `/api/x/:id/y` → /^\/api\/x\/[^/]+\/y$/ (a parameter is one non-empty path segment, as find-my-way's). */
+/**
+ * `/api/x/:id/y` → /^\/api\/x\/[^/]+\/y$/ (a parameter is one non-empty path segment, as find-my-way's); a
+ * parameter with its own pattern, `:id(^\\d+)`, matches that pattern (without parentheses inside it).
+ */
 export function routePattern(url: string): RegExp {
-  const parts = url.split(/(:[A-Za-z_][A-Za-z0-9_]*)/);
-  return new RegExp(`^${parts.map((p, i) => (i % 2 === 1 ? '[^/]+' : escapeRegExp(p))).join('')}$`);
+  const parts = url.split(/(:[A-Za-z_][A-Za-z0-9_]*(?:\([^()]*\))?)/);
+  const param = (p: string) => {
+    const own = /\(([^()]*)\)$/.exec(p)?.[1];
+    return own === undefined ? '[^/]+' : `(?:${own.replace(/^\^/, '').replace(/\$$/, '')})`;
+  };
+  return new RegExp(`^${parts.map((p, i) => (i % 2 === 1 ? param(p) : escapeRegExp(p))).join('')}$`);
 }
 
 /** Records every route registered on `app` from now on. Call before any route or plugin is registered. */

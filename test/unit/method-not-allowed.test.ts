@@ -101,3 +101,22 @@ t.test('routePattern: a parameter is one non-empty segment', async (t) => {
   t.notOk(p.test('/api/x/1/2/y.json'));
   t.notOk(p.test('/api/x/1/yxjson'), 'the dot is literal');
 });
+
+t.test("routePattern: a parameter's own pattern (`:id(^\\d+)`) is kept", async (t) => {
+  const p = routePattern('/api/imports/:importId(^\\d+)/errors');
+  t.ok(p.test('/api/imports/12/errors'));
+  t.notOk(p.test('/api/imports/campaigns/errors'), 'a word is not an id');
+  t.notOk(p.test('/api/imports//errors'));
+});
+
+t.test(
+  'a static path beside a numeric parameter: its other methods are 405, not the parameter route',
+  async (t) => {
+    const r = await app.inject({
+      method: 'GET',
+      url: '/api/advertiser/affiliate-programs/1/imports/campaigns',
+    });
+    t.equal(r.statusCode, 405);
+    t.equal(r.headers.allow, 'POST');
+  },
+);

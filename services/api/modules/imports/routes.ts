@@ -318,7 +318,7 @@ function routes(fastify: FastifyInstance, deps: ApiDeps) {
   }
 
   app.get(
-    `${base}/:importId`,
+    `${base}/:importId(^\\d+)`,
     {
       preValidation: requireProgram(sql, 'program:read'),
       schema: {
@@ -334,7 +334,7 @@ function routes(fastify: FastifyInstance, deps: ApiDeps) {
   );
 
   app.get(
-    `${base}/:importId/errors`,
+    `${base}/:importId(^\\d+)/errors`,
     {
       preValidation: requireProgram(sql, 'program:read'),
       schema: {
@@ -357,7 +357,7 @@ function routes(fastify: FastifyInstance, deps: ApiDeps) {
   );
 
   app.post(
-    `${base}/:importId/cancel`,
+    `${base}/:importId(^\\d+)/cancel`,
     {
       preValidation: requireProgram(sql, 'program:update'),
       schema: {
