@@ -76,6 +76,19 @@ t.test('a .tsx file under shared/ importing from services/ breaks a layer', asyn
   t.match(r.out, 'shared imports outside shared: shared/ui/Badge.tsx -> services/dashboard/src/format.ts');
 });
 
+t.test('bin/ importing from scripts/ breaks a layer; from shared/ it may', async (t) => {
+  const root = await tree(t, {
+    'scripts/lib/cli.ts': `export const c = 1;\n`,
+    'shared/cli-args.ts': `export const s = 1;\n`,
+    'bin/cli/context.ts': `import { c } from '../../scripts/lib/cli.ts';\nimport { s } from '../../shared/cli-args.ts';\nexport const x = c + s;\n`,
+  });
+  const r = await check(root);
+  t.equal(r.code, 1, r.out);
+  t.match(r.out, 'bin imports scripts: bin/cli/context.ts -> scripts/lib/cli.ts');
+  t.notMatch(r.out, '-> shared/cli-args.ts');
+  t.match(r.out, /3 files, 1 problems/);
+});
+
 t.test(
   'a hand-written source file over 500 lines fails; a test or a generated file that long passes',
   async (t) => {
