@@ -5,7 +5,7 @@
 import t from 'tap';
 import { spawnService, lineWatcher } from '../../scripts/lib/services.ts';
 import type { ServiceProcess } from '../../scripts/lib/services.ts';
-import { groupsWithOrphans } from '../../scripts/lib/cluster-state.ts';
+import { groupsWithOrphans } from '../../scripts/lib/chaos/cluster-state.ts';
 import { createLink, createProgram, postJson, startServices, testSql, waitFor } from '../helpers/stack.ts';
 
 const SESSION_MS = 180_000;

@@ -1,9 +1,9 @@
 // The tables of `npm run chaos`: per fault, how callers saw it (first failure, the failures, the first 200
 // after the recovery) measured from the load's attempts, what was lost or duplicated, and the targets.
-import { percentile } from '../../shared/stats.ts';
-import type { Fault, FaultExtra } from './chaos-cluster.ts';
-import { KINDS } from './chaos-load.ts';
-import type { Attempt, Kind, Logical } from './chaos-load.ts';
+import { percentile } from '../../../shared/stats.ts';
+import type { Fault, FaultExtra } from './cluster.ts';
+import { KINDS } from './load.ts';
+import type { Attempt, Kind, Logical } from './load.ts';
 
 export interface Result {
   fault: Fault;

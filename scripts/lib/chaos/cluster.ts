@@ -3,9 +3,9 @@
 // controller), every broker restarted in turn, one process of every kind killed. And the second table:
 // how callers fared while one broker of three was down, and how long each worker group's partitions waited
 // for the surviving process.
-import type { KafkaAdmin as Admin } from '../../shared/pipeline/kafka.ts';
-import type { Sql } from '../../shared/db/sql.ts';
-import { TOPICS } from '../../shared/contracts/topics.ts';
+import type { KafkaAdmin as Admin } from '../../../shared/pipeline/kafka.ts';
+import type { Sql } from '../../../shared/db/sql.ts';
+import { TOPICS } from '../../../shared/contracts/topics.ts';
 import { groupsWithOrphans, ledBy, leaderCounts, replicasInSync } from './cluster-state.ts';
 
 export interface Fault {

@@ -2,9 +2,9 @@
 // bench:clicks --brokers 3): who leads which partitions, whether every replica is back in sync, and whether
 // every partition of a worker's topic has a live owner again (consumer_heartbeats, as the web process reads it).
 import { hostname } from 'node:os';
-import type { KafkaAdmin as Admin } from '../../shared/pipeline/kafka.ts';
-import type { Sql } from '../../shared/db/sql.ts';
-import { STALE_MS } from '../../shared/pipeline/liveness.ts';
+import type { KafkaAdmin as Admin } from '../../../shared/pipeline/kafka.ts';
+import type { Sql } from '../../../shared/db/sql.ts';
+import { STALE_MS } from '../../../shared/pipeline/liveness.ts';
 
 /** How many partitions of `topic` each node leads. */
 export async function leaderCounts(admin: Admin, topic: string): Promise<Map<number, number>> {

@@ -7,13 +7,13 @@
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
-import { ROOT, freePort, freePortRange, waitForPort } from './stack.ts';
-import { SERVICES, opsLayout } from './services.ts';
-import type { ServiceName } from './services.ts';
-import { activeController } from './kafka-server.ts';
-import type { Exit } from './servers.ts';
-import type { UnitStatus } from './supervisor.ts';
-import type { Brokers, Fault } from './chaos-cluster.ts';
+import { ROOT, freePort, freePortRange, waitForPort } from '../stack.ts';
+import { SERVICES, opsLayout } from '../services.ts';
+import type { ServiceName } from '../services.ts';
+import { activeController } from '../kafka-server.ts';
+import type { Exit } from '../servers.ts';
+import type { UnitStatus } from '../supervisor.ts';
+import type { Brokers, Fault } from './cluster.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

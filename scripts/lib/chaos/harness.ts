@@ -1,9 +1,9 @@
 // The faults of `npm run chaos` on one broker (scripts/chaos.ts runs them under its load and accounts for
 // every request), in the harness's own runs: the harness started every process and restarts what each
-// fault hit (the --supervised runs leave that to npm start's supervisor: chaos-supervised.ts).
-import { createSql } from '../../shared/db/sql.ts';
-import type { ServiceName } from './services.ts';
-import type { Fault } from './chaos-cluster.ts';
+// fault hit (the --supervised runs leave that to npm start's supervisor: supervised.ts).
+import { createSql } from '../../../shared/db/sql.ts';
+import type { ServiceName } from '../services.ts';
+import type { Fault } from './cluster.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

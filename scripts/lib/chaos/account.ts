@@ -2,13 +2,13 @@
 // 200 stored once (lost and duplicated, per phase), the ledger against the balances, and where lost clicks
 // are in Kafka, if anywhere.
 import { randomUUID } from 'node:crypto';
-import { createKafka, readTopic } from '../../shared/pipeline/kafka.ts';
-import type { KafkaAdmin as Admin } from '../../shared/pipeline/kafka.ts';
-import type { Sql } from '../../shared/db/sql.ts';
-import type { Logger } from '../../shared/logger.ts';
-import { topicName } from '../../shared/contracts/topics.ts';
-import type { Logical } from './chaos-load.ts';
-import type { Result } from './chaos-report.ts';
+import { createKafka, readTopic } from '../../../shared/pipeline/kafka.ts';
+import type { KafkaAdmin as Admin } from '../../../shared/pipeline/kafka.ts';
+import type { Sql } from '../../../shared/db/sql.ts';
+import type { Logger } from '../../../shared/logger.ts';
+import { topicName } from '../../../shared/contracts/topics.ts';
+import type { Logical } from './load.ts';
+import type { Result } from './report.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
