@@ -14,7 +14,7 @@ import { assertPortFree, exitOf, startFailed } from './lib/servers.ts';
 import { Supervisor, serverLogs, serverUnit } from './lib/supervisor.ts';
 import { SERVICES, WORKERS, opsLayout, spawnService, waitForWeb } from './lib/services.ts';
 import type { ServiceName, ServiceProcess } from './lib/services.ts';
-import { seedFullDemo } from './lib/seed.ts';
+import { seedFullDemo } from './lib/seed/seed.ts';
 import { MAILDEV_DEFAULTS, startMailDev } from './lib/maildev.ts';
 import { buildError, ensureDashboardBuilt } from './lib/dashboard.ts';
 import { devImportKey } from './lib/import-key.ts';

@@ -14,7 +14,7 @@ import { signup } from '../helpers/accounts.ts';
 import { apiProgram } from '../helpers/partners.ts';
 import { TEST_IMPORT_KEY } from '../helpers/imports.ts';
 import { ROOT } from '../../scripts/lib/stack.ts';
-import { rewardfulFixture, startRewardful } from '../../scripts/lib/source-doubles.ts';
+import { rewardfulFixture, startRewardful } from '../../scripts/lib/seed/source-doubles.ts';
 
 const execFileP = promisify(execFile);
 const svc = await startServices(t, ['web', 'outbox-relay', 'import-worker'], {

@@ -4,7 +4,7 @@
 import t from 'tap';
 import { spawn } from 'node:child_process';
 import { testSql, stackEnv, waitFor } from '../helpers/stack.ts';
-import { seedFullDemo } from '../../scripts/lib/seed.ts';
+import { seedFullDemo } from '../../scripts/lib/seed/seed.ts';
 import { ROOT } from '../../scripts/lib/stack.ts';
 import { programDays } from '../../shared/db/rollups-rebuild.ts';
 

@@ -16,16 +16,16 @@
 // - link and partner-program click counters as the click worker keeps them.
 // Idempotent: the first sale's transaction_id marks the program as seeded; an advisory lock serialises
 // two starts. Deterministic (a seeded generator), relative to `now`.
-import type { Tx } from '../../shared/db/sql.ts';
-import { RollupBuffer } from '../../shared/pipeline/rollups.ts';
-import { visitKeys } from '../../shared/pipeline/breakdown.ts';
-import type { DimensionKeys } from '../../shared/pipeline/breakdown.ts';
-import { applyLedgerEntries } from '../../shared/db/ledger.ts';
-import * as lifecycle from '../../shared/commissions/lifecycle.ts';
-import type { NewCommission } from '../../shared/commissions/lifecycle.ts';
-import type { Caused } from '../../shared/commissions/caused.ts';
-import { EPOCH_MS, MAX_NODE, formatClickId } from '../../shared/domain/ids.ts';
-import { commissionAmount, parsePolicy } from '../../shared/domain/commission-policy.ts';
+import type { Tx } from '../../../shared/db/sql.ts';
+import { RollupBuffer } from '../../../shared/pipeline/rollups.ts';
+import { visitKeys } from '../../../shared/pipeline/breakdown.ts';
+import type { DimensionKeys } from '../../../shared/pipeline/breakdown.ts';
+import { applyLedgerEntries } from '../../../shared/db/ledger.ts';
+import * as lifecycle from '../../../shared/commissions/lifecycle.ts';
+import type { NewCommission } from '../../../shared/commissions/lifecycle.ts';
+import type { Caused } from '../../../shared/commissions/caused.ts';
+import { EPOCH_MS, MAX_NODE, formatClickId } from '../../../shared/domain/ids.ts';
+import { commissionAmount, parsePolicy } from '../../../shared/domain/commission-policy.ts';
 
 export const DEMO_MARKER = 'demo-seed-sale-1';
 const DAY = 86_400_000;

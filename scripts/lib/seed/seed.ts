@@ -5,13 +5,13 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import type { Sql } from '../../shared/db/sql.ts';
-import { generateSecret, hashSecret, maskSecret } from '../../shared/domain/secrets.ts';
-import { hashPassword, verifyPassword } from '../../shared/domain/passwords.ts';
-import { DEV_STACK, STACK_DIR } from './stack.ts';
+import type { Sql } from '../../../shared/db/sql.ts';
+import { generateSecret, hashSecret, maskSecret } from '../../../shared/domain/secrets.ts';
+import { hashPassword, verifyPassword } from '../../../shared/domain/passwords.ts';
+import { DEV_STACK, STACK_DIR } from '../stack.ts';
 import { seedDemoTraffic } from './demo-traffic.ts';
 import type { TrafficSummary } from './demo-traffic.ts';
-import { seedDemoPartner } from './seed-partner.ts';
+import { seedDemoPartner } from './partner.ts';
 
 /** Where the demo program's clear tracking token is kept between runs (git-ignored). */
 export const DEMO_TOKEN_FILE = join(STACK_DIR, DEV_STACK.name, 'demo-tracking-token.txt');
