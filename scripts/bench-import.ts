@@ -6,10 +6,10 @@
 import { setPriority } from 'node:os';
 import autocannon from 'autocannon';
 import { cli } from './lib/cli.ts';
-import { prepareServices, runBench } from './lib/bench-run.ts';
+import { prepareServices, runBench } from './lib/bench/run.ts';
 import { spawnService, waitForWeb } from './lib/services.ts';
 import type { ServiceName } from './lib/services.ts';
-import { clickRequests, seedBench } from './lib/click-bench-traffic.ts';
+import { clickRequests, seedBench } from './lib/bench/click-traffic.ts';
 import { rewardfulFixture, startRewardful } from './lib/seed/source-doubles.ts';
 import { createSql } from '../shared/db/sql.ts';
 import { newSecretKey } from '../shared/importing/secrets.ts';

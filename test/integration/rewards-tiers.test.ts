@@ -16,7 +16,7 @@ import { commissionsOf, createGroup, customerOf, trackSale } from '../helpers/re
 import { postJson } from '../helpers/stack.ts';
 import { outboxTopic } from '../../shared/db/outbox.ts';
 import { deliverNotifications } from '../helpers/notifications.ts';
-import { saleCommand } from '../../scripts/lib/sale-command.ts';
+import { saleCommand } from '../../scripts/lib/bench/sale-command.ts';
 import { createSaleApplier } from '../../services/workers/attribution/apply-sale.ts';
 import type { ApplyContext } from '../../shared/pipeline/command-handler.ts';
 import { RollupBuffer } from '../../shared/pipeline/rollups.ts';

@@ -10,7 +10,7 @@ import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { STACK_DIR, freePort } from '../../scripts/lib/stack.ts';
 import { SupervisedStack } from '../../scripts/lib/chaos/supervised.ts';
-import { seedBenchProgram } from '../../scripts/lib/bench-seed.ts';
+import { seedBenchProgram } from '../../scripts/lib/bench/seed.ts';
 import { createSql } from '../../shared/db/sql.ts';
 import { waitFor } from '../helpers/stack.ts';
 

@@ -3,7 +3,7 @@
 // Idempotency-Key), and every attempt and logical request recorded for the accounting afterwards.
 import { randomUUID } from 'node:crypto';
 import type { Sql } from '../../../shared/db/sql.ts';
-import { seedBenchProgram } from '../bench-seed.ts';
+import { seedBenchProgram } from '../bench/seed.ts';
 
 export type Kind = 'click' | 'lead' | 'sale' | 'refund';
 export const KINDS: Kind[] = ['click', 'lead', 'sale', 'refund'];

@@ -2,11 +2,11 @@
 // `days` days in `programs` programs of one workspace, written by set-based SQL, then the rollups computed
 // from the raw rows (program_daily_stats, and the dimensional breakdown as `npm run rollups -- --rebuild`
 // writes it).
-import type { Sql } from '../../shared/db/sql.ts';
-import { fillCustomerKeys, programDays, rebuildDay } from '../../shared/db/rollups-rebuild.ts';
+import type { Sql } from '../../../shared/db/sql.ts';
+import { fillCustomerKeys, programDays, rebuildDay } from '../../../shared/db/rollups-rebuild.ts';
 import { int } from './bench.ts';
-import * as lifecycle from '../../shared/commissions/lifecycle.ts';
-import { applyLedgerEntries } from '../../shared/db/ledger.ts';
+import * as lifecycle from '../../../shared/commissions/lifecycle.ts';
+import { applyLedgerEntries } from '../../../shared/db/ledger.ts';
 
 /** The programs' hold_days (the column's default): the commissions' payable_at. */
 const HOLD_DAYS = 30;

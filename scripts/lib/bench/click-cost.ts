@@ -1,14 +1,14 @@
 // Phase (e) of bench:clicks (--breakdown-cost): what the dimensional rollup costs the click worker. Four
 // rounds, off, on, on, off (so a drift over time weighs on both sides alike): the ingress accepts `clicks`
 // clicks while no worker runs, then a click worker drains them with ROLLUP_BREAKDOWN=off or on.
-import type { Sql } from '../../shared/db/sql.ts';
+import type { Sql } from '../../../shared/db/sql.ts';
 import { LoadCounters, int, runLoad } from './bench.ts';
-import type { BenchControl } from './bench-control.ts';
-import type { ClickBenchOutput } from './click-bench-output.ts';
-import type { ClickBenchProbe } from './click-bench-probe.ts';
-import { costRequests } from './click-bench-traffic.ts';
-import type { Seed } from './click-bench-traffic.ts';
-import { spawnService } from './services.ts';
+import type { BenchControl } from './control.ts';
+import type { ClickBenchOutput } from './click-output.ts';
+import type { ClickBenchProbe } from './click-probe.ts';
+import { costRequests } from './click-traffic.ts';
+import type { Seed } from './click-traffic.ts';
+import { spawnService } from '../services.ts';
 
 export interface CostRound {
   mode: 'off' | 'on';

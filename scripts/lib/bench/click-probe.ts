@@ -1,12 +1,12 @@
 // What bench:clicks measures between its phases: the CPU each process spent per phase (from /proc), the
 // clicks persisted (the seeded links' counters), and the click worker's backlog in Kafka (committed offsets
 // against the topic's end), polled for the progress line and waited on until a phase's clicks are rows.
-import type { KafkaAdmin as Admin } from '../../shared/pipeline/kafka.ts';
-import type { Sql } from '../../shared/db/sql.ts';
+import type { KafkaAdmin as Admin } from '../../../shared/pipeline/kafka.ts';
+import type { Sql } from '../../../shared/db/sql.ts';
 import { cpuSnapshot, cpuUsage } from './bench.ts';
 import type { CpuSnapshot, CpuUsage } from './bench.ts';
-import type { BenchControl } from './bench-control.ts';
-import type { ClickBenchOutput } from './click-bench-output.ts';
+import type { BenchControl } from './control.ts';
+import type { ClickBenchOutput } from './click-output.ts';
 
 export class ClickBenchProbe {
   /** The processes whose CPU is measured, by kind (several pids: replicas, cluster nodes). */

@@ -6,16 +6,16 @@
 //       four rounds off, on, on, off (as (e)): each round a fresh web process and click worker, realistic
 //       browser user agents plus a share never seen before (the classifier's uncached path); the ingress's
 //       accepted/s and the end-to-end persisted/s of each, and the ratios on/off.
-import type { Sql } from '../../shared/db/sql.ts';
+import type { Sql } from '../../../shared/db/sql.ts';
 import { LoadCounters, int, runLoad } from './bench.ts';
 import type { BenchRequest } from './bench.ts';
-import type { BenchControl } from './bench-control.ts';
-import type { ClickBenchOutput } from './click-bench-output.ts';
-import type { ClickBenchProbe } from './click-bench-probe.ts';
-import type { CostOptions } from './click-bench-cost.ts';
-import { USER_AGENTS } from './click-bench-traffic.ts';
-import type { Seed } from './click-bench-traffic.ts';
-import { spawnService, waitForWeb } from './services.ts';
+import type { BenchControl } from './control.ts';
+import type { ClickBenchOutput } from './click-output.ts';
+import type { ClickBenchProbe } from './click-probe.ts';
+import type { CostOptions } from './click-cost.ts';
+import { USER_AGENTS } from './click-traffic.ts';
+import type { Seed } from './click-traffic.ts';
+import { spawnService, waitForWeb } from '../services.ts';
 
 /** Real browsers: the (a)-(e) five, Edge, Samsung Internet, Firefox on Windows, Chrome on iPad. */
 export const BROWSER_UAS = [

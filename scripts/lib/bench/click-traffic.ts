@@ -1,11 +1,11 @@
 // The traffic of bench:clicks: the seeded program (partners and links named after the run), the click
 // requests of each phase, the Kafka broker's warm-up, and the closed loop of phases (a) and (b).
-import type { KafkaAdmin as Admin, KafkaClient as Kafka } from '../../shared/pipeline/kafka.ts';
-import type { Sql } from '../../shared/db/sql.ts';
-import { connectProducer } from '../../shared/pipeline/kafka.ts';
+import type { KafkaAdmin as Admin, KafkaClient as Kafka } from '../../../shared/pipeline/kafka.ts';
+import type { Sql } from '../../../shared/db/sql.ts';
+import { connectProducer } from '../../../shared/pipeline/kafka.ts';
 import { int, latencySummary, runLoad } from './bench.ts';
 import type { BenchRequest, LoadCounters } from './bench.ts';
-import type { BenchControl } from './bench-control.ts';
+import type { BenchControl } from './control.ts';
 
 export const USER_AGENTS = [
   'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36',

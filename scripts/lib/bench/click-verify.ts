@@ -1,9 +1,9 @@
 // The end of bench:clicks: nothing accepted is lost. Every click answered 200 "success": true has its row in
 // click_events (exactly one), every link's click counter equals its rows, and the partner-program, daily
 // and customer counts agree with them; no dead letters.
-import type { Sql } from '../../shared/db/sql.ts';
+import type { Sql } from '../../../shared/db/sql.ts';
 import type { LoadCounters } from './bench.ts';
-import type { Seed } from './click-bench-traffic.ts';
+import type { Seed } from './click-traffic.ts';
 
 export interface ClickVerification {
   problems: string[];

@@ -1,6 +1,6 @@
 // A sale command as the ingress produces it (shared/contracts/commands.ts), for the tests and the
 // benchmark (bench:sales) that hand commands to the sale applier or to Kafka directly.
-import type { SaleCommand } from '../../shared/contracts/commands.ts';
+import type { SaleCommand } from '../../../shared/contracts/commands.ts';
 
 /**
  * A sale command: a live one-time payment, now, in the program's currency, naming no customer, click,

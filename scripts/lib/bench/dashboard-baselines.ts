@@ -1,6 +1,6 @@
 // The baselines of bench:dashboard: the dashboard reads' answers computed the plain way from the raw rows,
 // to time the reads against and to compare every answer with.
-import type { Sql } from '../../shared/db/sql.ts';
+import type { Sql } from '../../../shared/db/sql.ts';
 
 const DAY_MS = 86_400_000;
 

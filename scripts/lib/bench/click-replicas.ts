@@ -3,24 +3,24 @@
 // cluster (only Kafka: the same Postgres, so the seed and the zero-lost check cover (d) as well).
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Logger } from '../../shared/logger.ts';
-import { createLogger } from '../../shared/logger.ts';
-import { loadConfig } from '../../shared/config.ts';
-import { createKafka, ensureTopics } from '../../shared/pipeline/kafka.ts';
-import type { Sql } from '../../shared/db/sql.ts';
+import type { Logger } from '../../../shared/logger.ts';
+import { createLogger } from '../../../shared/logger.ts';
+import { loadConfig } from '../../../shared/config.ts';
+import { createKafka, ensureTopics } from '../../../shared/pipeline/kafka.ts';
+import type { Sql } from '../../../shared/db/sql.ts';
 import { int, runLoad } from './bench.ts';
 import type { CpuSnapshot, LoadCounters } from './bench.ts';
-import type { BenchControl } from './bench-control.ts';
-import type { ClickBenchOutput } from './click-bench-output.ts';
-import type { ClickBenchProbe } from './click-bench-probe.ts';
-import type { ClickBenchResults } from './click-bench-report.ts';
-import { clickRequests, warmKafka } from './click-bench-traffic.ts';
-import type { Seed } from './click-bench-traffic.ts';
-import { spawnService, waitForWeb } from './services.ts';
-import type { ServiceProcess } from './services.ts';
-import { freePort, STACK_DIR } from './stack.ts';
-import { startStack } from './start-stack.ts';
-import type { Stack } from './start-stack.ts';
+import type { BenchControl } from './control.ts';
+import type { ClickBenchOutput } from './click-output.ts';
+import type { ClickBenchProbe } from './click-probe.ts';
+import type { ClickBenchResults } from './click-report.ts';
+import { clickRequests, warmKafka } from './click-traffic.ts';
+import type { Seed } from './click-traffic.ts';
+import { spawnService, waitForWeb } from '../services.ts';
+import type { ServiceProcess } from '../services.ts';
+import { freePort, STACK_DIR } from '../stack.ts';
+import { startStack } from '../start-stack.ts';
+import type { Stack } from '../start-stack.ts';
 
 export interface ReplicasOptions {
   control: BenchControl;

@@ -2,15 +2,15 @@
 // a status line, the services and helpers to stop afterwards (also on Ctrl-C), and the exit code.
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { STACK_DIR, freePort, onStopSignal } from './stack.ts';
-import { startStack } from './start-stack.ts';
-import type { Stack } from './start-stack.ts';
-import type { ServiceProcess } from './services.ts';
-import { createLogger } from '../../shared/logger.ts';
-import type { Logger } from '../../shared/logger.ts';
-import { migrate } from '../../shared/db/migrate.ts';
-import { loadConfig } from '../../shared/config.ts';
-import { createKafka, ensureTopics } from '../../shared/pipeline/kafka.ts';
+import { STACK_DIR, freePort, onStopSignal } from '../stack.ts';
+import { startStack } from '../start-stack.ts';
+import type { Stack } from '../start-stack.ts';
+import type { ServiceProcess } from '../services.ts';
+import { createLogger } from '../../../shared/logger.ts';
+import type { Logger } from '../../../shared/logger.ts';
+import { migrate } from '../../../shared/db/migrate.ts';
+import { loadConfig } from '../../../shared/config.ts';
+import { createKafka, ensureTopics } from '../../../shared/pipeline/kafka.ts';
 
 /** The options every load bench takes. */
 export const LOAD_OPTIONS = {

@@ -1,12 +1,12 @@
 // The report of bench:clicks: the table of every phase against its target, CPU per process and per
 // persisted click, the settings, and what was lost.
-import type { Config } from '../../shared/config.ts';
+import type { Config } from '../../../shared/config.ts';
 import { cpuLine, cpuMsPerEvent, int, ms, table } from './bench.ts';
 import type { CpuUsage, LoadCounters, LoadRun } from './bench.ts';
-import type { WorkerStatus } from './click-bench-output.ts';
-import type { Closed } from './click-bench-traffic.ts';
-import type { ClickVerification } from './click-bench-verify.ts';
-import type { CostRound } from './click-bench-cost.ts';
+import type { WorkerStatus } from './click-output.ts';
+import type { Closed } from './click-traffic.ts';
+import type { ClickVerification } from './click-verify.ts';
+import type { CostRound } from './click-cost.ts';
 
 export const TARGETS = { ratio: 0.4, e2e: 5000, lagP99Ms: 2000 };
 

@@ -1,7 +1,7 @@
 // What the sale and webhook benchmarks start from: a live program (30 % commission) with one partner, one
 // link and `customers` click-stage customers (ids `cust_<pp>_<n>`, keys `bench-<n>` when asked for).
-import type { Sql } from '../../shared/db/sql.ts';
-import { generateSecret, hashSecret, maskSecret } from '../../shared/domain/secrets.ts';
+import type { Sql } from '../../../shared/db/sql.ts';
+import { generateSecret, hashSecret, maskSecret } from '../../../shared/domain/secrets.ts';
 
 export interface BenchProgram {
   programId: number;
