@@ -3,11 +3,11 @@
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { cli } from './lib/cli.ts';
-import { freePort, STACK_DIR } from './lib/stack.ts';
-import { startStack } from './lib/start-stack.ts';
-import type { Stack } from './lib/start-stack.ts';
-import { spawnService, waitForWeb } from './lib/services.ts';
-import type { ServiceProcess } from './lib/services.ts';
+import { freePort, STACK_DIR } from './lib/stack/stack.ts';
+import { startStack } from './lib/stack/start.ts';
+import type { Stack } from './lib/stack/start.ts';
+import { spawnService, waitForWeb } from './lib/stack/services.ts';
+import type { ServiceProcess } from './lib/stack/services.ts';
 import { int, table } from './lib/bench/bench.ts';
 import { migrate } from '../shared/db/migrate.ts';
 import { createLogger } from '../shared/logger.ts';

@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { cpus } from 'node:os';
 import { cli } from './lib/cli.ts';
 import { prepareServices, runBench } from './lib/bench/run.ts';
-import { spawnService, waitForWeb } from './lib/services.ts';
+import { spawnService, waitForWeb } from './lib/stack/services.ts';
 import { LoadCounters, latencySummary, runLoad } from './lib/bench/bench.ts';
 import { seedBenchProgram } from './lib/bench/seed.ts';
 import { createSql } from '../shared/db/sql.ts';

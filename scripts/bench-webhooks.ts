@@ -4,9 +4,9 @@
 // applied. The processors run one after the other in the same run: their figures are ratios to each other
 // and to the bare route, never asserted.
 import { cli } from './lib/cli.ts';
-import { freePort } from './lib/stack.ts';
+import { freePort } from './lib/stack/stack.ts';
 import { LOAD_OPTIONS, prepareServices, runBench } from './lib/bench/run.ts';
-import { spawnService, waitForWeb } from './lib/services.ts';
+import { spawnService, waitForWeb } from './lib/stack/services.ts';
 import { startBaseline } from './lib/bench/bench.ts';
 import { openLoop } from './lib/bench/open-loop.ts';
 import type { OpenLoopResult } from './lib/bench/open-loop.ts';

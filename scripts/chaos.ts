@@ -10,12 +10,12 @@ import { join } from 'node:path';
 import { rm, writeFile } from 'node:fs/promises';
 import { cli } from './lib/cli.ts';
 import { CHAOS_USAGE } from './lib/chaos/usage.ts';
-import { STACK_DIR, freePort, onStopSignal, startPostgres, waitForPort } from './lib/stack.ts';
-import { startKafka, startKafkaCluster } from './lib/kafka-server.ts';
-import { clusterTopicEnv } from './lib/start-stack.ts';
-import type { PostgresServer } from './lib/stack.ts';
-import type { KafkaCluster, KafkaServer } from './lib/kafka-server.ts';
-import { ENTRIES, spawnService } from './lib/services.ts';
+import { STACK_DIR, freePort, onStopSignal, startPostgres, waitForPort } from './lib/stack/stack.ts';
+import { startKafka, startKafkaCluster } from './lib/stack/kafka-server.ts';
+import { clusterTopicEnv } from './lib/stack/start.ts';
+import type { PostgresServer } from './lib/stack/stack.ts';
+import type { KafkaCluster, KafkaServer } from './lib/stack/kafka-server.ts';
+import { ENTRIES, spawnService } from './lib/stack/services.ts';
 import { clusterFaults, clusterRow, CLUSTER_HEADER, SHORT_CLUSTER_FAULTS } from './lib/chaos/cluster.ts';
 import { harnessFaults } from './lib/chaos/harness.ts';
 import {
@@ -27,7 +27,7 @@ import {
 import type { Fault, FaultExtra } from './lib/chaos/cluster.ts';
 import { loadConfig } from '../shared/config.ts';
 import { createKafka } from '../shared/pipeline/kafka.ts';
-import type { ServiceName, ServiceProcess } from './lib/services.ts';
+import type { ServiceName, ServiceProcess } from './lib/stack/services.ts';
 import { migrate } from '../shared/db/migrate.ts';
 import { createLogger } from '../shared/logger.ts';
 import { createSql } from '../shared/db/sql.ts';

@@ -8,8 +8,8 @@
 import { randomBytes } from 'node:crypto';
 import t from 'tap';
 import { startServices, testSql, waitFor } from '../helpers/stack.ts';
-import { spawnService } from '../../scripts/lib/services.ts';
-import type { ServiceProcess } from '../../scripts/lib/services.ts';
+import { spawnService } from '../../scripts/lib/stack/services.ts';
+import type { ServiceProcess } from '../../scripts/lib/stack/services.ts';
 import { bearer, getJson, send, signup } from '../helpers/accounts.ts';
 import { addPartner, apiProgram, invitedPartner } from '../helpers/partners.ts';
 import { commissionsOf, createGroup, customerOf, trackSale } from '../helpers/rewards.ts';

@@ -6,7 +6,7 @@ import type { ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
 import { join } from 'node:path';
-import { ROOT } from '../stack.ts';
+import { ROOT } from '../stack/stack.ts';
 
 // ---------------------------------------------------------------------------------------------------
 // Load runner

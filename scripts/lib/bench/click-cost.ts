@@ -8,7 +8,7 @@ import type { ClickBenchOutput } from './click-output.ts';
 import type { ClickBenchProbe } from './click-probe.ts';
 import { costRequests } from './click-traffic.ts';
 import type { Seed } from './click-traffic.ts';
-import { spawnService } from '../services.ts';
+import { spawnService } from '../stack/services.ts';
 
 export interface CostRound {
   mode: 'off' | 'on';

@@ -3,7 +3,7 @@
 // and only its warnings and errors are shown in full.
 import { int, ms } from './bench.ts';
 import type { LoadCounters } from './bench.ts';
-import { lineWatcher } from '../services.ts';
+import { lineWatcher } from '../stack/services.ts';
 
 const STATUS_EVERY_MS = 3000;
 const MAX_SHOWN = 40;

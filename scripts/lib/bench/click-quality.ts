@@ -15,7 +15,7 @@ import type { ClickBenchProbe } from './click-probe.ts';
 import type { CostOptions } from './click-cost.ts';
 import { USER_AGENTS } from './click-traffic.ts';
 import type { Seed } from './click-traffic.ts';
-import { spawnService, waitForWeb } from '../services.ts';
+import { spawnService, waitForWeb } from '../stack/services.ts';
 
 /** Real browsers: the (a)-(e) five, Edge, Samsung Internet, Firefox on Windows, Chrome on iPad. */
 export const BROWSER_UAS = [

@@ -16,11 +16,11 @@ import type { ClickBenchProbe } from './click-probe.ts';
 import type { ClickBenchResults } from './click-report.ts';
 import { clickRequests, warmKafka } from './click-traffic.ts';
 import type { Seed } from './click-traffic.ts';
-import { spawnService, waitForWeb } from '../services.ts';
-import type { ServiceProcess } from '../services.ts';
-import { freePort, STACK_DIR } from '../stack.ts';
-import { startStack } from '../start-stack.ts';
-import type { Stack } from '../start-stack.ts';
+import { spawnService, waitForWeb } from '../stack/services.ts';
+import type { ServiceProcess } from '../stack/services.ts';
+import { freePort, STACK_DIR } from '../stack/stack.ts';
+import { startStack } from '../stack/start.ts';
+import type { Stack } from '../stack/start.ts';
 
 export interface ReplicasOptions {
   control: BenchControl;

@@ -1,7 +1,7 @@
 // The control of a long benchmark run (bench:clicks): everything it starts is registered at once and
 // stopped in reverse order, on success, on error and on Ctrl-C; a service that exits unexpectedly, or a
 // signal, aborts the run; start-up steps that fail transiently on a busy machine are retried.
-import type { ServiceProcess } from '../services.ts';
+import type { ServiceProcess } from '../stack/services.ts';
 
 export class BenchControl {
   readonly abort = new AbortController();

@@ -2,10 +2,10 @@
 // a status line, the services and helpers to stop afterwards (also on Ctrl-C), and the exit code.
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { STACK_DIR, freePort, onStopSignal } from '../stack.ts';
-import { startStack } from '../start-stack.ts';
-import type { Stack } from '../start-stack.ts';
-import type { ServiceProcess } from '../services.ts';
+import { STACK_DIR, freePort, onStopSignal } from '../stack/stack.ts';
+import { startStack } from '../stack/start.ts';
+import type { Stack } from '../stack/start.ts';
+import type { ServiceProcess } from '../stack/services.ts';
 import { createLogger } from '../../../shared/logger.ts';
 import type { Logger } from '../../../shared/logger.ts';
 import { migrate } from '../../../shared/db/migrate.ts';

@@ -2,7 +2,7 @@
 // every request), in the harness's own runs: the harness started every process and restarts what each
 // fault hit (the --supervised runs leave that to npm start's supervisor: supervised.ts).
 import { createSql } from '../../../shared/db/sql.ts';
-import type { ServiceName } from '../services.ts';
+import type { ServiceName } from '../stack/services.ts';
 import type { Fault } from './cluster.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -7,12 +7,12 @@
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
-import { ROOT, freePort, freePortRange, waitForPort } from '../stack.ts';
-import { SERVICES, opsLayout } from '../services.ts';
-import type { ServiceName } from '../services.ts';
-import { activeController } from '../kafka-server.ts';
-import type { Exit } from '../servers.ts';
-import type { UnitStatus } from '../supervisor.ts';
+import { ROOT, freePort, freePortRange, waitForPort } from '../stack/stack.ts';
+import { SERVICES, opsLayout } from '../stack/services.ts';
+import type { ServiceName } from '../stack/services.ts';
+import { activeController } from '../stack/kafka-server.ts';
+import type { Exit } from '../stack/servers.ts';
+import type { UnitStatus } from '../stack/supervisor.ts';
 import type { Brokers, Fault } from './cluster.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -8,7 +8,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { Sql } from '../../../shared/db/sql.ts';
 import { hashPassword, verifyPassword } from '../../../shared/domain/passwords.ts';
-import { DEV_STACK, STACK_DIR } from '../stack.ts';
+import { DEV_STACK, STACK_DIR } from '../stack/stack.ts';
 
 /** Where the demo partner's clear password is kept between runs (git-ignored). */
 export const DEMO_PARTNER_PASSWORD_FILE = join(STACK_DIR, DEV_STACK.name, 'demo-partner-password.txt');

@@ -8,7 +8,7 @@ import { dirname, join } from 'node:path';
 import type { Sql } from '../../../shared/db/sql.ts';
 import { generateSecret, hashSecret, maskSecret } from '../../../shared/domain/secrets.ts';
 import { hashPassword, verifyPassword } from '../../../shared/domain/passwords.ts';
-import { DEV_STACK, STACK_DIR } from '../stack.ts';
+import { DEV_STACK, STACK_DIR } from '../stack/stack.ts';
 import { seedDemoTraffic } from './demo-traffic.ts';
 import type { TrafficSummary } from './demo-traffic.ts';
 import { seedDemoPartner } from './partner.ts';

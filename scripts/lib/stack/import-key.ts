@@ -4,7 +4,7 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { DEV_STACK, STACK_DIR } from './stack.ts';
-import { newSecretKey, parseSecretKey } from '../../shared/importing/secrets.ts';
+import { newSecretKey, parseSecretKey } from '../../../shared/importing/secrets.ts';
 
 export const IMPORT_KEY_FILE = join(STACK_DIR, DEV_STACK.name, 'import-secret-key.txt');
 

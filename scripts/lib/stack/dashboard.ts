@@ -8,10 +8,10 @@ import { join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { stripVTControlCharacters } from 'node:util';
 import { gzipSync } from 'node:zlib';
-import type { Logger } from '../../shared/logger.ts';
+import type { Logger } from '../../../shared/logger.ts';
 
 // Not stack.ts's ROOT: that module loads the embedded Postgres, which the image's build stage does not need.
-const ROOT = resolve(fileURLToPath(new URL('../../', import.meta.url)));
+const ROOT = resolve(fileURLToPath(new URL('../../../', import.meta.url)));
 
 export interface DashboardPaths {
   /** services/dashboard: index.html, vite.config.ts, src/ */

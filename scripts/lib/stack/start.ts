@@ -2,7 +2,7 @@
 // KAFKA_BROKERS in the environment point at external servers: the same code then talks to those.
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Logger } from '../../shared/logger.ts';
+import type { Logger } from '../../../shared/logger.ts';
 import { clusterReplication, startKafka, startKafkaCluster } from './kafka-server.ts';
 import type { KafkaCluster, KafkaServer } from './kafka-server.ts';
 import { STACK_DIR, freePort, startPostgres } from './stack.ts';

@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { setPriority } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import type { Logger } from '../../shared/logger.ts';
+import type { Logger } from '../../../shared/logger.ts';
 import { assertPortFree, exitOf, watchServerExit } from './servers.ts';
 import type { ChildServer, Output } from './servers.ts';
 import { ROOT, STACK_DIR, exists, waitForPort } from './stack.ts';

@@ -6,7 +6,7 @@ import { spawn } from 'node:child_process';
 import { mkdir, readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Logger } from '../../shared/logger.ts';
+import type { Logger } from '../../../shared/logger.ts';
 import { waitForPort } from './stack.ts';
 import { PortInUseError, assertPortFree, exitOf, watchServerExit } from './servers.ts';
 import type { ChildServer, Output } from './servers.ts';
