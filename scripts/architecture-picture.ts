@@ -1,6 +1,6 @@
 // npm run docs:architecture: docs/images/architecture.svg, the picture of docs/architecture.md "Processes,
 // topics and tables": which process consumes, produces to and writes what. Each process is an entry of
-// scripts/lib/services.ts. The topic it consumes is its runWorker definition's `topic: '<key>'`; the topics
+// scripts/lib/stack/services.ts. The topic it consumes is its runWorker definition's `topic: '<key>'`; the topics
 // it produces to are PRODUCES below (the design: a handful of send sites, which a reading of the code would
 // blur); the tables it writes are read from the code it runs: every file its entry reaches through relative
 // imports (not type-only ones, nor those bringing only UPPER_CASE constants), comments removed, each
@@ -9,16 +9,16 @@
 import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { cli } from './lib/cli.ts';
-import { ROOT } from './lib/stack.ts';
-import { ENTRIES } from './lib/services.ts';
-import type { ServiceName } from './lib/services.ts';
+import { ROOT } from './lib/stack/stack.ts';
+import { ENTRIES } from './lib/stack/services.ts';
+import type { ServiceName } from './lib/stack/services.ts';
 import { OUTBOX_TOPICS, TOPICS } from '../shared/contracts/topics.ts';
 import type { TopicKey } from '../shared/contracts/topics.ts';
 
 const { values } = cli(
   `Usage: npm run docs:architecture [-- --check]
 
-Writes docs/images/architecture.svg: for each process (web and the workers of scripts/lib/services.ts), the
+Writes docs/images/architecture.svg: for each process (web and the workers of scripts/lib/stack/services.ts), the
 Kafka topics it consumes and produces to and the Postgres tables it writes, read from the code it reaches.
 
   --check  write nothing; exit 1 if the committed picture differs from the code's`,

@@ -1,31 +1,31 @@
 // npm run bench:clicks: how fast the click path is on this machine, end to end, and that it loses nothing.
-// USAGE (click-bench-usage.ts) says what each phase measures. Phases (a)-(c) run here; (d) (replicas), (e)
+// USAGE (lib/bench/click-usage.ts) says what each phase measures. Phases (a)-(c) run here; (d) (replicas), (e)
 // (breakdown cost), (f) and (g) (traffic quality: a mixed run, the classifier's cost) in their own files; the
-// traffic, the progress output, the zero-lost check and the report are in scripts/lib/click-bench-*.ts.
+// traffic, the progress output, the zero-lost check and the report are in scripts/lib/bench/click-*.ts.
 import { rm } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { cli } from './lib/cli.ts';
-import { LOAD_OPTIONS } from './lib/bench-run.ts';
-import { freePort, STACK_DIR } from './lib/stack.ts';
-import { startStack } from './lib/start-stack.ts';
-import type { Stack } from './lib/start-stack.ts';
-import { spawnService, waitForWeb } from './lib/services.ts';
-import { LoadCounters, postmasterPid, int, runLoad, startBaseline } from './lib/bench.ts';
-import type { CpuSnapshot } from './lib/bench.ts';
-import { BenchControl } from './lib/bench-control.ts';
-import { ClickBenchOutput } from './lib/click-bench-output.ts';
-import { clickRequests, closedLoop, seedBench, warmKafka } from './lib/click-bench-traffic.ts';
-import { verifyClicks } from './lib/click-bench-verify.ts';
-import { clickBenchReport } from './lib/click-bench-report.ts';
-import { USAGE } from './lib/click-bench-usage.ts';
-import { replicasPhase } from './lib/click-bench-replicas.ts';
-import { classifierCost, mixedRun, qualityReport } from './lib/click-bench-quality.ts';
-import type { ClassifierRound, MixedResult } from './lib/click-bench-quality.ts';
-import { ClickBenchProbe } from './lib/click-bench-probe.ts';
-import { breakdownCost } from './lib/click-bench-cost.ts';
-import type { CostRound } from './lib/click-bench-cost.ts';
-import type { ClickBenchResults } from './lib/click-bench-report.ts';
+import { LOAD_OPTIONS } from './lib/bench/run.ts';
+import { freePort, STACK_DIR } from './lib/stack/stack.ts';
+import { startStack } from './lib/stack/start.ts';
+import type { Stack } from './lib/stack/start.ts';
+import { spawnService, waitForWeb } from './lib/stack/services.ts';
+import { LoadCounters, postmasterPid, int, runLoad, startBaseline } from './lib/bench/bench.ts';
+import type { CpuSnapshot } from './lib/bench/bench.ts';
+import { BenchControl } from './lib/bench/control.ts';
+import { ClickBenchOutput } from './lib/bench/click-output.ts';
+import { clickRequests, closedLoop, seedBench, warmKafka } from './lib/bench/click-traffic.ts';
+import { verifyClicks } from './lib/bench/click-verify.ts';
+import { clickBenchReport } from './lib/bench/click-report.ts';
+import { USAGE } from './lib/bench/click-usage.ts';
+import { replicasPhase } from './lib/bench/click-replicas.ts';
+import { classifierCost, mixedRun, qualityReport } from './lib/bench/click-quality.ts';
+import type { ClassifierRound, MixedResult } from './lib/bench/click-quality.ts';
+import { ClickBenchProbe } from './lib/bench/click-probe.ts';
+import { breakdownCost } from './lib/bench/click-cost.ts';
+import type { CostRound } from './lib/bench/click-cost.ts';
+import type { ClickBenchResults } from './lib/bench/click-report.ts';
 import { migrate } from '../shared/db/migrate.ts';
 import { createLogger } from '../shared/logger.ts';
 import { createSql } from '../shared/db/sql.ts';

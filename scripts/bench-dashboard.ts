@@ -3,12 +3,12 @@
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { cli } from './lib/cli.ts';
-import { freePort, STACK_DIR } from './lib/stack.ts';
-import { startStack } from './lib/start-stack.ts';
-import type { Stack } from './lib/start-stack.ts';
-import { spawnService, waitForWeb } from './lib/services.ts';
-import type { ServiceProcess } from './lib/services.ts';
-import { int, table } from './lib/bench.ts';
+import { freePort, STACK_DIR } from './lib/stack/stack.ts';
+import { startStack } from './lib/stack/start.ts';
+import type { Stack } from './lib/stack/start.ts';
+import { spawnService, waitForWeb } from './lib/stack/services.ts';
+import type { ServiceProcess } from './lib/stack/services.ts';
+import { int, table } from './lib/bench/bench.ts';
 import { migrate } from '../shared/db/migrate.ts';
 import { createLogger } from '../shared/logger.ts';
 import { createSql } from '../shared/db/sql.ts';
@@ -16,10 +16,10 @@ import { percentile } from '../shared/stats.ts';
 import { DIMENSIONS } from '../shared/pipeline/breakdown.ts';
 import type { Dimension } from '../shared/pipeline/breakdown.ts';
 import { rawBreakdown } from '../shared/db/rollups-raw.ts';
-import { BenchControl } from './lib/bench-control.ts';
-import { seed } from './lib/dashboard-bench-seed.ts';
-import { baselineEvents, baselinePerformance } from './lib/dashboard-bench-baselines.ts';
-import type { DayRow } from './lib/dashboard-bench-baselines.ts';
+import { BenchControl } from './lib/bench/control.ts';
+import { seed } from './lib/bench/dashboard-seed.ts';
+import { baselineEvents, baselinePerformance } from './lib/bench/dashboard-baselines.ts';
+import type { DayRow } from './lib/bench/dashboard-baselines.ts';
 
 const USAGE = `Usage: npm run bench:dashboard [-- options]
 

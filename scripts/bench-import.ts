@@ -1,16 +1,16 @@
 // npm run bench:import: an import of a Rewardful program of --affiliates affiliates and --commissions
-// commissions from the double of Rewardful's API (scripts/lib/source-doubles.ts) on loopback, through the
+// commissions from the double of Rewardful's API (scripts/lib/seed/source-doubles.ts) on loopback, through the
 // real path (API → outbox → Kafka → import worker → Postgres), on a fresh stack: how long it takes and how
 // many rows a second; with --clicks, the click path's rate beside it against its rate alone, measured in the
 // same run. Prints numbers; asserts nothing about time (docs/benchmarks.md "Imports").
 import { setPriority } from 'node:os';
 import autocannon from 'autocannon';
 import { cli } from './lib/cli.ts';
-import { prepareServices, runBench } from './lib/bench-run.ts';
-import { spawnService, waitForWeb } from './lib/services.ts';
-import type { ServiceName } from './lib/services.ts';
-import { clickRequests, seedBench } from './lib/click-bench-traffic.ts';
-import { rewardfulFixture, startRewardful } from './lib/source-doubles.ts';
+import { prepareServices, runBench } from './lib/bench/run.ts';
+import { spawnService, waitForWeb } from './lib/stack/services.ts';
+import type { ServiceName } from './lib/stack/services.ts';
+import { clickRequests, seedBench } from './lib/bench/click-traffic.ts';
+import { rewardfulFixture, startRewardful } from './lib/seed/source-doubles.ts';
 import { createSql } from '../shared/db/sql.ts';
 import { newSecretKey } from '../shared/importing/secrets.ts';
 

@@ -5,16 +5,16 @@ import { cpus } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { cli } from './lib/cli.ts';
-import { LOAD_OPTIONS, prepareServices, runBench } from './lib/bench-run.ts';
-import { spawnService, waitForWeb } from './lib/services.ts';
-import { STACK_DIR } from './lib/stack.ts';
-import { cpuLine, cpuMsPerEvent, cpuSnapshot, cpuUsage, postmasterPid } from './lib/bench.ts';
+import { LOAD_OPTIONS, prepareServices, runBench } from './lib/bench/run.ts';
+import { spawnService, waitForWeb } from './lib/stack/services.ts';
+import { STACK_DIR } from './lib/stack/stack.ts';
+import { cpuLine, cpuMsPerEvent, cpuSnapshot, cpuUsage, postmasterPid } from './lib/bench/bench.ts';
 import { createSql } from '../shared/db/sql.ts';
-import { seedBenchProgram } from './lib/bench-seed.ts';
+import { seedBenchProgram } from './lib/bench/seed.ts';
 import { percentile } from '../shared/stats.ts';
 import { recordOutcome } from '../shared/pipeline/outcomes.ts';
 import { RollupBuffer } from '../shared/pipeline/rollups.ts';
-import { saleCommand } from './lib/sale-command.ts';
+import { saleCommand } from './lib/bench/sale-command.ts';
 import { createSaleApplier } from '../services/workers/attribution/apply-sale.ts';
 
 const USAGE = `Usage: npm run bench:sales [-- options]

@@ -4,14 +4,14 @@
 // applied. The processors run one after the other in the same run: their figures are ratios to each other
 // and to the bare route, never asserted.
 import { cli } from './lib/cli.ts';
-import { freePort } from './lib/stack.ts';
-import { LOAD_OPTIONS, prepareServices, runBench } from './lib/bench-run.ts';
-import { spawnService, waitForWeb } from './lib/services.ts';
-import { startBaseline } from './lib/bench.ts';
-import { openLoop } from './lib/open-loop.ts';
-import type { OpenLoopResult } from './lib/open-loop.ts';
+import { freePort } from './lib/stack/stack.ts';
+import { LOAD_OPTIONS, prepareServices, runBench } from './lib/bench/run.ts';
+import { spawnService, waitForWeb } from './lib/stack/services.ts';
+import { startBaseline } from './lib/bench/bench.ts';
+import { openLoop } from './lib/bench/open-loop.ts';
+import type { OpenLoopResult } from './lib/bench/open-loop.ts';
 import { createSql } from '../shared/db/sql.ts';
-import { seedBenchProgram } from './lib/bench-seed.ts';
+import { seedBenchProgram } from './lib/bench/seed.ts';
 import Stripe from 'stripe';
 import { createHmac } from 'node:crypto';
 
@@ -21,7 +21,7 @@ Measures, in one run on this machine with everything co-located:
   (a) baseline: a bare Fastify route answering a fixed body, driven at --rate for --seconds;
   (b) POST /api/v1/webhooks/processor/:programId with a freshly signed checkout.session.completed per
       request, at the same rate and duration: achieved rate, p50/p99 (an open loop: request i is due
-      at i / rate, its latency counts from then; scripts/lib/open-loop.ts);
+      at i / rate, its latency counts from then; scripts/lib/bench/open-loop.ts);
   (c) end to end: events applied per second by the processor worker (first accepted to last applied);
   then (b) and (c) again for Paddle (transaction.completed, Paddle-Signature) and Polar (order.paid,
   Standard Webhooks) at the same rate, one after the other, beside Stripe's.

@@ -1,8 +1,15 @@
 // npm run build:dashboard: the dashboard SPA (services/dashboard) built with Vite into services/dashboard/dist,
 // which the web process serves at the base URL. `npm start` and `npm test` do this themselves when dist is
-// missing or stale (scripts/lib/dashboard.ts); this script always builds.
+// missing or stale (scripts/lib/stack/dashboard.ts); this script always builds.
 import { cli } from './lib/cli.ts';
-import { DASHBOARD_PATHS, buildDashboard, distOf, firstLoadText, kb, staleReason } from './lib/dashboard.ts';
+import {
+  DASHBOARD_PATHS,
+  buildDashboard,
+  distOf,
+  firstLoadText,
+  kb,
+  staleReason,
+} from './lib/stack/dashboard.ts';
 
 const USAGE = `Usage: npm run build:dashboard [-- --if-stale]
 

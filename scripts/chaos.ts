@@ -4,39 +4,39 @@
 // a time. Per fault it prints how callers saw the fault and the recovery, and afterwards whether anything
 // answered 200 was lost or stored twice, and whether any process exited that was not the one hit.
 // --cluster: the same on three Kafka nodes with two processes of everything, and the faults a cluster is
-// for (scripts/lib/chaos-cluster.ts). The load is scripts/lib/chaos-load.ts, the accounting afterwards
-// chaos-account.ts, the tables chaos-report.ts; here: the options, the faults, the processes and the run.
+// for (scripts/lib/chaos/cluster.ts). The load is scripts/lib/chaos/load.ts, the accounting afterwards
+// chaos/account.ts, the tables chaos/report.ts; here: the options, the faults, the processes and the run.
 import { join } from 'node:path';
 import { rm, writeFile } from 'node:fs/promises';
 import { cli } from './lib/cli.ts';
-import { CHAOS_USAGE } from './lib/chaos-usage.ts';
-import { STACK_DIR, freePort, onStopSignal, startPostgres, waitForPort } from './lib/stack.ts';
-import { startKafka, startKafkaCluster } from './lib/kafka-server.ts';
-import { clusterTopicEnv } from './lib/start-stack.ts';
-import type { PostgresServer } from './lib/stack.ts';
-import type { KafkaCluster, KafkaServer } from './lib/kafka-server.ts';
-import { ENTRIES, spawnService } from './lib/services.ts';
-import { clusterFaults, clusterRow, CLUSTER_HEADER, SHORT_CLUSTER_FAULTS } from './lib/chaos-cluster.ts';
-import { harnessFaults } from './lib/chaos-harness.ts';
+import { CHAOS_USAGE } from './lib/chaos/usage.ts';
+import { STACK_DIR, freePort, onStopSignal, startPostgres, waitForPort } from './lib/stack/stack.ts';
+import { startKafka, startKafkaCluster } from './lib/stack/kafka-server.ts';
+import { clusterTopicEnv } from './lib/stack/start.ts';
+import type { PostgresServer } from './lib/stack/stack.ts';
+import type { KafkaCluster, KafkaServer } from './lib/stack/kafka-server.ts';
+import { ENTRIES, spawnService } from './lib/stack/services.ts';
+import { clusterFaults, clusterRow, CLUSTER_HEADER, SHORT_CLUSTER_FAULTS } from './lib/chaos/cluster.ts';
+import { harnessFaults } from './lib/chaos/harness.ts';
 import {
   SHORT_SUPERVISED_CLUSTER_FAULTS,
   SHORT_SUPERVISED_FAULTS,
   SupervisedStack,
   supervisedFaults,
-} from './lib/chaos-supervised.ts';
-import type { Fault, FaultExtra } from './lib/chaos-cluster.ts';
+} from './lib/chaos/supervised.ts';
+import type { Fault, FaultExtra } from './lib/chaos/cluster.ts';
 import { loadConfig } from '../shared/config.ts';
 import { createKafka } from '../shared/pipeline/kafka.ts';
-import type { ServiceName, ServiceProcess } from './lib/services.ts';
+import type { ServiceName, ServiceProcess } from './lib/stack/services.ts';
 import { migrate } from '../shared/db/migrate.ts';
 import { createLogger } from '../shared/logger.ts';
 import { createSql } from '../shared/db/sql.ts';
 import type { Sql } from '../shared/db/sql.ts';
-import { ChaosLoad, seedChaos } from './lib/chaos-load.ts';
-import type { ChaosSeed } from './lib/chaos-load.ts';
-import { account, whereInKafka } from './lib/chaos-account.ts';
-import { accountingMisses, faultTable, fmt, fourxxLines, measure, row, table } from './lib/chaos-report.ts';
-import type { Result } from './lib/chaos-report.ts';
+import { ChaosLoad, seedChaos } from './lib/chaos/load.ts';
+import type { ChaosSeed } from './lib/chaos/load.ts';
+import { account, whereInKafka } from './lib/chaos/account.ts';
+import { accountingMisses, faultTable, fmt, fourxxLines, measure, row, table } from './lib/chaos/report.ts';
+import type { Result } from './lib/chaos/report.ts';
 
 const { values, int } = cli(CHAOS_USAGE, {
   short: { type: 'boolean' },

@@ -3,7 +3,8 @@
 // to the original topic (acks=all) and records each replay in dead_letter_replays; the workers dedupe by
 // message identity, so a replay applies at most once however often it runs. See docs/operations.md.
 import { hostname, userInfo } from 'node:os';
-import { cli, integerIn } from './lib/cli.ts';
+import { cli } from './lib/cli.ts';
+import { integerIn } from '../shared/cli-args.ts';
 import { loadConfig } from '../shared/config.ts';
 import { createLogger } from '../shared/logger.ts';
 import { createSql } from '../shared/db/sql.ts';

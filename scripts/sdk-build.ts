@@ -5,7 +5,7 @@ import { spawnSync } from 'node:child_process';
 import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { cli } from './lib/cli.ts';
-import { ROOT } from './lib/stack.ts';
+import { ROOT } from './lib/stack/stack.ts';
 
 const USAGE = `Usage: npm run sdk:build [-- --out-dir <dir>]
 

@@ -5,7 +5,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import openapiTS, { astToString } from 'openapi-typescript';
 import { cli } from './lib/cli.ts';
-import { ROOT } from './lib/stack.ts';
+import { ROOT } from './lib/stack/stack.ts';
 import { buildOpenApiDocument } from './lib/openapi.ts';
 
 const USAGE = `Usage: npm run sdk:types [-- --check] [-- --file <path>]

@@ -2,7 +2,7 @@
 // about 30 days of traffic) in $DATABASE_URL, after applying its migrations. Idempotent: a second run finds
 // the same rows and adds nothing.
 import { cli } from './lib/cli.ts';
-import { DEMO_PASSWORD_FILE, DEMO_TOKEN_FILE, seedFullDemo } from './lib/seed.ts';
+import { DEMO_PASSWORD_FILE, DEMO_TOKEN_FILE, seedFullDemo } from './lib/seed/seed.ts';
 import { migrate } from '../shared/db/migrate.ts';
 import { createLogger } from '../shared/logger.ts';
 import { createSql } from '../shared/db/sql.ts';

@@ -4,10 +4,10 @@
 import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { cli } from './lib/cli.ts';
-import { DEV_STACK, STACK_DIR, onStopSignal } from './lib/stack.ts';
-import { startStack, superviseStack } from './lib/start-stack.ts';
-import { startFailed } from './lib/servers.ts';
-import { Supervisor, serverLogs } from './lib/supervisor.ts';
+import { DEV_STACK, STACK_DIR, onStopSignal } from './lib/stack/stack.ts';
+import { startStack, superviseStack } from './lib/stack/start.ts';
+import { startFailed } from './lib/stack/servers.ts';
+import { Supervisor, serverLogs } from './lib/stack/supervisor.ts';
 import { createLogger } from '../shared/logger.ts';
 
 const USAGE = `Usage: npm run stack [-- options]

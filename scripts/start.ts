@@ -1,23 +1,23 @@
 // npm start: the whole service on this machine: the dashboard's build when stale, Postgres and Kafka
-// (scripts/lib/start-stack.ts), migrations, topics, the demo data, then the web service and every worker.
-// It supervises all of it (scripts/lib/supervisor.ts): a server or a service that dies is started again
+// (scripts/lib/stack/start.ts), migrations, topics, the demo data, then the web service and every worker.
+// It supervises all of it (scripts/lib/stack/supervisor.ts): a server or a service that dies is started again
 // with back-off; only a server's crash loop stops everything. Ctrl-C stops everything, in order: the
 // services, then Kafka, Postgres and MailDev.
 import { mkdir, rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { build as prettyStream } from 'pino-pretty';
 import { cli } from './lib/cli.ts';
-import { runInOwnGroup } from './lib/own-group.ts';
-import { DEV_STACK, onStopSignal, STACK_DIR } from './lib/stack.ts';
-import { startStack, superviseStack } from './lib/start-stack.ts';
-import { assertPortFree, exitOf, startFailed } from './lib/servers.ts';
-import { Supervisor, serverLogs, serverUnit } from './lib/supervisor.ts';
-import { SERVICES, WORKERS, opsLayout, spawnService, waitForWeb } from './lib/services.ts';
-import type { ServiceName, ServiceProcess } from './lib/services.ts';
-import { seedFullDemo } from './lib/seed.ts';
-import { MAILDEV_DEFAULTS, startMailDev } from './lib/maildev.ts';
-import { buildError, ensureDashboardBuilt } from './lib/dashboard.ts';
-import { devImportKey } from './lib/import-key.ts';
+import { runInOwnGroup } from './lib/stack/own-group.ts';
+import { DEV_STACK, onStopSignal, STACK_DIR } from './lib/stack/stack.ts';
+import { startStack, superviseStack } from './lib/stack/start.ts';
+import { assertPortFree, exitOf, startFailed } from './lib/stack/servers.ts';
+import { Supervisor, serverLogs, serverUnit } from './lib/stack/supervisor.ts';
+import { SERVICES, WORKERS, opsLayout, spawnService, waitForWeb } from './lib/stack/services.ts';
+import type { ServiceName, ServiceProcess } from './lib/stack/services.ts';
+import { seedFullDemo } from './lib/seed/seed.ts';
+import { MAILDEV_DEFAULTS, startMailDev } from './lib/stack/maildev.ts';
+import { buildError, ensureDashboardBuilt } from './lib/stack/dashboard.ts';
+import { devImportKey } from './lib/stack/import-key.ts';
 import { migrate } from '../shared/db/migrate.ts';
 import { createLogger } from '../shared/logger.ts';
 import { createSql } from '../shared/db/sql.ts';

@@ -5,7 +5,7 @@ import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { integerIn } from '../../scripts/lib/cli.ts';
+import { integerIn } from '../../shared/cli-args.ts';
 import { createApi } from '../../shared/http/client.ts';
 import type { Api, ApiError } from '../../shared/http/client.ts';
 import type { paths } from '../../sdk/typescript/src/openapi.ts';

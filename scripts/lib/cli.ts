@@ -1,14 +1,8 @@
-// Tiny argument parsing shared by the scripts (every script answers --help) and the integer rule that
-// bin/svc.ts shares with them.
+// Tiny argument parsing shared by the scripts (every script answers --help); integer options follow the
+// rule bin/svc.ts shares with them (shared/cli-args.ts).
 import { parseArgs } from 'node:util';
 import type { ParseArgsConfig } from 'node:util';
-
-/** The integer `raw` spells, when it lies in min..max; otherwise null. */
-export function integerIn(raw: string | undefined, min: number, max: number): number | null {
-  if (raw === undefined || raw.trim() === '') return null;
-  const n = Number(raw);
-  return Number.isInteger(n) && n >= min && n <= max ? n : null;
-}
+import { integerIn } from '../../shared/cli-args.ts';
 
 /**
  * Parses the options (strict; a mistake prints the usage and exits 2, --help prints it and exits 0).

@@ -6,7 +6,7 @@ import type { MailTemplate } from '../../shared/contracts/mail.ts';
 import { randomBytes } from 'node:crypto';
 import { copyFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { ROOT } from '../../scripts/lib/stack.ts';
+import { ROOT } from '../../scripts/lib/stack/stack.ts';
 import type { Sql } from '../../shared/db/sql.ts';
 import { outboxTopic } from '../../shared/db/outbox.ts';
 import { postJson, waitFor } from './stack.ts';

@@ -12,7 +12,7 @@
 import { SMTPServer } from 'smtp-server';
 import { simpleParser } from 'mailparser';
 import type { AddressObject } from 'mailparser';
-import { freePort } from '../../scripts/lib/stack.ts';
+import { freePort } from '../../scripts/lib/stack/stack.ts';
 import type { Teardown } from './stack.ts';
 
 export interface SinkMail {

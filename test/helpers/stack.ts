@@ -5,9 +5,9 @@ import { randomBytes } from 'node:crypto';
 import { createSql } from '../../shared/db/sql.ts';
 import { migrate } from '../../shared/db/migrate.ts';
 import type { Sql } from '../../shared/db/sql.ts';
-import { freePort } from '../../scripts/lib/stack.ts';
-import { spawnService, waitForWeb, lineWatcher } from '../../scripts/lib/services.ts';
-import type { ServiceName, ServiceProcess } from '../../scripts/lib/services.ts';
+import { freePort } from '../../scripts/lib/stack/stack.ts';
+import { spawnService, waitForWeb, lineWatcher } from '../../scripts/lib/stack/services.ts';
+import type { ServiceName, ServiceProcess } from '../../scripts/lib/stack/services.ts';
 import { generateSecret, hashSecret, maskSecret } from '../../shared/domain/secrets.ts';
 
 export interface Teardown {

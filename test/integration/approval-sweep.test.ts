@@ -5,7 +5,7 @@
 // and not-yet-due ones stay pending with none.
 import { randomBytes } from 'node:crypto';
 import t from 'tap';
-import { spawnService } from '../../scripts/lib/services.ts';
+import { spawnService } from '../../scripts/lib/stack/services.ts';
 import { createLink, createProgram, startServices, testSql, waitFor } from '../helpers/stack.ts';
 
 const DUE = 20_000;

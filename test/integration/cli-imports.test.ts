@@ -13,8 +13,8 @@ import { startServices } from '../helpers/stack.ts';
 import { signup } from '../helpers/accounts.ts';
 import { apiProgram } from '../helpers/partners.ts';
 import { TEST_IMPORT_KEY } from '../helpers/imports.ts';
-import { ROOT } from '../../scripts/lib/stack.ts';
-import { rewardfulFixture, startRewardful } from '../../scripts/lib/source-doubles.ts';
+import { ROOT } from '../../scripts/lib/stack/stack.ts';
+import { rewardfulFixture, startRewardful } from '../../scripts/lib/seed/source-doubles.ts';
 
 const execFileP = promisify(execFile);
 const svc = await startServices(t, ['web', 'outbox-relay', 'import-worker'], {

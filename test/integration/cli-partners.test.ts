@@ -7,7 +7,7 @@ import { promisify } from 'node:util';
 import { postJson, startServices, testSql } from '../helpers/stack.ts';
 import { signup } from '../helpers/accounts.ts';
 import { addPartner, apiProgram, uniqEmail } from '../helpers/partners.ts';
-import { ROOT } from '../../scripts/lib/stack.ts';
+import { ROOT } from '../../scripts/lib/stack/stack.ts';
 import { deliverNotifications } from '../helpers/notifications.ts';
 
 const execFileP = promisify(execFile);

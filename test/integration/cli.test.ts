@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { startServices, testSql } from '../helpers/stack.ts';
 import { PASSWORD, signup } from '../helpers/accounts.ts';
-import { ROOT } from '../../scripts/lib/stack.ts';
+import { ROOT } from '../../scripts/lib/stack/stack.ts';
 
 const execFileP = promisify(execFile);
 const sql = testSql(t);

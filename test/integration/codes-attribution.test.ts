@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import t from 'tap';
 import { createLink, postJson, startServices, testSql, waitFor } from '../helpers/stack.ts';
-import { saleCommand } from '../../scripts/lib/sale-command.ts';
+import { saleCommand } from '../../scripts/lib/bench/sale-command.ts';
 import { bearer, getJson, send, signup } from '../helpers/accounts.ts';
 import { addPartner, apiProgram } from '../helpers/partners.ts';
 import type { SaleCommand } from '../../shared/contracts/commands.ts';

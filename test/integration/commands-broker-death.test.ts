@@ -7,8 +7,8 @@
 import t from 'tap';
 import { join } from 'node:path';
 import { rm } from 'node:fs/promises';
-import { STACK_DIR, freePort } from '../../scripts/lib/stack.ts';
-import { startKafka } from '../../scripts/lib/kafka-server.ts';
+import { STACK_DIR, freePort } from '../../scripts/lib/stack/stack.ts';
+import { startKafka } from '../../scripts/lib/stack/kafka-server.ts';
 import { createLogger } from '../../shared/logger.ts';
 import { createKafka } from '../../shared/pipeline/kafka.ts';
 import { startHeartbeat } from '../../shared/pipeline/liveness.ts';

@@ -9,7 +9,7 @@
 // has done some of its work again (a request sent after its restart answered, a row written after it).
 import t from 'tap';
 import { createLink, createProgram, postJson, startServices, testSql, waitFor } from '../helpers/stack.ts';
-import type { ServiceName } from '../../scripts/lib/services.ts';
+import type { ServiceName } from '../../scripts/lib/stack/services.ts';
 
 const sql = testSql(t);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

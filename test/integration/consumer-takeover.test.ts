@@ -3,9 +3,9 @@
 // coordinator expires its session: that is set to 180 s here, so a takeover within 90 s (about 6 s on a
 // quiet machine) can only be the eviction, and clicks written to the dead worker's partitions are stored.
 import t from 'tap';
-import { spawnService, lineWatcher } from '../../scripts/lib/services.ts';
-import type { ServiceProcess } from '../../scripts/lib/services.ts';
-import { groupsWithOrphans } from '../../scripts/lib/cluster-state.ts';
+import { spawnService, lineWatcher } from '../../scripts/lib/stack/services.ts';
+import type { ServiceProcess } from '../../scripts/lib/stack/services.ts';
+import { groupsWithOrphans } from '../../scripts/lib/chaos/cluster-state.ts';
 import { createLink, createProgram, postJson, startServices, testSql, waitFor } from '../helpers/stack.ts';
 
 const SESSION_MS = 180_000;

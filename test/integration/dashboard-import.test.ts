@@ -12,7 +12,7 @@ import { launchBrowser, openPage } from '../helpers/browser.ts';
 import { apiProgram } from '../helpers/partners.ts';
 import { docShot, pageWiderThanViewport } from '../helpers/portal.ts';
 import { TEST_IMPORT_KEY } from '../helpers/imports.ts';
-import { rewardfulFixture, startRewardful } from '../../scripts/lib/source-doubles.ts';
+import { rewardfulFixture, startRewardful } from '../../scripts/lib/seed/source-doubles.ts';
 
 const sql = testSql(t);
 const svc = await startServices(t, ['web', 'outbox-relay', 'import-worker'], {

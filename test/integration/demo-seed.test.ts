@@ -1,4 +1,4 @@
-// The demo data of `npm start` (scripts/lib/seed.ts, demo-traffic.ts) in the test database: the demo owner
+// The demo data of `npm start` (scripts/lib/seed/seed.ts, demo-traffic.ts) in the test database: the demo owner
 // logs in with the generated password; about 30 days of traffic whose rollups agree with the raw events
 // (every /api/tracking/performance total equals a plain count or sum of the raw tables, and the events
 // endpoint's totals; the breakdown equals the raw events by every dimension); partner balances equal their
@@ -10,8 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { postJson, startServices, testSql } from '../helpers/stack.ts';
 import { getJson } from '../helpers/accounts.ts';
-import { DEMO_EMAIL, seedFullDemo } from '../../scripts/lib/seed.ts';
-import { DEMO_DESCRIPTION, DEMO_PARTNER_EMAIL } from '../../scripts/lib/seed-partner.ts';
+import { DEMO_EMAIL, seedFullDemo } from '../../scripts/lib/seed/seed.ts';
+import { DEMO_DESCRIPTION, DEMO_PARTNER_EMAIL } from '../../scripts/lib/seed/partner.ts';
 import { checkProgram, describe } from '../../shared/db/rollups-check.ts';
 
 const DAY = 86_400_000;

@@ -11,7 +11,7 @@ import { topicName } from '../../shared/contracts/topics.ts';
 import { createLogger } from '../../shared/logger.ts';
 import { Snowflake, formatClickId } from '../../shared/domain/ids.ts';
 import type { ClickMessage } from '../../shared/contracts/clicks.ts';
-import { ROOT } from '../../scripts/lib/stack.ts';
+import { ROOT } from '../../scripts/lib/stack/stack.ts';
 import { createLink, createProgram, stackEnv, startServices, testSql, waitFor } from '../helpers/stack.ts';
 
 const sql = testSql(t);

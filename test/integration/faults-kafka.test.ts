@@ -7,9 +7,9 @@ import type { Test } from 'tap';
 import { join } from 'node:path';
 import { rm } from 'node:fs/promises';
 import { randomUUID } from 'node:crypto';
-import { STACK_DIR, freePort } from '../../scripts/lib/stack.ts';
-import { startKafka } from '../../scripts/lib/kafka-server.ts';
-import type { KafkaServer } from '../../scripts/lib/kafka-server.ts';
+import { STACK_DIR, freePort } from '../../scripts/lib/stack/stack.ts';
+import { startKafka } from '../../scripts/lib/stack/kafka-server.ts';
+import type { KafkaServer } from '../../scripts/lib/stack/kafka-server.ts';
 import { createLogger } from '../../shared/logger.ts';
 import {
   createLink,

@@ -11,7 +11,7 @@ import { bearer, getJson, memberOf, send, signup } from '../helpers/accounts.ts'
 import { apiProgram, invitedPartner } from '../helpers/partners.ts';
 import { TEST_IMPORT_KEY, postCsv, postImport } from '../helpers/imports.ts';
 import type { Import } from '../helpers/imports.ts';
-import { rewardfulFixture, startRewardful } from '../../scripts/lib/source-doubles.ts';
+import { rewardfulFixture, startRewardful } from '../../scripts/lib/seed/source-doubles.ts';
 
 const sql = testSql(t);
 // No import worker: imports stay queued (nothing reads a source here but the campaign picker).

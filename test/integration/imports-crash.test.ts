@@ -14,7 +14,7 @@ import { apiProgram } from '../helpers/partners.ts';
 import { assertMoney } from '../helpers/money.ts';
 import { TEST_IMPORT_KEY, finished, postImport } from '../helpers/imports.ts';
 import type { Import } from '../helpers/imports.ts';
-import { rewardfulFixture, startRewardful } from '../../scripts/lib/source-doubles.ts';
+import { rewardfulFixture, startRewardful } from '../../scripts/lib/seed/source-doubles.ts';
 
 const sql = testSql(t);
 const svc = await startServices(t, ['web', 'outbox-relay'], {

@@ -1,5 +1,5 @@
 // Importing a Dub Partners program (CONTRACT part five; docs/importing.md "Dub") from a double of its API built
-// from its documentation (scripts/lib/source-doubles.ts: Bearer key, JSON arrays paged by `startingAfter`,
+// from its documentation (scripts/lib/seed/source-doubles.ts: Bearer key, JSON arrays paged by `startingAfter`,
 // commissions listed one `status` at a time): groups with their sale reward, hold and discount; partners
 // (a banned one left out) with their link keys as link codes; discount codes as partner codes (a disabled
 // one skipped); customers by `stripeCustomerId` (one without: customer_not_found); commissions pending and
@@ -13,8 +13,8 @@ import { apiProgram } from '../helpers/partners.ts';
 import { groupsOf } from '../helpers/rewards.ts';
 import { assertMoney } from '../helpers/money.ts';
 import { TEST_IMPORT_KEY, errorsOf, runImport } from '../helpers/imports.ts';
-import { startDub } from '../../scripts/lib/source-doubles.ts';
-import type { DubData, Obj } from '../../scripts/lib/source-doubles.ts';
+import { startDub } from '../../scripts/lib/seed/source-doubles.ts';
+import type { DubData, Obj } from '../../scripts/lib/seed/source-doubles.ts';
 
 const sql = testSql(t);
 const svc = await startServices(t, ['web', 'outbox-relay', 'import-worker'], {

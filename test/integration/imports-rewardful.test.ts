@@ -1,5 +1,5 @@
 // Importing a Rewardful program (CONTRACT part five; docs/importing.md "Rewardful") from a double of its REST
-// API built from its documentation (scripts/lib/source-doubles.ts): campaigns become groups with their terms,
+// API built from its documentation (scripts/lib/seed/source-doubles.ts): campaigns become groups with their terms,
 // affiliates partners in them (upserted by email; the placeholder last name "Unknown" dropped), link tokens
 // link codes, coupons partner codes with their Stripe ids (an archived one skipped), referrals customers by
 // Stripe customer id (a null customer, a non-`cus_` id: customer_not_found), commissions in their states
@@ -16,8 +16,8 @@ import { commissionsOf, customerOf, groupsOf, trackSale } from '../helpers/rewar
 import { assertMoney, ledgerCaughtUp } from '../helpers/money.ts';
 import { TEST_IMPORT_KEY, errorsOf, finished, postImport, runImport } from '../helpers/imports.ts';
 import type { Import } from '../helpers/imports.ts';
-import { rewardfulFixture, startRewardful } from '../../scripts/lib/source-doubles.ts';
-import type { Obj } from '../../scripts/lib/source-doubles.ts';
+import { rewardfulFixture, startRewardful } from '../../scripts/lib/seed/source-doubles.ts';
+import type { Obj } from '../../scripts/lib/seed/source-doubles.ts';
 import { checkProgram, describe } from '../../shared/db/rollups-check.ts';
 
 const sql = testSql(t);

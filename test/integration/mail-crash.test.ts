@@ -7,9 +7,9 @@ import t from 'tap';
 import { randomBytes } from 'node:crypto';
 import { queueMail } from '../../shared/db/mail.ts';
 import type { MailInput } from '../../shared/db/mail.ts';
-import { lineWatcher, spawnService } from '../../scripts/lib/services.ts';
+import { lineWatcher, spawnService } from '../../scripts/lib/stack/services.ts';
 import { startServices, testSql, waitFor } from '../helpers/stack.ts';
-import { freePort } from '../../scripts/lib/stack.ts';
+import { freePort } from '../../scripts/lib/stack/stack.ts';
 import { startSmtpSink } from '../helpers/smtp.ts';
 
 const CONCURRENCY = 5;

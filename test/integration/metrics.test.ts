@@ -7,8 +7,8 @@ import t from 'tap';
 import { createKafka } from '../../shared/pipeline/kafka.ts';
 import { topicName } from '../../shared/contracts/topics.ts';
 import { createLogger } from '../../shared/logger.ts';
-import { freePort } from '../../scripts/lib/stack.ts';
-import type { ServiceName } from '../../scripts/lib/services.ts';
+import { freePort } from '../../scripts/lib/stack/stack.ts';
+import type { ServiceName } from '../../scripts/lib/stack/services.ts';
 import {
   createLink,
   createProgram,

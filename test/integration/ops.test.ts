@@ -3,9 +3,9 @@
 import t from 'tap';
 import { join } from 'node:path';
 import { rm } from 'node:fs/promises';
-import { STACK_DIR, freePort } from '../../scripts/lib/stack.ts';
-import { startKafka } from '../../scripts/lib/kafka-server.ts';
-import type { KafkaServer } from '../../scripts/lib/kafka-server.ts';
+import { STACK_DIR, freePort } from '../../scripts/lib/stack/stack.ts';
+import { startKafka } from '../../scripts/lib/stack/kafka-server.ts';
+import type { KafkaServer } from '../../scripts/lib/stack/kafka-server.ts';
 import { createLogger } from '../../shared/logger.ts';
 import { startServices, waitFor } from '../helpers/stack.ts';
 import { getJson } from '../helpers/accounts.ts';

@@ -14,7 +14,7 @@ import { postJson, startServices, testSql, waitFor } from '../helpers/stack.ts';
 import { bearer, send, signup } from '../helpers/accounts.ts';
 import { invitedPartner } from '../helpers/partners.ts';
 import { assertMoney, ledgerCaughtUp } from '../helpers/money.ts';
-import { ROOT } from '../../scripts/lib/stack.ts';
+import { ROOT } from '../../scripts/lib/stack/stack.ts';
 import { deliverNotifications } from '../helpers/notifications.ts';
 
 const execFileP = promisify(execFile);

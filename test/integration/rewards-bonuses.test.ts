@@ -12,7 +12,7 @@ import { addPartner, apiProgram, invitedPartner } from '../helpers/partners.ts';
 import { commissionsOf, createGroup, customerOf, trackSale } from '../helpers/rewards.ts';
 import { postJson } from '../helpers/stack.ts';
 import { outboxTopic } from '../../shared/db/outbox.ts';
-import { saleCommand } from '../../scripts/lib/sale-command.ts';
+import { saleCommand } from '../../scripts/lib/bench/sale-command.ts';
 import { createSaleApplier } from '../../services/workers/attribution/apply-sale.ts';
 import { createCommandHandler } from '../../shared/pipeline/command-handler.ts';
 import type { BatchingProducer, ConsumedMessage } from '../../shared/pipeline/kafka.ts';

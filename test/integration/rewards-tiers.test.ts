@@ -8,15 +8,15 @@
 import { randomBytes } from 'node:crypto';
 import t from 'tap';
 import { startServices, testSql, waitFor } from '../helpers/stack.ts';
-import { spawnService } from '../../scripts/lib/services.ts';
-import type { ServiceProcess } from '../../scripts/lib/services.ts';
+import { spawnService } from '../../scripts/lib/stack/services.ts';
+import type { ServiceProcess } from '../../scripts/lib/stack/services.ts';
 import { bearer, getJson, send, signup } from '../helpers/accounts.ts';
 import { addPartner, apiProgram, invitedPartner } from '../helpers/partners.ts';
 import { commissionsOf, createGroup, customerOf, trackSale } from '../helpers/rewards.ts';
 import { postJson } from '../helpers/stack.ts';
 import { outboxTopic } from '../../shared/db/outbox.ts';
 import { deliverNotifications } from '../helpers/notifications.ts';
-import { saleCommand } from '../../scripts/lib/sale-command.ts';
+import { saleCommand } from '../../scripts/lib/bench/sale-command.ts';
 import { createSaleApplier } from '../../services/workers/attribution/apply-sale.ts';
 import type { ApplyContext } from '../../shared/pipeline/command-handler.ts';
 import { RollupBuffer } from '../../shared/pipeline/rollups.ts';

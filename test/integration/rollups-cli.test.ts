@@ -4,8 +4,8 @@
 import t from 'tap';
 import { spawn } from 'node:child_process';
 import { testSql, stackEnv, waitFor } from '../helpers/stack.ts';
-import { seedFullDemo } from '../../scripts/lib/seed.ts';
-import { ROOT } from '../../scripts/lib/stack.ts';
+import { seedFullDemo } from '../../scripts/lib/seed/seed.ts';
+import { ROOT } from '../../scripts/lib/stack/stack.ts';
 import { programDays } from '../../shared/db/rollups-rebuild.ts';
 
 const sql = testSql(t);

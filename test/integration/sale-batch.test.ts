@@ -16,7 +16,7 @@ import { RollupBuffer } from '../../shared/pipeline/rollups.ts';
 import { Snowflake, formatClickId } from '../../shared/domain/ids.ts';
 import { DUPLICATE_SALE, createSaleApplier } from '../../services/workers/attribution/apply-sale.ts';
 import { createLink, createProgram, testSql } from '../helpers/stack.ts';
-import { saleCommand } from '../../scripts/lib/sale-command.ts';
+import { saleCommand } from '../../scripts/lib/bench/sale-command.ts';
 import type { LinkFixture } from '../helpers/stack.ts';
 
 const sql = testSql(t);

@@ -15,7 +15,7 @@ import { Snowflake, formatClickId } from '../../shared/domain/ids.ts';
 import { eventClickNumber } from '../../services/ingress/click-message.ts';
 import { createSaleApplier } from '../../services/workers/attribution/apply-sale.ts';
 import { createLink, createProgram, stackEnv, testSql, waitFor } from '../helpers/stack.ts';
-import { saleCommand } from '../../scripts/lib/sale-command.ts';
+import { saleCommand } from '../../scripts/lib/bench/sale-command.ts';
 
 const sql = testSql(t);
 const run = randomBytes(4).toString('hex');

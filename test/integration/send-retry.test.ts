@@ -9,8 +9,8 @@
 import t from 'tap';
 import { join } from 'node:path';
 import { rm } from 'node:fs/promises';
-import { STACK_DIR, freePort } from '../../scripts/lib/stack.ts';
-import { startKafkaCluster } from '../../scripts/lib/kafka-server.ts';
+import { STACK_DIR, freePort } from '../../scripts/lib/stack/stack.ts';
+import { startKafkaCluster } from '../../scripts/lib/stack/kafka-server.ts';
 import { createLogger } from '../../shared/logger.ts';
 import { createKafka } from '../../shared/pipeline/kafka.ts';
 import { waitFor } from '../helpers/stack.ts';

@@ -9,8 +9,8 @@ import { clickLoad } from '../helpers/load.ts';
 import { createLink, createProgram, postJson, startServices, testSql, waitFor } from '../helpers/stack.ts';
 import { blockedBy, holdRow } from '../helpers/locks.ts';
 import type { Services } from '../helpers/stack.ts';
-import type { ServiceName } from '../../scripts/lib/services.ts';
-import { freePort } from '../../scripts/lib/stack.ts';
+import type { ServiceName } from '../../scripts/lib/stack/services.ts';
+import { freePort } from '../../scripts/lib/stack/stack.ts';
 import { topicName } from '../../shared/contracts/topics.ts';
 
 const sql = testSql(t);

@@ -1,4 +1,4 @@
-// The servers npm start and npm test start (scripts/lib/stack.ts, kafka-server.ts, servers.ts): a port already in use is an
+// The servers npm start and npm test start (scripts/lib/stack/stack.ts, kafka-server.ts, servers.ts): a port already in use is an
 // error naming the port and the process that holds it, before anything starts; a Kafka node that exits
 // after its start-up without stop() or kill() is reported to onServerExit's listeners (npm test then stops;
 // npm start's supervisor starts it again: start-supervisor.test.ts), one stopped or killed on purpose is not. `npm start` with its web port taken exits 1 naming
@@ -10,9 +10,9 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { ROOT, freePort, startPostgres } from '../../scripts/lib/stack.ts';
-import { startKafka } from '../../scripts/lib/kafka-server.ts';
-import { PortInUseError, assertPortFree, onServerExit, portHolder } from '../../scripts/lib/servers.ts';
+import { ROOT, freePort, startPostgres } from '../../scripts/lib/stack/stack.ts';
+import { startKafka } from '../../scripts/lib/stack/kafka-server.ts';
+import { PortInUseError, assertPortFree, onServerExit, portHolder } from '../../scripts/lib/stack/servers.ts';
 import { createLogger } from '../../shared/logger.ts';
 
 const log = createLogger('stack-servers-test', 'warn');

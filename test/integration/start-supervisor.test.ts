@@ -8,9 +8,9 @@ import t from 'tap';
 import { createServer } from 'node:net';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { STACK_DIR, freePort } from '../../scripts/lib/stack.ts';
-import { SupervisedStack } from '../../scripts/lib/chaos-supervised.ts';
-import { seedBenchProgram } from '../../scripts/lib/bench-seed.ts';
+import { STACK_DIR, freePort } from '../../scripts/lib/stack/stack.ts';
+import { SupervisedStack } from '../../scripts/lib/chaos/supervised.ts';
+import { seedBenchProgram } from '../../scripts/lib/bench/seed.ts';
 import { createSql } from '../../shared/db/sql.ts';
 import { waitFor } from '../helpers/stack.ts';
 

@@ -8,7 +8,7 @@ import { promisify } from 'node:util';
 import { ownDatabase, startServices, waitFor } from '../helpers/stack.ts';
 import { signup } from '../helpers/accounts.ts';
 import { startReceiver, verify } from '../helpers/webhook-receiver.ts';
-import { ROOT } from '../../scripts/lib/stack.ts';
+import { ROOT } from '../../scripts/lib/stack/stack.ts';
 
 const execFileP = promisify(execFile);
 const receiver = await startReceiver(t, { https: false });

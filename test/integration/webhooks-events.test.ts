@@ -13,7 +13,7 @@ import { createSaleApplier } from '../../services/workers/attribution/apply-sale
 import { createRefundApplier } from '../../services/workers/reversal/apply-refund.ts';
 import { outboxTopic } from '../../shared/db/outbox.ts';
 import { createLink, createProgram, testSql } from '../helpers/stack.ts';
-import { saleCommand } from '../../scripts/lib/sale-command.ts';
+import { saleCommand } from '../../scripts/lib/bench/sale-command.ts';
 
 const sql = testSql(t);
 const prefix = `evt${randomBytes(4).toString('hex')}.`;

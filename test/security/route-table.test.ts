@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { createProgram, startServices, testSql } from '../helpers/stack.ts';
 import { bearer, getJson, send, signup } from '../helpers/accounts.ts';
 import { addPartner, apiProgram, invitedPartner } from '../helpers/partners.ts';
-import { ROOT } from '../../scripts/lib/stack.ts';
+import { ROOT } from '../../scripts/lib/stack/stack.ts';
 import { generateSecret, hashSecret, maskSecret } from '../../shared/domain/secrets.ts';
 
 // ---- the table ----

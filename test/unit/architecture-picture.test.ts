@@ -4,7 +4,7 @@
 import t from 'tap';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { ROOT } from '../../scripts/lib/stack.ts';
+import { ROOT } from '../../scripts/lib/stack/stack.ts';
 
 const exec = promisify(execFile);
 

@@ -8,7 +8,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
-import { ROOT } from '../../scripts/lib/stack.ts';
+import { ROOT } from '../../scripts/lib/stack/stack.ts';
 
 const exec = promisify(execFile);
 
@@ -74,6 +74,19 @@ t.test('a .tsx file under shared/ importing from services/ breaks a layer', asyn
   const r = await check(root);
   t.equal(r.code, 1, r.out);
   t.match(r.out, 'shared imports outside shared: shared/ui/Badge.tsx -> services/dashboard/src/format.ts');
+});
+
+t.test('bin/ importing from scripts/ breaks a layer; from shared/ it may', async (t) => {
+  const root = await tree(t, {
+    'scripts/lib/cli.ts': `export const c = 1;\n`,
+    'shared/cli-args.ts': `export const s = 1;\n`,
+    'bin/cli/context.ts': `import { c } from '../../scripts/lib/cli.ts';\nimport { s } from '../../shared/cli-args.ts';\nexport const x = c + s;\n`,
+  });
+  const r = await check(root);
+  t.equal(r.code, 1, r.out);
+  t.match(r.out, 'bin imports scripts: bin/cli/context.ts -> scripts/lib/cli.ts');
+  t.notMatch(r.out, '-> shared/cli-args.ts');
+  t.match(r.out, /3 files, 1 problems/);
 });
 
 t.test(

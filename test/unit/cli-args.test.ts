@@ -1,5 +1,6 @@
 import t from 'tap';
-import { cli, integerIn } from '../../scripts/lib/cli.ts';
+import { cli } from '../../scripts/lib/cli.ts';
+import { integerIn } from '../../shared/cli-args.ts';
 
 t.test('integerIn: an integer within the bounds, else null', async (t) => {
   t.equal(integerIn('5', 1, 10), 5);

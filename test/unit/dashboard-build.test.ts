@@ -1,12 +1,12 @@
-// ensureDashboardBuilt (scripts/lib/dashboard.ts): builds when dist or its stamp is missing or a source is
+// ensureDashboardBuilt (scripts/lib/stack/dashboard.ts): builds when dist or its stamp is missing or a source is
 // newer than the stamp, not otherwise; concurrent calls build once. The build itself is replaced by a fake
 // that writes dist the way Vite would.
 import t from 'tap';
 import { mkdir, mkdtemp, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ensureDashboardBuilt, staleReason, stampOf } from '../../scripts/lib/dashboard.ts';
-import type { DashboardPaths } from '../../scripts/lib/dashboard.ts';
+import { ensureDashboardBuilt, staleReason, stampOf } from '../../scripts/lib/stack/dashboard.ts';
+import type { DashboardPaths } from '../../scripts/lib/stack/dashboard.ts';
 import { createLogger } from '../../shared/logger.ts';
 
 const log = createLogger('test', 'silent');

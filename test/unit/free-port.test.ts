@@ -1,4 +1,4 @@
-// freePort (scripts/lib/stack.ts) hands out ports below the kernel's ephemeral range: a port from that range
+// freePort (scripts/lib/stack/stack.ts) hands out ports below the kernel's ephemeral range: a port from that range
 // can become the local end of another process's outgoing connection before our server listens on it, and
 // the server then fails with EADDRINUSE for as long as that connection lives (a chaos run's worker exited
 // at every restart). Shown here: an outgoing connection does hold its local port against a listener, and
@@ -7,7 +7,7 @@ import t from 'tap';
 import { readFile } from 'node:fs/promises';
 import { createServer, connect } from 'node:net';
 import type { Server } from 'node:net';
-import { freePort } from '../../scripts/lib/stack.ts';
+import { freePort } from '../../scripts/lib/stack/stack.ts';
 
 const listen = (srv: Server, port: number) =>
   new Promise<string | null>((res) => {

@@ -1,11 +1,11 @@
-// npm start's Ctrl-C (scripts/lib/own-group.ts): a terminal sends SIGINT to its whole foreground group; only
+// npm start's Ctrl-C (scripts/lib/stack/own-group.ts): a terminal sends SIGINT to its whole foreground group; only
 // the script's parent may receive it, and the script must stop its services itself, in order. And a parent
 // killed outright must not leave the script and its services running.
 import t from 'tap';
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
-import { ROOT } from '../../scripts/lib/stack.ts';
+import { ROOT } from '../../scripts/lib/stack/stack.ts';
 import { gone } from '../helpers/processes.ts';
 
 const SCRIPT = join(ROOT, 'test/unit/fixtures/own-group-script.ts');

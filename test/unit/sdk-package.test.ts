@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Webhook } from 'standardwebhooks';
 import { SDK_DIR, buildSdk } from '../../scripts/sdk-build.ts';
-import { ROOT } from '../../scripts/lib/stack.ts';
+import { ROOT } from '../../scripts/lib/stack/stack.ts';
 
 const exec = promisify(execFile);
 const tmp = await mkdtemp(join(tmpdir(), 'svc-sdk-package-'));

@@ -6,7 +6,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { ROOT } from '../../scripts/lib/stack.ts';
+import { ROOT } from '../../scripts/lib/stack/stack.ts';
 import { TYPES_FILE } from '../../scripts/sdk-types.ts';
 
 const exec = promisify(execFile);

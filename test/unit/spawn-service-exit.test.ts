@@ -3,13 +3,13 @@
 import t from 'tap';
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { ROOT } from '../../scripts/lib/stack.ts';
+import { ROOT } from '../../scripts/lib/stack/stack.ts';
 import { gone, isAlive } from '../helpers/processes.ts';
 
 t.test('services spawned by a process that throws are killed when it exits', async (t) => {
   // web waits for its Postgres (port 1: nothing there) instead of exiting, so it is alive until killed.
   const script = `
-    import { spawnService } from ${JSON.stringify(join(ROOT, 'scripts/lib/services.ts'))};
+    import { spawnService } from ${JSON.stringify(join(ROOT, 'scripts/lib/stack/services.ts'))};
     const p = spawnService('web', { env: { DATABASE_URL: 'postgres://x:y@127.0.0.1:1/none', LOG_LEVEL: 'warn' } });
     console.log('pid ' + p.child.pid);
     setTimeout(() => { throw new Error('the test file failed'); }, 500);

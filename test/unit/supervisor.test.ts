@@ -1,4 +1,4 @@
-// The supervisor of `npm start` (scripts/lib/supervisor.ts): a process that exits unexpectedly is started
+// The supervisor of `npm start` (scripts/lib/stack/supervisor.ts): a process that exits unexpectedly is started
 // again with back-off, each exit logged with its last lines; a server whose starts keep failing, or whose
 // port another process holds, is given up on once (one line naming it, the reason and its log file); a
 // service never is; its own stop is not an exit to answer. With fake processes and a fast back-off, waiting
@@ -8,10 +8,10 @@ import { Writable } from 'node:stream';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Supervisor, backoffMs, serverLogs } from '../../scripts/lib/supervisor.ts';
-import type { GiveUp, Running, UnitKind, UnitSpec } from '../../scripts/lib/supervisor.ts';
-import { PortInUseError } from '../../scripts/lib/servers.ts';
-import type { Exit } from '../../scripts/lib/servers.ts';
+import { Supervisor, backoffMs, serverLogs } from '../../scripts/lib/stack/supervisor.ts';
+import type { GiveUp, Running, UnitKind, UnitSpec } from '../../scripts/lib/stack/supervisor.ts';
+import { PortInUseError } from '../../scripts/lib/stack/servers.ts';
+import type { Exit } from '../../scripts/lib/stack/servers.ts';
 import { createLogger } from '../../shared/logger.ts';
 
 const FAST = { backoff: { firstMs: 2, maxMs: 20 }, stableMs: 60_000 };
