@@ -100,7 +100,7 @@ export function holdsSql(text: string): boolean {
 }
 
 /**
- * The rule's problems for one file (`path` relative to the repository root, with `/`), or null: a route,
+ * The rule's problem in one file (`path` relative to the repository root, with `/`), or null: a route,
  * a dal.ts or another file with SQL that opens a transaction and is not allowed to.
  */
 export function transactionProblem(path: string, text: string): string | null {
@@ -109,7 +109,10 @@ export function transactionProblem(path: string, text: string): string | null {
   if (kind === null) return null;
   const at = firstOpening(text);
   if (at === null) return null;
-  const owner = kind === 'file of SQL' ? ', or name the file in TRANSACTION_OWNERS with the reason' : '';
+  const owner =
+    kind === 'file of SQL'
+      ? ', or name the file in TRANSACTION_OWNERS (scripts/lib/transaction-rule.ts) with the reason'
+      : '';
   return `transaction opened in a ${kind}: ${path}:${at.line} by ${at.form}…), open it in an operations or service file and pass the tx${owner}`;
 }
 
