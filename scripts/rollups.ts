@@ -2,7 +2,7 @@
 // and checks the rollups against the raw events. USAGE says how; this is the command line only: the SQL is
 // in shared/db/rollups-{raw,check,rebuild}.ts.
 import { cli } from './lib/cli.ts';
-import { checkProgramSnapshot, describe } from '../shared/db/rollups-check.ts';
+import { checkProgram, describe } from '../shared/db/rollups-check.ts';
 import type { Difference } from '../shared/db/rollups-check.ts';
 import type { DayRange } from '../shared/db/rollups-raw.ts';
 import {
@@ -161,11 +161,16 @@ async function rebuild(): Promise<boolean> {
   return true;
 }
 
-/** Each program's rollups against the raw events, in one snapshot (the workers may be writing). */
+/**
+ * Each program's rollups against the raw events, each program in one read-only snapshot: the workers may be
+ * writing meanwhile. The script opens it (the unit-of-work rule: rollups-check.ts is SQL, it takes the tx).
+ */
 async function check(): Promise<number> {
   let found = 0;
   for (const programId of await programs()) {
-    const diffs = await checkProgramSnapshot(sql, programId, range);
+    const diffs = await sql.begin('isolation level repeatable read read only', (tx) =>
+      checkProgram(tx, programId, range),
+    );
     report(programId, diffs);
     found += diffs.length;
   }

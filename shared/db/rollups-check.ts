@@ -1,6 +1,5 @@
 // The check of the rollups against the raw events (rollups-raw.ts): what `npm run rollups -- --check`,
 // bench:dashboard and the tests report. An empty list of differences means equal.
-import type { Sql } from './sql.ts';
 import { FIELDS, KEYS_PER_DAY, OTHER_KEY, UNKNOWN_KEY, VISIT_DIMENSIONS } from '../pipeline/breakdown.ts';
 import type { Dimension } from '../pipeline/breakdown.ts';
 import { add, equal, isZero, rawBreakdown, storedBreakdown, storedDaily, zero } from './rollups-raw.ts';
@@ -138,9 +137,4 @@ export function describe(d: Difference): string {
     .map((c) => `${c} ${d.rollup[c]} (raw ${d.raw[c]})`)
     .join(', ');
   return `program ${d.programId} ${d.day} ${d.dimension}${d.key === '' ? '' : ` ${JSON.stringify(d.key)}`}: ${d.problem}${fields ? `: ${fields}` : ''}`;
-}
-
-/** checkProgram in one read-only snapshot: the workers may be writing meanwhile. */
-export function checkProgramSnapshot(sql: Sql, programId: number, range: DayRange): Promise<Difference[]> {
-  return sql.begin('isolation level repeatable read read only', (tx) => checkProgram(tx, programId, range));
 }

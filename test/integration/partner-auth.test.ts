@@ -14,6 +14,7 @@ import {
   tokenOf,
   uniqEmail,
 } from '../helpers/partners.ts';
+import { oldScryptHash } from '../helpers/passwords.ts';
 
 const sql = testSql(t);
 const svc = await startServices(t, ['web']);
@@ -184,6 +185,42 @@ t.test('password sign-in, the bearer session, sign-out kills it at once', async 
             where token_hash = sha256(convert_to(${p.session}, 'UTF8'))`;
   t.equal((await getJson(url('/api/partner/me'), bearer(p.session))).status, 401, 'expired: 401');
 });
+
+t.test(
+  'a password sign-in is one transaction: no session without its sign-in record, no hash replaced',
+  async (t) => {
+    const p = await invitedPartner(svc, owner, program.id);
+    const old = await oldScryptHash(PARTNER_PASSWORD);
+    await sql`update partner_accounts set password_hash = ${old} where id = ${p.accountId}`;
+    const counts = async () =>
+      (
+        await sql<{ sessions: number; signIns: number; hash: string }[]>`
+        select (select count(*)::int from partner_sessions where account_id = ${p.accountId}) as sessions,
+               (select count(*)::int from partner_sign_ins where account_id = ${p.accountId}) as "signIns",
+               (select password_hash from partner_accounts where id = ${p.accountId}) as hash`
+      )[0]!;
+    const before = await counts();
+    // A trigger that refuses this account's sign-in record stands in for a failure after the session is
+    // written (partner-auth/operations.ts signIn).
+    await sql.unsafe(`
+    create or replace function refuse_partner_sign_in() returns trigger language plpgsql as $$
+    begin raise exception 'sign-in record refused for the test'; end $$;
+    drop trigger if exists refuse_partner_sign_in on partner_sign_ins;
+    create trigger refuse_partner_sign_in before insert on partner_sign_ins
+      for each row when (new.account_id = ${p.accountId}) execute function refuse_partner_sign_in();`);
+    const dropTrigger = () => sql.unsafe('drop trigger if exists refuse_partner_sign_in on partner_sign_ins');
+    t.teardown(dropTrigger);
+    const login = () =>
+      send('POST', url('/api/partner/auth/login'), { email: p.email, password: PARTNER_PASSWORD });
+    t.equal((await login()).status, 500);
+    t.same(await counts(), before, 'neither the session nor the new hash outlives the failed record');
+    await dropTrigger();
+    t.equal((await login()).status, 200);
+    const after = await counts();
+    t.same([after.sessions, after.signIns], [before.sessions + 1, before.signIns + 1], 'both, together');
+    t.not(after.hash, old, 'and the older kind of hash replaced with them');
+  },
+);
 
 t.test('the cookie session: SameSite=Lax, HttpOnly, CSRF on writes, DELETE clears it', async (t) => {
   const p = await invitedPartner(svc, owner, program.id);

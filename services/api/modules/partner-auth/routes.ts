@@ -8,11 +8,11 @@
 // registerPartnerAccountRoutes: GET/PUT /api/partner/me, in the partner-authenticated scope.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from '@sinclair/typebox';
-import type { Sql, Tx } from '../../../../shared/db/sql.ts';
+import type { Tx } from '../../../../shared/db/sql.ts';
 import { ERROR_SCHEMA, HttpError, errorResponses } from '../../../../shared/http/server.ts';
 import { Checked } from '../../../../shared/http/validation.ts';
 import type { TypeBoxProvider } from '../../../../shared/http/validation.ts';
-import { generateSecret, hashSecret } from '../../../../shared/domain/secrets.ts';
+import { hashSecret } from '../../../../shared/domain/secrets.ts';
 import { hashPassword, needsRehash, verifyPassword } from '../../../../shared/domain/passwords.ts';
 import { DateTime, Nullable, Obj, dataOf, requireBodyObject } from '../../common.ts';
 import type { ApiDeps } from '../../deps.ts';
@@ -20,7 +20,8 @@ import { csrfTokenFor } from '../auth/cookie.ts';
 import { authenticatePartner, partnerOf, partnerSecurity } from './access.ts';
 import { beginPasswordCheck, ipHashOf, limitMagicLink } from '../../sign-in-limits.ts';
 import * as dal from './dal.ts';
-import { changeAccount, mailSignInLink } from './operations.ts';
+import { changeAccount, mailSignInLink, openSession, signIn, signOut } from './operations.ts';
+import type { SessionOrigin } from './operations.ts';
 import { acceptInvite as acceptInviteTx, followMagicLink } from '../partner-claims/operations.ts';
 import {
   ERR,
@@ -130,13 +131,13 @@ export function registerPartnerAuthRoutes(fastify: FastifyInstance, deps: ApiDep
   const maxAge = deps.sessionTtlHours * 3600;
   const secure = (req: FastifyRequest) => req.protocol === 'https';
 
-  async function newSession(db: Sql | Tx, accountId: number, req: FastifyRequest) {
-    const token = generateSecret('psess_');
-    const expiresAt = new Date(Date.now() + deps.sessionTtlHours * 3600_000);
-    await dal.createSession(db, accountId, hashSecret(token), expiresAt);
-    await dal.recordSignIn(db, accountId, await ipHashOf(sql, req.ip));
-    return { token, expiresAt };
-  }
+  const originOf = async (req: FastifyRequest): Promise<SessionOrigin> => ({
+    ttlHours: deps.sessionTtlHours,
+    ipHash: await ipHashOf(sql, req.ip),
+  });
+  /** The session an invite or a sign-in link ends with, in that operation's transaction. */
+  const newSession = async (tx: Tx, accountId: number, req: FastifyRequest) =>
+    openSession(tx, accountId, await originOf(req));
 
   async function logIn(req: FastifyRequest, reply: FastifyReply, b: { email: string; password: string }) {
     const email = normalEmail(b.email);
@@ -147,12 +148,9 @@ export function registerPartnerAuthRoutes(fastify: FastifyInstance, deps: ApiDep
     const ok = await verifyPassword(b.password, stored);
     if (!account || stored === null || !ok) throw new HttpError(401, ERR.credentials);
     await attempt.succeeded();
-    // An older kind of hash is replaced now that the password is known; compare-and-set, so a password
-    // changed meanwhile is never overwritten.
-    if (needsRehash(stored)) {
-      await dal.replacePasswordHash(sql, Number(account.id), stored, await hashPassword(b.password));
-    }
-    return { account, ...(await newSession(sql, Number(account.id), req)) };
+    // An older kind of hash is replaced now that the password is known, with the session (signIn).
+    const rehash = needsRehash(stored) ? { previous: stored, next: await hashPassword(b.password) } : null;
+    return { account, ...(await signIn(sql, Number(account.id), await originOf(req), rehash)) };
   }
 
   type Signed = { account: dal.AccountRow; token: string; expiresAt: Date };
@@ -319,7 +317,7 @@ export function registerPartnerAuthRoutes(fastify: FastifyInstance, deps: ApiDep
     },
     async (req, reply) => {
       const p = await authenticatePartner(sql, req);
-      await dal.revokeSession(sql, p.sessionId);
+      await signOut(sql, p.sessionId);
       if (p.via === 'cookie') reply.header('set-cookie', clearedPartnerCookie(secure(req)));
       return reply.code(204).send();
     },
@@ -364,7 +362,7 @@ export function registerPartnerAuthRoutes(fastify: FastifyInstance, deps: ApiDep
     },
     async (req, reply) => {
       const p = await authenticatePartner(sql, req);
-      await dal.revokeSession(sql, p.sessionId);
+      await signOut(sql, p.sessionId);
       reply.header('set-cookie', clearedPartnerCookie(secure(req)));
       return reply.code(204).send();
     },
