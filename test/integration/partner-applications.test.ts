@@ -109,7 +109,7 @@ t.test('the public program: only public and live; its terms', async (t) => {
       type: 'percentage',
       percent: 25,
       amount_cents: null,
-      recurring: { mode: 'recurring', months: null },
+      recurring: { mode: 'recurring', months: null, first: null },
       product_rules: [],
     },
     hold_days: 30,
