@@ -122,6 +122,14 @@ t.test("another program's, a deleted, and a stranger's read are 404", async (t) 
     own,
   );
   t.equal((await read(program.id, gone)).status, 404, 'deleted');
+  // A path that is no id (schemathesis sent `null,null`): 404 as any unknown bonus, not a 500.
+  for (const notAnId of ['null%2Cnull', 'abc', '0', '99999999999999999999']) {
+    const r = await getJson(
+      url(`/api/advertiser/affiliate-programs/${program.id}/bonuses/${notAnId}/progress`),
+      own,
+    );
+    t.same([r.status, r.body], [404, { error: 'Bonus not found' }], `bonus ${notAnId}`);
+  }
   const stranger = await signup(svc);
   t.same((await read(program.id, theirs, bearer(stranger.session))).body, { error: 'Program not found' });
 });

@@ -42,6 +42,8 @@ export function bonusesOf(db: Sql | Tx, programId: number) {
 }
 
 export async function bonusOf(db: Sql | Tx, programId: number, bonusId: number) {
+  // A path id that is not one (pathId's NaN) is no bonus: 404, as the other modules answer.
+  if (!Number.isSafeInteger(bonusId)) return undefined;
   const [row] = await db<BonusRow[]>`
     ${SELECT(db)} where b.id = ${bonusId} and b.program_id = ${programId} and b.deleted_at is null`;
   return row;
