@@ -1281,8 +1281,8 @@ export interface paths {
          */
         get: {
             parameters: {
-                query?: {
-                    customer_key?: string;
+                query: {
+                    customer_key: string;
                 };
                 header?: never;
                 path?: never;
@@ -13752,7 +13752,7 @@ export interface paths {
                 content: {
                     "application/json": {
                         /** @enum {string} */
-                        source: "rewardful" | "dub" | "csv";
+                        source: "rewardful" | "dub";
                         /** @description Rewardful: `{ api_secret }` (sent as HTTP Basic `secret:`); Dub: `{ api_key }` (Bearer). Kept encrypted (AES-256-GCM) until the import ends, then deleted; never answered back. */
                         credentials?: Record<string, unknown>;
                         options?: {
@@ -13763,7 +13763,7 @@ export interface paths {
                             /** @description Read everything, count, write nothing */
                             dry_run?: boolean;
                         };
-                    };
+                    } & (unknown & unknown);
                     "text/csv": string;
                 };
             };
@@ -13962,7 +13962,7 @@ export interface paths {
                             /** @description Read everything, count, write nothing */
                             dry_run?: boolean;
                         };
-                    };
+                    } & (unknown & unknown);
                 };
             };
             responses: {

@@ -43,7 +43,9 @@ const schema = {
   security: [{ trackingToken: [] }] as Record<string, string[]>[],
   querystring: {
     type: 'object',
-    properties: { customer_key: { type: 'string', minLength: 1, maxLength: 255 } },
+    // Required, and not blank (a key of spaces is none), as the handler checks it.
+    properties: { customer_key: { type: 'string', minLength: 1, maxLength: 255, pattern: '\\S' } },
+    required: ['customer_key'],
   },
   response: {
     200: {

@@ -21,6 +21,7 @@ import { ProgramParams, managementSecurity, programOf, requireProgram } from '..
 import * as dal from './dal.ts';
 import { cancelImport, createImport } from './operations.ts';
 import {
+  CREDENTIAL_FIELD,
   ERR,
   checkApiBaseUrl,
   credentialsError,
@@ -36,7 +37,6 @@ const ImportParams = Type.Object({
   importId: Type.Integer({ minimum: 1, description: 'Import id' }),
 });
 
-const Source = StringEnum(SOURCE_NAMES, ERR.source);
 const API_SOURCES = SOURCE_NAMES.filter((s) => SOURCES[s].baseUrl !== null);
 const Credentials = Checked<Record<string, unknown>>(
   {
@@ -86,16 +86,40 @@ const Options = Type.Object(
   },
   { errorMessage: ERR.options },
 );
-const CreateBody = Type.Object({
-  source: Source,
-  credentials: Type.Optional(Credentials),
-  options: Type.Optional(Options),
-});
-const CampaignsBody = Type.Object({
-  source: StringEnum(API_SOURCES, `source must be one of ${API_SOURCES.join(', ')}`),
-  credentials: Credentials,
-  options: Type.Optional(Options),
-});
+/**
+ * What each source's credentials need, for the OpenAPI document only (JSON Schema if/then, which the validator
+ * leaves alone): the handler checks them with its own messages (`credentials.api_secret is required: …`).
+ */
+const credentialsNeeds = Object.entries(CREDENTIAL_FIELD).map(([s, field]) => ({
+  if: { properties: { source: { const: s } } },
+  then: {
+    required: ['credentials'],
+    properties: {
+      credentials: {
+        type: 'object',
+        required: [field],
+        properties: { [field]: { type: 'string', minLength: 1, maxLength: 500, pattern: '\\S' } },
+      },
+    },
+  },
+}));
+// A JSON body names a source with an API; a CSV file is sent as text/csv (its own message says how).
+const CreateBody = Type.Object(
+  {
+    source: StringEnum(API_SOURCES, `${ERR.source}: ${ERR.csvAsJson}`),
+    credentials: Type.Optional(Credentials),
+    options: Type.Optional(Options),
+  },
+  { allOf: credentialsNeeds },
+);
+const CampaignsBody = Type.Object(
+  {
+    source: StringEnum(API_SOURCES, `source must be one of ${API_SOURCES.join(', ')}`),
+    credentials: Credentials,
+    options: Type.Optional(Options),
+  },
+  { allOf: credentialsNeeds },
+);
 const CsvBody = Type.String({ description: 'The CSV file (`text/csv`), with `?source=csv`' });
 const CreateQuery = Type.Object({
   source: Type.Optional(
@@ -225,7 +249,7 @@ function routes(fastify: FastifyInstance, deps: ApiDeps) {
       if (contentType !== 'application/json')
         throw new HttpError(415, 'Content-Type must be application/json or text/csv');
       const body = req.body as { source: SourceName; credentials?: unknown; options?: OptionsBody };
-      if (body.source === 'csv' || query.source === 'csv') throw new HttpError(400, ERR.csvAsJson);
+      // ?source and ?dry_run belong to a text/csv body; a JSON body says both itself.
       const credentials = body.credentials ?? {};
       const bad = credentialsError(body.source, credentials);
       if (bad !== null) throw new HttpError(400, bad);
@@ -249,6 +273,8 @@ function routes(fastify: FastifyInstance, deps: ApiDeps) {
     `${base}/campaigns`,
     {
       preValidation: requireProgram(sql, 'program:update'),
+      // Room for a list of campaign ids past its limit (1,000 of up to 200 characters): its 400 names it.
+      bodyLimit: 1024 * 1024,
       schema: {
         tags,
         summary: "The source's campaigns (Rewardful) or groups (Dub), for the campaign picker",

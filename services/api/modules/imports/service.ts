@@ -11,6 +11,9 @@ import type { AddressPolicy } from '../../../../shared/webhooks/address.ts';
 import { iso } from '../../common.ts';
 import type { ImportRow } from './dal.ts';
 
+/** The one credential each source with an API takes. */
+export const CREDENTIAL_FIELD = { rewardful: 'api_secret', dub: 'api_key' } as const;
+
 export const ERR = {
   source: `source must be one of ${SOURCE_NAMES.join(', ')}`,
   credentials: 'credentials must be an object',
@@ -62,7 +65,7 @@ export function sealCredentials(
   c: unknown,
 ): Buffer {
   if (key === null) throw new HttpError(503, ERR.noKey);
-  const field = source === 'rewardful' ? 'api_secret' : 'api_key';
+  const field = CREDENTIAL_FIELD[source as keyof typeof CREDENTIAL_FIELD];
   const value = (c as Record<string, string>)[field]!.trim();
   return seal(key, programId, JSON.stringify({ [field]: value }));
 }
