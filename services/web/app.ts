@@ -4,7 +4,12 @@ import Fastify, { LogController } from 'fastify';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import swagger from '@fastify/swagger';
 import type { Config } from '../../shared/config.ts';
-import { installAnswerBound, installJsonHandling, markOptionalBodies } from '../../shared/http/server.ts';
+import {
+  documentDecimals,
+  installAnswerBound,
+  installJsonHandling,
+  markOptionalBodies,
+} from '../../shared/http/server.ts';
 import type { Logger } from '../../shared/logger.ts';
 import { ingressPlugin } from '../ingress/app.ts';
 import type { IngressDeps } from '../ingress/deps.ts';
@@ -44,7 +49,7 @@ export async function buildWebApp(
   // Tracking and webhook calls are answered, never left hanging (docs/operations.md "Faults").
   if (cfg.answerTimeoutMs !== undefined) installAnswerBound(app, cfg.answerTimeoutMs, isTrackingWrite);
   await app.register(swagger, {
-    transformObject: markOptionalBodies,
+    transformObject: (d) => documentDecimals(markOptionalBodies(d)),
     openapi: {
       openapi: '3.1.0',
       info: {

@@ -6,7 +6,7 @@ import { Type } from '@sinclair/typebox';
 import type { Static, TSchema } from '@sinclair/typebox';
 import { isPlainObject } from '../json.ts';
 import { MAX_AMOUNT_CENTS } from './money.ts';
-import { firstError } from './policy-schema.ts';
+import { firstError, toDecimals } from './policy-schema.ts';
 import type { SchemaNode } from './policy-schema.ts';
 
 const RATE_TYPES = ['percentage', 'flat'] as const;
@@ -151,7 +151,7 @@ export function parseDiscount(input: unknown): Discount | null | string {
   const ids = isPlainObject(d.processor_ids) ? d.processor_ids : {};
   return {
     type: d.type as Discount['type'],
-    percent: d.type === 'percentage' ? num(d.percent) : null,
+    percent: d.type === 'percentage' ? toDecimals(num(d.percent)) : null,
     amount_cents: d.type === 'flat' ? num(d.amount_cents) : null,
     duration: d.duration as Discount['duration'],
     months: d.duration === 'repeating' ? num(d.months) : null,

@@ -285,9 +285,11 @@ export function firstError(node: SchemaNode, v: unknown, at = '', inner = at): s
   if (typeof v === 'number') {
     if (node.minimum !== undefined && v < node.minimum) return fail();
     if (node.exclusiveMinimum !== undefined && v <= node.exclusiveMinimum) return fail();
+    // Within a float's error of n decimals (0.0003 × 10^4 is 2.9999999999999996): what a client computing
+    // `k × 0.0001` sends passes, and the value is rounded to them (toDecimals).
     if (node['x-decimals'] !== undefined) {
-      const k = 10 ** node['x-decimals'];
-      if (Math.round(v * k) !== v * k) return fail();
+      const x = v * 10 ** node['x-decimals'];
+      if (Math.abs(Math.round(x) - x) > 1e-6) return fail();
     }
     if (node.maximum !== undefined && v > node.maximum) return fail(node.maximumMessage);
   }
@@ -318,10 +320,12 @@ const walk = (node: TSchema, v: unknown, inner: string) => firstError(node as Sc
 // ---- normalising (after the check passed) ----
 
 const num = (v: unknown) => v as number;
+/** A number that passed an `x-decimals: n` check, exactly n decimals (no float residue). */
+export const toDecimals = (v: number, n = 4) => Math.round(v * 10 ** n) / 10 ** n;
 
 function rateOf(r: Record<string, unknown>): Rate {
   return r.type === 'percentage'
-    ? { type: 'percentage', percent: num(r.percent), amount_cents: null }
+    ? { type: 'percentage', percent: toDecimals(num(r.percent)), amount_cents: null }
     : { type: 'flat', percent: null, amount_cents: num(r.amount_cents) };
 }
 

@@ -115,6 +115,27 @@ export function markOptionalBodies<D extends object>(document: D): D[keyof D] {
   return openapiObject as D[keyof D];
 }
 
+/**
+ * The OpenAPI document's `x-decimals: n` (a number with at most n decimals, checked exactly by the policy
+ * and discount schemas' own walk: policy-schema.ts) also as JSON Schema's `multipleOf: 10^-n`, so a generated
+ * client or a fuzzer knows the rule. Only the document: the validator never sees a float multipleOf.
+ */
+export function documentDecimals<T>(document: T): T {
+  // A copy: the document's schema objects may be the routes' own.
+  const copy = JSON.parse(JSON.stringify(document)) as T;
+  const walk = (node: unknown): void => {
+    if (Array.isArray(node)) node.forEach(walk);
+    else if (node !== null && typeof node === 'object') {
+      const o = node as Record<string, unknown>;
+      const n = o['x-decimals'];
+      if (typeof n === 'number' && o.multipleOf === undefined) o.multipleOf = Number(`1e-${n}`);
+      Object.values(o).forEach(walk);
+    }
+  };
+  walk(copy);
+  return copy;
+}
+
 const RETRY_AFTER = {
   'retry-after': { type: 'integer', minimum: 0, description: 'Seconds to wait before retrying' },
 } as const;

@@ -2,6 +2,7 @@ import t from 'tap';
 import { commissionAmount, parsePolicy, recurrenceBlocks } from '../../shared/domain/commission-policy.ts';
 import type { CommissionPolicy } from '../../shared/domain/commission-policy.ts';
 import { mulDivRoundHalfUp } from '../../shared/domain/money.ts';
+import { documentDecimals } from '../../shared/http/server.ts';
 
 const policy = (p: unknown) => {
   const r = parsePolicy(p);
@@ -140,7 +141,11 @@ t.test(
           };
         }
       ).content['application/json'].schema.properties.data.properties;
-    t.same(asServed(bodyOf(op.put!).commission), json(PolicyIn), 'the update body is the request schema');
+    t.same(
+      asServed(bodyOf(op.put!).commission),
+      documentDecimals(json(PolicyIn)),
+      'the update body is the request schema (its x-decimals also as multipleOf)',
+    );
     t.same(asServed(answerOf(op.get!).commission), json(PolicyOut), 'the answer is the response schema');
   },
 );
@@ -174,4 +179,14 @@ t.test('nested messages name where they are', async (t) => {
     parsePolicy({ type: 'percentage', percent: '5' }),
     'percent must be a number from 0 to 100 (at most 4 decimals)',
   );
+});
+
+t.test('4 decimals within a float: 3 × 0.0001 passes as 0.0003; a fifth decimal is refused', async (t) => {
+  // What a client (or the OpenAPI document's multipleOf: 0.0001) computes: 0.00030000000000000003.
+  const p = parsePolicy({ type: 'percentage', percent: 3 * 0.0001 });
+  t.equal(typeof p === 'string' ? p : p.percent, 0.0003);
+  const q = parsePolicy({ type: 'percentage', percent: 61.4946 + 1e-13 });
+  t.equal(typeof q === 'string' ? q : q.percent, 61.4946);
+  t.match(parsePolicy({ type: 'percentage', percent: 61.494638292316836 }), /at most 4 decimals/);
+  t.match(parsePolicy({ type: 'percentage', percent: 0.00005 }), /at most 4 decimals/);
 });
