@@ -145,7 +145,8 @@ const aParams: Record<string, string | ((path: string) => string)> = {
   partnerId: (path) => String(path.endsWith('/decline') ? toDecline : toAccept),
 };
 function fill(path: string, params: Record<string, string | ((path: string) => string)>): string {
-  return path.replace(/:([A-Za-z]+)/g, (_m, name: string) => {
+  // A parameter may carry its own pattern (`:importId(^\\d+)`): the value replaces both.
+  return path.replace(/:([A-Za-z]+)(\([^()]*\))?/g, (_m, name: string) => {
     const v = params[name];
     if (v === undefined) throw new Error(`${path}: no value for :${name}; add it to the test`);
     return typeof v === 'function' ? v(path) : v;
