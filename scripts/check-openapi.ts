@@ -225,6 +225,8 @@ interface Credentials {
   session: string;
   partnerSession: string;
   trackingToken: string;
+  /** The demo program, the owner's: an UPSTREAM operation runs alone (no stateful phase finds it one). */
+  programId: number;
 }
 
 /** The configuration schemathesis reads: the credential of each security scheme, the bounds. */
@@ -252,6 +254,14 @@ ${Object.keys(UNSTATED)
     (name) => `[[operations]]
 include-name = "${name}"
 checks.positive_data_acceptance.expected-statuses = ["2xx", "3xx", "400", "401", "403", "404", "409", "429", "5xx"]
+`,
+  )
+  .join('\n')}
+${Object.keys(UPSTREAM)
+  .map(
+    (name) => `[[operations]]
+include-name = "${name}"
+parameters = { "path.id" = ${c.programId} }
 `,
   )
   .join('\n')}
@@ -389,6 +399,7 @@ try {
     session: await sessionToken(base, '/api/auth/login', owner, 'sess_'),
     partnerSession: await sessionToken(base, '/api/partner/auth/login', partner, 'psess_'),
     trackingToken: demo.trackingToken,
+    programId: demo.programId,
   });
   log.info({ base, seconds: Math.round((Date.now() - started) / 1000) }, 'stack ready');
 
