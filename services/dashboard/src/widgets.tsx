@@ -15,6 +15,20 @@ export function ErrorBox(props: { error: string | null }) {
   );
 }
 
+/** A form's closing row: its submit button (`Saving…` while busy) and Cancel. */
+export function SubmitCancel(props: { busy: boolean; label: string; onCancel: () => void }) {
+  return (
+    <p class="actions">
+      <button type="submit" class="primary" disabled={props.busy}>
+        {props.busy ? 'Saving…' : props.label}
+      </button>
+      <button type="button" onClick={props.onCancel}>
+        Cancel
+      </button>
+    </p>
+  );
+}
+
 export function Loading() {
   return <p aria-live="polite">Loading…</p>;
 }

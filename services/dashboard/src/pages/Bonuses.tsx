@@ -4,7 +4,7 @@
 import { useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { api } from '../api.ts';
 import type { Answer, RequestBody } from '../api.ts';
-import { ConfirmButton, ErrorBox, Show } from '../widgets.tsx';
+import { ConfirmButton, ErrorBox, Show, SubmitCancel } from '../widgets.tsx';
 import type { Program } from '../program.tsx';
 import type { Group } from '../groups.ts';
 import { dateTime, money } from '../format.ts';
@@ -346,14 +346,7 @@ function BonusForm(props: { program: Program; groups: Group[]; onCancel(): void;
       </fieldset>
       <p class="note">Sales since it starts count, including those made before you create it.</p>
       <ErrorBox error={save.error} />
-      <p class="actions">
-        <button type="submit" class="primary" disabled={save.busy}>
-          {save.busy ? 'Saving…' : 'Create bonus'}
-        </button>
-        <button type="button" onClick={props.onCancel}>
-          Cancel
-        </button>
-      </p>
+      <SubmitCancel busy={save.busy} label="Create bonus" onCancel={props.onCancel} />
     </form>
   );
 }

@@ -9,7 +9,7 @@ import type { Group } from '../groups.ts';
 import { api, ApiError } from '../api.ts';
 import type { RequestBody } from '../api.ts';
 import { useSession } from '../session.tsx';
-import { ConfirmButton, ErrorBox, ReadOnlyNote, Show, Table } from '../widgets.tsx';
+import { ConfirmButton, ErrorBox, ReadOnlyNote, Show, SubmitCancel, Table } from '../widgets.tsx';
 import { programPage } from '../program.tsx';
 import type { Program } from '../program.tsx';
 import { messageOf, useAction } from '../hooks.ts';
@@ -326,14 +326,11 @@ function GroupForm(props: { program: Program; group: Group | null; onCancel(): v
       <PolicyFields value={policy} onChange={setPolicy} />
       <DiscountFields value={discount} currency={program.currency} onChange={setDiscount} />
       <ErrorBox error={submit.error} />
-      <p class="actions">
-        <button type="submit" class="primary" disabled={submit.busy}>
-          {submit.busy ? 'Saving…' : group ? 'Save group' : 'Create group'}
-        </button>
-        <button type="button" onClick={props.onCancel}>
-          Cancel
-        </button>
-      </p>
+      <SubmitCancel
+        busy={submit.busy}
+        label={group ? 'Save group' : 'Create group'}
+        onCancel={props.onCancel}
+      />
     </form>
   );
 }

@@ -4,7 +4,7 @@
 import { useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { api } from '../api.ts';
 import type { Answer } from '../api.ts';
-import { ConfirmButton, ErrorBox } from '../widgets.tsx';
+import { ConfirmButton, ErrorBox, SubmitCancel } from '../widgets.tsx';
 import { messageOf, useAction } from '../hooks.ts';
 import type { Program } from '../program.tsx';
 import type { Group } from '../groups.ts';
@@ -232,14 +232,7 @@ function OwnCommissionForm(props: {
       <p class="note">It prices the sales decided from now on; no commission already made changes.</p>
       <PolicyFields value={v} onChange={setV} legend="Own commission" />
       <ErrorBox error={props.error} />
-      <p class="actions">
-        <button type="submit" class="primary" disabled={props.busy}>
-          {props.busy ? 'Saving…' : 'Save own commission'}
-        </button>
-        <button type="button" onClick={props.onCancel}>
-          Cancel
-        </button>
-      </p>
+      <SubmitCancel busy={props.busy} label="Save own commission" onCancel={props.onCancel} />
     </form>
   );
 }

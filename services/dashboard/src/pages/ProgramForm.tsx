@@ -2,7 +2,7 @@
 // the one policy editor, also the groups' and a partner's own) and the partner and payout settings (their own
 // files). Used by Programs.tsx.
 import { useState } from 'preact/hooks';
-import { ErrorBox } from '../widgets.tsx';
+import { ErrorBox, SubmitCancel } from '../widgets.tsx';
 import { messageOf, useAction } from '../hooks.ts';
 import type { Program, ProgramFields } from '../program.tsx';
 import { PartnerSettingsFields, partnerSettingsBody, partnerSettingsOf } from './ProgramPartnerFields.tsx';
@@ -115,14 +115,7 @@ export function ProgramForm(props: {
       <PartnerSettingsFields value={partnerSettings} onChange={setPartnerSettings} />
       <PayoutSettingsFields value={payoutSettings} currency={currency} onChange={setPayoutSettings} />
       <ErrorBox error={submit.error} />
-      <p class="actions">
-        <button type="submit" class="primary" disabled={submit.busy}>
-          {submit.busy ? 'Saving…' : props.submit}
-        </button>
-        <button type="button" onClick={props.onCancel}>
-          Cancel
-        </button>
-      </p>
+      <SubmitCancel busy={submit.busy} label={props.submit} onCancel={props.onCancel} />
     </form>
   );
 }

@@ -6,7 +6,7 @@
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { api } from '../api.ts';
 import type { Answer, RequestBody } from '../api.ts';
-import { ErrorBox, Show } from '../widgets.tsx';
+import { ErrorBox, Show, SubmitCancel } from '../widgets.tsx';
 import type { Program } from '../program.tsx';
 import { messageOf, useAction, useLoad } from '../hooks.ts';
 import { TIER_METRICS, TIER_WINDOWS, isMoneyMetric, metricAmount, windowText } from '../rewards.ts';
@@ -275,14 +275,7 @@ function LadderForm(props: {
         </button>
       </p>
       <ErrorBox error={save.error} />
-      <p class="actions">
-        <button type="submit" class="primary" disabled={save.busy}>
-          {save.busy ? 'Saving…' : 'Save the ladder'}
-        </button>
-        <button type="button" onClick={props.onCancel}>
-          Cancel
-        </button>
-      </p>
+      <SubmitCancel busy={save.busy} label="Save the ladder" onCancel={props.onCancel} />
     </form>
   );
 }
