@@ -11,6 +11,7 @@ import type { Sql, Tx } from '../../shared/db/sql.ts';
 import * as lifecycle from '../../shared/commissions/lifecycle.ts';
 import { recordCaused } from '../../shared/commissions/caused.ts';
 import type { CommissionState } from '../../shared/commissions/states.ts';
+import type { LedgerEffect } from '../../shared/contracts/commands.ts';
 import type { ReviewReason } from '../../shared/commissions/review-reasons.ts';
 import { createApprovalSweep } from '../../services/workers/ledger/approval-sweep.ts';
 import {
@@ -221,6 +222,24 @@ export async function createCommissions(
     const created = await lifecycle.create(tx, items);
     await recordCaused(tx, { kafkaPrefix }, created.caused);
     return created.rows.map((r) => Number(r.id));
+  });
+}
+
+/**
+ * Commissions as the attribution worker's command step creates them (lifecycle `create`, `recordCaused`
+ * with the ledger `after-commit`): their rows and events written, their credits returned unapplied, as the
+ * step publishes them to the ledger worker after its commit. For the ledger's own tests, which apply entries
+ * through the ledger step in the orders they choose.
+ */
+export async function createCommissionsUncredited(
+  sql: Sql,
+  items: lifecycle.NewCommission[],
+  kafkaPrefix = SEED_PREFIX,
+): Promise<{ ids: number[]; credits: LedgerEffect[] }> {
+  return sql.begin(async (tx) => {
+    const created = await lifecycle.create(tx, items);
+    const credits = await recordCaused(tx, { kafkaPrefix, ledger: 'after-commit' }, created.caused);
+    return { ids: created.rows.map((r) => Number(r.id)), credits };
   });
 }
 
