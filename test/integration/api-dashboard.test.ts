@@ -1,6 +1,7 @@
 // Dashboard reads (spec 4.5-4.7): GET /api/tracking/status|events|performance/:programId against the real
 // web service and Postgres. The dataset is written with SQL: raw events on known days, customers, partner
-// programs, commissions, and the program_daily_stats rows computed from those raw rows by a separate
+// programs, sales (their commissions made by the commission lifecycle, test/helpers/commissions.ts), and the
+// program_daily_stats rows computed from those raw rows by a separate
 // function below (the way the workers keep them). Every expected number is computed in this file from the
 // seed arrays, by the spec's definitions, never from what the endpoints return.
 import t from 'tap';
@@ -9,6 +10,7 @@ import type { Sql } from '../../shared/db/sql.ts';
 import { generateSecret, hashSecret, maskSecret } from '../../shared/domain/secrets.ts';
 import { createProgram, startServices, testSql } from '../helpers/stack.ts';
 import { bearer, getJson, memberOf, signup } from '../helpers/accounts.ts';
+import { createCommissions, refund } from '../helpers/commissions.ts';
 
 const DAY = 86_400_000;
 
@@ -154,11 +156,28 @@ async function insertDataset(ds: Dataset): Promise<void> {
       returning id::text`;
     s.id = row!.id;
     if (s.commission && s.customer?.pp) {
-      await sql`
-        insert into commissions (sale_id, program_id, partner_id, partner_program_id, customer_id, status, amount_cents,
-                                 currency, created_at)
-        values (${s.id}, ${ds.programId}, ${s.customer.pp.partnerId!}, ${s.customer.pp.id!}, ${s.customer.id!},
-                ${s.commission.status}, ${s.commission.amount}, 'USD', ${sqlTs(s.us)}::text::timestamptz)`;
+      // The commission as the attribution worker creates it (pending in the program's hold), reversed by a
+      // full refund where the dataset says so.
+      const [program] = await sql<
+        { hold_days: number }[]
+      >`select hold_days from programs where id = ${ds.programId}`;
+      await createCommissions(sql, [
+        {
+          sale_id: Number(s.id),
+          program_id: ds.programId,
+          partner_id: s.customer.pp.partnerId!,
+          partner_program_id: s.customer.pp.id!,
+          customer_id: s.customer.id!,
+          amount_cents: s.commission.amount,
+          currency: 'USD',
+          sale_ts: Math.floor(s.us / 1000),
+          hold_days: program!.hold_days,
+          created_at: new Date(Math.floor(s.us / 1000)),
+        },
+      ]);
+      if (s.commission.status === 'reversed')
+        await refund(sql, { saleId: Number(s.id), saleCents: s.amount }, null);
+      else if (s.commission.status !== 'pending') throw new Error(`a ${s.commission.status} commission`);
     }
   }
   await rebuildDailyStats(sql, ds.programId);

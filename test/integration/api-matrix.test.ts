@@ -6,6 +6,7 @@
 import t from 'tap';
 import { startServices, testSql } from '../helpers/stack.ts';
 import { bearer, getJson, memberOf, send, signup } from '../helpers/accounts.ts';
+import { seedCommissions } from '../helpers/commissions.ts';
 import type { User } from '../helpers/accounts.ts';
 import { generateSecret, hashSecret, maskSecret } from '../../shared/domain/secrets.ts';
 import { SCOPES } from '../../services/api/modules/auth/service.ts';
@@ -47,13 +48,11 @@ async function fixture() {
     bearer(owner.session),
   );
   const linkId = (l.body.data as { id: number }).id;
-  const [sale] = await sql<{ id: string }[]>`
-    insert into sales (request_id, program_id, transaction_id, amount_cents, currency, sale_type, sale_date)
-    values (${`m-${Math.random()}`}, ${programId}, ${`m-${Math.random()}`}, 1000, 'USD', 'payment', now()) returning id`;
-  const [c] = await sql<{ id: string }[]>`
-    insert into commissions (sale_id, program_id, partner_id, partner_program_id, amount_cents, currency)
-    values (${sale!.id}, ${programId}, ${partnerId}, ${ppId}, 100, 'USD') returning id`;
-  return { programId, partnerId, linkId, commissionId: Number(c!.id) };
+  // A commission in its hold (lifecycle `create`), for the commission routes.
+  const [c] = await seedCommissions(sql, { programId, partnerId, partnerProgramId: ppId }, [
+    { saleCents: 1000, amountCents: 100, status: 'pending', payableInDays: 30 },
+  ]);
+  return { programId, partnerId, ppId, linkId, commissionId: c!.id };
 }
 
 interface Route {
@@ -230,9 +229,14 @@ const routes: Route[] = [
 ];
 const passes = (s: number) => s !== 401 && s !== 403;
 
-/** A pending payout of the fixture's commission, made by the owner. */
+/**
+ * A pending payout of an approved commission of the fixture's partner (created with no hold, approved by the
+ * approval sweep: the fixture's own is still in its hold), made by the owner.
+ */
 async function payoutOf(f: Awaited<ReturnType<typeof fixture>>): Promise<number> {
-  await sql`update commissions set status = 'approved', payable_at = now() where id = ${f.commissionId}`;
+  await seedCommissions(sql, { programId: f.programId, partnerId: f.partnerId, partnerProgramId: f.ppId }, [
+    { saleCents: 1000, amountCents: 100 },
+  ]);
   const r = await send('POST', url(`${P}/${f.programId}/payouts`), {}, bearer(owner.session));
   return (r.body.data as { id: number }[])[0]!.id;
 }

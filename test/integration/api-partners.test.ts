@@ -8,6 +8,7 @@ import { generateSecret, hashSecret, maskSecret } from '../../shared/domain/secr
 import { postJson, startServices, testSql, waitFor } from '../helpers/stack.ts';
 import { bearer, getJson, memberOf, send, signup } from '../helpers/accounts.ts';
 import type { User } from '../helpers/accounts.ts';
+import { seedCommissions } from '../helpers/commissions.ts';
 
 const sql = testSql(t);
 const svc = await startServices(t, [
@@ -144,8 +145,21 @@ t.test('list partners with both balances', async (t) => {
   const p = await newProgram(owner);
   const a = await partnerIn(owner, p.id);
   const b = await partnerIn(owner, p.id);
-  await sql`update partners set balance_cents = 1234 where id = ${a.partner.id}`;
-  await sql`update partner_programs set balance_cents = 567 where id = ${a.partner_program.id}`;
+  // The balances by the lifecycle's credits: 5.67 earned in this program, 6.67 more in another program the
+  // same partner joined (the partner's balance is across programs).
+  await seedCommissions(
+    sql,
+    { programId: p.id, partnerId: a.partner.id, partnerProgramId: a.partner_program.id },
+    [{ saleCents: 5670, amountCents: 567, status: 'pending', payableInDays: 30 }],
+  );
+  const elsewhere = await newProgram(owner);
+  const [otherPp] = await sql<{ id: string }[]>`
+    insert into partner_programs (partner_id, program_id) values (${a.partner.id}, ${elsewhere.id}) returning id`;
+  await seedCommissions(
+    sql,
+    { programId: elsewhere.id, partnerId: a.partner.id, partnerProgramId: Number(otherPp!.id) },
+    [{ saleCents: 6670, amountCents: 667, status: 'pending', payableInDays: 30 }],
+  );
   const r = await getJson(`${programsUrl}/${p.id}/partners`, bearer(owner.session));
   t.equal(r.status, 200);
   // Every partner joins the program's default group (docs/rewards.md).
@@ -649,6 +663,8 @@ t.test('mark paid is one transaction: a ledger failure leaves the commission unp
   const link = (await newLink(owner, program.id, a.partner.id)).body.data as Link;
   const s = await sale(program, link.short_link, 1_000);
   // Point the commission at another partner's partner-program: the ledger step rejects the entry.
+  // world-by-hand: a fault injected on purpose (a commission whose partner-program is not its partner's, which
+  // no lifecycle transition makes), so that the ledger step fails inside mark-paid's transaction.
   await sql`update commissions set partner_program_id = ${b.partner_program.id} where id = ${s.commissionId}`;
   const markUrl = url(`/api/advertiser/commissions/${s.commissionId}/mark-paid`);
   const r = await send('POST', markUrl, undefined, bearer(owner.session));
@@ -658,6 +674,7 @@ t.test('mark paid is one transaction: a ledger failure leaves the commission unp
   const [n] = await sql<{ n: number }[]>`
     select count(*)::int as n from ledger_entries where entry_key = ${`commission:${s.commissionId}:paid`}`;
   t.equal(n!.n, 0);
+  // world-by-hand: the fault taken away again.
   await sql`update commissions set partner_program_id = ${a.partner_program.id} where id = ${s.commissionId}`;
   t.equal((await send('POST', markUrl, undefined, bearer(owner.session))).status, 200, 'and can be retried');
 });

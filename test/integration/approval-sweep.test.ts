@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import t from 'tap';
 import { spawnService } from '../../scripts/lib/stack/services.ts';
 import { createLink, createProgram, startServices, testSql, waitFor } from '../helpers/stack.ts';
+import { createCommissions } from '../helpers/commissions.ts';
 
 const DUE = 20_000;
 const sql = testSql(t);
@@ -22,22 +23,40 @@ t.test(
       from programs where id = ${program.id}`;
     const link = await createLink(sql, program.id);
     const run = randomBytes(4).toString('hex');
-    // Due commissions, plus some held for review and some still in their hold: those must not move.
-    await sql`
-    with s as (
+    // Due commissions, plus some held for review and some still in their hold: those must not move. Sales of
+    // two days ago; their commissions made by the lifecycle (`create`, as the attribution worker does): a hold
+    // of one day (due a day ago), or of five for one in 110 (due in three days); one in 110 held for review by
+    // the self-referral rule (its customer has the partner's email).
+    const sales = await sql<{ id: string; g: number }[]>`
       insert into sales (request_id, program_id, partner_id, partner_program_id, transaction_id, amount_cents,
                          currency, sale_type, sale_date)
       select ${`sweep-${run}-`} || g, ${program.id}, ${link.partnerId}, ${link.partnerProgramId},
              ${`sweep-${run}-`} || g, 1000, 'USD', 'payment', now() - interval '2 days'
       from generate_series(1, ${DUE + 200}) g
-      returning id, transaction_id)
-    insert into commissions (sale_id, program_id, partner_id, partner_program_id, amount_cents, currency, status,
-                             payable_at, review_reason)
-    select id, ${program.id}, ${link.partnerId}, ${link.partnerProgramId}, 100, 'USD', 'pending',
-           case when split_part(transaction_id, '-', 3)::int % 110 = 1 then now() + interval '3 days'
-                else now() - interval '1 day' end,
-           case when split_part(transaction_id, '-', 3)::int % 110 = 2 then 'self_referral' end
-    from s`;
+      returning id, split_part(transaction_id, '-', 3)::int as g`;
+    const heldGs = sales.filter((s) => s.g % 110 === 2).map((s) => s.g);
+    const customers = await sql<{ id: string; g: number }[]>`
+      insert into customers (program_id, partner_id, partner_program_id, customer_status, customer_key, email)
+      select ${program.id}, pa.id, ${link.partnerProgramId}, 'lead', ${`sweep-${run}-`} || g, pa.email
+      from partners pa, unnest(${heldGs}::int[]) g where pa.id = ${link.partnerId}
+      returning id, split_part(customer_key, '-', 3)::int as g`;
+    const customerOf = new Map(customers.map((c) => [c.g, Number(c.id)]));
+    const twoDaysAgo = Date.now() - 2 * 86_400_000;
+    await createCommissions(
+      sql,
+      sales.map((s) => ({
+        sale_id: Number(s.id),
+        program_id: program.id,
+        partner_id: link.partnerId,
+        partner_program_id: link.partnerProgramId,
+        customer_id: customerOf.get(s.g) ?? null,
+        amount_cents: 100,
+        currency: 'USD',
+        sale_ts: twoDaysAgo,
+        hold_days: s.g % 110 === 1 ? 5 : 1,
+      })),
+      svc.prefix,
+    );
     const [counts] = await sql<{ due: number; held: number; later: number }[]>`
     select count(*) filter (where review_reason is null and payable_at <= now())::int as due,
            count(*) filter (where review_reason is not null)::int as held,

@@ -11,7 +11,7 @@ import { startServices, testSql } from '../helpers/stack.ts';
 import { bearer, getJson, memberOf, send, signup } from '../helpers/accounts.ts';
 import { launchBrowser, openPage, settled } from '../helpers/browser.ts';
 import { addPartner } from '../helpers/partners.ts';
-import { seedCommissions } from '../helpers/commissions.ts';
+import { awardBonus } from '../helpers/commissions.ts';
 import { docShot, pageWiderThanViewport } from '../helpers/portal.ts';
 import { groupsOf } from '../helpers/rewards.ts';
 import type { Group } from '../helpers/rewards.ts';
@@ -337,13 +337,12 @@ t.test('bonuses: a bad one refused as the API says; one created, its progress, t
   // Progress as the sale path leaves it: Ana (in Gold) at €120.00, Ben (in Default) past the goal and paid.
   await sql`insert into bonus_progress (bonus_id, partner_program_id, period, value, awarded_at)
             values (${bonus!.id}, ${ana.ppId}, 'once', 12000, null), (${bonus!.id}, ${ben.ppId}, 'once', 31000, now())`;
-  // Ben's bonus commission (what the sale path made with his award): the card counts it.
-  const [paid] = await seedCommissions(
+  // Ben's bonus commission (what the sale path made with his award, lifecycle `awardBonuses`): the card counts it.
+  await awardBonus(
     sql,
     { programId: program.id, partnerId: ben.partnerId, partnerProgramId: ben.ppId },
-    [{ saleCents: 31_000, amountCents: 5000, status: 'pending' }],
+    { bonusId: bonus!.id, amountCents: 5000, currency: 'EUR' },
   );
-  await sql`update commissions set bonus_id = ${bonus!.id}, bonus_period = 'once' where id = ${paid!.id}`;
   await page.reload();
   const bars = card.getByRole('progressbar');
   await bars.nth(1).waitFor();

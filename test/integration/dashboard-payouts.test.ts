@@ -3,7 +3,7 @@
 // in words, approve, reject with a reason, "payable on"); the Payouts page: New payout previews who is paid
 // what (a partner without a payout method and one under the minimum flagged) and creates only on confirm,
 // the CSV and PayPal exports download, mark paid with a reference, cancel, and an API error shown in words.
-// Commissions are seeded as the sale applier writes them (test/helpers/commissions.ts); every decision goes
+// Commissions are made by the commission lifecycle (test/helpers/commissions.ts); every decision goes
 // through the real API. No console errors; screenshots in test/screenshots/ (docs/images/ with
 // SVC_DOC_IMAGES=1).
 import t from 'tap';
@@ -101,12 +101,12 @@ const [patA, patB] = await seedCommissions(sql, of(pat), [
   { saleCents: 10_000, amountCents: 1500 },
   { saleCents: 20_000, amountCents: 2500 },
 ]);
+// Held for review by the lifecycle's own rules at creation: a customer with Pat's email, a click from the
+// address Pat's account signed in from.
 const [heldOk, heldBad] = await seedCommissions(sql, of(pat), [
-  { saleCents: 5_000, amountCents: 700, status: 'pending' },
-  { saleCents: 9_000, amountCents: 900, status: 'pending' },
+  { saleCents: 5_000, amountCents: 700, status: 'pending', heldFor: 'self_referral' },
+  { saleCents: 9_000, amountCents: 900, status: 'pending', heldFor: 'partner_ip' },
 ]);
-await sql`update commissions set review_reason = 'self_referral' where id = ${heldOk!.id}`;
-await sql`update commissions set review_reason = 'partner_ip' where id = ${heldBad!.id}`;
 const [benC] = await seedCommissions(sql, of(ben), [{ saleCents: 30_000, amountCents: 3000 }]);
 const [cyC] = await seedCommissions(sql, of(cy), [{ saleCents: 4_000, amountCents: 400 }]);
 

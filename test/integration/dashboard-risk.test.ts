@@ -1,7 +1,7 @@
 // The Risk page in a real browser against the real service (issue 31): the held commissions grouped by reason
 // and partner, approved and rejected there through the real API; the bot and prefetch clicks by quality with
-// their daily chart; the program's risk rules switched on and off. Commissions are seeded as the sale
-// applier writes them (test/helpers/commissions.ts), filtered clicks as the click worker stores them. No
+// their daily chart; the program's risk rules switched on and off. Commissions are made by the commission
+// lifecycle (test/helpers/commissions.ts), filtered clicks as the click worker stores them. No
 // console errors; a screenshot in test/screenshots/ (docs/images/ with SVC_DOC_IMAGES=1).
 import t from 'tap';
 import { startServices, testSql, waitFor } from '../helpers/stack.ts';
@@ -36,36 +36,35 @@ const of = (p: { partnerId: number; ppId: number }) => ({
   partnerId: p.partnerId,
   partnerProgramId: p.ppId,
 });
-// Pat: two held for bot traffic, one for a shared payout method; Ben: one for a disposable email, one payable.
-const patHeld = await seedCommissions(sql, of(pat), [
-  { saleCents: 10_000, amountCents: 1500, status: 'pending' },
-  { saleCents: 20_000, amountCents: 2500, status: 'pending' },
-  { saleCents: 8_000, amountCents: 800, status: 'pending' },
-]);
-const [benHeld, benOk] = await seedCommissions(sql, of(ben), [
-  { saleCents: 5_000, amountCents: 700, status: 'pending' },
-  { saleCents: 9_000, amountCents: 900 },
-]);
-const hold = (id: number, reason: string) =>
-  sql`update commissions set review_reason = ${reason} where id = ${id}`;
-await hold(patHeld[0]!.id, 'bot_traffic');
-await hold(patHeld[1]!.id, 'bot_traffic');
-await hold(patHeld[2]!.id, 'shared_payout_method');
-await hold(benHeld!.id, 'disposable_email');
-
 // Five bot clicks today, two prefetches yesterday, and a person's click (counted, not shown here).
 const link = (await send('POST', api(`${P}/partners/${pat.partnerId}/links`), {}, auth)).body.data as {
   id: number;
 };
 let n = 0;
-const click = (quality: string, daysAgo: number) =>
-  sql`insert into click_events (event_id, click_timestamp, program_id, link_id, partner_id, partner_program_id,
-                                click_id, is_test, quality)
-      values (${String(9_000_000 + n++)}, now() - make_interval(days => ${daysAgo}), ${program.id}, ${link.id},
-              ${pat.partnerId}, ${pat.ppId}, ${`cust_${pat.ppId}_${9_000_000 + n}`}, false, ${quality})`;
-for (let i = 0; i < 5; i++) await click('bot', 0);
+const click = async (quality: string, daysAgo: number) => {
+  const clickId = `cust_${pat.ppId}_${9_000_000 + n + 1}`;
+  await sql`insert into click_events (event_id, click_timestamp, program_id, link_id, partner_id, partner_program_id,
+                                      click_id, is_test, quality)
+            values (${String(9_000_000 + n++)}, now() - make_interval(days => ${daysAgo}), ${program.id}, ${link.id},
+                    ${pat.partnerId}, ${pat.ppId}, ${clickId}, false, ${quality})`;
+  return clickId;
+};
+const bots: string[] = [];
+for (let i = 0; i < 5; i++) bots.push(await click('bot', 0));
 for (let i = 0; i < 2; i++) await click('prefetch', 1);
 await click('human', 0);
+
+// Pat: two held for bot traffic (customers of two of the bot clicks above), one for a shared payout method;
+// Ben: one for a disposable email, one payable. Each held by the lifecycle's own review rules at creation.
+const patHeld = await seedCommissions(sql, of(pat), [
+  { saleCents: 10_000, amountCents: 1500, status: 'pending', heldFor: 'bot_traffic', clickId: bots[0] },
+  { saleCents: 20_000, amountCents: 2500, status: 'pending', heldFor: 'bot_traffic', clickId: bots[1] },
+  { saleCents: 8_000, amountCents: 800, status: 'pending', heldFor: 'shared_payout_method' },
+]);
+const [benHeld, benOk] = await seedCommissions(sql, of(ben), [
+  { saleCents: 5_000, amountCents: 700, status: 'pending', heldFor: 'disposable_email' },
+  { saleCents: 9_000, amountCents: 900 },
+]);
 
 interface Commission {
   id: number;

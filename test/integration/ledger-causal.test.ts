@@ -11,6 +11,7 @@ import { createApplyLedgerStep } from '../../services/workers/ledger/apply.ts';
 import { applyLedgerEntries } from '../../shared/db/ledger.ts';
 import { createSql } from '../../shared/db/sql.ts';
 import { createLink, createProgram, stackEnv, testSql, waitFor } from '../helpers/stack.ts';
+import { createCommissionsUncredited } from '../helpers/commissions.ts';
 
 const sql = testSql(t);
 const step = createApplyLedgerStep({ sql });
@@ -40,11 +41,22 @@ async function commission(f: Fixture): Promise<number> {
     values (${`req-${txn}`}, ${pp!.program_id}, ${f.partnerId}, ${f.partnerProgramId}, ${txn}, 10000, 'USD',
             'payment', false, now())
     returning id`;
-  const [c] = await sql<{ id: string }[]>`
-    insert into commissions (sale_id, program_id, partner_id, partner_program_id, amount_cents, currency)
-    values (${sale!.id}, ${pp!.program_id}, ${f.partnerId}, ${f.partnerProgramId}, 3000, 'USD')
-    returning id`;
-  return Number(c!.id);
+  // Created by the lifecycle as the attribution worker creates it; its credit is left unapplied (the tests
+  // apply the entries below through the ledger step, in the orders they choose).
+  const { ids } = await createCommissionsUncredited(sql, [
+    {
+      sale_id: Number(sale!.id),
+      program_id: Number(pp!.program_id),
+      partner_id: f.partnerId,
+      partner_program_id: f.partnerProgramId,
+      customer_id: null,
+      amount_cents: 3000,
+      currency: 'USD',
+      sale_ts: Date.now(),
+      hold_days: 30,
+    },
+  ]);
+  return ids[0]!;
 }
 
 /** The entries the attribution worker, mark-paid and the reversal worker produce for one commission. */

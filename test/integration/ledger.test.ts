@@ -14,6 +14,7 @@ import type { LedgerEffect, NotificationEffect } from '../../shared/contracts/co
 import { createApplyLedgerStep } from '../../services/workers/ledger/apply.ts';
 import { createInsertNotificationsStep } from '../../services/workers/notifications/apply.ts';
 import { createLink, createProgram, stackEnv, startServices, testSql, waitFor } from '../helpers/stack.ts';
+import { createCommissionsUncredited } from '../helpers/commissions.ts';
 
 const sql = testSql(t);
 const step = createApplyLedgerStep({ sql });
@@ -38,15 +39,26 @@ async function fixture(programId: number, partnerId?: number): Promise<Fixture> 
     values (${`req-${tx}`}, ${programId}, ${link.partnerId}, ${link.partnerProgramId}, ${tx}, 10000, 'USD',
             'payment', false, now())
     returning id`;
-  const [commission] = await sql<{ id: string }[]>`
-    insert into commissions (sale_id, program_id, partner_id, partner_program_id, amount_cents, currency)
-    values (${sale!.id}, ${programId}, ${link.partnerId}, ${link.partnerProgramId}, 3000, 'USD')
-    returning id`;
+  // Created by the lifecycle as the attribution worker creates it; its credit is left unapplied (the tests
+  // hang the entries they apply on it).
+  const { ids } = await createCommissionsUncredited(sql, [
+    {
+      sale_id: Number(sale!.id),
+      program_id: programId,
+      partner_id: link.partnerId,
+      partner_program_id: link.partnerProgramId,
+      customer_id: null,
+      amount_cents: 3000,
+      currency: 'USD',
+      sale_ts: Date.now(),
+      hold_days: 30,
+    },
+  ]);
   return {
     programId,
     partnerId: link.partnerId,
     partnerProgramId: link.partnerProgramId,
-    commissionId: Number(commission!.id),
+    commissionId: ids[0]!,
   };
 }
 

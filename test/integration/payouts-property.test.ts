@@ -15,7 +15,6 @@ import { randomBytes } from 'node:crypto';
 import t from 'tap';
 import type { Sql } from '../../shared/db/sql.ts';
 import type { LedgerEffect, RefundCommand } from '../../shared/contracts/commands.ts';
-import { commissionEntryKey } from '../../shared/contracts/commands.ts';
 import { applyLedgerEntries } from '../../shared/db/ledger.ts';
 import { RollupBuffer } from '../../shared/pipeline/rollups.ts';
 import { HttpError } from '../../shared/http/server.ts';
@@ -27,6 +26,7 @@ import {
 } from '../../services/api/modules/payouts/operations.ts';
 import { markCommissionPaid, rejectCommission } from '../../services/api/modules/commissions/operations.ts';
 import { createLink, createProgram, testSql } from '../helpers/stack.ts';
+import { createCommissionsUncredited, sweepUntilApproved } from '../helpers/commissions.ts';
 import { moneyOfPartner, moneyOfPartnerProgram, payoutOverlaps } from '../helpers/money.ts';
 
 const SEQUENCES = Number(process.env.PAYOUT_PROPERTY_SEQUENCES ?? 30);
@@ -132,37 +132,39 @@ async function runSequence(seed: number): Promise<{ ok: true } | { ok: false; wh
     [
       5,
       async () => {
-        // A sale with a commission (as the sale applier writes it), its credit produced for the ledger.
+        // A sale with a commission as the attribution worker creates it (lifecycle `create`, no hold), its
+        // credit produced for the ledger; approved by the real approval sweep.
         const partner = pick(partners)!;
         const saleCents = int(1, 400) * 100 + int(0, 99);
         const amount = int(0, saleCents);
         const transactionId = `prop-${seed}-${++n}-${randomBytes(3).toString('hex')}`;
-        const id = await sql.begin(async (tx) => {
-          const [s] = await tx<{ id: string }[]>`
-            insert into sales (request_id, program_id, partner_id, partner_program_id, transaction_id, amount_cents,
-                               currency, sale_type, sale_date)
-            values (${`req-${transactionId}`}, ${program.id}, ${partner.partnerId}, ${partner.partnerProgramId},
-                    ${transactionId}, ${saleCents}, 'USD', 'payment', now())
-            returning id`;
-          const [c] = await tx<{ id: string }[]>`
-            insert into commissions (sale_id, program_id, partner_id, partner_program_id, amount_cents, currency,
-                                     status, payable_at)
-            values (${s!.id}, ${program.id}, ${partner.partnerId}, ${partner.partnerProgramId}, ${amount}, 'USD',
-                    'approved', now())
-            returning id`;
-          return Number(c!.id);
-        });
+        const [s] = await sql<{ id: string }[]>`
+          insert into sales (request_id, program_id, partner_id, partner_program_id, transaction_id, amount_cents,
+                             currency, sale_type, sale_date)
+          values (${`req-${transactionId}`}, ${program.id}, ${partner.partnerId}, ${partner.partnerProgramId},
+                  ${transactionId}, ${saleCents}, 'USD', 'payment', now())
+          returning id`;
+        const { ids, credits } = await createCommissionsUncredited(
+          sql,
+          [
+            {
+              sale_id: Number(s!.id),
+              program_id: program.id,
+              partner_id: partner.partnerId,
+              partner_program_id: partner.partnerProgramId,
+              customer_id: null,
+              amount_cents: amount,
+              currency: 'USD',
+              sale_ts: Date.now(),
+              hold_days: 0,
+            },
+          ],
+          deps.kafkaPrefix,
+        );
+        const id = ids[0]!;
+        await sweepUntilApproved(sql, [id], deps.kafkaPrefix);
         sales.push({ commissionId: id, transactionId, saleCents, partner });
-        queue.push({
-          topic: 'ledger',
-          entry_key: commissionEntryKey(id, 'created'),
-          kind: 'commission_created',
-          partner_id: partner.partnerId,
-          partner_program_id: partner.partnerProgramId,
-          commission_id: id,
-          amount_cents: amount,
-          clamp_at_zero: true,
-        });
+        queue.push(...credits);
         log.push(`sale ${transactionId}: commission ${id} of ${amount} (partner ${partner.partnerId})`);
       },
     ],

@@ -77,6 +77,8 @@ async function sale(
                        amount_cents, currency, sale_type, product_id, sale_date)
     values (${txn}, ${program!.id}, ${cust}, ${partner!.id}, ${pp!.id}, ${txn}, ${cents}, 'USD', 'payment',
             ${extra.product ?? null}, '2026-11-10T12:00:00Z') returning id`;
+  // world-by-hand: rows of a database at migration 0025, older than today's lifecycle, whose insert writes
+  // 0026's columns (group_id, rule): the history the migration backfills cannot be made by it.
   const [c] = await sql<{ id: string }[]>`
     insert into commissions (sale_id, program_id, partner_id, partner_program_id, customer_id, amount_cents,
                              currency, status, deducted_cents, refund_reason)

@@ -15,6 +15,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createProgram, startServices, testSql } from '../helpers/stack.ts';
 import { bearer, getJson, send, signup } from '../helpers/accounts.ts';
+import { createPayouts, seedCommissions } from '../helpers/commissions.ts';
 import { addPartner, apiProgram, invitedPartner } from '../helpers/partners.ts';
 import { ROOT } from '../../scripts/lib/stack/stack.ts';
 import { generateSecret, hashSecret, maskSecret } from '../../shared/domain/secrets.ts';
@@ -158,15 +159,17 @@ async function bonus(): Promise<number> {
   return (r.body.data as { id: number }).id;
 }
 
-const [sale] = await sql<{ id: string }[]>`
-  insert into sales (request_id, program_id, transaction_id, amount_cents, currency, sale_type, sale_date)
-  values (${`rt-${uniq()}`}, ${B.id}, ${`rt-${uniq()}`}, 1000, 'USD', 'payment', now()) returning id`;
-const [commission] = await sql<{ id: string }[]>`
-  insert into commissions (sale_id, program_id, partner_id, partner_program_id, amount_cents, currency)
-  values (${sale!.id}, ${B.id}, ${Q.partnerId}, ${Q.ppId}, 100, 'USD') returning id`;
-const [payout] = await sql<{ id: string }[]>`
-  insert into payouts (program_id, partner_id, partner_program_id, currency, amount_cents, commissions_cents)
-  values (${B.id}, ${Q.partnerId}, ${Q.ppId}, 'USD', 100, 100) returning id`;
+// B's commissions by the lifecycle: one in its hold, one approved and taken into a pending payout.
+const [commission] = await seedCommissions(
+  sql,
+  { programId: B.id, partnerId: Q.partnerId, partnerProgramId: Q.ppId },
+  [{ saleCents: 1000, amountCents: 100, status: 'pending', payableInDays: 30 }],
+);
+await seedCommissions(sql, { programId: B.id, partnerId: Q.partnerId, partnerProgramId: Q.ppId }, [
+  { saleCents: 1000, amountCents: 100 },
+]);
+const [payoutId] = await createPayouts(sql, B.id, [Q.partnerId]);
+const payout = { id: payoutId! };
 const connected = await send(
   'PUT',
   url('/api/advertiser/processor-connection'),

@@ -10,6 +10,7 @@ import t from 'tap';
 import type { Test } from 'tap';
 import { createProgram, startServices, testSql } from '../helpers/stack.ts';
 import { bearer, getJson, send, signup } from '../helpers/accounts.ts';
+import { createPayouts, seedCommissions } from '../helpers/commissions.ts';
 
 const sql = testSql(t);
 const svc = await startServices(t, ['web'], { WEBHOOK_RESOLVE: 'hooks.test=93.184.216.34' });
@@ -265,19 +266,18 @@ t.test('the other workspace-wide routes: 403 with the same message', async (t) =
 });
 
 t.test("other programs' rows by id and by filter: refused", async (t) => {
-  const [sale] = await sql<{ id: string }[]>`
-    insert into sales (request_id, program_id, transaction_id, amount_cents, currency, sale_type, sale_date)
-    values (${`s-${Math.random()}`}, ${B.id}, ${`s-${Math.random()}`}, 1000, 'USD', 'payment', now()) returning id`;
   const [partner] = await sql<{ id: string }[]>`
     insert into partners (name, email) values ('P', ${`p-${Math.random()}@example.com`}) returning id`;
   const [pp] = await sql<{ id: string }[]>`
     insert into partner_programs (partner_id, program_id) values (${partner!.id}, ${B.id}) returning id`;
-  const [c] = await sql<{ id: string }[]>`
-    insert into commissions (sale_id, program_id, partner_id, partner_program_id, amount_cents, currency)
-    values (${sale!.id}, ${B.id}, ${partner!.id}, ${pp!.id}, 100, 'USD') returning id`;
-  const [payout] = await sql<{ id: string }[]>`
-    insert into payouts (program_id, partner_id, partner_program_id, currency, amount_cents, commissions_cents)
-    values (${B.id}, ${partner!.id}, ${pp!.id}, 'USD', 100, 100) returning id`;
+  // B's commissions by the lifecycle: one in its hold, one approved and taken into a pending payout.
+  const owner = { programId: B.id, partnerId: Number(partner!.id), partnerProgramId: Number(pp!.id) };
+  const [c] = await seedCommissions(sql, owner, [
+    { saleCents: 1000, amountCents: 100, status: 'pending', payableInDays: 30 },
+  ]);
+  await seedCommissions(sql, owner, [{ saleCents: 1000, amountCents: 100 }]);
+  const [payoutId] = await createPayouts(sql, B.id, [owner.partnerId]);
+  const payout = { id: payoutId! };
   const notScoped = { error: 'API key is not scoped to this program' };
   for (const [what, r] of [
     [
