@@ -46,6 +46,8 @@ export interface EventIdentity {
 export interface ProcessorAdapter {
   /** How people write it (dashboard, docs): "Lemon Squeezy". */
   title: string;
+  /** What a partner code's processor_ids entry is at this processor: "discount id", "promotion_code id". */
+  discountId: string;
   /** The lower-case request headers its signature travels in; each must be present before anything is read. */
   signatureHeaders: readonly string[];
   errors: ProcessorErrors;

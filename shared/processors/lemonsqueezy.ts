@@ -160,6 +160,7 @@ export function verifyLemonSqueezy(raw: Buffer, header: string | undefined, secr
 
 export const lemonsqueezy: ProcessorAdapter = {
   title: 'Lemon Squeezy',
+  discountId: 'discount id',
   signatureHeaders: ['x-signature'],
   errors: LEMONSQUEEZY_ERRORS,
   secrets: (stored) => (stored.others?.lemonsqueezy ? [stored.others.lemonsqueezy] : []),

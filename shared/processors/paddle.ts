@@ -129,6 +129,7 @@ export function verifyPaddle(
 
 export const paddle: ProcessorAdapter = {
   title: 'Paddle',
+  discountId: 'discount id',
   signatureHeaders: ['paddle-signature'],
   errors: PADDLE_ERRORS,
   secrets: (stored) => (stored.others?.paddle ? [stored.others.paddle] : []),

@@ -124,6 +124,7 @@ export function verifyPolar(
 
 export const polar: ProcessorAdapter = {
   title: 'Polar',
+  discountId: 'discount id',
   signatureHeaders: ['webhook-id', 'webhook-timestamp', 'webhook-signature'],
   errors: POLAR_ERRORS,
   secrets: (stored) => (stored.others?.polar ? [stored.others.polar] : []),

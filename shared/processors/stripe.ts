@@ -207,6 +207,7 @@ export function liveSecrets(s: StoredSecrets, now = Date.now()): string[] {
 
 export const stripeAdapter: ProcessorAdapter = {
   title: 'Stripe',
+  discountId: 'promotion_code id',
   signatureHeaders: ['stripe-signature'],
   errors: STRIPE_ERRORS,
   secrets: liveSecrets,

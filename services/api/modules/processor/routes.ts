@@ -224,7 +224,7 @@ export function registerProcessorRoutes(fastify: FastifyInstance, deps: ApiDeps)
           '`recorded` (sale without; reason says why), `unattributed` (no sale: `no_metadata`, ' +
           '`customer_not_found`, `program_mismatch`), `refund_applied` (reason: reversed, refunded, skipped, ' +
           'no_commission), `linked`, `waiting` (what it waits for), `ignored`, `failed`. `processor` names who ' +
-          'sent it (stripe, paddle, lemonsqueezy, polar). See docs/stripe.md and docs/processors.md.',
+          `sent it (${PROCESSORS.join(', ')}). See docs/stripe.md and docs/processors.md.`,
         security: managementSecurity,
         querystring: EventsQuery,
         response: {
