@@ -6,6 +6,7 @@ import type { Logger } from '../../shared/logger.ts';
 import { outageWarning } from '../../shared/pipeline/dependencies.ts';
 import { publicDiscount, storedDiscount } from '../../shared/domain/discount.ts';
 import type { PublicDiscount } from '../../shared/domain/discount.ts';
+import type { StoredSecrets } from '../../shared/processors/adapter.ts';
 
 /** While Postgres is down the poll fails every CACHE_POLL_MS: one line every few seconds is enough. */
 const pollWarning = outageWarning();
@@ -42,24 +43,8 @@ export interface CachedProgram {
   apiTokenMasked: string | null;
 }
 
-/** A program's webhook signing secrets, as stored (the previous one is valid until its expiry). */
-export interface CachedWebhookSecrets {
-  workspaceId: number;
-  /** Null: the workspace has no processor connection. */
-  secret: string | null;
-  previousSecret: string | null;
-  previousExpiresAt: number | null;
-  /** The workspace's Paddle, Lemon Squeezy and Polar secrets (processor_secrets), by processor. */
-  others?: Partial<Record<'paddle' | 'lemonsqueezy' | 'polar', string>>;
-}
-
-/** The secrets to verify with now: the current one, then the rolled one while it has not expired. */
-export function liveSecrets(s: CachedWebhookSecrets, now = Date.now()): string[] {
-  const out = s.secret ? [s.secret] : [];
-  if (s.previousSecret && s.previousExpiresAt !== null && s.previousExpiresAt > now)
-    out.push(s.previousSecret);
-  return out;
-}
+/** A program's webhook signing secrets, as stored (the adapters say which verify their events). */
+export type CachedWebhookSecrets = StoredSecrets;
 
 /** Unknown tokens are remembered this long, so a probe with garbage tokens costs one query per token. */
 const NEGATIVE_TOKEN_TTL_MS = 2000;

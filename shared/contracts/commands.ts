@@ -60,8 +60,8 @@ export interface SaleCommand extends Fingerprinted {
   is_test: boolean;
   /** A partner code the sale names (API `coupon_code`, checkout custom data `svc_coupon_code`, Polar `discount.code`); matched case-insensitively. */
   coupon_code?: string | null;
-  /** The processor's discount ids on the sale (Stripe promotion_code ids, Paddle/Polar discount_id), matched against a code's processor_ids. */
-  coupon_refs?: { processor: 'stripe' | 'paddle' | 'polar'; ids: string[] } | null;
+  /** The processor's discount ids on the sale (Stripe promotion_code ids, Paddle/Polar discount_id), matched against a code's processor_ids; `processor` is an adapter's name (shared/processors/index.ts). */
+  coupon_refs?: { processor: string; ids: string[] } | null;
 }
 
 export interface RefundCommand extends Fingerprinted {

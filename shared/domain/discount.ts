@@ -3,15 +3,18 @@
 // accepts, checked by the policy schema's walker with its messages; `out`: what answers show), as the policy's
 // (policy-schema.ts). The click answer and the tracker carry it without the processor ids.
 import { Type } from '@sinclair/typebox';
-import type { Static, TSchema } from '@sinclair/typebox';
+import type { Static, TOptional, TSchema, TString } from '@sinclair/typebox';
 import { isPlainObject } from '../json.ts';
+import { PROCESSORS } from '../processors/index.ts';
+import type { Processor } from '../processors/index.ts';
 import { MAX_AMOUNT_CENTS } from './money.ts';
 import { firstError, toDecimals } from './policy-schema.ts';
 import type { SchemaNode } from './policy-schema.ts';
 
 const RATE_TYPES = ['percentage', 'flat'] as const;
 const DURATIONS = ['once', 'repeating', 'forever'] as const;
-export const DISCOUNT_PROCESSORS = ['stripe', 'paddle', 'lemonsqueezy', 'polar'] as const;
+/** A discount's processor_ids: one entry per processor (shared/processors/index.ts). */
+export const DISCOUNT_PROCESSORS = PROCESSORS;
 export const MAX_DISCOUNT_MONTHS = 120;
 
 const doc =
@@ -122,12 +125,11 @@ export const DiscountIn = Type.Object(
   },
 );
 
-const ProcessorIds = Type.Object({
-  stripe: Type.Optional(Type.String()),
-  paddle: Type.Optional(Type.String()),
-  lemonsqueezy: Type.Optional(Type.String()),
-  polar: Type.Optional(Type.String()),
-});
+const ProcessorIds = Type.Object(
+  Object.fromEntries(PROCESSORS.map((p) => [p, Type.Optional(Type.String())])) as {
+    [P in Processor]: TOptional<TString>;
+  },
+);
 /** A group's discount as the management API (and the tracking token's discount route) shows it. */
 export const DiscountOut = Type.Object(
   { ...fields.out(), processor_ids: ProcessorIds },

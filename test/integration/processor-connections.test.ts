@@ -14,7 +14,7 @@ import {
   polarOrder,
 } from '../helpers/processors.ts';
 import { signature, stripeEvent } from '../helpers/stripe.ts';
-import { POLAR_ERRORS } from '../../services/ingress/webhook-verify.ts';
+import { POLAR_ERRORS } from '../../shared/processors/polar.ts';
 
 const sql = testSql(t);
 const svc = await startServices(t, ['web', 'processor-worker']);

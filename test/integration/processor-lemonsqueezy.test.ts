@@ -5,8 +5,7 @@ import t from 'tap';
 import { startServices, testSql } from '../helpers/stack.ts';
 import { processorProgram } from '../helpers/processor-stack.ts';
 import { lsEvent, lsOrder, lsSignature, lsSubscriptionInvoice } from '../helpers/processors.ts';
-import { LEMONSQUEEZY_ERRORS } from '../../services/ingress/webhook-verify.ts';
-import { lemonSqueezyIdentity } from '../../shared/contracts/processors/lemonsqueezy.ts';
+import { LEMONSQUEEZY_ERRORS, lemonSqueezyIdentity } from '../../shared/processors/lemonsqueezy.ts';
 
 const sql = testSql(t);
 const svc = await startServices(t, ['web', 'click-worker', 'processor-worker', 'ledger-worker']);

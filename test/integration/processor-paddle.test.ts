@@ -5,7 +5,7 @@ import t from 'tap';
 import { startServices, testSql } from '../helpers/stack.ts';
 import { processorProgram } from '../helpers/processor-stack.ts';
 import { paddleAdjustment, paddleEvent, paddleSignature, paddleTransaction } from '../helpers/processors.ts';
-import { PADDLE_ERRORS } from '../../services/ingress/webhook-verify.ts';
+import { PADDLE_ERRORS } from '../../shared/processors/paddle.ts';
 
 const sql = testSql(t);
 const svc = await startServices(t, ['web', 'click-worker', 'processor-worker', 'ledger-worker']);

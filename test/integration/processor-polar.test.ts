@@ -5,7 +5,7 @@ import t from 'tap';
 import { startServices, testSql } from '../helpers/stack.ts';
 import { processorProgram } from '../helpers/processor-stack.ts';
 import { polarEvent, polarHeaders, polarOrder } from '../helpers/processors.ts';
-import { POLAR_ERRORS } from '../../services/ingress/webhook-verify.ts';
+import { POLAR_ERRORS } from '../../shared/processors/polar.ts';
 
 const sql = testSql(t);
 const svc = await startServices(t, ['web', 'click-worker', 'processor-worker', 'ledger-worker']);

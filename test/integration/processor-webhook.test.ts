@@ -6,7 +6,7 @@ import { createKafka, readTopic } from '../../shared/pipeline/kafka.ts';
 import { topicName } from '../../shared/contracts/topics.ts';
 import { createLogger } from '../../shared/logger.ts';
 import type { ProcessorEventCommand } from '../../shared/contracts/processor-events.ts';
-import { WEBHOOK_ERRORS } from '../../services/ingress/routes/processor-webhook.ts';
+import { STRIPE_ERRORS as WEBHOOK_ERRORS } from '../../shared/processors/stripe.ts';
 import { createProgram, stackEnv, startServices, testSql, waitFor } from '../helpers/stack.ts';
 import { checkoutSession, signature, stripeEvent } from '../helpers/stripe.ts';
 import { bearer, memberOf, send, signup } from '../helpers/accounts.ts';

@@ -1,6 +1,6 @@
 // What each Stripe event asks for, read from payloads shaped like Stripe's (2025+ and older layouts).
 import t from 'tap';
-import { eventKey, interpretEvent } from '../../shared/contracts/processor-events.ts';
+import { eventKey, interpretEvent } from '../../shared/processors/stripe.ts';
 import { charge, checkoutSession, invoice, invoicePayment, stripeEvent } from '../helpers/stripe.ts';
 
 const meta = { svc_customer_key: 'user_42', svc_click_id: 'cust_1_2', program_id: '7' };

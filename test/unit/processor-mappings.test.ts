@@ -1,10 +1,10 @@
-// The pure mappings of Paddle, Lemon Squeezy and Polar events (shared/contracts/processors/*): which
+// The pure mappings of Paddle, Lemon Squeezy and Polar events (shared/processors/*): which
 // documented fields become a sale, a refund, a link or nothing; the ids the intake dedupes on; the partner
 // code each carries (Stripe's too).
 import t from 'tap';
-import { interpretFor } from '../../shared/contracts/processor-events.ts';
-import { lemonSqueezyIdentity } from '../../shared/contracts/processors/lemonsqueezy.ts';
-import { paddleIdentity } from '../../shared/contracts/processors/paddle.ts';
+import { interpretFor } from '../../shared/processors/index.ts';
+import { lemonSqueezyIdentity } from '../../shared/processors/lemonsqueezy.ts';
+import { paddleIdentity } from '../../shared/processors/paddle.ts';
 import { checkoutSession, invoice, stripeEvent } from '../helpers/stripe.ts';
 import {
   lsEvent,

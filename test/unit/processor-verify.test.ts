@@ -1,19 +1,13 @@
-// The signature schemes of Paddle, Lemon Squeezy and Polar (services/ingress/webhook-verify.ts): each
+// The signature schemes of Paddle, Lemon Squeezy and Polar (shared/processors/<name>.ts): each
 // processor's own, checked against its SDKs where they have a verifier (Polar's validateEvent and the
 // standardwebhooks package), every refusal with its own message.
 import t from 'tap';
 import { Webhook } from 'standardwebhooks';
 import { WebhookVerificationError, validateEvent } from '@polar-sh/sdk/webhooks';
 import { HttpError } from '../../shared/http/server.ts';
-import {
-  LEMONSQUEEZY_ERRORS,
-  PADDLE_ERRORS,
-  POLAR_ERRORS,
-  polarKeys,
-  verifyLemonSqueezy,
-  verifyPaddle,
-  verifyPolar,
-} from '../../services/ingress/webhook-verify.ts';
+import { PADDLE_ERRORS, verifyPaddle } from '../../shared/processors/paddle.ts';
+import { LEMONSQUEEZY_ERRORS, verifyLemonSqueezy } from '../../shared/processors/lemonsqueezy.ts';
+import { POLAR_ERRORS, polarKeys, verifyPolar } from '../../shared/processors/polar.ts';
 import { lsSignature, paddleSignature, polarHeaders } from '../helpers/processors.ts';
 
 const errorOf = (fn: () => unknown): string | null => {

@@ -5952,7 +5952,8 @@ export interface paths {
                     content: {
                         "application/json": {
                             data: {
-                                processor: string;
+                                /** @enum {string} */
+                                processor: "stripe" | "paddle" | "lemonsqueezy" | "polar";
                                 connected: boolean;
                                 secret_masked: string | null;
                                 webhook_url: string;
@@ -6069,7 +6070,8 @@ export interface paths {
                     content: {
                         "application/json": {
                             data: {
-                                processor: string;
+                                /** @enum {string} */
+                                processor: "stripe" | "paddle" | "lemonsqueezy" | "polar";
                                 connected: boolean;
                                 secret_masked: string | null;
                                 webhook_url: string;
@@ -6185,7 +6187,8 @@ export interface paths {
                     content: {
                         "application/json": {
                             data: {
-                                processor: string;
+                                /** @enum {string} */
+                                processor: "stripe" | "paddle" | "lemonsqueezy" | "polar";
                                 connected: boolean;
                                 secret_masked: string | null;
                                 webhook_url: string;
@@ -6313,7 +6316,8 @@ export interface paths {
                         "application/json": {
                             data: {
                                 id: number;
-                                processor: string;
+                                /** @enum {string} */
+                                processor: "stripe" | "paddle" | "lemonsqueezy" | "polar";
                                 event_id: string;
                                 type: string;
                                 livemode: boolean;

@@ -6,17 +6,14 @@
 import type { Tx } from '../../../shared/db/sql.ts';
 import type { Effect, RefundCommand, SaleCommand } from '../../../shared/contracts/commands.ts';
 import {
-  interpretFor,
   parseProcessorEvent,
   processorOf,
   processorRequestId,
 } from '../../../shared/contracts/processor-events.ts';
-import type {
-  Attribution,
-  Processor,
-  ProcessorAction,
-  ProcessorEventCommand,
-} from '../../../shared/contracts/processor-events.ts';
+import type { ProcessorEventCommand } from '../../../shared/contracts/processor-events.ts';
+import { interpretFor } from '../../../shared/processors/index.ts';
+import type { Processor } from '../../../shared/processors/index.ts';
+import type { Attribution, ProcessorAction } from '../../../shared/processors/common.ts';
 import type { Applied, ApplyContext, CommandApplier } from '../../../shared/pipeline/command-handler.ts';
 import { isCurrencyMismatch } from '../../../shared/domain/money.ts';
 

@@ -1,9 +1,10 @@
 // SQL of partner codes: create (unique per program regardless of case: the index partner_codes_program_code),
 // list per program or per partner, deactivate.
 import type { Sql } from '../../../../shared/db/sql.ts';
+import type { Processor } from '../../../../shared/processors/index.ts';
 
 /** A code's discount ids at the processors (docs/codes.md). */
-export type ProcessorIds = Partial<Record<'stripe' | 'paddle' | 'lemonsqueezy' | 'polar', string>>;
+export type ProcessorIds = Partial<Record<Processor, string>>;
 
 export interface CodeRow {
   id: string;

@@ -12,6 +12,7 @@ import { ProgramParams, managementSecurity, parseId, programOf, requireProgram }
 import { partnerOf, partnerSecurity } from '../partner-auth/access.ts';
 import { partnerProgramOf as accountProgramOf } from '../partner-portal/dal.ts';
 import * as dal from './dal.ts';
+import { ADAPTERS } from '../../../../shared/processors/index.ts';
 import {
   CODE_RE,
   CODE_STATUSES,
@@ -42,8 +43,8 @@ const ProcessorIdsIn = Type.Object(
     additionalProperties: false,
     errorMessage: ERR.processorIds,
     description:
-      "The processor's discount ids of this code: Stripe promotion_code id, Paddle discount id, Lemon Squeezy " +
-      'discount id, Polar discount id. A sale carrying one of them is attributed by the code.',
+      `The processor's discount ids of this code: ${PROCESSORS.map((p) => `${ADAPTERS[p].title} ${ADAPTERS[p].discountId}`).join(', ')}. ` +
+      'A sale carrying one of them is attributed by the code.',
   },
 );
 // Property order is the order of the checks (see shared/http/validation.ts).

@@ -2,17 +2,18 @@
 // code may be, what a create body means once its schema has passed, and a row as the API shows it.
 import { iso } from '../../common.ts';
 import type { CodeRow, ProcessorIds } from './dal.ts';
+import { PROCESSORS, PROCESSOR_WORDS } from '../../../../shared/processors/index.ts';
 
 /** 3 to 32 letters, digits, underscores or dashes; unique per program regardless of case. */
 export const CODE_RE = /^[A-Za-z0-9_-]{3,32}$/;
-export const PROCESSORS = ['stripe', 'paddle', 'lemonsqueezy', 'polar'] as const;
-export type Processor = (typeof PROCESSORS)[number];
+/** A code's processor_ids: one entry per processor (shared/processors/index.ts). */
+export { PROCESSORS };
 export const CODE_STATUSES = ['active', 'inactive'] as const;
 export const MAX_PROCESSOR_ID = 255;
 
 export const ERR = {
   code: 'code must be 3 to 32 letters, digits, underscores or dashes',
-  processorIds: `processor_ids must be an object whose stripe, paddle, lemonsqueezy and polar entries are strings of 1 to ${MAX_PROCESSOR_ID} characters`,
+  processorIds: `processor_ids must be an object whose ${PROCESSOR_WORDS} entries are strings of 1 to ${MAX_PROCESSOR_ID} characters`,
   taken: 'Code already taken',
   processorIdTaken: (processor: string, code: string) =>
     `processor_ids.${processor} is already used by code ${code} of this program`,

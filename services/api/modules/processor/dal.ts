@@ -1,6 +1,7 @@
 // SQL of the processor connections: Stripe's (one row per workspace, processor_connections) and the other
 // processors' signing secrets (processor_secrets).
 import type { Sql } from '../../../../shared/db/sql.ts';
+import type { Processor } from '../../../../shared/processors/index.ts';
 
 /** What a PUT stores. */
 export interface ConnectionState {
@@ -76,7 +77,8 @@ export async function rollSecret(
 
 export interface ProcessorEventRow {
   id: string;
-  processor: string;
+  /** The processor_events.processor column: the intake's adapter name (shared/processors/index.ts). */
+  processor: Processor;
   event_id: string;
   type: string;
   livemode: boolean;

@@ -52,7 +52,11 @@ import {
   toConnection,
   toProcessorEvent,
 } from './service.ts';
-import type { Processor } from '../../../../shared/contracts/processors/common.ts';
+import { isProcessor } from '../../../../shared/processors/index.ts';
+import type { Processor } from '../../../../shared/processors/index.ts';
+
+/** A processor's name in answers: the OpenAPI enum the SDK's and the dashboard's types read the list from. */
+const ProcessorName = Type.Unsafe<Processor>({ type: 'string', enum: [...PROCESSORS] });
 
 const flag = (k: string) => Type.Optional(Nullable(Type.Boolean(), `${k} must be a boolean`));
 
@@ -220,7 +224,7 @@ export function registerProcessorRoutes(fastify: FastifyInstance, deps: ApiDeps)
           '`recorded` (sale without; reason says why), `unattributed` (no sale: `no_metadata`, ' +
           '`customer_not_found`, `program_mismatch`), `refund_applied` (reason: reversed, refunded, skipped, ' +
           'no_commission), `linked`, `waiting` (what it waits for), `ignored`, `failed`. `processor` names who ' +
-          'sent it (stripe, paddle, lemonsqueezy, polar). See docs/stripe.md and docs/processors.md.',
+          `sent it (${PROCESSORS.join(', ')}). See docs/stripe.md and docs/processors.md.`,
         security: managementSecurity,
         querystring: EventsQuery,
         response: {
@@ -228,7 +232,7 @@ export function registerProcessorRoutes(fastify: FastifyInstance, deps: ApiDeps)
             data: Type.Array(
               Type.Object({
                 id: Type.Integer(),
-                processor: Type.String(),
+                processor: ProcessorName,
                 event_id: Type.String(),
                 type: Type.String(),
                 livemode: Type.Boolean(),
@@ -274,7 +278,7 @@ export function registerProcessorRoutes(fastify: FastifyInstance, deps: ApiDeps)
 }
 
 const ConnectionView = Type.Object({
-  processor: Type.String(),
+  processor: ProcessorName,
   connected: Type.Boolean(),
   secret_masked: Nullable(Type.String()),
   webhook_url: Type.String(),
@@ -289,8 +293,8 @@ const ProcessorParams = Type.Object({ processor: Type.String() });
 
 /** The processor named in the path, or 404. */
 function processorOf(p: string): Processor {
-  if (!(PROCESSORS as readonly string[]).includes(p)) throw new HttpError(404, UNKNOWN_PROCESSOR);
-  return p as Processor;
+  if (!isProcessor(p)) throw new HttpError(404, UNKNOWN_PROCESSOR);
+  return p;
 }
 
 /**
@@ -316,7 +320,7 @@ function registerConnectionsRoutes(fastify: FastifyInstance, deps: ApiDeps): voi
         tags: ['management'],
         summary: 'Which payment processors are connected, and the webhook URL to paste into each',
         description:
-          'Workspace-level; needs program:read. One row per processor (stripe, paddle, lemonsqueezy, polar): ' +
+          `Workspace-level; needs program:read. One row per processor (${PROCESSORS.join(', ')}): ` +
           '`connected`, the masked secret, and `webhook_url` with `{programId}` to fill in per program. 403 for ' +
           'a key limited to some programs.',
         security: managementSecurity,

@@ -4,8 +4,8 @@ import { randomBytes } from 'node:crypto';
 import { maskSecret } from '../../../../shared/domain/secrets.ts';
 import { iso } from '../../common.ts';
 import type { ConnectionRow, ConnectionState, ProcessorEventRow } from './dal.ts';
-import { PROCESSORS } from '../../../../shared/contracts/processors/common.ts';
-import type { Processor } from '../../../../shared/contracts/processors/common.ts';
+import { ADAPTERS, PROCESSORS, UNKNOWN_PROCESSOR } from '../../../../shared/processors/index.ts';
+import type { Processor } from '../../../../shared/processors/index.ts';
 import { CONNECTION_STATUSES, PROCESSOR_OUTCOMES } from '../../../../shared/contracts/management.ts';
 
 export { CONNECTION_STATUSES, PROCESSOR_OUTCOMES };
@@ -87,18 +87,13 @@ export function connectionView(r: ConnectionRow | undefined) {
 }
 
 /** The processors a workspace connects (CONTRACT part three "Revenue from every processor"). */
-export { PROCESSORS };
-export const UNKNOWN_PROCESSOR = `Unknown processor: use one of ${PROCESSORS.join(', ')}`;
+export { PROCESSORS, UNKNOWN_PROCESSOR };
 
-/** Why a pasted secret cannot be this processor's, or null. Lemon Squeezy's is what the advertiser typed there (6–40). */
+/** Why a pasted secret cannot be this processor's, or null: 1 to 255 characters, then its adapter's rule. */
 export function secretError(processor: Processor, secret: string): string | null {
   if (secret.length < 1 || secret.length > 255)
     return 'webhook_secret must be a string of 1 to 255 characters';
-  if (processor === 'stripe' && !secret.startsWith('whsec_'))
-    return 'webhook_secret must start with whsec_ for Stripe';
-  if (processor === 'lemonsqueezy' && (secret.length < 6 || secret.length > 40))
-    return 'webhook_secret must be 6 to 40 characters for Lemon Squeezy';
-  return null;
+  return ADAPTERS[processor].secretError(secret);
 }
 
 /** A secret shown back: enough to recognise it (a short one shows its last two characters only). */

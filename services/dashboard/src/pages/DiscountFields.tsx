@@ -5,19 +5,19 @@
 import type { Group } from '../groups.ts';
 import type { RequestBody } from '../api.ts';
 import { money } from '../format.ts';
+import { PROCESSOR_NAMES, PROCESSOR_TITLES } from '../processors.ts';
+import type { ProcessorName } from '../processors.ts';
 
 type Discount = NonNullable<Group['discount']>;
 type DiscountBody = NonNullable<
   RequestBody<'post', '/api/advertiser/affiliate-programs/{id}/groups'>['discount']
 >;
 
-const PROCESSORS = [
-  { key: 'stripe', label: 'Stripe coupon or promotion code id' },
-  { key: 'paddle', label: 'Paddle discount id' },
-  { key: 'lemonsqueezy', label: 'Lemon Squeezy discount id' },
-  { key: 'polar', label: 'Polar discount id' },
-] as const;
-type ProcessorKey = (typeof PROCESSORS)[number]['key'];
+const PROCESSORS = PROCESSOR_NAMES.map((key) => ({
+  key,
+  label: key === 'stripe' ? 'Stripe coupon or promotion code id' : `${PROCESSOR_TITLES[key]} discount id`,
+}));
+type ProcessorKey = ProcessorName;
 
 export interface DiscountInput {
   on: boolean;
@@ -30,7 +30,7 @@ export interface DiscountInput {
 }
 
 export function discountInput(d: Discount | null | undefined): DiscountInput {
-  const ids = { stripe: '', paddle: '', lemonsqueezy: '', polar: '' };
+  const ids = Object.fromEntries(PROCESSOR_NAMES.map((p) => [p, ''])) as Record<ProcessorKey, string>;
   if (!d) return { on: false, type: 'percentage', value: '10', duration: 'once', months: '', ids };
   for (const p of PROCESSORS) ids[p.key] = d.processor_ids[p.key] ?? '';
   return {
@@ -81,14 +81,8 @@ export function discountText(d: Group['discount'], currency: string): string {
 /** The processors the discount names ("Stripe, Paddle"), or ''. */
 export function discountProcessors(d: Group['discount']): string {
   if (!d) return '';
-  const names: Record<ProcessorKey, string> = {
-    stripe: 'Stripe',
-    paddle: 'Paddle',
-    lemonsqueezy: 'Lemon Squeezy',
-    polar: 'Polar',
-  };
   return PROCESSORS.filter((p) => d.processor_ids[p.key])
-    .map((p) => names[p.key])
+    .map((p) => PROCESSOR_TITLES[p.key])
     .join(', ');
 }
 

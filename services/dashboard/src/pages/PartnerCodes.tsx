@@ -8,6 +8,7 @@ import { CopyButton } from '../copy.tsx';
 import { ErrorBox, Loading } from '../widgets.tsx';
 import { dateTime } from '../format.ts';
 import { useAction, useLoad } from '../hooks.ts';
+import { PROCESSOR_NAMES, PROCESSOR_TITLES } from '../processors.ts';
 
 type Partner = Answer<'get', '/api/advertiser/affiliate-programs/{id}/partners'>['data'][number];
 type Code = Answer<
@@ -15,11 +16,14 @@ type Code = Answer<
   '/api/advertiser/affiliate-programs/{id}/partners/{partnerId}/codes'
 >['data'][number];
 
-const PROCESSORS = [
-  { key: 'stripe', label: 'Stripe promotion code id' },
-  { key: 'paddle', label: 'Paddle discount id' },
-  { key: 'polar', label: 'Polar discount id' },
-] as const;
+/**
+ * The discount ids a code stands for, one per processor whose sale events carry one (Lemon Squeezy's carry
+ * none: its sales name a code by svc_coupon_code only).
+ */
+const PROCESSORS = PROCESSOR_NAMES.filter((p) => p !== 'lemonsqueezy').map((key) => ({
+  key,
+  label: key === 'stripe' ? 'Stripe promotion code id' : `${PROCESSOR_TITLES[key]} discount id`,
+}));
 
 export function PartnerCodes(props: { programId: number; partner: Partner }) {
   const { canWrite } = useSession();

@@ -1,6 +1,7 @@
 // Settings of the selected workspace: members, API keys and outbound webhooks (owner/admin only, as the API
 // decides) and the payment-processor connection with its webhook URLs, signing secret and the events it
 // received. Each section is its own file under settings/.
+import { Fragment } from 'preact';
 import { useSession } from '../session.tsx';
 import { ReadOnlyNote } from '../widgets.tsx';
 import { useWorkspacePrograms } from '../program.tsx';
@@ -9,6 +10,7 @@ import { ApiKeys } from './settings/ApiKeys.tsx';
 import { Processor } from './settings/Processor.tsx';
 import { Processors } from './settings/Processors.tsx';
 import { Webhooks } from './settings/Webhooks.tsx';
+import { OTHER_PROCESSORS, PROCESSOR_TITLES } from '../processors.ts';
 
 export function Settings() {
   const { info, workspaceId, canWrite, role } = useSession();
@@ -22,8 +24,13 @@ export function Settings() {
       </p>
       <nav class="toc" aria-label="Settings sections">
         <a href="#members">Members</a> <a href="#api-keys">API keys</a>{' '}
-        <a href="#processor">Payment processor</a> <a href="#paddle">Paddle</a>{' '}
-        <a href="#lemonsqueezy">Lemon Squeezy</a> <a href="#polar">Polar</a> <a href="#webhooks">Webhooks</a>
+        <a href="#processor">Payment processor</a>{' '}
+        {OTHER_PROCESSORS.map((p) => (
+          <Fragment key={p}>
+            <a href={`#${p}`}>{PROCESSOR_TITLES[p]}</a>{' '}
+          </Fragment>
+        ))}
+        <a href="#webhooks">Webhooks</a>
       </nav>
       {canWrite ? (
         <>

@@ -9,34 +9,33 @@ import { ConfirmButton, ErrorBox, ReadOnlyNote, Show } from '../../widgets.tsx';
 import { useAction, useLoad } from '../../hooks.ts';
 import type { useWorkspacePrograms } from '../../program.tsx';
 import { WebhookUrls } from './Processor.tsx';
+import { OTHER_PROCESSORS, PROCESSOR_TITLES } from '../../processors.ts';
+import type { OtherProcessor } from '../../processors.ts';
 
 type Row = Answer<'get', '/api/advertiser/processor-connections'>['data'][number];
-type Name = 'paddle' | 'lemonsqueezy' | 'polar';
+type Name = OtherProcessor;
 
-const GUIDE: Record<Name, { title: string; where: string; secret: string; events: string; custom: string }> =
-  {
-    paddle: {
-      title: 'Paddle',
-      where: 'Paddle → Developer tools → Notifications → New destination: paste the URL below.',
-      secret: 'Copy the destination’s secret key (pdl_ntfset_…) and paste it here.',
-      events: 'transaction.completed, adjustment.created, adjustment.updated',
-      custom: 'customData',
-    },
-    lemonsqueezy: {
-      title: 'Lemon Squeezy',
-      where: 'Lemon Squeezy → Settings → Webhooks → +: paste the URL below.',
-      secret: 'Type a signing secret there (6 to 40 characters) and the same one here.',
-      events: 'order_created, order_refunded, subscription_payment_success, subscription_payment_refunded',
-      custom: 'checkout_data.custom',
-    },
-    polar: {
-      title: 'Polar',
-      where: 'Polar → Settings → Webhooks → Add endpoint (format Raw): paste the URL below.',
-      secret: 'Copy the endpoint’s secret and paste it here.',
-      events: 'order.paid, order.refunded',
-      custom: 'metadata',
-    },
-  };
+/** What to do in each processor's dashboard (a processor the API adds needs its words here: typechecked). */
+const GUIDE: Record<Name, { where: string; secret: string; events: string; custom: string }> = {
+  paddle: {
+    where: 'Paddle → Developer tools → Notifications → New destination: paste the URL below.',
+    secret: 'Copy the destination’s secret key (pdl_ntfset_…) and paste it here.',
+    events: 'transaction.completed, adjustment.created, adjustment.updated',
+    custom: 'customData',
+  },
+  lemonsqueezy: {
+    where: 'Lemon Squeezy → Settings → Webhooks → +: paste the URL below.',
+    secret: 'Type a signing secret there (6 to 40 characters) and the same one here.',
+    events: 'order_created, order_refunded, subscription_payment_success, subscription_payment_refunded',
+    custom: 'checkout_data.custom',
+  },
+  polar: {
+    where: 'Polar → Settings → Webhooks → Add endpoint (format Raw): paste the URL below.',
+    secret: 'Copy the endpoint’s secret and paste it here.',
+    events: 'order.paid, order.refunded',
+    custom: 'metadata',
+  },
+};
 
 export function Processors({ programs }: { programs: ReturnType<typeof useWorkspacePrograms> }) {
   const { workspaceId } = useSession();
@@ -53,7 +52,7 @@ export function Processors({ programs }: { programs: ReturnType<typeof useWorksp
     <Show loaded={rows}>
       {(list) => (
         <>
-          {(['paddle', 'lemonsqueezy', 'polar'] as const).map((name) => (
+          {OTHER_PROCESSORS.map((name) => (
             <ProcessorSection
               key={name}
               name={name}
@@ -75,7 +74,7 @@ function ProcessorSection(props: {
   onChange: () => void;
 }) {
   const { workspaceId, canWrite } = useSession();
-  const guide = GUIDE[props.name];
+  const guide = { ...GUIDE[props.name], title: PROCESSOR_TITLES[props.name] };
   const [secret, setSecret] = useState('');
   const submit = useAction();
   const h = `${props.name}-h`;

@@ -1,8 +1,25 @@
 // Stripe's events (CONTRACT "Payment-processor webhooks"): interpretation is pure: it reads the event as
 // Stripe sends it (both the 2025+ and the older invoice and charge layouts) and says what to do; the worker
 // does it with the /track/sale and /track/refund code.
+//
+// Its adapter: `Stripe-Signature`, checked with Stripe's own package; the endpoint's `whsec_` secret (and the
+// previous one for 24 h after a roll); the event's id.
+import Stripe from 'stripe';
+import { HttpError } from '../http/server.ts';
+import { COMMON_ERRORS, TOLERANCE_SECONDS } from './adapter.ts';
+import type { ProcessorAdapter, StoredSecrets } from './adapter.ts';
 import { attributionOf, couponOf, customCoupon, int, obj, str, saleAction } from './common.ts';
 import type { Attribution, Obj, ProcessorAction } from './common.ts';
+
+export const STRIPE_ERRORS = {
+  missingSignature: 'Missing Stripe-Signature header',
+  malformedSignature: 'Stripe-Signature header is malformed',
+  badSignature: 'Webhook signature does not match',
+  stale: `Webhook timestamp is outside the ${TOLERANCE_SECONDS} s tolerance`,
+  notConnected: 'No webhook signing secret: connect the payment processor first',
+  notEvent: 'Webhook body must be an event with an id and a type',
+  ...COMMON_ERRORS,
+} as const;
 
 /** An id field that may be expanded into an object (Stripe's `expand[]`). */
 const ref = (v: unknown): string | null => str(v) ?? str(obj(v).id);
@@ -158,3 +175,53 @@ export function eventKey(event: unknown): string {
       return str(e.id) ?? '';
   }
 }
+
+const stripe = new Stripe('sk_unused_signature_checks_only');
+
+/** The verified event, or the 400 that says why not. Tries the current secret, then the rolled one. */
+export function verifyEvent(raw: Buffer, header: string, secrets: string[], nowSeconds?: number): unknown {
+  if (secrets.length === 0) throw new HttpError(400, STRIPE_ERRORS.notConnected);
+  let stale = false;
+  for (const secret of secrets) {
+    try {
+      return stripe.webhooks.constructEvent(raw, header, secret, TOLERANCE_SECONDS, undefined, nowSeconds);
+    } catch (err) {
+      // A verified body that is not JSON: the signature matched, the content is wrong.
+      if (err instanceof SyntaxError) throw new HttpError(400, STRIPE_ERRORS.notEvent);
+      const message = (err as Error).message;
+      if (/extract timestamp and signatures/i.test(message))
+        throw new HttpError(400, STRIPE_ERRORS.malformedSignature);
+      if (/tolerance zone/i.test(message)) stale = true;
+    }
+  }
+  throw new HttpError(400, stale ? STRIPE_ERRORS.stale : STRIPE_ERRORS.badSignature);
+}
+
+/** The secrets to verify with now: the current one, then the rolled one while it has not expired. */
+export function liveSecrets(s: StoredSecrets, now = Date.now()): string[] {
+  const out = s.secret ? [s.secret] : [];
+  if (s.previousSecret && s.previousExpiresAt !== null && s.previousExpiresAt > now)
+    out.push(s.previousSecret);
+  return out;
+}
+
+export const stripeAdapter: ProcessorAdapter = {
+  title: 'Stripe',
+  discountId: 'promotion_code id',
+  signatureHeaders: ['stripe-signature'],
+  errors: STRIPE_ERRORS,
+  secrets: liveSecrets,
+  secretError: (secret) =>
+    secret.startsWith('whsec_') ? null : 'webhook_secret must start with whsec_ for Stripe',
+  verify: (raw, headers, secrets) => verifyEvent(raw, headers['stripe-signature'] ?? '', secrets),
+  identity: (event) => {
+    const e = obj(event);
+    return {
+      event_id: typeof e.id === 'string' && e.id !== '' ? e.id : null,
+      event_type: typeof e.type === 'string' ? e.type : null,
+      livemode: e.livemode !== false,
+    };
+  },
+  eventKey,
+  interpret: interpretEvent,
+};

@@ -1,8 +1,24 @@
 // Paddle Billing's events (CONTRACT part three "Revenue from every processor"; NOTES "Paddle Billing
 // webhooks"): envelope `{ event_id, event_type, occurred_at, data }`. Amounts are strings of the lowest
 // currency unit, tax included. A refund is an adjustment that counts only once Paddle has approved it.
+//
+// Its adapter: `Paddle-Signature` (ts + HMAC-SHA256 of "<ts>:<body>"), the notification destination's secret
+// key, the envelope's event_id.
+import { HttpError } from '../http/server.ts';
+import { COMMON_ERRORS, HEX_SHA256, TOLERANCE_SECONDS, hmac, nowSec, parsed, sameBytes } from './adapter.ts';
+import type { ProcessorAdapter } from './adapter.ts';
 import { attributionOf, cents, couponOf, customCoupon, obj, str, saleAction } from './common.ts';
 import type { ProcessorAction } from './common.ts';
+
+export const PADDLE_ERRORS = {
+  ...COMMON_ERRORS,
+  missingSignature: 'Missing Paddle-Signature header',
+  malformedSignature: 'Paddle-Signature header is malformed: expected ts=<unix seconds>;h1=<hex>',
+  badSignature: 'Paddle-Signature does not match the body',
+  stale: `Paddle-Signature timestamp is outside the ${TOLERANCE_SECONDS} s tolerance`,
+  notConnected: 'No Paddle webhook secret: connect Paddle first',
+  notEvent: 'Paddle webhook body must be an event with an event_id and an event_type',
+} as const;
 
 export const PADDLE_HANDLED_TYPES = [
   'transaction.completed',
@@ -75,3 +91,51 @@ export function paddleEventKey(event: unknown): string {
     return str(d.subscription_id) ?? str(d.transaction_id) ?? '';
   return str(e.event_id) ?? '';
 }
+
+/**
+ * Paddle: `Paddle-Signature: ts=<unix>;h1=<hex>[;h1=<hex>…]`, h1 = HMAC-SHA256 of `"<ts>:<body>"` keyed by the
+ * secret string. Several h1 appear while Paddle rotates the secret: any one matching is enough.
+ */
+export function verifyPaddle(
+  raw: Buffer,
+  header: string | undefined,
+  secrets: string[],
+  now = nowSec(),
+): unknown {
+  const E = PADDLE_ERRORS;
+  if (!header) throw new HttpError(400, E.missingSignature);
+  let ts: string | null = null;
+  const h1: Buffer[] = [];
+  for (const part of header.split(';')) {
+    const i = part.indexOf('=');
+    const k = part.slice(0, i).trim();
+    const v = part.slice(i + 1).trim();
+    if (k === 'ts') ts = v;
+    else if (k === 'h1' && HEX_SHA256.test(v)) h1.push(Buffer.from(v, 'hex'));
+  }
+  if (ts === null || !/^\d{1,12}$/.test(ts) || h1.length === 0)
+    throw new HttpError(400, E.malformedSignature);
+  if (secrets.length === 0) throw new HttpError(400, E.notConnected);
+  const signed = Buffer.concat([Buffer.from(`${ts}:`), raw]);
+  const ok = secrets.some((s) => {
+    const mac = hmac(s, signed);
+    return h1.some((h) => sameBytes(mac, h));
+  });
+  if (!ok) throw new HttpError(400, E.badSignature);
+  // After the signature: a stale one is a genuine event replayed (or delivered too late).
+  if (Math.abs(now - Number(ts)) > TOLERANCE_SECONDS) throw new HttpError(400, E.stale);
+  return parsed(raw, E.notEvent);
+}
+
+export const paddle: ProcessorAdapter = {
+  title: 'Paddle',
+  discountId: 'discount id',
+  signatureHeaders: ['paddle-signature'],
+  errors: PADDLE_ERRORS,
+  secrets: (stored) => (stored.others?.paddle ? [stored.others.paddle] : []),
+  secretError: () => null,
+  verify: (raw, headers, secrets) => verifyPaddle(raw, headers['paddle-signature'], secrets),
+  identity: (event) => ({ ...paddleIdentity(event), livemode: true }),
+  eventKey: paddleEventKey,
+  interpret: interpretPaddle,
+};

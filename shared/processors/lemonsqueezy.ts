@@ -2,8 +2,23 @@
 // `{ meta: { event_name, custom_data, test_mode }, data: { type, id, attributes } }`, no event id and no
 // timestamp. `subscription_payment_success` with `billing_reason: initial` is the money of the
 // `order_created` already counted: it only links the subscription. Refunded amounts are cumulative.
+//
+// Its adapter: `X-Signature` (hex HMAC-SHA256 of the body), the signing secret the advertiser typed in its
+// webhook form (6 to 40 characters), an event id made of the event name, object id and refunded amount.
+import { HttpError } from '../http/server.ts';
+import { COMMON_ERRORS, HEX_SHA256, hmac, parsed, sameBytes } from './adapter.ts';
+import type { ProcessorAdapter } from './adapter.ts';
 import { attributionOf, couponOf, customCoupon, idOf, int, obj, str, saleAction } from './common.ts';
 import type { Obj, ProcessorAction } from './common.ts';
+
+export const LEMONSQUEEZY_ERRORS = {
+  ...COMMON_ERRORS,
+  missingSignature: 'Missing X-Signature header',
+  malformedSignature: 'X-Signature header must be a hex HMAC-SHA256',
+  badSignature: 'X-Signature does not match the body',
+  notConnected: 'No Lemon Squeezy signing secret: connect Lemon Squeezy first',
+  notEvent: 'Lemon Squeezy webhook body must have meta.event_name and data.id',
+} as const;
 
 export const LEMONSQUEEZY_HANDLED_TYPES = [
   'order_created',
@@ -131,3 +146,30 @@ export function lemonSqueezyEventKey(event: unknown): string {
     return `subscription:${idOf(obj(d.attributes).subscription_id) ?? idOf(d.id) ?? ''}`;
   return `order:${idOf(d.id) ?? ''}`;
 }
+
+/** Lemon Squeezy: `X-Signature` = hex HMAC-SHA256 of the body keyed by the secret the advertiser typed. No timestamp. */
+export function verifyLemonSqueezy(raw: Buffer, header: string | undefined, secrets: string[]): unknown {
+  const E = LEMONSQUEEZY_ERRORS;
+  if (!header) throw new HttpError(400, E.missingSignature);
+  if (!HEX_SHA256.test(header.trim())) throw new HttpError(400, E.malformedSignature);
+  if (secrets.length === 0) throw new HttpError(400, E.notConnected);
+  const sig = Buffer.from(header.trim(), 'hex');
+  if (!secrets.some((s) => sameBytes(hmac(s, raw), sig))) throw new HttpError(400, E.badSignature);
+  return parsed(raw, E.notEvent);
+}
+
+export const lemonsqueezy: ProcessorAdapter = {
+  title: 'Lemon Squeezy',
+  discountId: 'discount id',
+  signatureHeaders: ['x-signature'],
+  errors: LEMONSQUEEZY_ERRORS,
+  secrets: (stored) => (stored.others?.lemonsqueezy ? [stored.others.lemonsqueezy] : []),
+  secretError: (secret) =>
+    secret.length < 6 || secret.length > 40
+      ? 'webhook_secret must be 6 to 40 characters for Lemon Squeezy'
+      : null,
+  verify: (raw, headers, secrets) => verifyLemonSqueezy(raw, headers['x-signature'], secrets),
+  identity: lemonSqueezyIdentity,
+  eventKey: lemonSqueezyEventKey,
+  interpret: interpretLemonSqueezy,
+};

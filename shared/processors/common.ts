@@ -1,64 +1,8 @@
-// What every processor's events share between the webhook intake and the worker that applies them: the
-// message on the `processor-events` topic, its request id, and the action an event asks for. Each
-// processor's own file (stripe.ts, paddle.ts, lemonsqueezy.ts, polar.ts) reads its documented payload into
-// these actions; the worker applies them with the /track/sale and /track/refund code.
-import { isPlainObject } from '../../json.ts';
-
-export const PROCESSORS = ['stripe', 'paddle', 'lemonsqueezy', 'polar'] as const;
-export type Processor = (typeof PROCESSORS)[number];
-export const isProcessor = (v: unknown): v is Processor => PROCESSORS.includes(v as Processor);
-
-/**
- * The topic message: the verified event, as the processor sent it, for one program. It is a command like
- * a sale or a refund: its request_id (one per program, processor and event id) keys its recorded outcome,
- * so a redelivered event, or the processor sending it again, is applied once.
- */
-export interface ProcessorEventCommand {
-  v: 1;
-  type: 'processor_event';
-  request_id: string;
-  /** Milliseconds since the epoch when the intake accepted it. */
-  ts: number;
-  /** Omitted in messages from before Paddle, Lemon Squeezy and Polar: Stripe. */
-  processor?: Processor;
-  program_id: number;
-  /** The processor's event id (Lemon Squeezy sends none: event name, object id and refunded amount). */
-  event_id: string;
-  event_type: string;
-  livemode: boolean;
-  /** The event's JSON text exactly as verified. */
-  payload: string;
-}
-
-/** Stripe's request ids are what they were before other processors; the others name their processor. */
-export const processorRequestId = (programId: number, eventId: string, processor: Processor = 'stripe') =>
-  processor === 'stripe'
-    ? `processor:${programId}:${eventId}`
-    : `processor:${programId}:${processor}:${eventId}`;
-
-export const processorOf = (c: Pick<ProcessorEventCommand, 'processor'>): Processor =>
-  c.processor ?? 'stripe';
-
-/** The command, or why the bytes are not one (a foreign producer's message: dead-lettered). */
-export function parseProcessorEvent(bytes: Buffer | null): ProcessorEventCommand | string {
-  if (bytes === null) return 'no value';
-  let m: unknown;
-  try {
-    m = JSON.parse(bytes.toString('utf8'));
-  } catch {
-    return 'not JSON';
-  }
-  const c = obj(m);
-  if (c.v !== 1 || c.type !== 'processor_event') return 'not a processor event';
-  if (!Number.isSafeInteger(c.program_id) || (c.program_id as number) <= 0) return 'bad program_id';
-  if (c.processor !== undefined && !isProcessor(c.processor)) return 'bad processor';
-  if (!str(c.event_id) || !str(c.event_type) || !str(c.payload)) return 'bad event';
-  const processor = (c.processor ?? 'stripe') as Processor;
-  if (c.request_id !== processorRequestId(c.program_id as number, c.event_id as string, processor))
-    return 'bad request_id';
-  if (typeof c.livemode !== 'boolean' || !Number.isSafeInteger(c.ts)) return 'bad livemode or ts';
-  return c as unknown as ProcessorEventCommand;
-}
+// What every processor's interpretation shares: the action an event asks for and the helpers that read
+// payloads. Each processor's own adapter (stripe.ts, paddle.ts, lemonsqueezy.ts, polar.ts, listed in
+// index.ts) reads its documented payload into these actions; the worker applies them with the /track/sale
+// and /track/refund code. The message on the `processor-events` topic is shared/contracts/processor-events.ts.
+import { isPlainObject } from '../json.ts';
 
 /** Where a sale's attribution comes from: the checkout's custom data (Stripe metadata). */
 export interface Attribution {
@@ -71,7 +15,8 @@ export interface Attribution {
 /** The partner code a sale names, carried on its SaleCommand (the sale applier matches it). */
 export interface Coupon {
   coupon_code: string | null;
-  coupon_refs: { processor: 'stripe' | 'paddle' | 'polar'; ids: string[] } | null;
+  /** `processor`: the adapter's name (a Processor, shared/processors/index.ts) whose discount ids these are. */
+  coupon_refs: { processor: string; ids: string[] } | null;
 }
 
 export type ProcessorAction =
@@ -168,7 +113,7 @@ export const customCoupon = (metadata: unknown): string | null =>
 /** The coupon fields of a sale: only those present, so a sale without a code is unchanged. */
 export function couponOf(
   code: string | null,
-  processor: 'stripe' | 'paddle' | 'polar' | null,
+  processor: string | null,
   ids: (string | null)[],
 ): Partial<Coupon> {
   const refs = [...new Set(ids.filter((i): i is string => i !== null))];
