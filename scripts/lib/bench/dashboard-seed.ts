@@ -6,7 +6,7 @@ import type { Sql } from '../../../shared/db/sql.ts';
 import { fillCustomerKeys, programDays, rebuildDay } from '../../../shared/db/rollups-rebuild.ts';
 import { int } from './bench.ts';
 import * as lifecycle from '../../../shared/commissions/lifecycle.ts';
-import { applyLedgerEntries } from '../../../shared/db/ledger.ts';
+import { applyLedgerEntries } from '../../../shared/ledger/dal.ts';
 
 /** The programs' hold_days (the column's default): the commissions' payable_at. */
 const HOLD_DAYS = 30;

@@ -1,7 +1,7 @@
 // The balance rule (spec 3): a credit is applied in full. A deduction of a commission that had not been
 // paid (`clamp_at_zero`) stops at zero and takes nothing from what is at or below zero; a deduction of a paid
 // commission is applied in full and may leave a balance negative. What a clamped deduction stops at is its
-// own commission's room (its credit less its earlier deductions, shared/db/ledger.ts `clampRooms`), not
+// own commission's room (its credit less its earlier deductions, dal.ts `clampRooms`), not
 // the whole balance, so that a refund never forgives a clawback still owed (docs/payouts.md "Clawbacks").
 
 /**

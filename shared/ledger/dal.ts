@@ -2,10 +2,10 @@
 // caller's transaction, each entry_key once, partners then partner_programs locked in id order, each
 // commission's entries in causal order (an entry that arrives before one it must follow is held). See
 // docs/pipeline.md and docs/payouts.md.
-import type { Tx } from './sql.ts';
+import type { Tx } from '../db/sql.ts';
 import type { LedgerEffect } from '../contracts/commands.ts';
 import { ledgerPrerequisites } from '../contracts/commands.ts';
-import { movement } from '../domain/ledger.ts';
+import { movement } from './rules.ts';
 
 export interface ApplyLedgerResult {
   /** Entries inserted by this call (with those it released from holding). */
