@@ -67,7 +67,7 @@ export const TRANSACTION_OWNERS: Readonly<Record<string, string>> = {
   'shared/importing/run.ts': "the import worker's step: a source page applied in one transaction",
   'shared/importing/rate-limit.ts':
     "an import source's rate limit: its row locked while a token is taken, so two workers never take the same one",
-  'shared/db/rollups-rebuild.ts':
+  'shared/rollups/rebuild.ts':
     'a rollup rebuild is one (program, day) per transaction that locks its week first, as the workers do: the boundary is what makes it safe while they run; npm run rollups and the bench seed call it',
 };
 

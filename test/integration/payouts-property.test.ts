@@ -17,7 +17,7 @@ import type { Sql } from '../../shared/db/sql.ts';
 import type { LedgerEffect, RefundCommand } from '../../shared/contracts/commands.ts';
 import { commissionEntryKey } from '../../shared/contracts/commands.ts';
 import { applyLedgerEntries } from '../../shared/ledger/dal.ts';
-import { RollupBuffer } from '../../shared/pipeline/rollups.ts';
+import { RollupBuffer } from '../../shared/rollups/dal.ts';
 import { HttpError } from '../../shared/http/server.ts';
 import { createRefundApplier } from '../../services/workers/reversal/apply-refund.ts';
 import {

@@ -1,10 +1,10 @@
 // The daily per-program rollup (program_daily_stats) and its breakdown by partner, link, country, device,
-// browser, OS, referrer and landing page (program_daily_breakdown, breakdown.ts), incremented in the
+// browser, OS, referrer and landing page (program_daily_breakdown, rules.ts), incremented in the
 // transaction of the events they count. Calendar days are UTC. Workers collect deltas over a chunk
 // (RollupBuffer) and write them once, in key order, as the transaction's last statements.
 import type { Tx } from '../db/sql.ts';
-import { BreakdownBuffer, FIELDS, addCounters, zeroCounters } from './breakdown.ts';
-import type { DimensionKeys } from './breakdown.ts';
+import { BreakdownBuffer, FIELDS, addCounters, zeroCounters } from './rules.ts';
+import type { DimensionKeys } from './rules.ts';
 
 export interface DailyDelta {
   clicks?: number;
@@ -37,7 +37,7 @@ export class RollupBuffer {
 
   /**
    * Adds `d` to the program's day, and to the key of each dimension in `keys` (the event's partner, link,
-   * country, ...: breakdown.ts visitKeys for a click, customerKeys for what a customer does).
+   * country, ...: rules.ts visitKeys for a click, customerKeys for what a customer does).
    */
   add(programId: number, dayMs: number, d: DailyDelta, keys?: DimensionKeys): void {
     const day = utcDay(dayMs);

@@ -1,11 +1,11 @@
 // The dimensional daily rollup (program_daily_breakdown, 0014_rollups.sql): per program, UTC day, dimension
-// and key, the counters of program_daily_stats. Written by RollupBuffer.flush (rollups.ts) in the
+// and key, the counters of program_daily_stats. Written by RollupBuffer.flush (dal.ts) in the
 // transaction of the events it counts, from the same deltas, so both rollups agree and a redelivery changes
 // neither. What a key is, and how a program with a million distinct pages is bounded: docs/pipeline.md
 // "Rollups by partner, link, country, device, referrer and page".
 //
 // Every key rule exists twice, once in TypeScript (the workers) and once in SQL (the rebuild and the check,
-// shared/db/rollup-rebuild.ts), side by side below; the check compares the workers' rows with the SQL over
+// rebuild.ts), side by side below; the check compares the workers' rows with the SQL over
 // the raw events, so the two cannot drift apart unnoticed.
 import type { Tx } from '../db/sql.ts';
 

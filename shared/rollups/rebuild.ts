@@ -1,11 +1,11 @@
 // The rebuild of the dimensional rollups (program_daily_breakdown, program_weekly_breakdown) from the raw
-// events (rollups-raw.ts), one (program, day) per transaction, safe while the workers run; and the
+// events (raw.ts), one (program, day) per transaction, safe while the workers run; and the
 // resumable run of `npm run rollups -- --rebuild` (table rollup_rebuilds: the last day done, recorded in the
 // day's transaction).
-import type { Sql, Tx } from './sql.ts';
-import { ATTR_COLUMNS, VISIT_DIMENSIONS, visitKeySql } from '../pipeline/breakdown.ts';
-import { capKeys, rawBreakdown } from './rollups-raw.ts';
-import type { DayRange, Db, KeyRow } from './rollups-raw.ts';
+import type { Sql, Tx } from '../db/sql.ts';
+import { ATTR_COLUMNS, VISIT_DIMENSIONS, visitKeySql } from './rules.ts';
+import { capKeys, rawBreakdown } from './raw.ts';
+import type { DayRange, Db, KeyRow } from './raw.ts';
 
 /**
  * Sets the visit keys of the program's customers that have a click but no keys yet (created before
