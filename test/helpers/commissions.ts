@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import type { Sql } from '../../shared/db/sql.ts';
 import type { CommissionState } from '../../shared/commissions/states.ts';
 import { applyLedgerEntries } from '../../shared/ledger/dal.ts';
-import { commissionEntryKey } from '../../shared/contracts/commands.ts';
+import { commissionEntryKey } from '../../shared/ledger/rules.ts';
 
 export interface SeededCommission {
   id: number;

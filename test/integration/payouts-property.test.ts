@@ -15,7 +15,7 @@ import { randomBytes } from 'node:crypto';
 import t from 'tap';
 import type { Sql } from '../../shared/db/sql.ts';
 import type { LedgerEffect, RefundCommand } from '../../shared/contracts/commands.ts';
-import { commissionEntryKey } from '../../shared/contracts/commands.ts';
+import { commissionEntryKey } from '../../shared/ledger/rules.ts';
 import { applyLedgerEntries } from '../../shared/ledger/dal.ts';
 import { RollupBuffer } from '../../shared/rollups/dal.ts';
 import { HttpError } from '../../shared/http/server.ts';
