@@ -1,6 +1,6 @@
 // npm run rollups: rebuilds the dimensional rollup (program_daily_breakdown) from the raw events, resumably,
 // and checks the rollups against the raw events. USAGE says how; this is the command line only: the SQL is
-// in shared/rollups/{raw,check,rebuild}.ts.
+// in shared/rollups/{raw,check,rebuild}.ts, the rebuild's transactions in shared/rollups/operations.ts.
 import { cli } from './lib/cli.ts';
 import { checkProgram, describe } from '../shared/rollups/check.ts';
 import type { Difference } from '../shared/rollups/check.ts';
@@ -11,8 +11,8 @@ import {
   openRebuildRun,
   programDays,
   programIds,
-  rebuildRunDay,
 } from '../shared/rollups/rebuild.ts';
+import { rebuildRunDay } from '../shared/rollups/operations.ts';
 import type { RebuildRun } from '../shared/rollups/rebuild.ts';
 import { loadConfig } from '../shared/config.ts';
 import { createSql } from '../shared/db/sql.ts';

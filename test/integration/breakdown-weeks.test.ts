@@ -12,7 +12,7 @@ import { RollupBuffer } from '../../shared/rollups/dal.ts';
 import { DIMENSIONS } from '../../shared/rollups/rules.ts';
 import type { Dimension } from '../../shared/rollups/rules.ts';
 import { describe, weeklyDifferences } from '../../shared/rollups/check.ts';
-import { rebuildDay } from '../../shared/rollups/rebuild.ts';
+import { rebuildDay } from '../../shared/rollups/operations.ts';
 
 const sql = testSql(t);
 const svc = await startServices(t, ['web']);

@@ -8,7 +8,7 @@ import { RollupBuffer } from '../../shared/rollups/dal.ts';
 import { KEYS_PER_DAY, landingPageKey, referrerKey, visitKeys } from '../../shared/rollups/rules.ts';
 import { checkProgram, describe } from '../../shared/rollups/check.ts';
 import { rawBreakdown } from '../../shared/rollups/raw.ts';
-import { rebuildDay, rebuildProgram } from '../../shared/rollups/rebuild.ts';
+import { rebuildDay, rebuildProgram } from '../../shared/rollups/operations.ts';
 
 const sql = testSql(t);
 const DAY = '2026-01-15';

@@ -3,7 +3,8 @@
 // from the raw rows (program_daily_stats, and the dimensional breakdown as `npm run rollups -- --rebuild`
 // writes it).
 import type { Sql } from '../../../shared/db/sql.ts';
-import { fillCustomerKeys, programDays, rebuildDay } from '../../../shared/rollups/rebuild.ts';
+import { fillCustomerKeys, programDays } from '../../../shared/rollups/rebuild.ts';
+import { rebuildDay } from '../../../shared/rollups/operations.ts';
 import { int } from './bench.ts';
 import * as lifecycle from '../../../shared/commissions/lifecycle.ts';
 import { applyLedgerEntries } from '../../../shared/ledger/dal.ts';
