@@ -13,9 +13,9 @@ import { migrate } from '../shared/db/migrate.ts';
 import { createLogger } from '../shared/logger.ts';
 import { createSql } from '../shared/db/sql.ts';
 import { percentile } from '../shared/stats.ts';
-import { DIMENSIONS } from '../shared/pipeline/breakdown.ts';
-import type { Dimension } from '../shared/pipeline/breakdown.ts';
-import { rawBreakdown } from '../shared/db/rollups-raw.ts';
+import { DIMENSIONS } from '../shared/rollups/rules.ts';
+import type { Dimension } from '../shared/rollups/rules.ts';
+import { rawBreakdown } from '../shared/rollups/raw.ts';
 import { BenchControl } from './lib/bench/control.ts';
 import { seed } from './lib/bench/dashboard-seed.ts';
 import { baselineEvents, baselinePerformance } from './lib/bench/dashboard-baselines.ts';
@@ -30,7 +30,7 @@ Benchmarks the dashboard reads at scale, everything on 127.0.0.1:
      with customers (1 per 5 clicks), lead events (5% of clicks), paid sales (1%), their commissions,
      20 partners per program (one link each), a few test events, program_daily_stats computed from those
      rows, and the breakdown by partner, link, country, device, browser, OS, referrer and landing page
-     rebuilt from them per program and day (shared/db/rollups-rebuild.ts, as npm run rollups -- --rebuild); then
+     rebuilt from them per program and day (shared/rollups/operations.ts, as npm run rollups -- --rebuild); then
      VACUUM ANALYZE;
   3. starts the web service, signs a user up and makes it a member of the programs' workspace;
   4. for the first program, after a warm-up, times --requests sequential requests of each read

@@ -13,7 +13,7 @@ import { createSql } from '../shared/db/sql.ts';
 import { seedBenchProgram } from './lib/bench/seed.ts';
 import { percentile } from '../shared/stats.ts';
 import { recordOutcome } from '../shared/pipeline/outcomes.ts';
-import { RollupBuffer } from '../shared/pipeline/rollups.ts';
+import { RollupBuffer } from '../shared/rollups/dal.ts';
 import { saleCommand } from './lib/bench/sale-command.ts';
 import { createSaleApplier } from '../services/workers/attribution/apply-sale.ts';
 

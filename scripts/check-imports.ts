@@ -1,5 +1,7 @@
 // npm run check:imports: the dependency rules of the codebase, checked on every CI run.
-//   - no import cycles (type-only imports count: a cycle of types is still a knot to untie);
+//   - no import cycles (type-only imports count: a cycle of types is still a knot to untie), between files
+//     and between the top-level folders of shared/ (shared/db importing shared/pipeline that imports
+//     shared/db is a cycle even when no two files are in one);
 //   - a route file imports no other route file; the API and the ingress import no worker code, and no
 //     worker imports the API or the ingress (what two of them need lives in shared/);
 //   - shared/ imports nothing from services/, scripts/ or test/; bin/ imports nothing from scripts/;
@@ -19,10 +21,10 @@ const { values } = cli(
   `Usage: npm run check:imports [-- --root <dir>]
 
 Reads every .ts and .tsx file under services/, shared/, scripts/, bin/, sdk/ and test/ (the dashboard and
-portal too), follows their relative imports and prints each import cycle, each import that breaks a
-layering rule, each hand-written source file (not a test, not generated) over 500 lines and each route,
-dal or other file with SQL that opens a transaction where the unit-of-work rule does not allow it; exits 1
-if there is any.
+portal too), follows their relative imports and prints each import cycle (between files, and between the
+top-level folders of shared/), each import that breaks a layering rule, each hand-written source file (not a
+test, not generated) over 500 lines and each route, dal or other file with SQL that opens a transaction where
+the unit-of-work rule does not allow it; exits 1 if there is any.
 
   --root <dir>  the tree to check (default: this repository)`,
   { root: { type: 'string' } },
@@ -88,36 +90,72 @@ for (const [f, text] of texts) {
 /** "Transactions open in a service or operations file, never in a route or a dal" (the guide), checked. */
 problems.push(...transactionProblems(new Map([...texts].map(([f, text]) => [rel(f), text]))));
 
-// Cycles: Tarjan's strongly connected components; any component with more than one file is a cycle.
-let index = 0;
-const idx = new Map<string, number>();
-const low = new Map<string, number>();
-const stack: string[] = [];
-const onStack = new Set<string>();
-const strong = (v: string): void => {
-  idx.set(v, index);
-  low.set(v, index++);
-  stack.push(v);
-  onStack.add(v);
-  for (const w of graph.get(v) ?? []) {
-    if (!graph.has(w)) continue;
-    if (!idx.has(w)) {
-      strong(w);
-      low.set(v, Math.min(low.get(v)!, low.get(w)!));
-    } else if (onStack.has(w)) low.set(v, Math.min(low.get(v)!, idx.get(w)!));
+/** Tarjan's strongly connected components of a graph: each one of more than one node is a cycle. */
+function cycles(g: ReadonlyMap<string, readonly string[]>): string[][] {
+  let index = 0;
+  const idx = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const found: string[][] = [];
+  const strong = (v: string): void => {
+    idx.set(v, index);
+    low.set(v, index++);
+    stack.push(v);
+    onStack.add(v);
+    for (const w of g.get(v) ?? []) {
+      if (!g.has(w)) continue;
+      if (!idx.has(w)) {
+        strong(w);
+        low.set(v, Math.min(low.get(v)!, low.get(w)!));
+      } else if (onStack.has(w)) low.set(v, Math.min(low.get(v)!, idx.get(w)!));
+    }
+    if (low.get(v) === idx.get(v)) {
+      const comp: string[] = [];
+      let w: string;
+      do {
+        w = stack.pop()!;
+        onStack.delete(w);
+        comp.push(w);
+      } while (w !== v);
+      if (comp.length > 1) found.push(comp);
+    }
+  };
+  for (const v of g.keys()) if (!idx.has(v)) strong(v);
+  return found;
+}
+
+for (const comp of cycles(graph)) problems.push(`import cycle: ${comp.map(rel).sort().join(', ')}`);
+
+// Cycles between shared/'s top-level folders (shared/db, shared/pipeline, shared/ledger, ...), even when no
+// file is in a cycle: a folder is a layer or a module, and two that import each other cannot be read, tested
+// or moved one without the other (shared/db and shared/pipeline did, through the rollups, until they became
+// shared/rollups/). A file directly in shared/ (config.ts, logger.ts) is no folder and not counted. Each
+// cycle is printed with one import per pair of its folders, the place to start untying it.
+const sharedFolder = (p: string): string | null => /^shared\/([^/]+)\//.exec(rel(p))?.[1] ?? null;
+const folders = new Map<string, string[]>();
+const folderImport = new Map<string, string>();
+for (const [from, deps] of graph) {
+  const a = sharedFolder(from);
+  if (a === null) continue;
+  if (!folders.has(a)) folders.set(a, []);
+  for (const to of deps) {
+    const b = sharedFolder(to);
+    if (b === null || b === a || !graph.has(to) || folderImport.has(`${a} ${b}`)) continue;
+    folders.get(a)!.push(b);
+    folderImport.set(`${a} ${b}`, `${rel(from)} -> ${rel(to)}`);
   }
-  if (low.get(v) === idx.get(v)) {
-    const comp: string[] = [];
-    let w: string;
-    do {
-      w = stack.pop()!;
-      onStack.delete(w);
-      comp.push(w);
-    } while (w !== v);
-    if (comp.length > 1) problems.push(`import cycle: ${comp.map(rel).sort().join(', ')}`);
-  }
-};
-for (const f of graph.keys()) if (!idx.has(f)) strong(f);
+}
+for (const comp of cycles(folders)) {
+  const inCycle = new Set(comp);
+  const imports = [...folderImport]
+    .filter(([pair]) => pair.split(' ').every((f) => inCycle.has(f)))
+    .map(([, example]) => example)
+    .sort();
+  problems.push(
+    `import cycle between shared/ folders: ${[...inCycle].sort().join(', ')} (${imports.join('; ')})`,
+  );
+}
 
 for (const p of problems) process.stdout.write(`${p}\n`);
 process.stdout.write(`${files.length} files, ${problems.length} problems\n`);

@@ -1,19 +1,19 @@
 // npm run rollups: rebuilds the dimensional rollup (program_daily_breakdown) from the raw events, resumably,
 // and checks the rollups against the raw events. USAGE says how; this is the command line only: the SQL is
-// in shared/db/rollups-{raw,check,rebuild}.ts.
+// in shared/rollups/{raw,check,rebuild}.ts, the rebuild's transactions in shared/rollups/operations.ts.
 import { cli } from './lib/cli.ts';
-import { checkProgram, describe } from '../shared/db/rollups-check.ts';
-import type { Difference } from '../shared/db/rollups-check.ts';
-import type { DayRange } from '../shared/db/rollups-raw.ts';
+import { checkProgram, describe } from '../shared/rollups/check.ts';
+import type { Difference } from '../shared/rollups/check.ts';
+import type { DayRange } from '../shared/rollups/raw.ts';
 import {
   fillCustomerKeys,
   finishRebuildRun,
   openRebuildRun,
   programDays,
   programIds,
-  rebuildRunDay,
-} from '../shared/db/rollups-rebuild.ts';
-import type { RebuildRun } from '../shared/db/rollups-rebuild.ts';
+} from '../shared/rollups/rebuild.ts';
+import { rebuildRunDay } from '../shared/rollups/operations.ts';
+import type { RebuildRun } from '../shared/rollups/rebuild.ts';
 import { loadConfig } from '../shared/config.ts';
 import { createSql } from '../shared/db/sql.ts';
 import { migrate } from '../shared/db/migrate.ts';
@@ -163,7 +163,7 @@ async function rebuild(): Promise<boolean> {
 
 /**
  * Each program's rollups against the raw events, each program in one read-only snapshot: the workers may be
- * writing meanwhile. The script opens it (the unit-of-work rule: rollups-check.ts is SQL, it takes the tx).
+ * writing meanwhile. The script opens it (the unit-of-work rule: shared/rollups/check.ts is SQL, it takes the tx).
  */
 async function check(): Promise<number> {
   let found = 0;

@@ -6,7 +6,7 @@
 //   - `operations.ts` and `service.ts`, in any folder: a module's units of work;
 //   - `scripts/` and `test/`: tooling and tests, which seed and tear down what they need;
 //   - the files of TRANSACTION_OWNERS, each named with its reason: the workers' steps and the pipeline's,
-//     whose transaction is the step (a chunk, a page), and the rollups' rebuild.
+//     whose transaction is the step (a chunk, a page), and an import source's rate limit.
 // Everything else with SQL in it that opens one is a problem, and so is a route or a dal that opens one at
 // all. A file without SQL of its own may (it is an operations file by another name).
 
@@ -67,8 +67,6 @@ export const TRANSACTION_OWNERS: Readonly<Record<string, string>> = {
   'shared/importing/run.ts': "the import worker's step: a source page applied in one transaction",
   'shared/importing/rate-limit.ts':
     "an import source's rate limit: its row locked while a token is taken, so two workers never take the same one",
-  'shared/db/rollups-rebuild.ts':
-    'a rollup rebuild is one (program, day) per transaction that locks its week first, as the workers do: the boundary is what makes it safe while they run; npm run rollups and the bench seed call it',
 };
 
 const base = (path: string) => path.slice(path.lastIndexOf('/') + 1);

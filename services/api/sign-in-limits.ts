@@ -20,7 +20,7 @@ import type { Sql } from '../../shared/db/sql.ts';
 import { HttpError } from '../../shared/http/server.ts';
 import { clearFailures, takeFailure, takeToken } from '../../shared/db/rate-limits.ts';
 import type { BucketRule } from '../../shared/db/rate-limits.ts';
-import { loadIpHasher } from '../../shared/domain/ip-hash.ts';
+import { loadIpHasher } from '../../shared/db/instance-keys.ts';
 import type { IpHasher } from '../../shared/domain/ip-hash.ts';
 import type { ApiDeps, SignInLimits } from './deps.ts';
 

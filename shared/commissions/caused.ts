@@ -3,11 +3,11 @@
 // transitions it ran (a payout's, a sale chunk's), with anything of its own added (a payout's event).
 //   - webhook events: outbox rows (shared/db/webhook-events.ts), for workspaces with an enabled endpoint;
 //   - notifications: outbox rows the notification worker stores and mails (shared/db/notifications.ts);
-//   - ledger entries: applied in the transaction (shared/db/ledger.ts), except a command's, which are its
+//   - ledger entries: applied in the transaction (shared/ledger/dal.ts), except a command's, which are its
 //     outcome's effects, published to the ledger worker after the commit (docs/architecture.md "The ledger's two paths").
 import type { Tx } from '../db/sql.ts';
 import type { LedgerEffect } from '../contracts/commands.ts';
-import { applyLedgerEntries } from '../db/ledger.ts';
+import { applyLedgerEntries } from '../ledger/dal.ts';
 import { queueNotifications } from '../db/notifications.ts';
 import type { NotificationInput } from '../db/notifications.ts';
 import { recordWebhookEvents } from '../db/webhook-events.ts';

@@ -14,7 +14,7 @@
 //   paid ───────────────clawback────► refunded | reversed, deduction in full: owed until a payout recovers it
 //   (another service) ─createImported─► pending | approved | paid (in no payout) | reversed: history as it was
 import type { LedgerEffect } from '../contracts/commands.ts';
-import { commissionEntryKey } from '../contracts/commands.ts';
+import { commissionEntryKey } from '../ledger/rules.ts';
 import type { NotificationInput } from '../db/notifications.ts';
 import { refundDeduction } from '../domain/refund.ts';
 import { REVIEW_REASONS } from './review-reasons.ts';

@@ -1,7 +1,8 @@
-// Commands with an answer (lead, sale, refund), the ledger entries they publish after their commit, and the
-// messages of the effect topics the effect workers consume (ledger entries; notifications, which come from
-// the outbox: shared/db/notifications.ts). The ingress validates the request and produces the command with a request_id; the
-// owning worker applies it and records the outcome under that request_id (shared/outcomes.ts).
+// Commands with an answer (lead, sale, refund) and the messages of the effect topics the effect workers
+// consume: ledger entries (the entries a command publishes after its commit; the order they apply in and
+// what they do to a balance: shared/ledger/rules.ts) and notifications, which come from the outbox
+// (shared/db/notifications.ts). The ingress validates the request and produces the command with a
+// request_id; the owning worker applies it and records the outcome under that request_id (shared/outcomes.ts).
 import { isId } from '../domain/ids.ts';
 import { decodeMessageObject, isPlainObject } from '../json.ts';
 import type { ProcessorEventCommand } from './processor-events.ts';
@@ -111,32 +112,6 @@ export interface LedgerEffect {
   amount_cents: number;
   /** A deduction stops at a zero balance unless the commission had been paid (spec 3, balance rule). */
   clamp_at_zero: boolean;
-}
-
-/** The entry_key of a commission's own ledger entries: its credit, its payment, its refund deduction. */
-export function commissionEntryKey(commissionId: number, step: 'created' | 'paid' | 'refund'): string {
-  return `commission:${commissionId}:${step}`;
-}
-
-/**
- * The entries that must be in the ledger before this one is applied (ARCHITECTURE invariant 11): a
- * commission's refund deduction comes after its credit, and the deduction of a paid commission (not clamped)
- * also after the payment. The payment itself has none: it is never clamped, so it moves the balances by the
- * same amount whenever it lands, and mark-paid applies it in its own transaction (the advertiser's action
- * stands at once). Only a commission's own entries, named by `commissionEntryKey`, have an order; any other
- * movement has no prerequisite.
- */
-export function ledgerPrerequisites(e: LedgerEffect): string[] {
-  const id = e.commission_id;
-  if (id === null) return [];
-  if (
-    (e.kind === 'commission_reversed' || e.kind === 'commission_refunded') &&
-    e.entry_key === commissionEntryKey(id, 'refund')
-  ) {
-    const credit = commissionEntryKey(id, 'created');
-    return e.clamp_at_zero ? [credit] : [credit, commissionEntryKey(id, 'paid')];
-  }
-  return [];
 }
 
 /**

@@ -15,6 +15,7 @@ import {
   jsonTooDeep,
 } from '../json.ts';
 import { isConnectionError } from '../db/sql.ts';
+import { HttpError } from '../http-error.ts';
 import { recordRouteMethods } from './route-methods.ts';
 
 declare module 'fastify' {
@@ -26,17 +27,10 @@ declare module 'fastify' {
 export const UNPAIRED_SURROGATE = 'Invalid JSON body: a string contains an unpaired UTF-16 surrogate';
 export const TOO_DEEP = `Invalid JSON body: nested deeper than ${MAX_JSON_DEPTH} levels`;
 
-export const DATABASE_UNAVAILABLE = 'The database is unreachable right now; retry shortly';
+// Where the handlers take it from, beside the server that answers it.
+export { HttpError };
 
-export class HttpError extends Error {
-  readonly statusCode: number;
-  readonly extra: Record<string, unknown> | undefined;
-  constructor(statusCode: number, message: string, extra?: Record<string, unknown>) {
-    super(message);
-    this.statusCode = statusCode;
-    this.extra = extra;
-  }
-}
+export const DATABASE_UNAVAILABLE = 'The database is unreachable right now; retry shortly';
 
 /** The 415 of a request body that is not application/json (docs/api.md "Request bodies and cross-site writes"). */
 export const NOT_JSON = 'Content-Type must be application/json';

@@ -16,7 +16,7 @@ import {
 import { percentile } from '../stats.ts';
 import { writeDeadLetters } from './dead-letters.ts';
 import type { DeadLetter } from './dead-letters.ts';
-import { RollupBuffer } from './rollups.ts';
+import { RollupBuffer } from '../rollups/dal.ts';
 import { commandOutcomes, outcomeLabels } from './metrics.ts';
 import { valuesRejectedArePoison } from './step-outcome.ts';
 import type { ErrorDecision } from './step-outcome.ts';

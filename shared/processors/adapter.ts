@@ -4,7 +4,7 @@
 // applies what its `interpret` says. Also here: what the signature checks share (constant-time HMACs,
 // the replay tolerance, the errors every processor answers alike).
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { HttpError } from '../http/server.ts';
+import { HttpError } from '../http-error.ts';
 import type { ProcessorAction } from './common.ts';
 
 /** A workspace's webhook secrets, as the ingress reads them for a program (services/ingress/tracking-cache.ts). */

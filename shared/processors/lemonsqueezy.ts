@@ -5,7 +5,7 @@
 //
 // Its adapter: `X-Signature` (hex HMAC-SHA256 of the body), the signing secret the advertiser typed in its
 // webhook form (6 to 40 characters), an event id made of the event name, object id and refunded amount.
-import { HttpError } from '../http/server.ts';
+import { HttpError } from '../http-error.ts';
 import { COMMON_ERRORS, HEX_SHA256, hmac, parsed, sameBytes } from './adapter.ts';
 import type { ProcessorAdapter } from './adapter.ts';
 import { attributionOf, couponOf, customCoupon, idOf, int, obj, str, saleAction } from './common.ts';

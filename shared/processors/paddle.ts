@@ -4,7 +4,7 @@
 //
 // Its adapter: `Paddle-Signature` (ts + HMAC-SHA256 of "<ts>:<body>"), the notification destination's secret
 // key, the envelope's event_id.
-import { HttpError } from '../http/server.ts';
+import { HttpError } from '../http-error.ts';
 import { COMMON_ERRORS, HEX_SHA256, TOLERANCE_SECONDS, hmac, nowSec, parsed, sameBytes } from './adapter.ts';
 import type { ProcessorAdapter } from './adapter.ts';
 import { attributionOf, cents, couponOf, customCoupon, obj, str, saleAction } from './common.ts';

@@ -4,7 +4,7 @@
 //
 // Its adapter: Standard Webhooks signatures (`webhook-id`, `webhook-timestamp`, `webhook-signature`), the
 // endpoint's secret, the `webhook-id` header as the event id.
-import { HttpError } from '../http/server.ts';
+import { HttpError } from '../http-error.ts';
 import { COMMON_ERRORS, TOLERANCE_SECONDS, hmac, nowSec, parsed, sameBytes } from './adapter.ts';
 import type { ProcessorAdapter } from './adapter.ts';
 import { isPlainObject } from '../json.ts';

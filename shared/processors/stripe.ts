@@ -5,7 +5,7 @@
 // Its adapter: `Stripe-Signature`, checked with Stripe's own package; the endpoint's `whsec_` secret (and the
 // previous one for 24 h after a roll); the event's id.
 import Stripe from 'stripe';
-import { HttpError } from '../http/server.ts';
+import { HttpError } from '../http-error.ts';
 import { COMMON_ERRORS, TOLERANCE_SECONDS } from './adapter.ts';
 import type { ProcessorAdapter, StoredSecrets } from './adapter.ts';
 import { attributionOf, couponOf, customCoupon, int, obj, str, saleAction } from './common.ts';

@@ -8,11 +8,11 @@ import t from 'tap';
 import type { Test } from 'tap';
 import { bearer, getJson, signup } from '../helpers/accounts.ts';
 import { createProgram, startServices, testSql } from '../helpers/stack.ts';
-import { RollupBuffer } from '../../shared/pipeline/rollups.ts';
-import { DIMENSIONS } from '../../shared/pipeline/breakdown.ts';
-import type { Dimension } from '../../shared/pipeline/breakdown.ts';
-import { describe, weeklyDifferences } from '../../shared/db/rollups-check.ts';
-import { rebuildDay } from '../../shared/db/rollups-rebuild.ts';
+import { RollupBuffer } from '../../shared/rollups/dal.ts';
+import { DIMENSIONS } from '../../shared/rollups/rules.ts';
+import type { Dimension } from '../../shared/rollups/rules.ts';
+import { describe, weeklyDifferences } from '../../shared/rollups/check.ts';
+import { rebuildDay } from '../../shared/rollups/operations.ts';
 
 const sql = testSql(t);
 const svc = await startServices(t, ['web']);

@@ -11,7 +11,7 @@ import { Snowflake, formatClickId } from '../../shared/domain/ids.ts';
 import type { ClickMessage } from '../../shared/contracts/clicks.ts';
 import { createPersistClicksStep } from '../../services/workers/clicks/steps/persist-clicks.ts';
 import type { EnrichedClick } from '../../services/workers/clicks/steps/enrich-click.ts';
-import { checkProgram, describe } from '../../shared/db/rollups-check.ts';
+import { checkProgram, describe } from '../../shared/rollups/check.ts';
 import { bearer, getJson, signup } from '../helpers/accounts.ts';
 import { partnerAccount } from '../helpers/portal.ts';
 import {

@@ -13,9 +13,9 @@ import { addPartner, apiProgram } from '../helpers/partners.ts';
 import type { SaleCommand } from '../../shared/contracts/commands.ts';
 import type { Tx } from '../../shared/db/sql.ts';
 import type { ApplyContext } from '../../shared/pipeline/command-handler.ts';
-import { RollupBuffer } from '../../shared/pipeline/rollups.ts';
+import { RollupBuffer } from '../../shared/rollups/dal.ts';
 import { createSaleApplier } from '../../services/workers/attribution/apply-sale.ts';
-import { checkProgram, describe } from '../../shared/db/rollups-check.ts';
+import { checkProgram, describe } from '../../shared/rollups/check.ts';
 
 const sql = testSql(t);
 const svc = await startServices(t, ['web', 'click-worker', 'attribution-worker']);

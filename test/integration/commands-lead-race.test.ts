@@ -8,7 +8,7 @@ import type { LeadCommand } from '../../shared/contracts/commands.ts';
 import type { ApplyContext } from '../../shared/pipeline/command-handler.ts';
 import { createCommandHandler } from '../../shared/pipeline/command-handler.ts';
 import type { BatchingProducer, ConsumedMessage } from '../../shared/pipeline/kafka.ts';
-import { RollupBuffer } from '../../shared/pipeline/rollups.ts';
+import { RollupBuffer } from '../../shared/rollups/dal.ts';
 import { createLogger } from '../../shared/logger.ts';
 import { createLeadApplier } from '../../services/workers/clicks/steps/apply-lead.ts';
 import { createLink, createProgram, testSql, waitFor } from '../helpers/stack.ts';

@@ -12,7 +12,7 @@ import { postJson, startServices, testSql } from '../helpers/stack.ts';
 import { getJson } from '../helpers/accounts.ts';
 import { DEMO_EMAIL, seedFullDemo } from '../../scripts/lib/seed/seed.ts';
 import { DEMO_DESCRIPTION, DEMO_PARTNER_EMAIL } from '../../scripts/lib/seed/partner.ts';
-import { checkProgram, describe } from '../../shared/db/rollups-check.ts';
+import { checkProgram, describe } from '../../shared/rollups/check.ts';
 
 const DAY = 86_400_000;
 // Seeding and reading must happen on the same UTC day: wait out the last two minutes before midnight.

@@ -18,7 +18,7 @@ import { TEST_IMPORT_KEY, errorsOf, finished, postImport, runImport } from '../h
 import type { Import } from '../helpers/imports.ts';
 import { rewardfulFixture, startRewardful } from '../../scripts/lib/seed/source-doubles.ts';
 import type { Obj } from '../../scripts/lib/seed/source-doubles.ts';
-import { checkProgram, describe } from '../../shared/db/rollups-check.ts';
+import { checkProgram, describe } from '../../shared/rollups/check.ts';
 
 const sql = testSql(t);
 // Every source's limit replaced by 5 requests per 2 s (IMPORT_RATE_LIMIT), which the double enforces too:

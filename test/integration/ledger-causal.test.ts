@@ -8,7 +8,7 @@ import t from 'tap';
 import type { Test } from 'tap';
 import type { LedgerEffect } from '../../shared/contracts/commands.ts';
 import { createApplyLedgerStep } from '../../services/workers/ledger/apply.ts';
-import { applyLedgerEntries } from '../../shared/db/ledger.ts';
+import { applyLedgerEntries } from '../../shared/ledger/dal.ts';
 import { createSql } from '../../shared/db/sql.ts';
 import { createLink, createProgram, stackEnv, testSql, waitFor } from '../helpers/stack.ts';
 import { createCommissionsUncredited } from '../helpers/commissions.ts';

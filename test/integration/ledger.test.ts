@@ -12,6 +12,7 @@ import { topicName } from '../../shared/contracts/topics.ts';
 import { createLogger } from '../../shared/logger.ts';
 import type { LedgerEffect, NotificationEffect } from '../../shared/contracts/commands.ts';
 import { createApplyLedgerStep } from '../../services/workers/ledger/apply.ts';
+import { balanceDifferences, commissionsWithoutCredit } from '../../shared/ledger/check.ts';
 import { createInsertNotificationsStep } from '../../services/workers/notifications/apply.ts';
 import { createLink, createProgram, stackEnv, startServices, testSql, waitFor } from '../helpers/stack.ts';
 import { createCommissionsUncredited } from '../helpers/commissions.ts';
@@ -343,6 +344,33 @@ t.test('a random mixed run: balances follow the rule and equal the sums of their
   }
   await assertBalancesEqualSums(t, fixtures);
 });
+
+t.test(
+  "the ledger's check names a commission without its credit and a balance that is not its entries",
+  async (t) => {
+    const program = await createProgram(sql);
+    const f = await fixture(program.id);
+    t.same(
+      (await commissionsWithoutCredit(sql, program.id)).map((r) => Number(r.id)),
+      [f.commissionId],
+      'a commission before its credit',
+    );
+    await step([effect(f, 3000, { kind: 'commission_created' })]);
+    t.same(await commissionsWithoutCredit(sql, program.id), [], 'credited');
+    t.same(await balanceDifferences(sql, program.id), [], 'the balances are the sums of their entries');
+
+    // Written behind the ledger's back (no entry): the check names both balances.
+    await sql`update partners set balance_cents = balance_cents + 1 where id = ${f.partnerId}`;
+    await sql`update partner_programs set balance_cents = balance_cents - 2 where id = ${f.partnerProgramId}`;
+    t.same(await balanceDifferences(sql, program.id), [
+      `partner ${f.partnerId}: balance 3001, ledger 3000`,
+      `partner-program ${f.partnerProgramId}: balance 2998, ledger 3000`,
+    ]);
+    await sql`update partners set balance_cents = balance_cents - 1 where id = ${f.partnerId}`;
+    await sql`update partner_programs set balance_cents = balance_cents + 2 where id = ${f.partnerProgramId}`;
+    t.same(await balanceDifferences(sql, program.id), [], 'put back');
+  },
+);
 
 t.test('concurrent transactions over the same partners: no deadlock, each key once', async (t) => {
   const seed = (Date.now() + 1) % 1_000_000;

@@ -15,8 +15,8 @@ import { randomBytes } from 'node:crypto';
 import t from 'tap';
 import type { Sql } from '../../shared/db/sql.ts';
 import type { LedgerEffect, RefundCommand } from '../../shared/contracts/commands.ts';
-import { applyLedgerEntries } from '../../shared/db/ledger.ts';
-import { RollupBuffer } from '../../shared/pipeline/rollups.ts';
+import { applyLedgerEntries } from '../../shared/ledger/dal.ts';
+import { RollupBuffer } from '../../shared/rollups/dal.ts';
 import { HttpError } from '../../shared/http/server.ts';
 import { createRefundApplier } from '../../services/workers/reversal/apply-refund.ts';
 import {

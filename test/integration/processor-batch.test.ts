@@ -12,7 +12,7 @@ import type { SaleCommand } from '../../shared/contracts/commands.ts';
 import { processorRequestId } from '../../shared/contracts/processor-events.ts';
 import type { ProcessorEventCommand } from '../../shared/contracts/processor-events.ts';
 import type { Applied, ApplyContext, CommandApplier } from '../../shared/pipeline/command-handler.ts';
-import { RollupBuffer } from '../../shared/pipeline/rollups.ts';
+import { RollupBuffer } from '../../shared/rollups/dal.ts';
 import { createSaleApplier } from '../../services/workers/attribution/apply-sale.ts';
 import { createRefundApplier } from '../../services/workers/reversal/apply-refund.ts';
 import { createProcessorEventApplier } from '../../services/workers/processor/apply-event.ts';

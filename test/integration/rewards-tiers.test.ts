@@ -19,7 +19,7 @@ import { deliverNotifications } from '../helpers/notifications.ts';
 import { saleCommand } from '../../scripts/lib/bench/sale-command.ts';
 import { createSaleApplier } from '../../services/workers/attribution/apply-sale.ts';
 import type { ApplyContext } from '../../shared/pipeline/command-handler.ts';
-import { RollupBuffer } from '../../shared/pipeline/rollups.ts';
+import { RollupBuffer } from '../../shared/rollups/dal.ts';
 
 const sql = testSql(t);
 // No relay: the outbox rows of this file's prefix stay where the moves wrote them, to be counted, and the

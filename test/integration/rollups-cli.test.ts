@@ -6,7 +6,7 @@ import { spawn } from 'node:child_process';
 import { testSql, stackEnv, waitFor } from '../helpers/stack.ts';
 import { seedFullDemo } from '../../scripts/lib/seed/seed.ts';
 import { ROOT } from '../../scripts/lib/stack/stack.ts';
-import { programDays } from '../../shared/db/rollups-rebuild.ts';
+import { programDays } from '../../shared/rollups/rebuild.ts';
 
 const sql = testSql(t);
 const demo = await seedFullDemo(sql);

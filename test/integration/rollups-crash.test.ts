@@ -12,7 +12,7 @@ import { buildMmdb } from '../helpers/mmdb-writer.ts';
 import { createLink, createProgram, startServices, testSql, waitFor } from '../helpers/stack.ts';
 import type { Services } from '../helpers/stack.ts';
 import { geoNetworks, sendMix } from '../helpers/traffic-mix.ts';
-import { checkProgram, describe } from '../../shared/db/rollups-check.ts';
+import { checkProgram, describe } from '../../shared/rollups/check.ts';
 import { createKafka } from '../../shared/pipeline/kafka.ts';
 import { topicName } from '../../shared/contracts/topics.ts';
 import { createLogger } from '../../shared/logger.ts';

@@ -4,11 +4,11 @@
 // corrupted row; the rebuild restores it, also while the rows are being written.
 import t from 'tap';
 import { createLink, createProgram, testSql } from '../helpers/stack.ts';
-import { RollupBuffer } from '../../shared/pipeline/rollups.ts';
-import { KEYS_PER_DAY, landingPageKey, referrerKey, visitKeys } from '../../shared/pipeline/breakdown.ts';
-import { checkProgram, describe } from '../../shared/db/rollups-check.ts';
-import { rawBreakdown } from '../../shared/db/rollups-raw.ts';
-import { rebuildDay, rebuildProgram } from '../../shared/db/rollups-rebuild.ts';
+import { RollupBuffer } from '../../shared/rollups/dal.ts';
+import { KEYS_PER_DAY, landingPageKey, referrerKey, visitKeys } from '../../shared/rollups/rules.ts';
+import { checkProgram, describe } from '../../shared/rollups/check.ts';
+import { rawBreakdown } from '../../shared/rollups/raw.ts';
+import { rebuildDay, rebuildProgram } from '../../shared/rollups/operations.ts';
 
 const sql = testSql(t);
 const DAY = '2026-01-15';

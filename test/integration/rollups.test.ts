@@ -11,9 +11,9 @@ import { bearer, getJson, memberOf, signup } from '../helpers/accounts.ts';
 import { createLink, createProgram, startServices, testSql, waitFor } from '../helpers/stack.ts';
 import { geoNetworks, sendMix } from '../helpers/traffic-mix.ts';
 import type { Mix } from '../helpers/traffic-mix.ts';
-import { DIMENSIONS } from '../../shared/pipeline/breakdown.ts';
-import { checkProgram, describe } from '../../shared/db/rollups-check.ts';
-import { rawBreakdown } from '../../shared/db/rollups-raw.ts';
+import { DIMENSIONS } from '../../shared/rollups/rules.ts';
+import { checkProgram, describe } from '../../shared/rollups/check.ts';
+import { rawBreakdown } from '../../shared/rollups/raw.ts';
 
 const sql = testSql(t);
 const dir = mkdtempSync(join(tmpdir(), 'rollups-test-'));

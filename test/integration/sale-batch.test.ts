@@ -12,7 +12,7 @@ import type { Tx } from '../../shared/db/sql.ts';
 import type { SaleCommand } from '../../shared/contracts/commands.ts';
 import type { Applied, ApplyContext, CommandApplier } from '../../shared/pipeline/command-handler.ts';
 import { CarefulPassNeeded } from '../../shared/pipeline/command-handler.ts';
-import { RollupBuffer } from '../../shared/pipeline/rollups.ts';
+import { RollupBuffer } from '../../shared/rollups/dal.ts';
 import { Snowflake, formatClickId } from '../../shared/domain/ids.ts';
 import { DUPLICATE_SALE, createSaleApplier } from '../../services/workers/attribution/apply-sale.ts';
 import { createLink, createProgram, testSql } from '../helpers/stack.ts';

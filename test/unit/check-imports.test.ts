@@ -126,3 +126,49 @@ t.test('a route or a dal opening a transaction fails; an operations file may', a
   t.notMatch(r.out, 'service.ts');
   t.match(r.out, /5 files, 3 problems/);
 });
+
+t.test(
+  'shared/db and shared/pipeline importing each other fail as a cycle of folders, with no file cycle',
+  async (t) => {
+    const root = await tree(t, {
+      'shared/db/sql.ts': `export type Tx = { q: string };\n`,
+      'shared/db/rollups-raw.ts': `import { FIELDS } from '../pipeline/breakdown.ts';\nexport const raw = FIELDS;\n`,
+      'shared/pipeline/breakdown.ts': `import type { Tx } from '../db/sql.ts';\nexport const FIELDS = ['clicks'];\nexport const flush = (tx: Tx) => tx.q;\n`,
+    });
+    const r = await check(root);
+    t.equal(r.code, 1, r.out);
+    t.match(
+      r.out,
+      'import cycle between shared/ folders: db, pipeline (shared/db/rollups-raw.ts -> shared/pipeline/breakdown.ts; ' +
+        'shared/pipeline/breakdown.ts -> shared/db/sql.ts)',
+    );
+    t.notMatch(r.out, /import cycle: /, 'no two files are in a cycle');
+    t.match(r.out, /3 files, 1 problems/);
+  },
+);
+
+t.test('a cycle through three shared/ folders fails, naming each', async (t) => {
+  const root = await tree(t, {
+    'shared/contracts/commands.ts': `import { isId } from '../domain/ids.ts';\nexport const c = isId;\n`,
+    'shared/domain/ids.ts': `export const isId = 1;\n`,
+    'shared/domain/ip-hash.ts': `import type { Sql } from '../db/sql.ts';\nexport type H = Sql;\n`,
+    'shared/db/sql.ts': `export type Sql = number;\n`,
+    'shared/db/notifications.ts': `import { c } from '../contracts/commands.ts';\nexport const n = c;\n`,
+  });
+  const r = await check(root);
+  t.equal(r.code, 1, r.out);
+  t.match(r.out, 'import cycle between shared/ folders: contracts, db, domain (');
+  t.match(r.out, /5 files, 1 problems/);
+});
+
+t.test('the same code with the shared part in a folder of its own passes', async (t) => {
+  const root = await tree(t, {
+    'shared/db/sql.ts': `export type Tx = { q: string };\n`,
+    'shared/rollups/raw.ts': `import { FIELDS } from './rules.ts';\nimport type { Tx } from '../db/sql.ts';\nexport const raw = (tx: Tx) => [tx.q, ...FIELDS];\n`,
+    'shared/rollups/rules.ts': `export const FIELDS = ['clicks'];\n`,
+    'shared/pipeline/handler.ts': `import { FIELDS } from '../rollups/rules.ts';\nimport type { Tx } from '../db/sql.ts';\nexport const h = (tx: Tx) => [tx.q, ...FIELDS];\n`,
+  });
+  const r = await check(root);
+  t.equal(r.code, 0, r.out);
+  t.match(r.out, /4 files, 0 problems/);
+});

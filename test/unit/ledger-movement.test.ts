@@ -1,7 +1,7 @@
 // The balance rule: credits in full; an unpaid commission's deduction stops at zero of what its commission holds (its
 // room); a paid one's does not.
 import t from 'tap';
-import { movement } from '../../shared/domain/ledger.ts';
+import { movement } from '../../shared/ledger/rules.ts';
 
 t.test('a credit is applied in full, clamped or not', async (t) => {
   t.equal(movement(0n, 500n, true), 500n);

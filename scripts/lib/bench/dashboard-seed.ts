@@ -3,10 +3,11 @@
 // from the raw rows (program_daily_stats, and the dimensional breakdown as `npm run rollups -- --rebuild`
 // writes it).
 import type { Sql } from '../../../shared/db/sql.ts';
-import { fillCustomerKeys, programDays, rebuildDay } from '../../../shared/db/rollups-rebuild.ts';
+import { fillCustomerKeys, programDays } from '../../../shared/rollups/rebuild.ts';
+import { rebuildDay } from '../../../shared/rollups/operations.ts';
 import { int } from './bench.ts';
 import * as lifecycle from '../../../shared/commissions/lifecycle.ts';
-import { applyLedgerEntries } from '../../../shared/db/ledger.ts';
+import { applyLedgerEntries } from '../../../shared/ledger/dal.ts';
 
 /** The programs' hold_days (the column's default): the commissions' payable_at. */
 const HOLD_DAYS = 30;

@@ -7,6 +7,7 @@ import type { KafkaAdmin as Admin } from '../../../shared/pipeline/kafka.ts';
 import type { Sql } from '../../../shared/db/sql.ts';
 import type { Logger } from '../../../shared/logger.ts';
 import { topicName } from '../../../shared/contracts/topics.ts';
+import { balanceDifferences, commissionsWithoutCredit } from '../../../shared/ledger/check.ts';
 import type { Logical } from './load.ts';
 import type { Result } from './report.ts';
 
@@ -157,33 +158,18 @@ export async function account(
 /**
  * The ledger afterwards: every commission of the program has its commission_created entry (once the
  * ledger worker drained, bounded), and each partner's and partner-program's balance equals the sum of its
- * entries. Returns what differs.
+ * entries (shared/ledger/check.ts). Returns what differs.
  */
 export async function ledgerProblems(sql: Sql, programId: number): Promise<string[]> {
   const deadline = Date.now() + 120_000;
   let missing: { id: string }[] = [];
   for (;;) {
-    missing = await sql<{ id: string }[]>`
-      select c.id from commissions c where c.program_id = ${programId}
-      and not exists (select 1 from ledger_entries e where e.commission_id = c.id and e.kind = 'commission_created')`;
+    missing = await commissionsWithoutCredit(sql, programId);
     if (missing.length === 0 || Date.now() > deadline) break;
     await sleep(500);
   }
-  const partners = await sql<{ id: string; balance: string; sum: string }[]>`
-    select p.id, p.balance_cents::text as balance,
-           coalesce((select sum(e.partner_cents) from ledger_entries e where e.partner_id = p.id), 0)::text as sum
-    from partners p where p.id in (select partner_id from partner_programs where program_id = ${programId})`;
-  const programs = await sql<{ id: string; balance: string; sum: string }[]>`
-    select pp.id, pp.balance_cents::text as balance,
-           coalesce((select sum(e.program_cents) from ledger_entries e where e.partner_program_id = pp.id), 0)::text as sum
-    from partner_programs pp where pp.program_id = ${programId}`;
   return [
     ...(missing.length ? [`${missing.length} commission(s) without their ledger entry`] : []),
-    ...partners
-      .filter((p) => p.balance !== p.sum)
-      .map((p) => `partner ${p.id}: balance ${p.balance}, ledger ${p.sum}`),
-    ...programs
-      .filter((p) => p.balance !== p.sum)
-      .map((p) => `partner-program ${p.id}: balance ${p.balance}, ledger ${p.sum}`),
+    ...(await balanceDifferences(sql, programId)),
   ];
 }

@@ -8,19 +8,19 @@
 //   cause applied with them. Their webhook events and notifications are not written: seeded history is
 //   not news to anyone, and the demo workspace has no webhook endpoint yet;
 // - the rollups program_daily_stats and program_daily_breakdown through the workers' RollupBuffer
-//   (shared/pipeline/rollups.ts), each event under the keys the workers give it (a click its own, a lead
+//   (shared/rollups/dal.ts), each event under the keys the workers give it (a click its own, a lead
 //   or a sale its customer's, remembered on the customer as the click worker does), from the rows inserted
 //   here, so rollups and raw events agree;
-// - balances through the ledger's own applyLedgerEntries (shared/db/ledger.ts): the entries the lifecycle's
+// - balances through the ledger's own applyLedgerEntries (shared/ledger/dal.ts): the entries the lifecycle's
 //   transitions returned (each commission's credit, its payment, its refund deduction);
 // - link and partner-program click counters as the click worker keeps them.
 // Idempotent: the first sale's transaction_id marks the program as seeded; an advisory lock serialises
 // two starts. Deterministic (a seeded generator), relative to `now`.
 import type { Tx } from '../../../shared/db/sql.ts';
-import { RollupBuffer } from '../../../shared/pipeline/rollups.ts';
-import { visitKeys } from '../../../shared/pipeline/breakdown.ts';
-import type { DimensionKeys } from '../../../shared/pipeline/breakdown.ts';
-import { applyLedgerEntries } from '../../../shared/db/ledger.ts';
+import { RollupBuffer } from '../../../shared/rollups/dal.ts';
+import { visitKeys } from '../../../shared/rollups/rules.ts';
+import type { DimensionKeys } from '../../../shared/rollups/rules.ts';
+import { applyLedgerEntries } from '../../../shared/ledger/dal.ts';
 import * as lifecycle from '../../../shared/commissions/lifecycle.ts';
 import type { NewCommission } from '../../../shared/commissions/lifecycle.ts';
 import type { Caused } from '../../../shared/commissions/caused.ts';

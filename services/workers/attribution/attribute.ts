@@ -4,7 +4,7 @@
 import { priceSale, storedPolicy } from '../../../shared/domain/commission-policy.ts';
 import type { CommissionPolicy, PairHistory, PricedRule } from '../../../shared/domain/commission-policy.ts';
 
-import type { CustomerKeyRow } from '../../../shared/pipeline/breakdown.ts';
+import type { CustomerKeyRow } from '../../../shared/rollups/rules.ts';
 
 const DAY_MS = 86_400_000;
 export const NOT_FOUND = 'Customer not found. Provide customer_key or click_id.';

@@ -3,7 +3,7 @@
 import { boolArray } from '../../../shared/db/sql.ts';
 import type { Tx } from '../../../shared/db/sql.ts';
 import type { SaleCommand } from '../../../shared/contracts/commands.ts';
-import type { DimensionKeys } from '../../../shared/pipeline/breakdown.ts';
+import type { DimensionKeys } from '../../../shared/rollups/rules.ts';
 
 /** The sale's row, as the columns of the sales insert (both forms write the same values). */
 export function saleRow(

@@ -11,7 +11,7 @@ import { createLeadApplier } from './steps/apply-lead.ts';
 import { createClickPipeline } from './pipeline.ts';
 import { waitForDependency } from '../../../shared/pipeline/dependencies.ts';
 import { isConnectionError } from '../../../shared/db/sql.ts';
-import { loadIpHasher } from '../../../shared/domain/ip-hash.ts';
+import { loadIpHasher } from '../../../shared/db/instance-keys.ts';
 
 await runWorker({
   name: 'click-worker',

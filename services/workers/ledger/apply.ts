@@ -1,8 +1,8 @@
-// The ledger worker's step: one transaction per chunk of ledger effects (shared/db/ledger.ts does the work).
+// The ledger worker's step: one transaction per chunk of ledger effects (shared/ledger/dal.ts does the work).
 import type { Sql } from '../../../shared/db/sql.ts';
 import type { LedgerEffect } from '../../../shared/contracts/commands.ts';
-import { applyLedgerEntries } from '../../../shared/db/ledger.ts';
-import type { ApplyLedgerResult } from '../../../shared/db/ledger.ts';
+import { applyLedgerEntries } from '../../../shared/ledger/dal.ts';
+import type { ApplyLedgerResult } from '../../../shared/ledger/dal.ts';
 
 export function createApplyLedgerStep(deps: { sql: Sql }) {
   const { sql } = deps;

@@ -3,8 +3,8 @@
 // `limit` by clicks (then key, byte order), and how many keys there are: two index range scans,
 // O((weeks + days at the ends) x keys), never the events.
 import type { Sql } from '../../../../shared/db/sql.ts';
-import { DIMENSIONS } from '../../../../shared/pipeline/breakdown.ts';
-import type { Dimension } from '../../../../shared/pipeline/breakdown.ts';
+import { DIMENSIONS } from '../../../../shared/rollups/rules.ts';
+import type { Dimension } from '../../../../shared/rollups/rules.ts';
 
 export interface BreakdownRow {
   key: string;

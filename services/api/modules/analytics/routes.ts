@@ -16,7 +16,7 @@ import type { ProgramAccess } from '../auth/access.ts';
 import { DATE_PATTERN, dateError } from '../dashboard/dates.ts';
 import { checkPerformanceShape } from '../dashboard/performance.ts';
 import { positiveError, queryOf } from '../dashboard/service.ts';
-import { DIMENSIONS, KEYS_PER_DAY } from '../../../../shared/pipeline/breakdown.ts';
+import { DIMENSIONS, KEYS_PER_DAY } from '../../../../shared/rollups/rules.ts';
 import {
   DEFAULT_LIMIT,
   LIMIT_ERROR,

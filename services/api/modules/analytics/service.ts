@@ -3,8 +3,8 @@
 // dimensional rollup (dal.ts), the labels from the program's records or from the key itself.
 import type { Sql } from '../../../../shared/db/sql.ts';
 import { HttpError } from '../../../../shared/http/server.ts';
-import { DIMENSIONS, KEYS_PER_DAY, OTHER_KEY, UNKNOWN_KEY } from '../../../../shared/pipeline/breakdown.ts';
-import type { Dimension } from '../../../../shared/pipeline/breakdown.ts';
+import { DIMENSIONS, KEYS_PER_DAY, OTHER_KEY, UNKNOWN_KEY } from '../../../../shared/rollups/rules.ts';
+import type { Dimension } from '../../../../shared/rollups/rules.ts';
 import { parseId } from '../../common.ts';
 import { dayEndIso, dayOfMs, dayStartIso, dayString } from '../dashboard/dates.ts';
 import { parsePerformanceQuery, performanceDays } from '../dashboard/performance.ts';

@@ -5,7 +5,7 @@
 // A date-only dateFrom means the start of that UTC day, a date-only dateTo its end (the whole day is
 // included); no offset means UTC. Both bounds are inclusive; an empty range (dateFrom after dateTo) is 400.
 import { HttpError } from '../../../../shared/http/server.ts';
-import { utcDay } from '../../../../shared/pipeline/rollups.ts';
+import { utcDay } from '../../../../shared/rollups/rules.ts';
 
 export const DAY_MS = 86_400_000;
 export const DAY_US = DAY_MS * 1000;

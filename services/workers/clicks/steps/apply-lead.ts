@@ -6,12 +6,8 @@ import { parseCommand } from '../../../../shared/contracts/commands.ts';
 import type { Applied, ApplyContext, CommandApplier } from '../../../../shared/pipeline/command-handler.ts';
 import { programWorkspaces, recordWebhookEvents } from '../../../../shared/db/webhook-events.ts';
 import { leadData } from '../../../../shared/webhooks/event-data.ts';
-import {
-  CUSTOMER_KEY_COLUMNS,
-  UNATTRIBUTED_KEYS,
-  customerKeys,
-} from '../../../../shared/pipeline/breakdown.ts';
-import type { CustomerKeyRow, DimensionKeys } from '../../../../shared/pipeline/breakdown.ts';
+import { CUSTOMER_KEY_COLUMNS, UNATTRIBUTED_KEYS, customerKeys } from '../../../../shared/rollups/rules.ts';
+import type { CustomerKeyRow, DimensionKeys } from '../../../../shared/rollups/rules.ts';
 
 const NOT_FOUND = 'Customer not found. Provide a valid click_id or customer_key.';
 const KEY_TAKEN = 'customer_key already belongs to another customer of this program';

@@ -4,9 +4,9 @@
 // sale through it is then held for review, `bot_traffic`), but no counter, rollup or breakdown counts it.
 import type { Sql, Tx } from '../../../../shared/db/sql.ts';
 import type { EnrichedClick } from './enrich-click.ts';
-import { RollupBuffer } from '../../../../shared/pipeline/rollups.ts';
-import { visitKeys } from '../../../../shared/pipeline/breakdown.ts';
-import type { VisitKeys } from '../../../../shared/pipeline/breakdown.ts';
+import { RollupBuffer } from '../../../../shared/rollups/dal.ts';
+import { visitKeys } from '../../../../shared/rollups/rules.ts';
+import type { VisitKeys } from '../../../../shared/rollups/rules.ts';
 
 const EVENT_COLUMNS = [
   'event_id',

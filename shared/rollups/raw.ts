@@ -15,8 +15,8 @@
 // count under the visit keys of the customer's attributing click: its first non-test click event (click
 // time, then event id). A customer without a click counts under `unknown`.
 // The rollups' rows as written (storedBreakdown) and the workers' key cap (capKeys) are here too: the check
-// (rollups-check.ts) compares them, the rebuild (rollups-rebuild.ts) writes the capped raw rows.
-import type { Sql, Tx } from './sql.ts';
+// (check.ts) compares them, the rebuild (rebuild.ts) writes the capped raw rows.
+import type { Sql, Tx } from '../db/sql.ts';
 import {
   ATTR_COLUMNS,
   KEYS_PER_DAY,
@@ -25,8 +25,8 @@ import {
   UNKNOWN_KEY,
   VISIT_DIMENSIONS,
   visitKeySql,
-} from '../pipeline/breakdown.ts';
-import type { Dimension } from '../pipeline/breakdown.ts';
+} from './rules.ts';
+import type { Dimension } from './rules.ts';
 
 export type Counters = Record<(typeof FIELDS)[number], number>;
 export interface KeyRow extends Counters {

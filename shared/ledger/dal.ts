@@ -1,11 +1,11 @@
-// The balance ledger's writes (ledger worker, mark-paid, payouts, rejections): a chunk of movements in the
-// caller's transaction, each entry_key once, partners then partner_programs locked in id order, each
-// commission's entries in causal order (an entry that arrives before one it must follow is held). See
-// docs/pipeline.md and docs/payouts.md.
-import type { Tx } from './sql.ts';
+// The balance ledger's one writer (ledger worker, mark-paid, payouts, rejections, imports): the only
+// statements that insert ledger entries or write a balance. A chunk of movements in the caller's
+// transaction, each entry_key once, partners then partner_programs locked in id order, each commission's
+// entries in causal order (an entry that arrives before one it must follow is held). The rules it applies
+// are rules.ts. See docs/pipeline.md and docs/payouts.md.
+import type { Tx } from '../db/sql.ts';
 import type { LedgerEffect } from '../contracts/commands.ts';
-import { ledgerPrerequisites } from '../contracts/commands.ts';
-import { movement } from '../domain/ledger.ts';
+import { ledgerPrerequisites, movement } from './rules.ts';
 
 export interface ApplyLedgerResult {
   /** Entries inserted by this call (with those it released from holding). */

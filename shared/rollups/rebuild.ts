@@ -1,11 +1,11 @@
 // The rebuild of the dimensional rollups (program_daily_breakdown, program_weekly_breakdown) from the raw
-// events (rollups-raw.ts), one (program, day) per transaction, safe while the workers run; and the
-// resumable run of `npm run rollups -- --rebuild` (table rollup_rebuilds: the last day done, recorded in the
-// day's transaction).
-import type { Sql, Tx } from './sql.ts';
-import { ATTR_COLUMNS, VISIT_DIMENSIONS, visitKeySql } from '../pipeline/breakdown.ts';
-import { capKeys, rawBreakdown } from './rollups-raw.ts';
-import type { DayRange, Db, KeyRow } from './rollups-raw.ts';
+// events (raw.ts), one (program, day) at a time in its caller's transaction, safe while the workers run; and
+// the rows of the resumable run of `npm run rollups -- --rebuild` (table rollup_rebuilds: the last day done,
+// recorded in the day's transaction). The transactions are opened by operations.ts.
+import type { Sql, Tx } from '../db/sql.ts';
+import { ATTR_COLUMNS, VISIT_DIMENSIONS, visitKeySql } from './rules.ts';
+import { capKeys, rawBreakdown } from './raw.ts';
+import type { DayRange, Db, KeyRow } from './raw.ts';
 
 /**
  * Sets the visit keys of the program's customers that have a click but no keys yet (created before
@@ -67,35 +67,28 @@ async function lockWeek(tx: Tx, programId: number, day: string) {
 
 /**
  * Rewrites one program's day of program_daily_breakdown from the raw events, and its week's rows of
- * program_weekly_breakdown from the days, in one transaction that first locks the program_daily_stats rows
- * of the week's days, as every worker does before it writes a day's breakdown: a worker's chunk committed
- * before is in the raw events read here, one committed after adds its own delta. So it is safe while the
- * workers run. `after` runs in the same transaction (the resumable cursor).
+ * program_weekly_breakdown from the days, in the caller's transaction (operations.ts `rebuildDay`: one per
+ * day), which it first makes lock the program_daily_stats rows of the week's days, as every worker does
+ * before it writes a day's breakdown: a worker's chunk committed before is in the raw events read here, one
+ * committed after adds its own delta. So it is safe while the workers run, as long as the transaction
+ * holds nothing but the day (and its run's cursor, recordRunDay). Returns how many rows the day has.
  */
-export async function rebuildDay(
-  sql: Sql,
-  programId: number,
-  day: string,
-  after?: (tx: Tx) => Promise<unknown>,
-): Promise<number> {
-  return sql.begin(async (tx) => {
-    await lockWeek(tx, programId, day);
-    const rows = capKeys(await rawBreakdown(tx, programId, { first: day, last: day }, 'stored'));
-    await tx`delete from program_daily_breakdown where program_id = ${programId} and day = ${day}::date`;
-    if (rows.length > 0) {
-      const col = <K extends keyof KeyRow>(k: K) => rows.map((r) => r[k]);
-      await tx`
-        insert into program_daily_breakdown (program_id, dimension, day, key, clicks, leads, conversions, sales,
-                                             revenue_cents, commission_cents)
-        select ${programId}, * from unnest(${col('dimension')}::text[], ${col('day')}::date[], ${col('key')}::text[],
-                                           ${col('clicks')}::bigint[], ${col('leads')}::bigint[],
-                                           ${col('conversions')}::bigint[], ${col('sales')}::bigint[],
-                                           ${col('revenue_cents')}::bigint[], ${col('commission_cents')}::bigint[])`;
-    }
-    await rebuildWeek(tx, programId, day);
-    if (after) await after(tx);
-    return rows.length;
-  });
+export async function rewriteDay(tx: Tx, programId: number, day: string): Promise<number> {
+  await lockWeek(tx, programId, day);
+  const rows = capKeys(await rawBreakdown(tx, programId, { first: day, last: day }, 'stored'));
+  await tx`delete from program_daily_breakdown where program_id = ${programId} and day = ${day}::date`;
+  if (rows.length > 0) {
+    const col = <K extends keyof KeyRow>(k: K) => rows.map((r) => r[k]);
+    await tx`
+      insert into program_daily_breakdown (program_id, dimension, day, key, clicks, leads, conversions, sales,
+                                           revenue_cents, commission_cents)
+      select ${programId}, * from unnest(${col('dimension')}::text[], ${col('day')}::date[], ${col('key')}::text[],
+                                         ${col('clicks')}::bigint[], ${col('leads')}::bigint[],
+                                         ${col('conversions')}::bigint[], ${col('sales')}::bigint[],
+                                         ${col('revenue_cents')}::bigint[], ${col('commission_cents')}::bigint[])`;
+  }
+  await rebuildWeek(tx, programId, day);
+  return rows.length;
 }
 
 /**
@@ -113,16 +106,6 @@ export async function programDays(db: Db, programId: number, range: DayRange): P
     select distinct day::text from program_daily_breakdown where program_id = ${programId} ${where}
     order by 1`;
   return rows.map((r) => r.day);
-}
-
-/** Rebuilds every day of a program in the range (fills its customers' keys first); for tests and seeds. */
-export async function rebuildProgram(
-  sql: Sql,
-  programId: number,
-  range: DayRange = { first: null, last: null },
-) {
-  await fillCustomerKeys(sql, programId);
-  for (const day of await programDays(sql, programId, range)) await rebuildDay(sql, programId, day);
 }
 
 /** The programs of a rebuild or check: `only` (those that exist, in id order), or every program. */
@@ -177,16 +160,10 @@ export async function openRebuildRun(sql: Sql, scope: RebuildScope, restart: boo
   return { id: Number(row!.id), doneProgram: null, doneDay: null, chunks: 0, resumed: false };
 }
 
-/** rebuildDay as a step of `run`: the day is recorded as done in the day's own transaction. */
-export function rebuildRunDay(sql: Sql, run: RebuildRun, programId: number, day: string): Promise<number> {
-  return rebuildDay(
-    sql,
-    programId,
-    day,
-    (tx) =>
-      tx`update rollup_rebuilds set done_program_id = ${programId}, done_day = ${day}::date, chunks = chunks + 1
-         where id = ${run.id}`,
-  );
+/** Records the day as the run's last one done, in the day's own transaction (operations.ts `rebuildRunDay`). */
+export async function recordRunDay(tx: Tx, run: RebuildRun, programId: number, day: string): Promise<void> {
+  await tx`update rollup_rebuilds set done_program_id = ${programId}, done_day = ${day}::date, chunks = chunks + 1
+           where id = ${run.id}`;
 }
 
 export async function finishRebuildRun(sql: Sql, run: RebuildRun): Promise<void> {

@@ -1,13 +1,18 @@
-// The dimensional daily rollup (program_daily_breakdown, 0014_rollups.sql): per program, UTC day, dimension
-// and key, the counters of program_daily_stats. Written by RollupBuffer.flush (rollups.ts) in the
-// transaction of the events it counts, from the same deltas, so both rollups agree and a redelivery changes
-// neither. What a key is, and how a program with a million distinct pages is bounded: docs/pipeline.md
-// "Rollups by partner, link, country, device, referrer and page".
+// What the rollups count and under which keys, pure: the UTC day of a row (program_daily_stats), and the
+// dimensional daily rollup's (program_daily_breakdown, 0014_rollups.sql) dimensions and keys, per program,
+// UTC day, dimension and key, with the counters of program_daily_stats. Written by RollupBuffer.flush
+// (dal.ts) in the transaction of the events it counts, from the same deltas, so both rollups agree and a
+// redelivery changes neither. What a key is, and how a program with a million distinct pages is bounded:
+// docs/pipeline.md "Rollups by partner, link, country, device, referrer and page".
 //
 // Every key rule exists twice, once in TypeScript (the workers) and once in SQL (the rebuild and the check,
-// shared/db/rollup-rebuild.ts), side by side below; the check compares the workers' rows with the SQL over
+// rebuild.ts and raw.ts), side by side below; the check compares the workers' rows with the SQL over
 // the raw events, so the two cannot drift apart unnoticed.
-import type { Tx } from '../db/sql.ts';
+
+/** The UTC calendar day of an event (YYYY-MM-DD): the day of the rollup rows it counts in. */
+export function utcDay(ms: number): string {
+  return new Date(ms).toISOString().slice(0, 10);
+}
 
 export const DIMENSIONS = [
   'partner',
@@ -160,7 +165,7 @@ export function visitKeySql(alias: string): Record<VisitDimension, string> {
 }
 
 // ---------------------------------------------------------------------------------------------------
-// The buffer
+// The counters
 
 export interface BreakdownDelta {
   clicks: number;
@@ -193,132 +198,4 @@ export function addCounters(
   table: 'program_daily_stats' | 'program_daily_breakdown' | 'program_weekly_breakdown',
 ): string {
   return FIELDS.map((f) => `${f} = ${table}.${f} + excluded.${f}`).join(', ');
-}
-
-interface Row extends BreakdownDelta {
-  programId: number;
-  day: string;
-  dimension: Dimension;
-  key: string;
-}
-
-const CAPPED: ReadonlySet<string> = new Set(VISIT_DIMENSIONS);
-const ALWAYS_ADMITTED: ReadonlySet<string> = new Set([UNKNOWN_KEY, OTHER_KEY]);
-
-const compareRows = (a: Row, b: Row): number =>
-  a.programId - b.programId ||
-  (a.dimension < b.dimension ? -1 : a.dimension > b.dimension ? 1 : 0) ||
-  (a.day < b.day ? -1 : a.day > b.day ? 1 : 0) ||
-  (a.key < b.key ? -1 : a.key > b.key ? 1 : 0);
-
-/**
- * Deltas of one transaction, summed per (program, day, dimension, key): one row per distinct key, written
- * by one statement, however many events the chunk holds.
- */
-export class BreakdownBuffer {
-  private readonly rows = new Map<string, Row>();
-
-  get size(): number {
-    return this.rows.size;
-  }
-
-  add(programId: number, day: string, keys: DimensionKeys, d: Partial<BreakdownDelta>): void {
-    for (const dimension of DIMENSIONS) {
-      const key = keys[dimension];
-      if (key === undefined) continue;
-      const id = `${programId}\u0000${day}\u0000${dimension}\u0000${key}`;
-      let row = this.rows.get(id);
-      if (!row) {
-        row = { programId, day, dimension, key, ...zeroCounters() };
-        this.rows.set(id, row);
-      }
-      for (const f of FIELDS) row[f] += d[f] ?? 0;
-    }
-  }
-
-  merge(other: BreakdownBuffer): void {
-    for (const r of other.rows.values()) this.add(r.programId, r.day, { [r.dimension]: r.key }, r);
-  }
-
-  /**
-   * Writes the rows: the capped keys of each (program, day, visit dimension) not yet in the table are
-   * admitted while the day has fewer than KEYS_PER_DAY, in key order, the rest merged into `other`; then
-   * one upsert, in key order.
-   *
-   * The caller must hold the program_daily_stats rows of these (program, day)s (RollupBuffer.flush upserts
-   * them first): every writer does, so the count read here cannot change before this transaction commits,
-   * and a key is either admitted for a whole day or never (the check relies on it).
-   */
-  async flush(tx: Tx): Promise<void> {
-    if (this.rows.size === 0) return;
-    const rows = await this.admit(tx, [...this.rows.values()]);
-    rows.sort(compareRows);
-    const col = <K extends keyof Row>(k: K) => rows.map((r) => r[k]);
-    // The week's row (0018_weekly_breakdown.sql) in the same statement: it gets the same deltas, after the
-    // cap, so it always equals the sum of its days. Both in key order (the weeks' rows grouped and sorted),
-    // so two writers of one week lock its rows in the same order.
-    await tx`
-      with u as (
-        select * from unnest(${col('programId')}::bigint[], ${col('dimension')}::text[], ${col('day')}::date[],
-                             ${col('key')}::text[], ${col('clicks')}::bigint[], ${col('leads')}::bigint[],
-                             ${col('conversions')}::bigint[], ${col('sales')}::bigint[],
-                             ${col('revenue_cents')}::bigint[], ${col('commission_cents')}::bigint[])
-                      as u(program_id, dimension, day, key, clicks, leads, conversions, sales, revenue_cents,
-                           commission_cents)
-      ), daily as (
-        insert into program_daily_breakdown (program_id, dimension, day, key, clicks, leads, conversions, sales,
-                                             revenue_cents, commission_cents)
-        select * from u
-        on conflict (program_id, dimension, day, key) do update set
-          ${tx.unsafe(addCounters('program_daily_breakdown'))}
-      )
-      insert into program_weekly_breakdown (program_id, dimension, week, key, clicks, leads, conversions, sales,
-                                            revenue_cents, commission_cents)
-      select program_id, dimension, day - extract(isodow from day)::int + 1, key, sum(clicks), sum(leads),
-             sum(conversions), sum(sales), sum(revenue_cents), sum(commission_cents)
-      from u group by 1, 2, 3, 4 order by 1, 2, 3, 4
-      on conflict (program_id, dimension, week, key) do update set
-        ${tx.unsafe(addCounters('program_weekly_breakdown'))}`;
-  }
-
-  /** The rows with every capped key past its day's allowance turned into `other` (merged). */
-  private async admit(tx: Tx, rows: Row[]): Promise<Row[]> {
-    const asked = rows.filter((r) => CAPPED.has(r.dimension) && !ALWAYS_ADMITTED.has(r.key));
-    if (asked.length === 0) return rows;
-    const found = await tx<
-      { program_id: string; day: string; dimension: string; n: number; present: string[] }[]
-    >`
-      select g.p::text as program_id, g.d::text as day, g.dim as dimension, c.n::int as n,
-             array(select b.key from program_daily_breakdown b
-                   where b.program_id = g.p and b.dimension = g.dim and b.day = g.d and b.key = any(g.keys)) as present
-      from (select p, d, dim, array_agg(k) as keys
-            from unnest(${asked.map((r) => r.programId)}::bigint[], ${asked.map((r) => r.day)}::date[],
-                        ${asked.map((r) => r.dimension)}::text[], ${asked.map((r) => r.key)}::text[]) as i(p, d, dim, k)
-            group by p, d, dim) g
-      cross join lateral (
-        select count(*) as n from program_daily_breakdown b
-        where b.program_id = g.p and b.dimension = g.dim and b.day = g.d and b.key <> all(${[...ALWAYS_ADMITTED]}::text[])
-      ) c`;
-    const groups = new Map<string, { room: number; present: Set<string> }>();
-    for (const f of found) {
-      groups.set(`${f.program_id}\u0000${f.day}\u0000${f.dimension}`, {
-        room: KEYS_PER_DAY - f.n,
-        present: new Set(f.present),
-      });
-    }
-    const refused = new Set<Row>();
-    for (const r of [...asked].sort(compareRows)) {
-      const g = groups.get(`${r.programId}\u0000${r.day}\u0000${r.dimension}`)!;
-      if (g.present.has(r.key)) continue;
-      if (g.room > 0) {
-        g.room--;
-        g.present.add(r.key);
-      } else refused.add(r);
-    }
-    if (refused.size === 0) return rows;
-    const out = new BreakdownBuffer();
-    for (const r of rows)
-      out.add(r.programId, r.day, { [r.dimension]: refused.has(r) ? OTHER_KEY : r.key }, r);
-    return [...out.rows.values()];
-  }
 }

@@ -1,9 +1,9 @@
-// The check of the rollups against the raw events (rollups-raw.ts): what `npm run rollups -- --check`,
+// The check of the rollups against the raw events (raw.ts): what `npm run rollups -- --check`,
 // bench:dashboard and the tests report. An empty list of differences means equal.
-import { FIELDS, KEYS_PER_DAY, OTHER_KEY, UNKNOWN_KEY, VISIT_DIMENSIONS } from '../pipeline/breakdown.ts';
-import type { Dimension } from '../pipeline/breakdown.ts';
-import { add, equal, isZero, rawBreakdown, storedBreakdown, storedDaily, zero } from './rollups-raw.ts';
-import type { Counters, DayRange, Db, KeyRow } from './rollups-raw.ts';
+import { FIELDS, KEYS_PER_DAY, OTHER_KEY, UNKNOWN_KEY, VISIT_DIMENSIONS } from './rules.ts';
+import type { Dimension } from './rules.ts';
+import { add, equal, isZero, rawBreakdown, storedBreakdown, storedDaily, zero } from './raw.ts';
+import type { Counters, DayRange, Db, KeyRow } from './raw.ts';
 
 export interface Difference {
   programId: number;
