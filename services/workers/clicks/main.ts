@@ -8,7 +8,7 @@ import { defaultGeoPaths, openGeo } from './enrich/geo.ts';
 import { createEnrichClickStep } from './steps/enrich-click.ts';
 import { createPersistClicksStep } from './steps/persist-clicks.ts';
 import { createLeadApplier } from './steps/apply-lead.ts';
-import { createClickPipeline } from './pipeline.ts';
+import { createClickSteps } from './pipeline.ts';
 import { waitForDependency } from '../../../shared/pipeline/dependencies.ts';
 import { isConnectionError } from '../../../shared/db/sql.ts';
 import { loadIpHasher } from '../../../shared/domain/ip-hash.ts';
@@ -56,26 +56,19 @@ await runWorker({
       watch: true,
     });
 
-    const pipeline = createClickPipeline({
-      leads: createCommandHandler(
-        { sql, log, producer, topics },
-        createLeadApplier({ kafkaPrefix: cfg.kafkaPrefix }),
-      ),
-      sql,
-      log,
-      producer,
-      deadLetterTopic: topics.deadLetter,
-      enrich: createEnrichClickStep({
-        parseUserAgent: createUserAgentParser(),
-        geo,
-        hashIp: await loadIpHasher(sql),
-      }),
-      persist: createPersistClicksStep({ sql, breakdown: cfg.rollupBreakdown }),
-    });
-
     return {
-      handle: pipeline.handle,
-      status: pipeline.status,
+      steps: createClickSteps({
+        leads: createCommandHandler(
+          { sql, log, producer, topics },
+          createLeadApplier({ kafkaPrefix: cfg.kafkaPrefix }),
+        ),
+        enrich: createEnrichClickStep({
+          parseUserAgent: createUserAgentParser(),
+          geo,
+          hashIp: await loadIpHasher(sql),
+        }),
+        persist: createPersistClicksStep({ sql, breakdown: cfg.rollupBreakdown }),
+      }),
       close: () => geo.close(),
     };
   },
