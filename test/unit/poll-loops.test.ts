@@ -81,7 +81,7 @@ t.test('startPeriodic: delayFirst waits one interval (or a wake) before the firs
   const task = startPeriodic(
     {
       name: 'x',
-      intervalMs: 150,
+      intervalMs: 400,
       delayFirst: true,
       run: async () => (rounds++, false),
     },
@@ -106,7 +106,7 @@ t.test('startPeriodic: delayFirst waits one interval (or a wake) before the firs
 
 t.test('tracking cache: stop() waits for the invalidation poll in hand', async (t) => {
   const { sql, state } = gatedSql();
-  const cache = new TrackingCache(sql, log, { pollMs: 20, ttlMs: 60_000 });
+  const cache = new TrackingCache(sql, log, { pollMs: 300, ttlMs: 60_000 });
   await cache.start();
   t.equal(state.sent(), 1, 'start read the last sequence');
   await sleep(5);
