@@ -4,6 +4,8 @@
 import type { Sql } from '../../shared/db/sql.ts';
 import type { Logger } from '../../shared/logger.ts';
 import { outageWarning } from '../../shared/pipeline/dependencies.ts';
+import { startPeriodic } from '../../shared/pipeline/periodic.ts';
+import type { RunningTask } from '../../shared/pipeline/periodic.ts';
 import { publicDiscount, storedDiscount } from '../../shared/domain/discount.ts';
 import type { PublicDiscount } from '../../shared/domain/discount.ts';
 import type { StoredSecrets } from '../../shared/processors/adapter.ts';
@@ -73,7 +75,7 @@ export class TrackingCache {
   private lastSeq = 0n;
   /** Rows seen in the recent window, so a late-committing invalidation is applied once. */
   private readonly recentSeqs = new Map<string, number>();
-  private timer: NodeJS.Timeout | null = null;
+  private polling: RunningTask | null = null;
   /** Bumped by every eviction: a load that started before one must not store what it read. */
   private generation = 0;
   private readonly sql: Sql;
@@ -94,21 +96,29 @@ export class TrackingCache {
       { seq: string }[]
     >`select coalesce(max(seq), 0)::text as seq from cache_invalidations`;
     this.lastSeq = BigInt(row!.seq);
-    const tick = async () => {
-      try {
-        await this.poll();
-      } catch (err) {
-        // While Postgres is unreachable nothing can change a link either: keep serving what we have.
-        pollWarning(this.log, err, 'cache invalidation poll failed');
-      }
-      if (this.timer) this.timer = setTimeout(tick, this.opts.pollMs);
-    };
-    this.timer = setTimeout(tick, this.opts.pollMs);
+    this.polling = startPeriodic(
+      {
+        name: 'cache invalidation poll',
+        intervalMs: this.opts.pollMs,
+        delayFirst: true,
+        run: async () => {
+          try {
+            await this.poll();
+          } catch (err) {
+            // While Postgres is unreachable nothing can change a link either: keep serving what we have.
+            pollWarning(this.log, err, 'cache invalidation poll failed');
+          }
+          return false;
+        },
+      },
+      this.log,
+    );
   }
 
-  stop(): void {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
+  /** Resolves once the poll in hand (if any) has ended. */
+  async stop(): Promise<void> {
+    await this.polling?.stop();
+    this.polling = null;
   }
 
   /** Applies new invalidations. Sequence values can commit out of order, so the last 10 s are re-read. */

@@ -110,9 +110,9 @@ await runProcess({
         // would then stay open until its keep-alive timeout (72 s), so close the idle ones until it is done.
         const idle = setInterval(() => app.server.closeIdleConnections(), 100);
         await app.close().finally(() => clearInterval(idle));
-        cache.stop();
+        await cache.stop();
         await waiter.stop();
-        liveness.stop();
+        await liveness.stop();
       },
     };
   },

@@ -1,6 +1,7 @@
 // Kafka message shapes. The ingress produces them; workers validate before use, and a message that
 // fails validation is dead-lettered with the reason rather than retried.
 import { isId } from '../domain/ids.ts';
+import { RECORD_TYPE_HEADER } from './topics.ts';
 
 export interface ClickMessage {
   v: 1;
@@ -101,4 +102,30 @@ export function parseClickMessage(bytes: Buffer | null): ClickMessage | string {
   if (!isNullableString(m.ip)) return 'bad ip';
   for (const k of CLICK_TEXT_FIELDS) if (!isNullableString(m[k])) return `bad ${k}`;
   return m as unknown as ClickMessage;
+}
+
+const LEAD = Buffer.from('lead');
+
+/**
+ * Whether a record of the clicks topic is a lead command (the rest are clicks): its `type` header, set by
+ * the ingress. A record written before the header existed (an upgrade's backlog) has none: then the JSON
+ * value's own `type` field decides, never its bytes or their order. A value that is not a JSON object is
+ * no lead (the click steps dead-letter it).
+ */
+export function isLeadRecord(
+  headers: Readonly<Record<string, unknown>> | undefined,
+  value: Buffer | null,
+): boolean {
+  const header = headers?.[RECORD_TYPE_HEADER];
+  if (header !== undefined) {
+    const one: unknown = Array.isArray(header) ? header[0] : header;
+    return Buffer.isBuffer(one) ? one.equals(LEAD) : one === 'lead';
+  }
+  if (!value) return false;
+  try {
+    const m = JSON.parse(value.toString('utf8')) as unknown;
+    return typeof m === 'object' && m !== null && (m as { type?: unknown }).type === 'lead';
+  } catch {
+    return false;
+  }
 }

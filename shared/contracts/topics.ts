@@ -22,6 +22,13 @@ export const TOPICS = {
 } as const;
 export type TopicKey = keyof typeof TOPICS;
 
+/**
+ * The Kafka header naming what a record is: `click`, or a command's type (`lead`, `sale`, `refund`). The
+ * ingress sets it on every click and command; the click worker tells a lead from a click by it (leads
+ * share the clicks topic, ordered behind their click), never by the bytes of the value.
+ */
+export const RECORD_TYPE_HEADER = 'type';
+
 export function topicName(prefix: string, key: TopicKey): string {
   return prefix + TOPICS[key];
 }

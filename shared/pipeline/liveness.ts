@@ -10,6 +10,8 @@ import { compatibilityPartitioner } from '@platformatic/kafka';
 import type { KafkaAdmin } from './kafka-admin.ts';
 import type { Sql } from '../db/sql.ts';
 import type { Logger } from '../logger.ts';
+import { startPeriodic } from './periodic.ts';
+import type { RunningTask } from './periodic.ts';
 
 export const HEARTBEAT_MS = 500;
 /** A heartbeat older than this is a dead worker (4 missed beats: an event-loop stall is not a death). */
@@ -41,13 +43,11 @@ export function startHeartbeat(
 ): Heartbeat {
   const member = opts.member ?? memberName();
   let partitions: number[] = [];
-  let busy: Promise<void> | null = null;
   let beats = 0;
   let since: number | null = null;
-  const beat = () => {
-    if (busy) return;
+  const beat = async () => {
     const started = Date.now();
-    busy = (async () => {
+    try {
       await sql`
         insert into consumer_heartbeats (member, group_id, topic, partitions)
         values (${member}, ${opts.group}, ${opts.topic}, ${partitions}::int[])
@@ -56,25 +56,23 @@ export function startHeartbeat(
       // Rows of processes that died long ago: removed by whichever worker beats.
       if (++beats % 120 === 1)
         await sql`delete from consumer_heartbeats where beat_at < now() - interval '1 hour'`;
-    })()
-      .catch((err: unknown) => {
-        since = null;
-        log.debug({ err }, 'heartbeat not written');
-      })
-      .finally(() => (busy = null));
+    } catch (err) {
+      since = null;
+      log.debug({ err }, 'heartbeat not written');
+    }
+    return false;
   };
-  const timer = setInterval(beat, HEARTBEAT_MS);
-  beat();
+  // The first beat at once; a new assignment is written at once too (or right after the beat in hand).
+  const beating = startPeriodic({ name: 'heartbeat', intervalMs: HEARTBEAT_MS, run: beat }, log);
   return {
     member,
     writingSince: () => since,
     set(p) {
       partitions = p ?? [];
-      beat();
+      beating.wake();
     },
     async stop() {
-      clearInterval(timer);
-      await busy;
+      await beating.stop();
       await sql`delete from consumer_heartbeats where member = ${member}`.catch(() => {});
     },
   };
@@ -111,7 +109,6 @@ export interface EvictorOptions {
 export function startEvictor(o: EvictorOptions): { stop(): Promise<void> } {
   const admin = o.admin;
   let connected = false;
-  let busy: Promise<void> | null = null;
   const check = async () => {
     const since = o.heartbeat.writingSince();
     if (since === null || Date.now() - since < EVICT_AFTER_MS) return;
@@ -139,15 +136,21 @@ export function startEvictor(o: EvictorOptions): { stop(): Promise<void> } {
       await o.sql`delete from consumer_heartbeats where member = ${row.member}`;
     }
   };
-  const timer = setInterval(() => {
-    busy ??= check()
-      .catch((err: unknown) => o.log.debug({ err }, 'evictor check failed'))
-      .finally(() => (busy = null));
-  }, EVICT_CHECK_MS);
+  const checking = startPeriodic(
+    {
+      name: 'evictor',
+      intervalMs: EVICT_CHECK_MS,
+      delayFirst: true,
+      run: () =>
+        check()
+          .catch((err: unknown) => o.log.debug({ err }, 'evictor check failed'))
+          .then(() => false),
+    },
+    o.log,
+  );
   return {
     async stop() {
-      clearInterval(timer);
-      await busy;
+      await checking.stop();
       if (connected) await admin.disconnect().catch(() => {});
     },
   };
@@ -176,7 +179,7 @@ interface Watch {
 export class ConsumerLiveness {
   private owned = new Map<string, Set<number>>();
   private lastOk = 0;
-  private timer: NodeJS.Timeout | null = null;
+  private refreshing: RunningTask | null = null;
   private readonly watches = new Set<Watch>();
   /** Topics seen fully owned once: a topic losing an owner after that is logged, not one never owned. */
   private readonly covered = new Map<string, boolean>();
@@ -193,20 +196,26 @@ export class ConsumerLiveness {
   }
 
   start(): void {
-    const tick = () => {
-      this.refresh()
-        .catch((err: unknown) => this.log.debug({ err }, 'consumer heartbeats not read'))
-        .finally(() => {
+    this.refreshing = startPeriodic(
+      {
+        name: 'consumer heartbeats refresh',
+        intervalMs: REFRESH_MS,
+        run: async () => {
+          await this.refresh().catch((err: unknown) =>
+            this.log.debug({ err }, 'consumer heartbeats not read'),
+          );
           this.check();
-          if (this.timer) this.timer = setTimeout(tick, REFRESH_MS);
-        });
-    };
-    this.timer = setTimeout(tick, 0);
+          return false;
+        },
+      },
+      this.log,
+    );
   }
 
-  stop(): void {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
+  /** Resolves once the refresh in hand (if any) has ended. */
+  async stop(): Promise<void> {
+    await this.refreshing?.stop();
+    this.refreshing = null;
   }
 
   /** Resolves once `key`'s partition of `topic` has had no live owner while the caller waited graceMs. */

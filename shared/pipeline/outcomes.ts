@@ -4,6 +4,8 @@ import type { Sql, Tx } from '../db/sql.ts';
 import type { Logger } from '../logger.ts';
 import type { Command, Effect } from '../contracts/commands.ts';
 import { outageWarning } from './dependencies.ts';
+import { startPeriodic } from './periodic.ts';
+import type { RunningTask } from './periodic.ts';
 
 export const OUTCOME_CHANNEL = 'command_outcomes';
 
@@ -121,7 +123,7 @@ export class OutcomeWaiter {
   private readonly sql: Sql;
   private readonly log: Logger;
   private readonly pollMs: number;
-  private pollTimer: NodeJS.Timeout | null = null;
+  private polling: RunningTask | null = null;
   private unlisten: (() => Promise<void>) | null = null;
   readonly stats = { notified: 0, polled: 0, timedOut: 0 };
   /** While Postgres is down the poll fails every OUTCOME_POLL_MS: one line every few seconds. */
@@ -136,19 +138,24 @@ export class OutcomeWaiter {
   async start(): Promise<void> {
     const sub = await this.sql.listen(OUTCOME_CHANNEL, (payload) => this.onNotify(payload));
     this.unlisten = sub.unlisten;
-    const tick = () => {
-      this.poll()
-        .catch((err: unknown) => this.pollWarning(this.log, err, 'outcome poll failed'))
-        .finally(() => {
-          if (this.pollTimer) this.pollTimer = setTimeout(tick, this.pollMs);
-        });
-    };
-    this.pollTimer = setTimeout(tick, this.pollMs);
+    this.polling = startPeriodic(
+      {
+        name: 'outcome poll',
+        intervalMs: this.pollMs,
+        delayFirst: true,
+        run: () =>
+          this.poll()
+            .catch((err: unknown) => this.pollWarning(this.log, err, 'outcome poll failed'))
+            .then(() => false),
+      },
+      this.log,
+    );
   }
 
+  /** Waits for the poll in hand, then ends every wait (null) and stops listening. */
   async stop(): Promise<void> {
-    if (this.pollTimer) clearTimeout(this.pollTimer);
-    this.pollTimer = null;
+    await this.polling?.stop();
+    this.polling = null;
     for (const set of this.waiters.values()) {
       for (const w of set) {
         clearTimeout(w.timer);

@@ -17,6 +17,8 @@ export interface PeriodicTask {
   intervalMs: number;
   /** One round of work; true when more is waiting (the next round starts at once). */
   run(): Promise<boolean>;
+  /** The first round after one interval (or a `wake()`) rather than at once: a poll whose start did a first read. */
+  delayFirst?: boolean;
 }
 
 export interface RunningTask {
@@ -41,6 +43,10 @@ export function startPeriodic(task: PeriodicTask, log: Logger): RunningTask {
     });
 
   async function loop(): Promise<void> {
+    if (task.delayFirst) {
+      await sleep(task.intervalMs);
+      sleeping = null;
+    }
     while (!stopped) {
       let more = false;
       woken = false;

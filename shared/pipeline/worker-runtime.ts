@@ -1,8 +1,8 @@
 // The worker runtime, on the process runtime (runtime.ts: config, Postgres, Kafka, operations server, status
 // line, shutdown): the consumer that owns offsets (chunks of several partitions merged, see coalesce.ts),
 // its heartbeats and the eviction of dead siblings, the worker's periodic tasks, and its consume loop: the
-// steps it states (message-steps.ts: parse → apply → dead letters, with step outcomes) or its own `handle`
-// (the command handler, the click pipeline). A worker's main.ts only wires its parts into `build`.
+// steps it states (message-steps.ts, the one chunk runner: parse → enrich → apply → dead letters, with step
+// outcomes) or its own `handle` (the command handler). A worker's main.ts only wires its parts into `build`.
 import type { Config } from '../config.ts';
 import type { Logger } from '../logger.ts';
 import type { Sql } from '../db/sql.ts';
@@ -38,7 +38,7 @@ export interface WorkerParts {
   /** The steps its topic's messages go through (a worker with a topic has these or `handle`). */
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- each worker's own value type
   steps?: MessageSteps<any, object>;
-  /** Applies a chunk of the topic's messages itself (the command handler, the click pipeline). */
+  /** Applies a chunk of the topic's messages itself (the command handler). */
   handle?(messages: ConsumedMessage[]): Promise<void>;
   /** Figures for the status line, e.g. counts and latency percentiles since the last line; null when idle. */
   status?(): Record<string, unknown> | null;

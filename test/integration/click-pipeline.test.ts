@@ -312,3 +312,52 @@ t.test('concurrent chunks over the same links do not deadlock (FK KEY SHARE vs r
     await sql`select coalesce(sum(clicks), 0)::int as n from referral_links where program_id = ${program.id}`;
   t.equal(n!.n, 1200);
 });
+
+t.test(
+  "records without the type header (the previous version's, during an upgrade) are told apart by their JSON type",
+  async (t) => {
+    const program = await createProgram(sql);
+    const link = await createLink(sql, program.id);
+    const sf = new Snowflake(4009);
+    // A click that carries the text of the old lead prefix, and a lead whose fields are in another order
+    // than the ingress's builder: a byte prefix would have got both wrong.
+    const click = { ...message(link, sf), page_title: '{"v":1,"type":"lead"' };
+    const requestId = `legacy-lead-${click.event_id}`;
+    const lead = {
+      type: 'lead',
+      v: 1,
+      request_id: requestId,
+      ts: Date.now(),
+      token_program_id: program.id,
+      program_id_hint: null,
+      click_id: click.click_id,
+      customer_key: `legacy-${click.event_id}`,
+      email: null,
+      event_name: null,
+      session_id: null,
+      page_url: null,
+      is_test: false,
+    };
+    await producer.send({
+      topic: clicksTopic,
+      messages: [click, lead].map((m) => ({ key: click.click_id, value: JSON.stringify(m) })),
+    });
+    const outcome = await waitFor('the legacy lead applied', async () => {
+      const [o] = await sql<{ status_code: number; body: { success?: boolean } }[]>`
+        select status_code, body from command_outcomes where request_id = ${requestId}`;
+      return o ?? null;
+    });
+    t.same([outcome.status_code, outcome.body.success], [200, true], 'applied as a lead');
+    const [c] = await sql<{ customer_status: string; page_title: string }[]>`
+      select c.customer_status, e.page_title from customers c
+      join click_events e on e.click_id = c.click_id where c.click_id = ${click.click_id}`;
+    t.same(c, { customer_status: 'lead', page_title: click.page_title }, 'the click stored as a click');
+    t.equal(
+      await count(
+        sql`select count(*)::int as n from dead_letters where message_key = convert_to(${click.click_id}, 'UTF8')`,
+      ),
+      0,
+      'nothing dead-lettered',
+    );
+  },
+);

@@ -10,6 +10,7 @@ import type { Sql } from '../../../shared/db/sql.ts';
 import { findOutcome } from '../../../shared/pipeline/outcomes.ts';
 import type { Outcome } from '../../../shared/pipeline/outcomes.ts';
 import { FAILURE_STRINGS, INVALID_TOKEN } from '../../../shared/pipeline/command-handler.ts';
+import { RECORD_TYPE_HEADER } from '../../../shared/contracts/topics.ts';
 import type { IngressDeps } from '../deps.ts';
 import { outageWarning } from '../../../shared/pipeline/dependencies.ts';
 
@@ -117,7 +118,12 @@ export async function sendCommand(
   }
   const pending = deps.waiter.wait(cmd.request_id, deps.commandDeadlineMs);
   try {
-    await deps.producer.send(topic, { key, value: JSON.stringify(cmd) });
+    // The type header: a lead shares the clicks topic, and the click worker tells it apart by this.
+    await deps.producer.send(topic, {
+      key,
+      value: JSON.stringify(cmd),
+      headers: { [RECORD_TYPE_HEADER]: cmd.type },
+    });
   } catch (err) {
     // Kafka unreachable or slower than PRODUCE_TIMEOUT_MS: a retry (same Idempotency-Key) is safe.
     pending.cancel();

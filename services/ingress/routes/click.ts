@@ -3,6 +3,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { HttpError, ERROR_SCHEMA } from '../../../shared/http/server.ts';
 import type { ClickMessage } from '../../../shared/contracts/clicks.ts';
+import { RECORD_TYPE_HEADER } from '../../../shared/contracts/topics.ts';
 import type { IngressDeps } from '../deps.ts';
 import { PublicDiscountOut } from '../../../shared/domain/discount.ts';
 import { checkOrigin } from '../cors.ts';
@@ -22,6 +23,8 @@ import {
 const errorSchema = ERROR_SCHEMA;
 /** One line every few seconds while Kafka is down, not one per refused click. */
 const unacked = outageWarning();
+/** What the click worker tells clicks from leads by (the clicks topic carries both). */
+const CLICK_HEADERS = { [RECORD_TYPE_HEADER]: Buffer.from('click') };
 /** Spec 7's click failure string, answered with 503 + Retry-After when Kafka does not acknowledge. */
 export const CLICK_FAILED = 'Click tracking failed';
 
@@ -155,7 +158,7 @@ export function registerClickRoutes(app: FastifyInstance, deps: IngressDeps): vo
   /** Kafka unreachable or slower than PRODUCE_TIMEOUT_MS: 503 + Retry-After (the click may still land). */
   async function produce(req: FastifyRequest, reply: FastifyReply, msg: ClickMessage, key: string) {
     try {
-      await producer.send(clicksTopic, { key, value: JSON.stringify(msg) });
+      await producer.send(clicksTopic, { key, value: JSON.stringify(msg), headers: CLICK_HEADERS });
     } catch (err) {
       unacked(req.log, err, 'click not acknowledged by Kafka');
       reply.header('retry-after', RETRY_AFTER_SECONDS);
