@@ -3646,8 +3646,11 @@ export interface paths {
                         "application/json": {
                             data: {
                                 id: number;
+                                /** @description The same as id */
+                                partner_id: number;
                                 name: string;
                                 email: string;
+                                program_id: number;
                                 partner_program_id: number;
                                 /** @enum {string} */
                                 status: "approved" | "pending" | "rejected";
@@ -3705,6 +3708,18 @@ export interface paths {
                                         amount_cents: number | null;
                                     }[];
                                 } | null;
+                                /** @description A test-mode object (test sale, test lead) */
+                                is_test: boolean;
+                                /**
+                                 * Format: date-time
+                                 * @description When the partner joined the program (the same as joined_at)
+                                 */
+                                created_at: string;
+                                /**
+                                 * Format: date-time
+                                 * @description When the object last changed: keep the newest of each object, events come in any order
+                                 */
+                                updated_at: string;
                             }[];
                         };
                     };
@@ -3942,10 +3957,14 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /** @description A partner in a program: GET /api/advertiser/affiliate-programs/:id/partners/:partnerId, and partner.* events */
                             data: {
                                 id: number;
+                                /** @description The same as id */
+                                partner_id: number;
                                 name: string;
                                 email: string;
+                                program_id: number;
                                 partner_program_id: number;
                                 /** @enum {string} */
                                 status: "approved" | "pending" | "rejected";
@@ -4003,6 +4022,18 @@ export interface paths {
                                         amount_cents: number | null;
                                     }[];
                                 } | null;
+                                /** @description A test-mode object (test sale, test lead) */
+                                is_test: boolean;
+                                /**
+                                 * Format: date-time
+                                 * @description When the partner joined the program (the same as joined_at)
+                                 */
+                                created_at: string;
+                                /**
+                                 * Format: date-time
+                                 * @description When the object last changed: keep the newest of each object, events come in any order
+                                 */
+                                updated_at: string;
                             };
                         };
                     };
@@ -4134,10 +4165,14 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /** @description A partner in a program: GET /api/advertiser/affiliate-programs/:id/partners/:partnerId, and partner.* events */
                             data: {
                                 id: number;
+                                /** @description The same as id */
+                                partner_id: number;
                                 name: string;
                                 email: string;
+                                program_id: number;
                                 partner_program_id: number;
                                 /** @enum {string} */
                                 status: "approved" | "pending" | "rejected";
@@ -4195,6 +4230,18 @@ export interface paths {
                                         amount_cents: number | null;
                                     }[];
                                 } | null;
+                                /** @description A test-mode object (test sale, test lead) */
+                                is_test: boolean;
+                                /**
+                                 * Format: date-time
+                                 * @description When the partner joined the program (the same as joined_at)
+                                 */
+                                created_at: string;
+                                /**
+                                 * Format: date-time
+                                 * @description When the object last changed: keep the newest of each object, events come in any order
+                                 */
+                                updated_at: string;
                             };
                         };
                     };
@@ -4823,7 +4870,10 @@ export interface paths {
                                 currency: string;
                                 /** @description The sale's id; null for a bonus */
                                 sale_id: number | null;
+                                program_id: number;
                                 partner_id: number;
+                                /** @description The sale's customer; null for a bonus */
+                                customer_id: number | null;
                                 refund_reason: string | null;
                                 /** @description What refunds or a rejection took back */
                                 deducted_cents: number;
@@ -4834,8 +4884,6 @@ export interface paths {
                                 /** @description The pending or paid payout holding it */
                                 payout_id: number | null;
                                 paid_at: string | null;
-                                /** Format: date-time */
-                                created_at: string;
                                 /** @description The partner code that attributed the sale (docs/codes.md); null: none did */
                                 coupon_code: string | null;
                                 /** @description The group whose terms applied when it was priced (docs/rewards.md) */
@@ -4852,6 +4900,15 @@ export interface paths {
                                 } | null;
                                 /** @description The bonus it pays (null: a sale) */
                                 bonus_id: number | null;
+                                /** @description A test-mode object (test sale, test lead) */
+                                is_test: boolean;
+                                /** Format: date-time */
+                                created_at: string;
+                                /**
+                                 * Format: date-time
+                                 * @description When the object last changed: keep the newest of each object, events come in any order
+                                 */
+                                updated_at: string;
                             }[];
                         };
                     };
@@ -4955,6 +5012,7 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /** @description A commission: GET /api/advertiser/affiliate-programs/:id/commissions, and commission.* events */
                             data: {
                                 id: number;
                                 /** @enum {string} */
@@ -4963,7 +5021,10 @@ export interface paths {
                                 currency: string;
                                 /** @description The sale's id; null for a bonus */
                                 sale_id: number | null;
+                                program_id: number;
                                 partner_id: number;
+                                /** @description The sale's customer; null for a bonus */
+                                customer_id: number | null;
                                 refund_reason: string | null;
                                 /** @description What refunds or a rejection took back */
                                 deducted_cents: number;
@@ -4974,8 +5035,6 @@ export interface paths {
                                 /** @description The pending or paid payout holding it */
                                 payout_id: number | null;
                                 paid_at: string | null;
-                                /** Format: date-time */
-                                created_at: string;
                                 /** @description The partner code that attributed the sale (docs/codes.md); null: none did */
                                 coupon_code: string | null;
                                 /** @description The group whose terms applied when it was priced (docs/rewards.md) */
@@ -4992,6 +5051,15 @@ export interface paths {
                                 } | null;
                                 /** @description The bonus it pays (null: a sale) */
                                 bonus_id: number | null;
+                                /** @description A test-mode object (test sale, test lead) */
+                                is_test: boolean;
+                                /** Format: date-time */
+                                created_at: string;
+                                /**
+                                 * Format: date-time
+                                 * @description When the object last changed: keep the newest of each object, events come in any order
+                                 */
+                                updated_at: string;
                             };
                         };
                     };
@@ -5126,6 +5194,7 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /** @description A commission: GET /api/advertiser/affiliate-programs/:id/commissions, and commission.* events */
                             data: {
                                 id: number;
                                 /** @enum {string} */
@@ -5134,7 +5203,10 @@ export interface paths {
                                 currency: string;
                                 /** @description The sale's id; null for a bonus */
                                 sale_id: number | null;
+                                program_id: number;
                                 partner_id: number;
+                                /** @description The sale's customer; null for a bonus */
+                                customer_id: number | null;
                                 refund_reason: string | null;
                                 /** @description What refunds or a rejection took back */
                                 deducted_cents: number;
@@ -5145,8 +5217,6 @@ export interface paths {
                                 /** @description The pending or paid payout holding it */
                                 payout_id: number | null;
                                 paid_at: string | null;
-                                /** Format: date-time */
-                                created_at: string;
                                 /** @description The partner code that attributed the sale (docs/codes.md); null: none did */
                                 coupon_code: string | null;
                                 /** @description The group whose terms applied when it was priced (docs/rewards.md) */
@@ -5163,6 +5233,15 @@ export interface paths {
                                 } | null;
                                 /** @description The bonus it pays (null: a sale) */
                                 bonus_id: number | null;
+                                /** @description A test-mode object (test sale, test lead) */
+                                is_test: boolean;
+                                /** Format: date-time */
+                                created_at: string;
+                                /**
+                                 * Format: date-time
+                                 * @description When the object last changed: keep the newest of each object, events come in any order
+                                 */
+                                updated_at: string;
                             };
                         };
                     };
@@ -5303,6 +5382,7 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /** @description A commission: GET /api/advertiser/affiliate-programs/:id/commissions, and commission.* events */
                             data: {
                                 id: number;
                                 /** @enum {string} */
@@ -5311,7 +5391,10 @@ export interface paths {
                                 currency: string;
                                 /** @description The sale's id; null for a bonus */
                                 sale_id: number | null;
+                                program_id: number;
                                 partner_id: number;
+                                /** @description The sale's customer; null for a bonus */
+                                customer_id: number | null;
                                 refund_reason: string | null;
                                 /** @description What refunds or a rejection took back */
                                 deducted_cents: number;
@@ -5322,8 +5405,6 @@ export interface paths {
                                 /** @description The pending or paid payout holding it */
                                 payout_id: number | null;
                                 paid_at: string | null;
-                                /** Format: date-time */
-                                created_at: string;
                                 /** @description The partner code that attributed the sale (docs/codes.md); null: none did */
                                 coupon_code: string | null;
                                 /** @description The group whose terms applied when it was priced (docs/rewards.md) */
@@ -5340,6 +5421,15 @@ export interface paths {
                                 } | null;
                                 /** @description The bonus it pays (null: a sale) */
                                 bonus_id: number | null;
+                                /** @description A test-mode object (test sale, test lead) */
+                                is_test: boolean;
+                                /** Format: date-time */
+                                created_at: string;
+                                /**
+                                 * Format: date-time
+                                 * @description When the object last changed: keep the newest of each object, events come in any order
+                                 */
+                                updated_at: string;
                             };
                         };
                     };
@@ -10150,10 +10240,17 @@ export interface paths {
                                 status: "pending" | "paid" | "canceled";
                                 commission_ids: number[];
                                 reference: string | null;
+                                /** @description A test-mode object (test sale, test lead) */
+                                is_test: boolean;
                                 /** Format: date-time */
                                 created_at: string;
                                 paid_at: string | null;
                                 canceled_at: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When the object last changed: keep the newest of each object, events come in any order
+                                 */
+                                updated_at: string;
                             }[];
                         };
                     };
@@ -10271,10 +10368,17 @@ export interface paths {
                                 status: "pending" | "paid" | "canceled";
                                 commission_ids: number[];
                                 reference: string | null;
+                                /** @description A test-mode object (test sale, test lead) */
+                                is_test: boolean;
                                 /** Format: date-time */
                                 created_at: string;
                                 paid_at: string | null;
                                 canceled_at: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When the object last changed: keep the newest of each object, events come in any order
+                                 */
+                                updated_at: string;
                             }[];
                         };
                     };
@@ -10627,6 +10731,7 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /** @description A payout: GET /api/advertiser/payouts/:id, and payout.* events */
                             data: {
                                 id: number;
                                 program_id: number;
@@ -10651,10 +10756,17 @@ export interface paths {
                                 status: "pending" | "paid" | "canceled";
                                 commission_ids: number[];
                                 reference: string | null;
+                                /** @description A test-mode object (test sale, test lead) */
+                                is_test: boolean;
                                 /** Format: date-time */
                                 created_at: string;
                                 paid_at: string | null;
                                 canceled_at: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When the object last changed: keep the newest of each object, events come in any order
+                                 */
+                                updated_at: string;
                             };
                         };
                     };
@@ -10753,6 +10865,7 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /** @description A payout: GET /api/advertiser/payouts/:id, and payout.* events */
                             data: {
                                 id: number;
                                 program_id: number;
@@ -10777,10 +10890,17 @@ export interface paths {
                                 status: "pending" | "paid" | "canceled";
                                 commission_ids: number[];
                                 reference: string | null;
+                                /** @description A test-mode object (test sale, test lead) */
+                                is_test: boolean;
                                 /** Format: date-time */
                                 created_at: string;
                                 paid_at: string | null;
                                 canceled_at: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When the object last changed: keep the newest of each object, events come in any order
+                                 */
+                                updated_at: string;
                             };
                         };
                     };
@@ -10915,6 +11035,7 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /** @description A payout: GET /api/advertiser/payouts/:id, and payout.* events */
                             data: {
                                 id: number;
                                 program_id: number;
@@ -10939,10 +11060,17 @@ export interface paths {
                                 status: "pending" | "paid" | "canceled";
                                 commission_ids: number[];
                                 reference: string | null;
+                                /** @description A test-mode object (test sale, test lead) */
+                                is_test: boolean;
                                 /** Format: date-time */
                                 created_at: string;
                                 paid_at: string | null;
                                 canceled_at: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When the object last changed: keep the newest of each object, events come in any order
+                                 */
+                                updated_at: string;
                             };
                         };
                     };
@@ -12486,10 +12614,14 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /** @description A partner in a program: GET /api/advertiser/affiliate-programs/:id/partners/:partnerId, and partner.* events */
                             data: {
                                 id: number;
+                                /** @description The same as id */
+                                partner_id: number;
                                 name: string;
                                 email: string;
+                                program_id: number;
                                 partner_program_id: number;
                                 /** @enum {string} */
                                 status: "approved" | "pending" | "rejected";
@@ -12547,6 +12679,18 @@ export interface paths {
                                         amount_cents: number | null;
                                     }[];
                                 } | null;
+                                /** @description A test-mode object (test sale, test lead) */
+                                is_test: boolean;
+                                /**
+                                 * Format: date-time
+                                 * @description When the partner joined the program (the same as joined_at)
+                                 */
+                                created_at: string;
+                                /**
+                                 * Format: date-time
+                                 * @description When the object last changed: keep the newest of each object, events come in any order
+                                 */
+                                updated_at: string;
                             };
                         };
                     };
@@ -12708,10 +12852,14 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /** @description A partner in a program: GET /api/advertiser/affiliate-programs/:id/partners/:partnerId, and partner.* events */
                             data: {
                                 id: number;
+                                /** @description The same as id */
+                                partner_id: number;
                                 name: string;
                                 email: string;
+                                program_id: number;
                                 partner_program_id: number;
                                 /** @enum {string} */
                                 status: "approved" | "pending" | "rejected";
@@ -12769,6 +12917,18 @@ export interface paths {
                                         amount_cents: number | null;
                                     }[];
                                 } | null;
+                                /** @description A test-mode object (test sale, test lead) */
+                                is_test: boolean;
+                                /**
+                                 * Format: date-time
+                                 * @description When the partner joined the program (the same as joined_at)
+                                 */
+                                created_at: string;
+                                /**
+                                 * Format: date-time
+                                 * @description When the object last changed: keep the newest of each object, events come in any order
+                                 */
+                                updated_at: string;
                             };
                         };
                     };
