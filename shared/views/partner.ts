@@ -1,6 +1,7 @@
-// A partner in a program as the partners API answers it (the list, GET one, approve, reject, the group
-// moves) and as `partner.created`, `partner.applied` and `partner.approved` carry it: one function and one
-// schema for both. `id` and `partner_id` are both the partner's id (the events had the second first).
+// A partner in a program as the partners API answers it (the list, approve, reject, the group and own-policy
+// routes) and as `partner.created`, `partner.applied` and `partner.approved` carry it: one function and one
+// schema for both. `id` and `partner_id` are both the partner's id (the events carried `partner_id` before
+// the answers did; both stay, since integrators match on them).
 import { Type } from '@sinclair/typebox';
 import type { Static } from '@sinclair/typebox';
 import { PolicyOut } from '../domain/policy-schema.ts';
@@ -44,7 +45,7 @@ export const PartnerView = View(
     created_at: Time({ description: 'When the partner joined the program (the same as joined_at)' }),
     updated_at: UPDATED_AT,
   },
-  'A partner in a program: GET /api/advertiser/affiliate-programs/:id/partners/:partnerId, and partner.* events',
+  'A partner in a program: GET /api/advertiser/affiliate-programs/:id/partners, and partner.* events',
 );
 export type Partner = Static<typeof PartnerView>;
 

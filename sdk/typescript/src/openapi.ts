@@ -3957,7 +3957,7 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description A partner in a program: GET /api/advertiser/affiliate-programs/:id/partners/:partnerId, and partner.* events */
+                            /** @description A partner in a program: GET /api/advertiser/affiliate-programs/:id/partners, and partner.* events */
                             data: {
                                 id: number;
                                 /** @description The same as id */
@@ -4165,7 +4165,7 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description A partner in a program: GET /api/advertiser/affiliate-programs/:id/partners/:partnerId, and partner.* events */
+                            /** @description A partner in a program: GET /api/advertiser/affiliate-programs/:id/partners, and partner.* events */
                             data: {
                                 id: number;
                                 /** @description The same as id */
@@ -12614,7 +12614,7 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description A partner in a program: GET /api/advertiser/affiliate-programs/:id/partners/:partnerId, and partner.* events */
+                            /** @description A partner in a program: GET /api/advertiser/affiliate-programs/:id/partners, and partner.* events */
                             data: {
                                 id: number;
                                 /** @description The same as id */
@@ -12852,7 +12852,7 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description A partner in a program: GET /api/advertiser/affiliate-programs/:id/partners/:partnerId, and partner.* events */
+                            /** @description A partner in a program: GET /api/advertiser/affiliate-programs/:id/partners, and partner.* events */
                             data: {
                                 id: number;
                                 /** @description The same as id */
@@ -19150,7 +19150,7 @@ export interface operations {
                      * @description When the change happened (the same at every attempt)
                      */
                     timestamp: string;
-                    /** @description A partner in a program: GET /api/advertiser/affiliate-programs/:id/partners/:partnerId, and partner.* events */
+                    /** @description A partner in a program: GET /api/advertiser/affiliate-programs/:id/partners, and partner.* events */
                     data: {
                         id: number;
                         /** @description The same as id */
@@ -19272,7 +19272,7 @@ export interface operations {
                      * @description When the change happened (the same at every attempt)
                      */
                     timestamp: string;
-                    /** @description A partner in a program: GET /api/advertiser/affiliate-programs/:id/partners/:partnerId, and partner.* events */
+                    /** @description A partner in a program: GET /api/advertiser/affiliate-programs/:id/partners, and partner.* events */
                     data: {
                         id: number;
                         /** @description The same as id */
@@ -19394,7 +19394,7 @@ export interface operations {
                      * @description When the change happened (the same at every attempt)
                      */
                     timestamp: string;
-                    /** @description A partner in a program: GET /api/advertiser/affiliate-programs/:id/partners/:partnerId, and partner.* events */
+                    /** @description A partner in a program: GET /api/advertiser/affiliate-programs/:id/partners, and partner.* events */
                     data: {
                         id: number;
                         /** @description The same as id */
