@@ -15,7 +15,7 @@ import { createSql } from '../shared/db/sql.ts';
 import { recordWebhookEvents } from '../shared/db/webhook-events.ts';
 import type { WebhookEventInput } from '../shared/db/webhook-events.ts';
 import { newSigningSecret } from '../shared/webhooks/signature.ts';
-import { commissionData } from '../shared/webhooks/event-data.ts';
+import { commissionView } from '../shared/views/commission.ts';
 
 const USAGE = `Usage: npm run bench:webhooks-out [-- options]
 
@@ -146,7 +146,7 @@ await runBench('webhooks-out', values.fast, async (run) => {
           type: 'commission.updated',
           workspace_id: workspaceId,
           program_id: programId,
-          data: commissionData({
+          data: commissionView({
             id: n + i + 1,
             status: 'approved',
             amount_cents: 3000,
@@ -154,6 +154,16 @@ await runBench('webhooks-out', values.fast, async (run) => {
             sale_id: n + i + 1,
             program_id: programId,
             partner_id: 1,
+            customer_id: null,
+            refund_reason: null,
+            deducted_cents: 0,
+            review_reason: null,
+            payable_at: now,
+            payout_id: null,
+            paid_at: null,
+            group_id: null,
+            rule: null,
+            bonus_id: null,
             created_at: now,
             updated_at: now,
           }),

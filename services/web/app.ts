@@ -3,6 +3,7 @@
 import Fastify, { LogController } from 'fastify';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import swagger from '@fastify/swagger';
+import type { OpenAPIV3_1 } from 'openapi-types';
 import type { Config } from '../../shared/config.ts';
 import {
   documentDecimals,
@@ -20,6 +21,7 @@ import type { Registry } from 'prom-client';
 import { readinessResponse } from '../../shared/http/ops.ts';
 import type { Check } from '../../shared/http/ops.ts';
 import { registerDashboard } from './dashboard.ts';
+import { webhooksDocument } from '../../shared/views/events.ts';
 import type { DashboardFiles } from './dashboard.ts';
 
 export interface WebParts {
@@ -78,6 +80,8 @@ export async function buildWebApp(
         { name: 'partner', description: 'The partner API: a partner session (psess_ or its cookie) only' },
         { name: 'public', description: 'Public program pages and applications (no credential)' },
       ],
+      // The events svc sends to the advertiser's endpoints: each one's body, built from the objects' views.
+      webhooks: webhooksDocument() as OpenAPIV3_1.Document['webhooks'],
       components: {
         securitySchemes: {
           trackingToken: { type: 'http', scheme: 'bearer', description: 'Program tracking token, `aff_...`' },

@@ -12,7 +12,7 @@ import { queueNotifications } from '../db/notifications.ts';
 import type { NotificationInput } from '../db/notifications.ts';
 import { recordWebhookEvents } from '../db/webhook-events.ts';
 import type { WebhookEventInput } from '../db/webhook-events.ts';
-import { commissionData } from '../webhooks/event-data.ts';
+import { commissionView } from '../views/commission.ts';
 import type { CommissionRecord } from './dal.ts';
 
 export interface Caused {
@@ -32,19 +32,10 @@ export function merge(...all: Caused[]): Caused {
   };
 }
 
-const iso = (d: Date | null) => (d === null ? null : d.toISOString());
-
-/** The `data` of `commission.created` / `commission.updated`: the row as it now is (one builder for both). */
-export function commissionEventData(r: CommissionRecord): Record<string, unknown> {
-  return commissionData(r, {
-    review_reason: r.review_reason,
-    payable_at: iso(r.payable_at),
-    payout_id: r.payout_id === null ? null : Number(r.payout_id),
-    coupon_code: r.coupon_code,
-  });
-}
-
-/** The event of a commission's row (none for a program without a workspace). */
+/**
+ * The event of a commission's row (none for a program without a workspace): its `data` is the commission's
+ * view (shared/views/commission.ts), the row as it now is, as the API answers it.
+ */
 export function commissionEvent(
   type: 'commission.created' | 'commission.updated',
   r: CommissionRecord,
@@ -55,7 +46,7 @@ export function commissionEvent(
       type,
       workspace_id: Number(r.workspace_id),
       program_id: Number(r.program_id),
-      data: commissionEventData(r),
+      data: commissionView(r),
     },
   ];
 }

@@ -12,11 +12,13 @@ import MailChecker from 'mailchecker';
 import type { Sql, Tx } from '../db/sql.ts';
 import { riskRulesOf } from '../domain/risk-rules.ts';
 import type { RiskRule } from '../domain/risk-rules.ts';
+import { REVIEW_REASONS } from '../domain/statuses.ts';
+import type { ReviewReason } from '../domain/statuses.ts';
 
 type Fragment = PendingQuery<Row[]>;
 
 interface ReviewRule {
-  reason: string;
+  reason: ReviewReason;
   /** True when the commission may need review for this reason. */
   when: (sql: Sql | Tx) => Fragment;
   /** And this holds of the customer's email (only called when `when` held and there is one). */
@@ -111,8 +113,12 @@ export const REVIEW_RULES = [
   },
 ] as const satisfies readonly ReviewRule[];
 
-export type ReviewReason = (typeof REVIEW_RULES)[number]['reason'];
-export const REVIEW_REASONS: readonly ReviewReason[] = REVIEW_RULES.map((r) => r.reason);
+export { REVIEW_REASONS };
+export type { ReviewReason };
+// One rule per reason, in the names' order (the API's enum and the precedence are the same list).
+if (REVIEW_RULES.map((r) => r.reason).join() !== REVIEW_REASONS.join()) {
+  throw new Error('review-reasons.ts: REVIEW_RULES must have one rule per REVIEW_REASONS name, in its order');
+}
 
 /** The reason each of these commissions must be held for (absent: none), with one statement. */
 export async function reviewReasons(tx: Tx, commissionIds: number[]): Promise<Map<number, ReviewReason>> {

@@ -17,14 +17,15 @@ import type { LedgerEffect } from '../contracts/commands.ts';
 import { commissionEntryKey } from '../ledger/rules.ts';
 import type { NotificationInput } from '../db/notifications.ts';
 import { refundDeduction } from '../domain/refund.ts';
-import { REVIEW_REASONS } from './review-reasons.ts';
-import type { ReviewReason } from './review-reasons.ts';
+import { COMMISSION_STATUSES, REVIEW_REASONS } from '../domain/statuses.ts';
+import type { CommissionStatus } from '../domain/statuses.ts';
+import type { ReviewReason } from '../domain/statuses.ts';
 
 export { REVIEW_REASONS };
 export type { ReviewReason };
 
-export const COMMISSION_STATUSES = ['pending', 'approved', 'paid', 'reversed', 'refunded'] as const;
-export type CommissionStatus = (typeof COMMISSION_STATUSES)[number];
+export { COMMISSION_STATUSES };
+export type { CommissionStatus };
 
 /** A commission as a transition reads it (under its row lock). */
 export interface CommissionState {

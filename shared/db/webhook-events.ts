@@ -11,15 +11,19 @@ import { randomUUID } from 'node:crypto';
 import type { Sql, Tx } from './sql.ts';
 import { outboxTopic, writeOutbox } from './outbox.ts';
 import type { WebhookEvent, WebhookEventType } from '../contracts/webhook-events.ts';
+import type { EventData } from '../views/events.ts';
 
-export interface WebhookEventInput {
-  type: WebhookEventType;
-  workspace_id: number;
-  program_id: number | null;
-  data: Record<string, unknown>;
-  /** Only this endpoint receives it (a `webhook.test` event). */
-  endpoint_id?: number;
-}
+/** An event to record: its `data` is its object's view (shared/views/events.ts says which, per type). */
+export type WebhookEventInput<T extends WebhookEventType = WebhookEventType> = {
+  [K in T]: {
+    type: K;
+    workspace_id: number;
+    program_id: number | null;
+    data: EventData[K];
+    /** Only this endpoint receives it (a `webhook.test` event). */
+    endpoint_id?: number;
+  };
+}[T];
 
 /** A new event id: `evt_` and 32 hex digits. */
 export const newEventId = (): string => `evt_${randomUUID().replaceAll('-', '')}`;

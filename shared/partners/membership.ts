@@ -3,7 +3,9 @@
 // partners API (services/api/modules/partners) and the importers (shared/importing) add partners with it.
 import type { Tx } from '../db/sql.ts';
 
-export type PartnerStatusValue = 'approved' | 'pending' | 'rejected';
+import type { PartnerStatusValue } from '../domain/statuses.ts';
+
+export type { PartnerStatusValue };
 
 export interface PartnerRow {
   id: string;

@@ -10,6 +10,7 @@ import { queueNotifications } from '../db/notifications.ts';
 import type { NotificationInput } from '../db/notifications.ts';
 import { recordWebhookEvents } from '../db/webhook-events.ts';
 import type { WebhookEventInput } from '../db/webhook-events.ts';
+import { groupChangeView } from '../views/group-change.ts';
 
 export type MoveReason = 'tier_rule' | 'manual' | 'group_deleted';
 
@@ -39,23 +40,6 @@ export interface MoveContext {
   kafkaPrefix: string;
   /** A command chunk's memo (which workspaces listen to webhooks). */
   memo?: Map<string, unknown>;
-}
-
-/** The `data` of `partner.group_changed` (docs/webhooks.md). */
-export function groupChangedData(m: MadeMove): Record<string, unknown> {
-  return {
-    id: m.id,
-    partner_id: m.partnerId,
-    partner_program_id: m.ppId,
-    program_id: m.programId,
-    from_group_id: m.fromGroupId,
-    to_group_id: m.toGroupId,
-    reason: m.reason,
-    rule_id: m.ruleId,
-    is_test: false,
-    created_at: m.at.toISOString(),
-    updated_at: m.at.toISOString(),
-  };
 }
 
 /** The partner's notice of a tier move (mailed). */
@@ -168,7 +152,7 @@ export async function movePartners(tx: Tx, ctx: MoveContext, given: readonly Mov
             type: 'partner.group_changed' as const,
             workspace_id: m.workspaceId,
             program_id: m.programId,
-            data: groupChangedData(m),
+            data: groupChangeView(m),
           },
         ],
   );

@@ -171,8 +171,10 @@ t.test('list partners with both balances', async (t) => {
   t.same(r.body.data, [
     {
       id: a.partner.id,
+      partner_id: a.partner.id,
       name: 'Pat Partner',
       email: a.partner.email,
+      program_id: p.id,
       partner_program_id: a.partner_program.id,
       status: 'approved',
       rejection_reason: null,
@@ -184,11 +186,17 @@ t.test('list partners with both balances', async (t) => {
       program_balance_cents: 567,
       joined_at: a.partner_program.created_at,
       ...rewards,
+      // The partner's view (shared/views/partner.ts), as partner.* events carry it.
+      is_test: false,
+      created_at: a.partner_program.created_at,
+      updated_at: a.partner_program.created_at,
     },
     {
       id: b.partner.id,
+      partner_id: b.partner.id,
       name: 'Pat Partner',
       email: b.partner.email,
+      program_id: p.id,
       partner_program_id: b.partner_program.id,
       status: 'approved',
       rejection_reason: null,
@@ -200,6 +208,10 @@ t.test('list partners with both balances', async (t) => {
       program_balance_cents: 0,
       joined_at: b.partner_program.created_at,
       ...rewards,
+      // The partner's view (shared/views/partner.ts), as partner.* events carry it.
+      is_test: false,
+      created_at: b.partner_program.created_at,
+      updated_at: b.partner_program.created_at,
     },
   ]);
   const stranger = await signup(svc);

@@ -360,12 +360,14 @@ t.test(
     t.same(await balanceDifferences(sql, program.id), [], 'the balances are the sums of their entries');
 
     // Written behind the ledger's back (no entry): the check names both balances.
+    // world-by-hand: the corruption the ledger's check exists to find, which no lifecycle path makes
     await sql`update partners set balance_cents = balance_cents + 1 where id = ${f.partnerId}`;
     await sql`update partner_programs set balance_cents = balance_cents - 2 where id = ${f.partnerProgramId}`;
     t.same(await balanceDifferences(sql, program.id), [
       `partner ${f.partnerId}: balance 3001, ledger 3000`,
       `partner-program ${f.partnerProgramId}: balance 2998, ledger 3000`,
     ]);
+    // world-by-hand: the same corruption undone
     await sql`update partners set balance_cents = balance_cents - 1 where id = ${f.partnerId}`;
     await sql`update partner_programs set balance_cents = balance_cents + 2 where id = ${f.partnerProgramId}`;
     t.same(await balanceDifferences(sql, program.id), [], 'put back');

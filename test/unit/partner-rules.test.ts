@@ -22,7 +22,7 @@ import {
   inviteAccountRule,
   maskedMethod,
 } from '../../services/api/modules/partner-claims/service.ts';
-import { partnerEventData } from '../../services/api/modules/partners/review.ts';
+import { partnerView } from '../../shared/views/partner.ts';
 
 t.test('the partner cookie: HttpOnly, SameSite=Lax, Path=/, Secure over HTTPS; cleared', async (t) => {
   t.equal(
@@ -282,28 +282,51 @@ t.test('applications: the website rule, the notices, the webhook data', async (t
       ['application_received:5', 'partner', 'application_received', true, null, 3],
     ],
   );
+  // A partner.* event's data is the partner's view (shared/views/partner.ts), as the partners API answers.
   const at = new Date('2026-01-01T00:00:00Z');
   t.same(
-    partnerEventData({
-      partnerId: '3',
+    partnerView({
+      id: '3',
       name: 'Ada',
       email: 'ada@example.com',
-      ppId: '5',
-      programId: 9,
+      program_id: '9',
+      pp_id: '5',
       status: 'pending',
+      rejection_reason: null,
       source: 'application',
-      createdAt: at,
-      updatedAt: at,
+      application: { website: 'https://ada.example' },
+      claimed: false,
+      clicks: '0',
+      balance_cents: '0',
+      program_balance_cents: '0',
+      joined_at: at,
+      updated_at: at,
+      group_id: '7',
+      group_name: 'Default',
+      group_slug: 'default',
+      group_locked: false,
+      commission_override: null,
     }),
     {
       id: 3,
       partner_id: 3,
-      partner_program_id: 5,
-      program_id: 9,
       name: 'Ada',
       email: 'ada@example.com',
+      program_id: 9,
+      partner_program_id: 5,
       status: 'pending',
+      rejection_reason: null,
       source: 'application',
+      application: { website: 'https://ada.example', message: null },
+      claimed: false,
+      clicks: 0,
+      balance_cents: 0,
+      program_balance_cents: 0,
+      joined_at: '2026-01-01T00:00:00.000Z',
+      group: { id: 7, name: 'Default', slug: 'default' },
+      group_locked: false,
+      commission_override: null,
+      is_test: false,
       created_at: '2026-01-01T00:00:00.000Z',
       updated_at: '2026-01-01T00:00:00.000Z',
     },

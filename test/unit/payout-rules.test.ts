@@ -324,9 +324,11 @@ const payout = (over: Partial<Payout>): Payout => ({
   status: 'pending',
   commission_ids: [4, 5],
   reference: null,
+  is_test: false,
   created_at: '2026-05-01T10:00:00.000Z',
   paid_at: null,
   canceled_at: null,
+  updated_at: '2026-05-01T10:00:00.000Z',
   ...over,
 });
 

@@ -5,7 +5,19 @@ export type { CallOptions } from './transport.ts';
 export type { TrackOptions } from './tracking.ts';
 export { SvcError, WebhookVerificationError } from './errors.ts';
 export { verifyWebhook } from './webhooks.ts';
-export type { VerifyWebhookOptions, WebhookEvent, WebhookEventType, WebhookHeaders } from './webhooks.ts';
+export type {
+  GroupChange,
+  Lead,
+  Sale,
+  SaleRefunded,
+  SvcWebhookEvent,
+  VerifyWebhookOptions,
+  WebhookEvent,
+  WebhookEventData,
+  WebhookEventOf,
+  WebhookEventType,
+  WebhookHeaders,
+} from './webhooks.ts';
 export { isRetryable, parseRetryAfter, retryDelay, RETRY_STATUSES } from './retry.ts';
 export type { RetryMode } from './retry.ts';
 export type * from './types.ts';

@@ -3646,8 +3646,11 @@ export interface paths {
                         "application/json": {
                             data: {
                                 id: number;
+                                /** @description The same as id */
+                                partner_id: number;
                                 name: string;
                                 email: string;
+                                program_id: number;
                                 partner_program_id: number;
                                 /** @enum {string} */
                                 status: "approved" | "pending" | "rejected";
@@ -3705,6 +3708,18 @@ export interface paths {
                                         amount_cents: number | null;
                                     }[];
                                 } | null;
+                                /** @description A test-mode object (test sale, test lead) */
+                                is_test: boolean;
+                                /**
+                                 * Format: date-time
+                                 * @description When the partner joined the program (the same as joined_at)
+                                 */
+                                created_at: string;
+                                /**
+                                 * Format: date-time
+                                 * @description When the object last changed: keep the newest of each object, events come in any order
+                                 */
+                                updated_at: string;
                             }[];
                         };
                     };
@@ -3942,10 +3957,14 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /** @description A partner in a program: GET /api/advertiser/affiliate-programs/:id/partners, and partner.* events */
                             data: {
                                 id: number;
+                                /** @description The same as id */
+                                partner_id: number;
                                 name: string;
                                 email: string;
+                                program_id: number;
                                 partner_program_id: number;
                                 /** @enum {string} */
                                 status: "approved" | "pending" | "rejected";
@@ -4003,6 +4022,18 @@ export interface paths {
                                         amount_cents: number | null;
                                     }[];
                                 } | null;
+                                /** @description A test-mode object (test sale, test lead) */
+                                is_test: boolean;
+                                /**
+                                 * Format: date-time
+                                 * @description When the partner joined the program (the same as joined_at)
+                                 */
+                                created_at: string;
+                                /**
+                                 * Format: date-time
+                                 * @description When the object last changed: keep the newest of each object, events come in any order
+                                 */
+                                updated_at: string;
                             };
                         };
                     };
@@ -4134,10 +4165,14 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /** @description A partner in a program: GET /api/advertiser/affiliate-programs/:id/partners, and partner.* events */
                             data: {
                                 id: number;
+                                /** @description The same as id */
+                                partner_id: number;
                                 name: string;
                                 email: string;
+                                program_id: number;
                                 partner_program_id: number;
                                 /** @enum {string} */
                                 status: "approved" | "pending" | "rejected";
@@ -4195,6 +4230,18 @@ export interface paths {
                                         amount_cents: number | null;
                                     }[];
                                 } | null;
+                                /** @description A test-mode object (test sale, test lead) */
+                                is_test: boolean;
+                                /**
+                                 * Format: date-time
+                                 * @description When the partner joined the program (the same as joined_at)
+                                 */
+                                created_at: string;
+                                /**
+                                 * Format: date-time
+                                 * @description When the object last changed: keep the newest of each object, events come in any order
+                                 */
+                                updated_at: string;
                             };
                         };
                     };
@@ -4823,7 +4870,10 @@ export interface paths {
                                 currency: string;
                                 /** @description The sale's id; null for a bonus */
                                 sale_id: number | null;
+                                program_id: number;
                                 partner_id: number;
+                                /** @description The sale's customer; null for a bonus */
+                                customer_id: number | null;
                                 refund_reason: string | null;
                                 /** @description What refunds or a rejection took back */
                                 deducted_cents: number;
@@ -4834,8 +4884,6 @@ export interface paths {
                                 /** @description The pending or paid payout holding it */
                                 payout_id: number | null;
                                 paid_at: string | null;
-                                /** Format: date-time */
-                                created_at: string;
                                 /** @description The partner code that attributed the sale (docs/codes.md); null: none did */
                                 coupon_code: string | null;
                                 /** @description The group whose terms applied when it was priced (docs/rewards.md) */
@@ -4852,6 +4900,15 @@ export interface paths {
                                 } | null;
                                 /** @description The bonus it pays (null: a sale) */
                                 bonus_id: number | null;
+                                /** @description A test-mode object (test sale, test lead) */
+                                is_test: boolean;
+                                /** Format: date-time */
+                                created_at: string;
+                                /**
+                                 * Format: date-time
+                                 * @description When the object last changed: keep the newest of each object, events come in any order
+                                 */
+                                updated_at: string;
                             }[];
                         };
                     };
@@ -4955,6 +5012,7 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /** @description A commission: GET /api/advertiser/affiliate-programs/:id/commissions, and commission.* events */
                             data: {
                                 id: number;
                                 /** @enum {string} */
@@ -4963,7 +5021,10 @@ export interface paths {
                                 currency: string;
                                 /** @description The sale's id; null for a bonus */
                                 sale_id: number | null;
+                                program_id: number;
                                 partner_id: number;
+                                /** @description The sale's customer; null for a bonus */
+                                customer_id: number | null;
                                 refund_reason: string | null;
                                 /** @description What refunds or a rejection took back */
                                 deducted_cents: number;
@@ -4974,8 +5035,6 @@ export interface paths {
                                 /** @description The pending or paid payout holding it */
                                 payout_id: number | null;
                                 paid_at: string | null;
-                                /** Format: date-time */
-                                created_at: string;
                                 /** @description The partner code that attributed the sale (docs/codes.md); null: none did */
                                 coupon_code: string | null;
                                 /** @description The group whose terms applied when it was priced (docs/rewards.md) */
@@ -4992,6 +5051,15 @@ export interface paths {
                                 } | null;
                                 /** @description The bonus it pays (null: a sale) */
                                 bonus_id: number | null;
+                                /** @description A test-mode object (test sale, test lead) */
+                                is_test: boolean;
+                                /** Format: date-time */
+                                created_at: string;
+                                /**
+                                 * Format: date-time
+                                 * @description When the object last changed: keep the newest of each object, events come in any order
+                                 */
+                                updated_at: string;
                             };
                         };
                     };
@@ -5126,6 +5194,7 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /** @description A commission: GET /api/advertiser/affiliate-programs/:id/commissions, and commission.* events */
                             data: {
                                 id: number;
                                 /** @enum {string} */
@@ -5134,7 +5203,10 @@ export interface paths {
                                 currency: string;
                                 /** @description The sale's id; null for a bonus */
                                 sale_id: number | null;
+                                program_id: number;
                                 partner_id: number;
+                                /** @description The sale's customer; null for a bonus */
+                                customer_id: number | null;
                                 refund_reason: string | null;
                                 /** @description What refunds or a rejection took back */
                                 deducted_cents: number;
@@ -5145,8 +5217,6 @@ export interface paths {
                                 /** @description The pending or paid payout holding it */
                                 payout_id: number | null;
                                 paid_at: string | null;
-                                /** Format: date-time */
-                                created_at: string;
                                 /** @description The partner code that attributed the sale (docs/codes.md); null: none did */
                                 coupon_code: string | null;
                                 /** @description The group whose terms applied when it was priced (docs/rewards.md) */
@@ -5163,6 +5233,15 @@ export interface paths {
                                 } | null;
                                 /** @description The bonus it pays (null: a sale) */
                                 bonus_id: number | null;
+                                /** @description A test-mode object (test sale, test lead) */
+                                is_test: boolean;
+                                /** Format: date-time */
+                                created_at: string;
+                                /**
+                                 * Format: date-time
+                                 * @description When the object last changed: keep the newest of each object, events come in any order
+                                 */
+                                updated_at: string;
                             };
                         };
                     };
@@ -5303,6 +5382,7 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /** @description A commission: GET /api/advertiser/affiliate-programs/:id/commissions, and commission.* events */
                             data: {
                                 id: number;
                                 /** @enum {string} */
@@ -5311,7 +5391,10 @@ export interface paths {
                                 currency: string;
                                 /** @description The sale's id; null for a bonus */
                                 sale_id: number | null;
+                                program_id: number;
                                 partner_id: number;
+                                /** @description The sale's customer; null for a bonus */
+                                customer_id: number | null;
                                 refund_reason: string | null;
                                 /** @description What refunds or a rejection took back */
                                 deducted_cents: number;
@@ -5322,8 +5405,6 @@ export interface paths {
                                 /** @description The pending or paid payout holding it */
                                 payout_id: number | null;
                                 paid_at: string | null;
-                                /** Format: date-time */
-                                created_at: string;
                                 /** @description The partner code that attributed the sale (docs/codes.md); null: none did */
                                 coupon_code: string | null;
                                 /** @description The group whose terms applied when it was priced (docs/rewards.md) */
@@ -5340,6 +5421,15 @@ export interface paths {
                                 } | null;
                                 /** @description The bonus it pays (null: a sale) */
                                 bonus_id: number | null;
+                                /** @description A test-mode object (test sale, test lead) */
+                                is_test: boolean;
+                                /** Format: date-time */
+                                created_at: string;
+                                /**
+                                 * Format: date-time
+                                 * @description When the object last changed: keep the newest of each object, events come in any order
+                                 */
+                                updated_at: string;
                             };
                         };
                     };
@@ -10154,10 +10244,17 @@ export interface paths {
                                 status: "pending" | "paid" | "canceled";
                                 commission_ids: number[];
                                 reference: string | null;
+                                /** @description A test-mode object (test sale, test lead) */
+                                is_test: boolean;
                                 /** Format: date-time */
                                 created_at: string;
                                 paid_at: string | null;
                                 canceled_at: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When the object last changed: keep the newest of each object, events come in any order
+                                 */
+                                updated_at: string;
                             }[];
                         };
                     };
@@ -10275,10 +10372,17 @@ export interface paths {
                                 status: "pending" | "paid" | "canceled";
                                 commission_ids: number[];
                                 reference: string | null;
+                                /** @description A test-mode object (test sale, test lead) */
+                                is_test: boolean;
                                 /** Format: date-time */
                                 created_at: string;
                                 paid_at: string | null;
                                 canceled_at: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When the object last changed: keep the newest of each object, events come in any order
+                                 */
+                                updated_at: string;
                             }[];
                         };
                     };
@@ -10631,6 +10735,7 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /** @description A payout: GET /api/advertiser/payouts/:id, and payout.* events */
                             data: {
                                 id: number;
                                 program_id: number;
@@ -10655,10 +10760,17 @@ export interface paths {
                                 status: "pending" | "paid" | "canceled";
                                 commission_ids: number[];
                                 reference: string | null;
+                                /** @description A test-mode object (test sale, test lead) */
+                                is_test: boolean;
                                 /** Format: date-time */
                                 created_at: string;
                                 paid_at: string | null;
                                 canceled_at: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When the object last changed: keep the newest of each object, events come in any order
+                                 */
+                                updated_at: string;
                             };
                         };
                     };
@@ -10757,6 +10869,7 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /** @description A payout: GET /api/advertiser/payouts/:id, and payout.* events */
                             data: {
                                 id: number;
                                 program_id: number;
@@ -10781,10 +10894,17 @@ export interface paths {
                                 status: "pending" | "paid" | "canceled";
                                 commission_ids: number[];
                                 reference: string | null;
+                                /** @description A test-mode object (test sale, test lead) */
+                                is_test: boolean;
                                 /** Format: date-time */
                                 created_at: string;
                                 paid_at: string | null;
                                 canceled_at: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When the object last changed: keep the newest of each object, events come in any order
+                                 */
+                                updated_at: string;
                             };
                         };
                     };
@@ -10919,6 +11039,7 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /** @description A payout: GET /api/advertiser/payouts/:id, and payout.* events */
                             data: {
                                 id: number;
                                 program_id: number;
@@ -10943,10 +11064,17 @@ export interface paths {
                                 status: "pending" | "paid" | "canceled";
                                 commission_ids: number[];
                                 reference: string | null;
+                                /** @description A test-mode object (test sale, test lead) */
+                                is_test: boolean;
                                 /** Format: date-time */
                                 created_at: string;
                                 paid_at: string | null;
                                 canceled_at: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When the object last changed: keep the newest of each object, events come in any order
+                                 */
+                                updated_at: string;
                             };
                         };
                     };
@@ -12490,10 +12618,14 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /** @description A partner in a program: GET /api/advertiser/affiliate-programs/:id/partners, and partner.* events */
                             data: {
                                 id: number;
+                                /** @description The same as id */
+                                partner_id: number;
                                 name: string;
                                 email: string;
+                                program_id: number;
                                 partner_program_id: number;
                                 /** @enum {string} */
                                 status: "approved" | "pending" | "rejected";
@@ -12551,6 +12683,18 @@ export interface paths {
                                         amount_cents: number | null;
                                     }[];
                                 } | null;
+                                /** @description A test-mode object (test sale, test lead) */
+                                is_test: boolean;
+                                /**
+                                 * Format: date-time
+                                 * @description When the partner joined the program (the same as joined_at)
+                                 */
+                                created_at: string;
+                                /**
+                                 * Format: date-time
+                                 * @description When the object last changed: keep the newest of each object, events come in any order
+                                 */
+                                updated_at: string;
                             };
                         };
                     };
@@ -12712,10 +12856,14 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /** @description A partner in a program: GET /api/advertiser/affiliate-programs/:id/partners, and partner.* events */
                             data: {
                                 id: number;
+                                /** @description The same as id */
+                                partner_id: number;
                                 name: string;
                                 email: string;
+                                program_id: number;
                                 partner_program_id: number;
                                 /** @enum {string} */
                                 status: "approved" | "pending" | "rejected";
@@ -12773,6 +12921,18 @@ export interface paths {
                                         amount_cents: number | null;
                                     }[];
                                 } | null;
+                                /** @description A test-mode object (test sale, test lead) */
+                                is_test: boolean;
+                                /**
+                                 * Format: date-time
+                                 * @description When the partner joined the program (the same as joined_at)
+                                 */
+                                created_at: string;
+                                /**
+                                 * Format: date-time
+                                 * @description When the object last changed: keep the newest of each object, events come in any order
+                                 */
+                                updated_at: string;
                             };
                         };
                     };
@@ -18308,7 +18468,248 @@ export interface paths {
         trace?: never;
     };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    "lead.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A lead is recorded (/track/lead), attributed or not
+         * @description The `lead.created` event, sent to each enabled endpoint that wants it. `data` is the object as the management API shows it, with `is_test` and `updated_at`; events come at least once and in any order (docs/webhooks.md).
+         */
+        post: operations["webhook_lead_created"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "sale.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A sale is recorded (/track/sale or a processor payment), with its commission’s id or null
+         * @description The `sale.created` event, sent to each enabled endpoint that wants it. `data` is the object as the management API shows it, with `is_test` and `updated_at`; events come at least once and in any order (docs/webhooks.md).
+         */
+        post: operations["webhook_sale_created"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "sale.refunded": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A refund of a sale is applied (/track/refund or a processor refund)
+         * @description The `sale.refunded` event, sent to each enabled endpoint that wants it. `data` is the object as the management API shows it, with `is_test` and `updated_at`; events come at least once and in any order (docs/webhooks.md).
+         */
+        post: operations["webhook_sale_refunded"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "commission.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A sale or a bonus earned a commission
+         * @description The `commission.created` event, sent to each enabled endpoint that wants it. `data` is the object as the management API shows it, with `is_test` and `updated_at`; events come at least once and in any order (docs/webhooks.md).
+         */
+        post: operations["webhook_commission_created"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "commission.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A commission changed: every status change and review hold, with its new status
+         * @description The `commission.updated` event, sent to each enabled endpoint that wants it. `data` is the object as the management API shows it, with `is_test` and `updated_at`; events come at least once and in any order (docs/webhooks.md).
+         */
+        post: operations["webhook_commission_updated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "partner.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * An advertiser added a partner to a program
+         * @description The `partner.created` event, sent to each enabled endpoint that wants it. `data` is the object as the management API shows it, with `is_test` and `updated_at`; events come at least once and in any order (docs/webhooks.md).
+         */
+        post: operations["webhook_partner_created"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "partner.applied": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A partner applied from a program's public page
+         * @description The `partner.applied` event, sent to each enabled endpoint that wants it. `data` is the object as the management API shows it, with `is_test` and `updated_at`; events come at least once and in any order (docs/webhooks.md).
+         */
+        post: operations["webhook_partner_applied"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "partner.approved": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A partner was approved (by the advertiser, or automatically)
+         * @description The `partner.approved` event, sent to each enabled endpoint that wants it. `data` is the object as the management API shows it, with `is_test` and `updated_at`; events come at least once and in any order (docs/webhooks.md).
+         */
+        post: operations["webhook_partner_approved"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "partner.group_changed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A partner moved to another group (a tier rule, by hand, or its group was deleted)
+         * @description The `partner.group_changed` event, sent to each enabled endpoint that wants it. `data` is the object as the management API shows it, with `is_test` and `updated_at`; events come at least once and in any order (docs/webhooks.md).
+         */
+        post: operations["webhook_partner_group_changed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "payout.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A payout was created for a partner
+         * @description The `payout.created` event, sent to each enabled endpoint that wants it. `data` is the object as the management API shows it, with `is_test` and `updated_at`; events come at least once and in any order (docs/webhooks.md).
+         */
+        post: operations["webhook_payout_created"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "payout.paid": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A payout was marked paid
+         * @description The `payout.paid` event, sent to each enabled endpoint that wants it. `data` is the object as the management API shows it, with `is_test` and `updated_at`; events come at least once and in any order (docs/webhooks.md).
+         */
+        post: operations["webhook_payout_paid"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "webhook.test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * POST /api/advertiser/webhooks/:id/test
+         * @description The `webhook.test` event, sent to each enabled endpoint that wants it. `data` is the object as the management API shows it, with `is_test` and `updated_at`; events come at least once and in any order (docs/webhooks.md).
+         */
+        post: operations["webhook_webhook_test"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: never;
     responses: never;
@@ -18318,4 +18719,1069 @@ export interface components {
     pathItems: never;
 }
 export type $defs = Record<string, never>;
-export type operations = Record<string, never>;
+export interface operations {
+    webhook_lead_created: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The same at every attempt of one event to one endpoint: dedupe on it */
+                "webhook-id": string;
+                /** @description The attempt’s time, unix seconds (covered by the signature) */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<body>`, space-separated while a secret rotates */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    type: "lead.created";
+                    /**
+                     * Format: date-time
+                     * @description When the change happened (the same at every attempt)
+                     */
+                    timestamp: string;
+                    /** @description A lead: lead.created */
+                    data: {
+                        id: number;
+                        program_id: number;
+                        customer_id: number | null;
+                        /** @description Null: the lead was attributed to no partner */
+                        partner_id: number | null;
+                        click_id: string | null;
+                        customer_key: string | null;
+                        email: string | null;
+                        event_name: string | null;
+                        /** @description A test-mode object (test sale, test lead) */
+                        is_test: boolean;
+                        /** Format: date-time */
+                        lead_timestamp: string;
+                        /** Format: date-time */
+                        created_at: string;
+                        /**
+                         * Format: date-time
+                         * @description When the object last changed: keep the newest of each object, events come in any order
+                         */
+                        updated_at: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Gone: the delivery fails and the endpoint is disabled */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Delivered: any 2xx within 10 seconds (else retried) */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_sale_created: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The same at every attempt of one event to one endpoint: dedupe on it */
+                "webhook-id": string;
+                /** @description The attempt’s time, unix seconds (covered by the signature) */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<body>`, space-separated while a secret rotates */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    type: "sale.created";
+                    /**
+                     * Format: date-time
+                     * @description When the change happened (the same at every attempt)
+                     */
+                    timestamp: string;
+                    /** @description A sale: sale.created */
+                    data: {
+                        id: number;
+                        program_id: number;
+                        transaction_id: string;
+                        amount_cents: number;
+                        currency: string;
+                        sale_type: string;
+                        is_recurring: boolean;
+                        subscription_id: string | null;
+                        product_id: string | null;
+                        customer_id: number | null;
+                        customer_key: string | null;
+                        /** @description Null: the sale was attributed to no partner */
+                        partner_id: number | null;
+                        /** @description The partner code the sale carried, as the matched code spells it, else as sent (docs/codes.md) */
+                        coupon_code: string | null;
+                        /** @description The commission it earned; null: none */
+                        commission_id: number | null;
+                        /** @description A test-mode object (test sale, test lead) */
+                        is_test: boolean;
+                        /** Format: date-time */
+                        sale_date: string;
+                        /** Format: date-time */
+                        created_at: string;
+                        /**
+                         * Format: date-time
+                         * @description When the object last changed: keep the newest of each object, events come in any order
+                         */
+                        updated_at: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Gone: the delivery fails and the endpoint is disabled */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Delivered: any 2xx within 10 seconds (else retried) */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_sale_refunded: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The same at every attempt of one event to one endpoint: dedupe on it */
+                "webhook-id": string;
+                /** @description The attempt’s time, unix seconds (covered by the signature) */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<body>`, space-separated while a secret rotates */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    type: "sale.refunded";
+                    /**
+                     * Format: date-time
+                     * @description When the change happened (the same at every attempt)
+                     */
+                    timestamp: string;
+                    /** @description A refunded sale: sale.refunded (the sale, and what the refund did) */
+                    data: {
+                        id: number;
+                        program_id: number;
+                        transaction_id: string;
+                        amount_cents: number;
+                        currency: string;
+                        sale_type: string;
+                        is_recurring: boolean;
+                        subscription_id: string | null;
+                        product_id: string | null;
+                        customer_id: number | null;
+                        customer_key: string | null;
+                        /** @description Null: the sale was attributed to no partner */
+                        partner_id: number | null;
+                        /** @description The partner code the sale carried, as the matched code spells it, else as sent (docs/codes.md) */
+                        coupon_code: string | null;
+                        /** @description The commission it earned; null: none */
+                        commission_id: number | null;
+                        /** @description A test-mode object (test sale, test lead) */
+                        is_test: boolean;
+                        /** Format: date-time */
+                        sale_date: string;
+                        /** Format: date-time */
+                        created_at: string;
+                        /**
+                         * Format: date-time
+                         * @description When the object last changed: keep the newest of each object, events come in any order
+                         */
+                        updated_at: string;
+                        /** @description The refund as applied: at most the sale amount */
+                        refund_amount_cents: number;
+                        refund_reason: string | null;
+                        /** @description The commission's status after the refund; null: the sale earned none */
+                        commission_status: string | null;
+                        /** @description What the refund took from the commission */
+                        deduction_cents: number;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Gone: the delivery fails and the endpoint is disabled */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Delivered: any 2xx within 10 seconds (else retried) */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_commission_created: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The same at every attempt of one event to one endpoint: dedupe on it */
+                "webhook-id": string;
+                /** @description The attempt’s time, unix seconds (covered by the signature) */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<body>`, space-separated while a secret rotates */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    type: "commission.created";
+                    /**
+                     * Format: date-time
+                     * @description When the change happened (the same at every attempt)
+                     */
+                    timestamp: string;
+                    /** @description A commission: GET /api/advertiser/affiliate-programs/:id/commissions, and commission.* events */
+                    data: {
+                        id: number;
+                        /** @enum {string} */
+                        status: "pending" | "approved" | "paid" | "reversed" | "refunded";
+                        amount_cents: number;
+                        currency: string;
+                        /** @description The sale's id; null for a bonus */
+                        sale_id: number | null;
+                        program_id: number;
+                        partner_id: number;
+                        /** @description The sale's customer; null for a bonus */
+                        customer_id: number | null;
+                        refund_reason: string | null;
+                        /** @description What refunds or a rejection took back */
+                        deducted_cents: number;
+                        /** @description Why the commission waits for review (null: not held) */
+                        review_reason: ("self_referral" | "partner_ip" | "bot_traffic" | "disposable_email" | "shared_payout_method" | "paid_search") | null;
+                        /** @description The sale's time + the program's hold_days: approved by then unless held for review */
+                        payable_at: string | null;
+                        /** @description The pending or paid payout holding it */
+                        payout_id: number | null;
+                        paid_at: string | null;
+                        /** @description The partner code that attributed the sale (docs/codes.md); null: none did */
+                        coupon_code: string | null;
+                        /** @description The group whose terms applied when it was priced (docs/rewards.md) */
+                        group_id: number | null;
+                        rule: {
+                            /** @description override: the partner's own policy; group: its group's (the default group's is the program's); product: a product rule of the policy applied; first_period: the policy's stepped rate for a pair's first commissions; bonus: a bonus's amount; imported: brought by an import with the amount the other service had decided (docs/importing.md) */
+                            source: "override" | "group" | "product" | "first_period" | "bonus" | "imported";
+                            /** @description percentage (reads percent) or flat (reads amount_cents) */
+                            type: "percentage" | "flat";
+                            /** @description For percentage: 0..100 */
+                            percent: number | null;
+                            /** @description For flat: in cents */
+                            amount_cents: number | null;
+                        } | null;
+                        /** @description The bonus it pays (null: a sale) */
+                        bonus_id: number | null;
+                        /** @description A test-mode object (test sale, test lead) */
+                        is_test: boolean;
+                        /** Format: date-time */
+                        created_at: string;
+                        /**
+                         * Format: date-time
+                         * @description When the object last changed: keep the newest of each object, events come in any order
+                         */
+                        updated_at: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Gone: the delivery fails and the endpoint is disabled */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Delivered: any 2xx within 10 seconds (else retried) */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_commission_updated: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The same at every attempt of one event to one endpoint: dedupe on it */
+                "webhook-id": string;
+                /** @description The attempt’s time, unix seconds (covered by the signature) */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<body>`, space-separated while a secret rotates */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    type: "commission.updated";
+                    /**
+                     * Format: date-time
+                     * @description When the change happened (the same at every attempt)
+                     */
+                    timestamp: string;
+                    /** @description A commission: GET /api/advertiser/affiliate-programs/:id/commissions, and commission.* events */
+                    data: {
+                        id: number;
+                        /** @enum {string} */
+                        status: "pending" | "approved" | "paid" | "reversed" | "refunded";
+                        amount_cents: number;
+                        currency: string;
+                        /** @description The sale's id; null for a bonus */
+                        sale_id: number | null;
+                        program_id: number;
+                        partner_id: number;
+                        /** @description The sale's customer; null for a bonus */
+                        customer_id: number | null;
+                        refund_reason: string | null;
+                        /** @description What refunds or a rejection took back */
+                        deducted_cents: number;
+                        /** @description Why the commission waits for review (null: not held) */
+                        review_reason: ("self_referral" | "partner_ip" | "bot_traffic" | "disposable_email" | "shared_payout_method" | "paid_search") | null;
+                        /** @description The sale's time + the program's hold_days: approved by then unless held for review */
+                        payable_at: string | null;
+                        /** @description The pending or paid payout holding it */
+                        payout_id: number | null;
+                        paid_at: string | null;
+                        /** @description The partner code that attributed the sale (docs/codes.md); null: none did */
+                        coupon_code: string | null;
+                        /** @description The group whose terms applied when it was priced (docs/rewards.md) */
+                        group_id: number | null;
+                        rule: {
+                            /** @description override: the partner's own policy; group: its group's (the default group's is the program's); product: a product rule of the policy applied; first_period: the policy's stepped rate for a pair's first commissions; bonus: a bonus's amount; imported: brought by an import with the amount the other service had decided (docs/importing.md) */
+                            source: "override" | "group" | "product" | "first_period" | "bonus" | "imported";
+                            /** @description percentage (reads percent) or flat (reads amount_cents) */
+                            type: "percentage" | "flat";
+                            /** @description For percentage: 0..100 */
+                            percent: number | null;
+                            /** @description For flat: in cents */
+                            amount_cents: number | null;
+                        } | null;
+                        /** @description The bonus it pays (null: a sale) */
+                        bonus_id: number | null;
+                        /** @description A test-mode object (test sale, test lead) */
+                        is_test: boolean;
+                        /** Format: date-time */
+                        created_at: string;
+                        /**
+                         * Format: date-time
+                         * @description When the object last changed: keep the newest of each object, events come in any order
+                         */
+                        updated_at: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Gone: the delivery fails and the endpoint is disabled */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Delivered: any 2xx within 10 seconds (else retried) */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_partner_created: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The same at every attempt of one event to one endpoint: dedupe on it */
+                "webhook-id": string;
+                /** @description The attempt’s time, unix seconds (covered by the signature) */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<body>`, space-separated while a secret rotates */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    type: "partner.created";
+                    /**
+                     * Format: date-time
+                     * @description When the change happened (the same at every attempt)
+                     */
+                    timestamp: string;
+                    /** @description A partner in a program: GET /api/advertiser/affiliate-programs/:id/partners, and partner.* events */
+                    data: {
+                        id: number;
+                        /** @description The same as id */
+                        partner_id: number;
+                        name: string;
+                        email: string;
+                        program_id: number;
+                        partner_program_id: number;
+                        /** @enum {string} */
+                        status: "approved" | "pending" | "rejected";
+                        rejection_reason: string | null;
+                        /** @enum {string} */
+                        source: "advertiser" | "application";
+                        application: {
+                            website: string | null;
+                            message: string | null;
+                        } | null;
+                        /** @description A partner account has claimed this partner record */
+                        claimed: boolean;
+                        clicks: number;
+                        balance_cents: number;
+                        program_balance_cents: number;
+                        /** Format: date-time */
+                        joined_at: string;
+                        /** @description The group whose terms the partner earns by (docs/rewards.md) */
+                        group: {
+                            id: number;
+                            name: string;
+                            slug: string;
+                        };
+                        /** @description Tier rules do not move the partner */
+                        group_locked: boolean;
+                        /** @description The partner's own policy, which wins over its group's (null: none) */
+                        commission_override: {
+                            /** @description percentage (reads percent) or flat (reads amount_cents) */
+                            type: "percentage" | "flat";
+                            /** @description For percentage: 0..100 */
+                            percent: number | null;
+                            /** @description For flat: in cents */
+                            amount_cents: number | null;
+                            /** @description `mode` one_time (only the first commission of a partner–customer pair) or recurring (default); `months` null = lifetime, else counted from the pair's first commission; `first`: a stepped rate for the pair's first commissions */
+                            recurring: {
+                                mode: "one_time" | "recurring";
+                                months: number | null;
+                                first: {
+                                    count: number;
+                                    /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                    type: "percentage" | "flat";
+                                    /** @description For percentage: 0..100 */
+                                    percent: number | null;
+                                    /** @description For flat: in cents */
+                                    amount_cents: number | null;
+                                } | null;
+                            };
+                            product_rules: {
+                                product_id: string;
+                                /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                type: "percentage" | "flat";
+                                /** @description For percentage: 0..100 */
+                                percent: number | null;
+                                /** @description For flat: in cents */
+                                amount_cents: number | null;
+                            }[];
+                        } | null;
+                        /** @description A test-mode object (test sale, test lead) */
+                        is_test: boolean;
+                        /**
+                         * Format: date-time
+                         * @description When the partner joined the program (the same as joined_at)
+                         */
+                        created_at: string;
+                        /**
+                         * Format: date-time
+                         * @description When the object last changed: keep the newest of each object, events come in any order
+                         */
+                        updated_at: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Gone: the delivery fails and the endpoint is disabled */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Delivered: any 2xx within 10 seconds (else retried) */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_partner_applied: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The same at every attempt of one event to one endpoint: dedupe on it */
+                "webhook-id": string;
+                /** @description The attempt’s time, unix seconds (covered by the signature) */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<body>`, space-separated while a secret rotates */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    type: "partner.applied";
+                    /**
+                     * Format: date-time
+                     * @description When the change happened (the same at every attempt)
+                     */
+                    timestamp: string;
+                    /** @description A partner in a program: GET /api/advertiser/affiliate-programs/:id/partners, and partner.* events */
+                    data: {
+                        id: number;
+                        /** @description The same as id */
+                        partner_id: number;
+                        name: string;
+                        email: string;
+                        program_id: number;
+                        partner_program_id: number;
+                        /** @enum {string} */
+                        status: "approved" | "pending" | "rejected";
+                        rejection_reason: string | null;
+                        /** @enum {string} */
+                        source: "advertiser" | "application";
+                        application: {
+                            website: string | null;
+                            message: string | null;
+                        } | null;
+                        /** @description A partner account has claimed this partner record */
+                        claimed: boolean;
+                        clicks: number;
+                        balance_cents: number;
+                        program_balance_cents: number;
+                        /** Format: date-time */
+                        joined_at: string;
+                        /** @description The group whose terms the partner earns by (docs/rewards.md) */
+                        group: {
+                            id: number;
+                            name: string;
+                            slug: string;
+                        };
+                        /** @description Tier rules do not move the partner */
+                        group_locked: boolean;
+                        /** @description The partner's own policy, which wins over its group's (null: none) */
+                        commission_override: {
+                            /** @description percentage (reads percent) or flat (reads amount_cents) */
+                            type: "percentage" | "flat";
+                            /** @description For percentage: 0..100 */
+                            percent: number | null;
+                            /** @description For flat: in cents */
+                            amount_cents: number | null;
+                            /** @description `mode` one_time (only the first commission of a partner–customer pair) or recurring (default); `months` null = lifetime, else counted from the pair's first commission; `first`: a stepped rate for the pair's first commissions */
+                            recurring: {
+                                mode: "one_time" | "recurring";
+                                months: number | null;
+                                first: {
+                                    count: number;
+                                    /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                    type: "percentage" | "flat";
+                                    /** @description For percentage: 0..100 */
+                                    percent: number | null;
+                                    /** @description For flat: in cents */
+                                    amount_cents: number | null;
+                                } | null;
+                            };
+                            product_rules: {
+                                product_id: string;
+                                /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                type: "percentage" | "flat";
+                                /** @description For percentage: 0..100 */
+                                percent: number | null;
+                                /** @description For flat: in cents */
+                                amount_cents: number | null;
+                            }[];
+                        } | null;
+                        /** @description A test-mode object (test sale, test lead) */
+                        is_test: boolean;
+                        /**
+                         * Format: date-time
+                         * @description When the partner joined the program (the same as joined_at)
+                         */
+                        created_at: string;
+                        /**
+                         * Format: date-time
+                         * @description When the object last changed: keep the newest of each object, events come in any order
+                         */
+                        updated_at: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Gone: the delivery fails and the endpoint is disabled */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Delivered: any 2xx within 10 seconds (else retried) */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_partner_approved: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The same at every attempt of one event to one endpoint: dedupe on it */
+                "webhook-id": string;
+                /** @description The attempt’s time, unix seconds (covered by the signature) */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<body>`, space-separated while a secret rotates */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    type: "partner.approved";
+                    /**
+                     * Format: date-time
+                     * @description When the change happened (the same at every attempt)
+                     */
+                    timestamp: string;
+                    /** @description A partner in a program: GET /api/advertiser/affiliate-programs/:id/partners, and partner.* events */
+                    data: {
+                        id: number;
+                        /** @description The same as id */
+                        partner_id: number;
+                        name: string;
+                        email: string;
+                        program_id: number;
+                        partner_program_id: number;
+                        /** @enum {string} */
+                        status: "approved" | "pending" | "rejected";
+                        rejection_reason: string | null;
+                        /** @enum {string} */
+                        source: "advertiser" | "application";
+                        application: {
+                            website: string | null;
+                            message: string | null;
+                        } | null;
+                        /** @description A partner account has claimed this partner record */
+                        claimed: boolean;
+                        clicks: number;
+                        balance_cents: number;
+                        program_balance_cents: number;
+                        /** Format: date-time */
+                        joined_at: string;
+                        /** @description The group whose terms the partner earns by (docs/rewards.md) */
+                        group: {
+                            id: number;
+                            name: string;
+                            slug: string;
+                        };
+                        /** @description Tier rules do not move the partner */
+                        group_locked: boolean;
+                        /** @description The partner's own policy, which wins over its group's (null: none) */
+                        commission_override: {
+                            /** @description percentage (reads percent) or flat (reads amount_cents) */
+                            type: "percentage" | "flat";
+                            /** @description For percentage: 0..100 */
+                            percent: number | null;
+                            /** @description For flat: in cents */
+                            amount_cents: number | null;
+                            /** @description `mode` one_time (only the first commission of a partner–customer pair) or recurring (default); `months` null = lifetime, else counted from the pair's first commission; `first`: a stepped rate for the pair's first commissions */
+                            recurring: {
+                                mode: "one_time" | "recurring";
+                                months: number | null;
+                                first: {
+                                    count: number;
+                                    /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                    type: "percentage" | "flat";
+                                    /** @description For percentage: 0..100 */
+                                    percent: number | null;
+                                    /** @description For flat: in cents */
+                                    amount_cents: number | null;
+                                } | null;
+                            };
+                            product_rules: {
+                                product_id: string;
+                                /** @description percentage (reads percent) or flat (reads amount_cents) */
+                                type: "percentage" | "flat";
+                                /** @description For percentage: 0..100 */
+                                percent: number | null;
+                                /** @description For flat: in cents */
+                                amount_cents: number | null;
+                            }[];
+                        } | null;
+                        /** @description A test-mode object (test sale, test lead) */
+                        is_test: boolean;
+                        /**
+                         * Format: date-time
+                         * @description When the partner joined the program (the same as joined_at)
+                         */
+                        created_at: string;
+                        /**
+                         * Format: date-time
+                         * @description When the object last changed: keep the newest of each object, events come in any order
+                         */
+                        updated_at: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Gone: the delivery fails and the endpoint is disabled */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Delivered: any 2xx within 10 seconds (else retried) */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_partner_group_changed: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The same at every attempt of one event to one endpoint: dedupe on it */
+                "webhook-id": string;
+                /** @description The attempt’s time, unix seconds (covered by the signature) */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<body>`, space-separated while a secret rotates */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    type: "partner.group_changed";
+                    /**
+                     * Format: date-time
+                     * @description When the change happened (the same at every attempt)
+                     */
+                    timestamp: string;
+                    /** @description A move of a partner to another group: partner.group_changed */
+                    data: {
+                        /** @description The move's id (its history row) */
+                        id: number;
+                        partner_id: number;
+                        partner_program_id: number;
+                        program_id: number;
+                        from_group_id: number;
+                        to_group_id: number;
+                        /** @enum {string} */
+                        reason: "tier_rule" | "manual" | "group_deleted";
+                        /** @description The tier rule that moved it (reason tier_rule) */
+                        rule_id: number | null;
+                        /** @description A test-mode object (test sale, test lead) */
+                        is_test: boolean;
+                        /** Format: date-time */
+                        created_at: string;
+                        /**
+                         * Format: date-time
+                         * @description When the object last changed: keep the newest of each object, events come in any order
+                         */
+                        updated_at: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Gone: the delivery fails and the endpoint is disabled */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Delivered: any 2xx within 10 seconds (else retried) */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_payout_created: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The same at every attempt of one event to one endpoint: dedupe on it */
+                "webhook-id": string;
+                /** @description The attempt’s time, unix seconds (covered by the signature) */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<body>`, space-separated while a secret rotates */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    type: "payout.created";
+                    /**
+                     * Format: date-time
+                     * @description When the change happened (the same at every attempt)
+                     */
+                    timestamp: string;
+                    /** @description A payout: GET /api/advertiser/payouts/:id, and payout.* events */
+                    data: {
+                        id: number;
+                        program_id: number;
+                        partner_id: number;
+                        partner_name: string;
+                        partner_email: string;
+                        /** @description The partner's payout method from the partner portal (null: none set) */
+                        payout_method: {
+                            /** @enum {string} */
+                            type: "paypal" | "wise" | "bank_transfer";
+                            email: string | null;
+                            details: unknown;
+                        } | null;
+                        /** @description What is sent: commissions_cents - recovered_cents, never below 0 */
+                        amount_cents: number;
+                        /** @description The commissions' amounts less their deductions */
+                        commissions_cents: number;
+                        /** @description Clawbacks of earlier payments recovered by this payout */
+                        recovered_cents: number;
+                        currency: string;
+                        /** @enum {string} */
+                        status: "pending" | "paid" | "canceled";
+                        commission_ids: number[];
+                        reference: string | null;
+                        /** @description A test-mode object (test sale, test lead) */
+                        is_test: boolean;
+                        /** Format: date-time */
+                        created_at: string;
+                        paid_at: string | null;
+                        canceled_at: string | null;
+                        /**
+                         * Format: date-time
+                         * @description When the object last changed: keep the newest of each object, events come in any order
+                         */
+                        updated_at: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Gone: the delivery fails and the endpoint is disabled */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Delivered: any 2xx within 10 seconds (else retried) */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_payout_paid: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The same at every attempt of one event to one endpoint: dedupe on it */
+                "webhook-id": string;
+                /** @description The attempt’s time, unix seconds (covered by the signature) */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<body>`, space-separated while a secret rotates */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    type: "payout.paid";
+                    /**
+                     * Format: date-time
+                     * @description When the change happened (the same at every attempt)
+                     */
+                    timestamp: string;
+                    /** @description A payout: GET /api/advertiser/payouts/:id, and payout.* events */
+                    data: {
+                        id: number;
+                        program_id: number;
+                        partner_id: number;
+                        partner_name: string;
+                        partner_email: string;
+                        /** @description The partner's payout method from the partner portal (null: none set) */
+                        payout_method: {
+                            /** @enum {string} */
+                            type: "paypal" | "wise" | "bank_transfer";
+                            email: string | null;
+                            details: unknown;
+                        } | null;
+                        /** @description What is sent: commissions_cents - recovered_cents, never below 0 */
+                        amount_cents: number;
+                        /** @description The commissions' amounts less their deductions */
+                        commissions_cents: number;
+                        /** @description Clawbacks of earlier payments recovered by this payout */
+                        recovered_cents: number;
+                        currency: string;
+                        /** @enum {string} */
+                        status: "pending" | "paid" | "canceled";
+                        commission_ids: number[];
+                        reference: string | null;
+                        /** @description A test-mode object (test sale, test lead) */
+                        is_test: boolean;
+                        /** Format: date-time */
+                        created_at: string;
+                        paid_at: string | null;
+                        canceled_at: string | null;
+                        /**
+                         * Format: date-time
+                         * @description When the object last changed: keep the newest of each object, events come in any order
+                         */
+                        updated_at: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Gone: the delivery fails and the endpoint is disabled */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Delivered: any 2xx within 10 seconds (else retried) */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_webhook_test: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The same at every attempt of one event to one endpoint: dedupe on it */
+                "webhook-id": string;
+                /** @description The attempt’s time, unix seconds (covered by the signature) */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<body>`, space-separated while a secret rotates */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    type: "webhook.test";
+                    /**
+                     * Format: date-time
+                     * @description When the change happened (the same at every attempt)
+                     */
+                    timestamp: string;
+                    /** @description A test event: webhook.test */
+                    data: {
+                        /** @description The endpoint the test was sent to (it alone receives it) */
+                        endpoint_id: number;
+                        message: string;
+                        /** @constant */
+                        is_test: true;
+                        /** Format: date-time */
+                        created_at: string;
+                        /**
+                         * Format: date-time
+                         * @description When the object last changed: keep the newest of each object, events come in any order
+                         */
+                        updated_at: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Gone: the delivery fails and the endpoint is disabled */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Delivered: any 2xx within 10 seconds (else retried) */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+}

@@ -4,18 +4,7 @@
 // on any other status. GET, PUT and DELETE are retried like tracking calls; a POST is retried only on 429,
 // since sending it twice could act twice (two partners, two payouts).
 import type { CallOptions, SendOptions, Transport } from './transport.ts';
-import type {
-  ApiBody,
-  ApiQuery,
-  ApiSuccess,
-  Breakdown,
-  BreakdownQuery,
-  DataAnswer,
-  Payout,
-  WebhookDelivery,
-  WebhookEndpoint,
-  WebhookEndpointInput,
-} from './types.ts';
+import type { ApiBody, ApiQuery, ApiSuccess } from './types.ts';
 
 export type Id = number | string;
 
@@ -94,22 +83,14 @@ export class Partners extends Resource {
     return this.postJson(path`/api/advertiser/affiliate-programs/${programId}/partners`, body, o);
   }
   /** A new invite link for the partner (the older one stops working). */
-  invite(
-    programId: Id,
-    partnerId: Id,
-    o?: CallOptions,
-  ): Promise<ApiSuccess<`${Partner_}/invite`, 'post', DataAnswer>> {
+  invite(programId: Id, partnerId: Id, o?: CallOptions): Promise<ApiSuccess<`${Partner_}/invite`, 'post'>> {
     return this.postJson(
       path`/api/advertiser/affiliate-programs/${programId}/partners/${partnerId}/invite`,
       undefined,
       o,
     );
   }
-  approve(
-    programId: Id,
-    partnerId: Id,
-    o?: CallOptions,
-  ): Promise<ApiSuccess<`${Partner_}/approve`, 'post', DataAnswer>> {
+  approve(programId: Id, partnerId: Id, o?: CallOptions): Promise<ApiSuccess<`${Partner_}/approve`, 'post'>> {
     return this.postJson(
       path`/api/advertiser/affiliate-programs/${programId}/partners/${partnerId}/approve`,
       undefined,
@@ -121,7 +102,7 @@ export class Partners extends Resource {
     partnerId: Id,
     body: ApiBody<`${Partner_}/reject`, 'post', { reason?: string }> = {},
     o?: CallOptions,
-  ): Promise<ApiSuccess<`${Partner_}/reject`, 'post', DataAnswer>> {
+  ): Promise<ApiSuccess<`${Partner_}/reject`, 'post'>> {
     return this.postJson(
       path`/api/advertiser/affiliate-programs/${programId}/partners/${partnerId}/reject`,
       body,
@@ -188,7 +169,7 @@ export class Commissions extends Resource {
     return this.postJson(path`/api/advertiser/commissions/${id}/mark-paid`, undefined, o);
   }
   /** Clears a review hold. */
-  approve(id: Id, o?: CallOptions): Promise<ApiSuccess<`${Commission_}/approve`, 'post', DataAnswer>> {
+  approve(id: Id, o?: CallOptions): Promise<ApiSuccess<`${Commission_}/approve`, 'post'>> {
     return this.postJson(path`/api/advertiser/commissions/${id}/approve`, undefined, o);
   }
   /** Reverses a held commission (a ledger deduction). */
@@ -196,7 +177,7 @@ export class Commissions extends Resource {
     id: Id,
     body: ApiBody<`${Commission_}/reject`, 'post', { reason?: string }> = {},
     o?: CallOptions,
-  ): Promise<ApiSuccess<`${Commission_}/reject`, 'post', DataAnswer>> {
+  ): Promise<ApiSuccess<`${Commission_}/reject`, 'post'>> {
     return this.postJson(path`/api/advertiser/commissions/${id}/reject`, body, o);
   }
 }
@@ -206,39 +187,35 @@ type Payout_ = '/api/advertiser/payouts/{id}';
 
 export class Payouts extends Resource {
   /** One payout per approved partner with approved commissions in no payout (at least min_payout_cents). */
-  create(programId: Id, o?: CallOptions): Promise<ApiSuccess<ProgramPayouts_, 'post', { data: Payout[] }>> {
+  create(programId: Id, o?: CallOptions): Promise<ApiSuccess<ProgramPayouts_, 'post'>> {
     return this.postJson(path`/api/advertiser/affiliate-programs/${programId}/payouts`, undefined, o);
   }
   list(
     programId: Id,
-    query?: ApiQuery<ProgramPayouts_, 'get', { status?: Payout['status'] }>,
+    query?: ApiQuery<ProgramPayouts_, 'get'>,
     o?: CallOptions,
-  ): Promise<ApiSuccess<ProgramPayouts_, 'get', { data: Payout[] }>> {
+  ): Promise<ApiSuccess<ProgramPayouts_, 'get'>> {
     return this.getJson(path`/api/advertiser/affiliate-programs/${programId}/payouts`, query ?? undefined, o);
   }
-  get(id: Id, o?: CallOptions): Promise<ApiSuccess<Payout_, 'get', { data: Payout }>> {
+  get(id: Id, o?: CallOptions): Promise<ApiSuccess<Payout_, 'get'>> {
     return this.getJson(path`/api/advertiser/payouts/${id}`, undefined, o);
   }
   /** Its commissions become `paid`; a second call is 409 `Payout already paid`. */
   markPaid(
     id: Id,
-    body: ApiBody<`${Payout_}/mark-paid`, 'post', { reference?: string }> = {},
+    body: ApiBody<`${Payout_}/mark-paid`, 'post'> = {},
     o?: CallOptions,
-  ): Promise<ApiSuccess<`${Payout_}/mark-paid`, 'post', { data: Payout }>> {
+  ): Promise<ApiSuccess<`${Payout_}/mark-paid`, 'post'>> {
     return this.postJson(path`/api/advertiser/payouts/${id}/mark-paid`, body, o);
   }
   /** Its commissions become payable again. */
-  cancel(id: Id, o?: CallOptions): Promise<ApiSuccess<`${Payout_}/cancel`, 'post', { data: Payout }>> {
+  cancel(id: Id, o?: CallOptions): Promise<ApiSuccess<`${Payout_}/cancel`, 'post'>> {
     return this.postJson(path`/api/advertiser/payouts/${id}/cancel`, undefined, o);
   }
   /** The payouts as CSV text for PayPal Payouts, Wise batch payments, or plain. */
   export(
     programId: Id,
-    query: ApiQuery<
-      `${ProgramPayouts_}/export`,
-      'get',
-      { format: 'paypal' | 'wise' | 'csv'; status?: Payout['status'] }
-    >,
+    query: ApiQuery<`${ProgramPayouts_}/export`, 'get'>,
     o?: CallOptions,
   ): Promise<string> {
     return this.getJson(
@@ -255,60 +232,45 @@ type Webhook_ = '/api/advertiser/webhooks/{id}';
 
 export class Webhooks extends Resource {
   /** The answer holds the endpoint's `whsec_…` secret, shown this once: keep it for verifyWebhook. */
-  create(
-    body: ApiBody<Webhooks_, 'post', WebhookEndpointInput>,
-    o?: CallOptions,
-  ): Promise<ApiSuccess<Webhooks_, 'post', { data: WebhookEndpoint & { secret: string } }>> {
+  create(body: ApiBody<Webhooks_, 'post'>, o?: CallOptions): Promise<ApiSuccess<Webhooks_, 'post'>> {
     return this.postJson(WEBHOOKS, body, o);
   }
-  list(o?: CallOptions): Promise<ApiSuccess<Webhooks_, 'get', { data: WebhookEndpoint[] }>> {
+  list(o?: CallOptions): Promise<ApiSuccess<Webhooks_, 'get'>> {
     return this.getJson(WEBHOOKS, undefined, o);
   }
-  get(id: Id, o?: CallOptions): Promise<ApiSuccess<Webhook_, 'get', { data: WebhookEndpoint }>> {
+  get(id: Id, o?: CallOptions): Promise<ApiSuccess<Webhook_, 'get'>> {
     return this.getJson(path`/api/advertiser/webhooks/${id}`, undefined, o);
   }
-  update(
-    id: Id,
-    body: ApiBody<Webhook_, 'put', Partial<WebhookEndpointInput>>,
-    o?: CallOptions,
-  ): Promise<ApiSuccess<Webhook_, 'put', { data: WebhookEndpoint }>> {
+  update(id: Id, body: ApiBody<Webhook_, 'put'>, o?: CallOptions): Promise<ApiSuccess<Webhook_, 'put'>> {
     return this.putJson(path`/api/advertiser/webhooks/${id}`, body, o);
   }
-  delete(id: Id, o?: CallOptions): Promise<ApiSuccess<Webhook_, 'delete', undefined>> {
+  delete(id: Id, o?: CallOptions): Promise<ApiSuccess<Webhook_, 'delete'>> {
     return this.deleteJson(path`/api/advertiser/webhooks/${id}`, o);
   }
   /** A new secret; for 24 hours deliveries are signed with both. */
-  rotateSecret(
-    id: Id,
-    o?: CallOptions,
-  ): Promise<
-    ApiSuccess<`${Webhook_}/rotate-secret`, 'post', { data: WebhookEndpoint & { secret: string } }>
-  > {
+  rotateSecret(id: Id, o?: CallOptions): Promise<ApiSuccess<`${Webhook_}/rotate-secret`, 'post'>> {
     return this.postJson(path`/api/advertiser/webhooks/${id}/rotate-secret`, undefined, o);
   }
   /** Sends a `webhook.test` event to the endpoint. */
-  test(id: Id, o?: CallOptions): Promise<ApiSuccess<`${Webhook_}/test`, 'post', DataAnswer>> {
+  test(id: Id, o?: CallOptions): Promise<ApiSuccess<`${Webhook_}/test`, 'post'>> {
     return this.postJson(path`/api/advertiser/webhooks/${id}/test`, undefined, o);
   }
   /** Re-enables a disabled endpoint. */
-  enable(
-    id: Id,
-    o?: CallOptions,
-  ): Promise<ApiSuccess<`${Webhook_}/enable`, 'post', { data: WebhookEndpoint }>> {
+  enable(id: Id, o?: CallOptions): Promise<ApiSuccess<`${Webhook_}/enable`, 'post'>> {
     return this.postJson(path`/api/advertiser/webhooks/${id}/enable`, undefined, o);
   }
   deliveries(
     id: Id,
-    query?: ApiQuery<`${Webhook_}/deliveries`, 'get', { status?: WebhookDelivery['status']; page?: number }>,
+    query?: ApiQuery<`${Webhook_}/deliveries`, 'get'>,
     o?: CallOptions,
-  ): Promise<ApiSuccess<`${Webhook_}/deliveries`, 'get', { data: WebhookDelivery[] }>> {
+  ): Promise<ApiSuccess<`${Webhook_}/deliveries`, 'get'>> {
     return this.getJson(path`/api/advertiser/webhooks/${id}/deliveries`, query ?? undefined, o);
   }
   /** Sends a failed (or pending) delivery again now. */
   retryDelivery(
     deliveryId: Id,
     o?: CallOptions,
-  ): Promise<ApiSuccess<'/api/advertiser/webhook-deliveries/{id}/retry', 'post', DataAnswer>> {
+  ): Promise<ApiSuccess<'/api/advertiser/webhook-deliveries/{id}/retry', 'post'>> {
     return this.postJson(path`/api/advertiser/webhook-deliveries/${deliveryId}/retry`, undefined, o);
   }
 }
@@ -343,9 +305,9 @@ export class Dashboard extends Resource {
   /** Clicks, leads, conversions, revenue and commission by partner, link, country, device, … */
   breakdown(
     programId: Id,
-    query: ApiQuery<Breakdown_, 'get', BreakdownQuery>,
+    query: ApiQuery<Breakdown_, 'get'>,
     o?: CallOptions,
-  ): Promise<ApiSuccess<Breakdown_, 'get', Breakdown>> {
+  ): Promise<ApiSuccess<Breakdown_, 'get'>> {
     return this.getJson(path`/api/tracking/breakdown/${programId}`, query ?? undefined, o);
   }
 }

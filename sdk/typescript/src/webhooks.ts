@@ -4,6 +4,7 @@
 // Web Crypto only, so it runs on edge runtimes too; `crypto.subtle.verify` compares in constant time.
 import { WebhookVerificationError } from './errors.ts';
 import { webCrypto } from './platform.ts';
+import type { webhooks } from './openapi.ts';
 
 /** The body of every svc webhook. `data` holds the object's current fields (CONTRACT "Webhooks to integrators"). */
 export interface WebhookEvent<Data = Record<string, unknown>> {
@@ -14,19 +15,31 @@ export interface WebhookEvent<Data = Record<string, unknown>> {
   data: Data;
 }
 
-export type WebhookEventType =
-  | 'lead.created'
-  | 'sale.created'
-  | 'sale.refunded'
-  | 'commission.created'
-  | 'commission.updated'
-  | 'partner.created'
-  | 'partner.applied'
-  | 'partner.approved'
-  | 'partner.group_changed'
-  | 'payout.created'
-  | 'payout.paid'
-  | 'webhook.test';
+/** The event types svc sends: the OpenAPI document's `webhooks` section (generated, openapi.ts). */
+export type WebhookEventType = keyof webhooks;
+
+/** The body of an event of type `T`, as the OpenAPI document's `webhooks` section describes it. */
+export type WebhookEventOf<T extends WebhookEventType> = NonNullable<
+  webhooks[T]['post']
+>['requestBody']['content']['application/json'];
+
+/** The `data` of an event of type `T`: the object's view, as the management API shows it. */
+export type WebhookEventData<T extends WebhookEventType> = WebhookEventOf<T>['data'];
+
+/**
+ * Any event svc sends, discriminated by `type`: `if (e.type === 'payout.paid') e.data.reference`. Cast
+ * verifyWebhook's result to it (`verifyWebhook<…>` types `data` only) once the body is verified.
+ */
+export type SvcWebhookEvent = { [T in WebhookEventType]: WebhookEventOf<T> }[WebhookEventType];
+
+/** A sale, as `sale.created` carries it. */
+export type Sale = WebhookEventData<'sale.created'>;
+/** A refunded sale and what the refund did, as `sale.refunded` carries it. */
+export type SaleRefunded = WebhookEventData<'sale.refunded'>;
+/** A lead, as `lead.created` carries it. */
+export type Lead = WebhookEventData<'lead.created'>;
+/** A partner's move to another group, as `partner.group_changed` carries it. */
+export type GroupChange = WebhookEventData<'partner.group_changed'>;
 
 /** A Fetch `Headers`, or a plain object such as Node's `req.headers` (names in any case). */
 export type WebhookHeaders = Headers | Record<string, string | string[] | undefined>;

@@ -12,7 +12,7 @@ import type { CodeAttributionMode } from './by-code.ts';
 import { isEventDerived, parseClickId, snowflakeTime } from '../../../shared/domain/ids.ts';
 import { currencyMismatch } from '../../../shared/domain/money.ts';
 import type { WebhookEventInput } from '../../../shared/db/webhook-events.ts';
-import { saleData } from '../../../shared/webhooks/event-data.ts';
+import { saleView } from '../../../shared/views/sale.ts';
 import * as lifecycle from '../../../shared/commissions/lifecycle.ts';
 import type { NewCommission } from '../../../shared/commissions/lifecycle.ts';
 import { nothing, recordCaused } from '../../../shared/commissions/caused.ts';
@@ -390,7 +390,9 @@ async function applySales(
     awarded = await rewards.save(tx, { kafkaPrefix, memo: ctx.memo });
   }
   const commissionIds = new Map(created.rows.map((r) => [Number(r.sale_id), Number(r.id)]));
-  const createdEvent = new Map(created.caused.events.map((e) => [Number(e.data.id), e]));
+  const createdEvent = new Map(
+    created.caused.events.flatMap((e) => (e.type === 'commission.created' ? [[e.data.id, e] as const] : [])),
+  );
   // Each commission's credit is its command's effect (the ledger's path for commands: after the commit).
   const credits = new Map<number, LedgerEffect[]>(created.caused.ledger.map((e) => [e.commission_id!, [e]]));
 
@@ -405,7 +407,7 @@ async function applySales(
       workspace_id: Number(program.workspace_id),
       program_id: cmd.program_id,
       type: 'sale.created',
-      data: saleData({ ...row, id: saleId, currency: program.currency, created_at: now }, commissionId),
+      data: saleView({ ...row, id: saleId, currency: program.currency, created_at: now }, commissionId),
     });
     const commissionEvent = commissionId === null ? undefined : createdEvent.get(commissionId);
     if (commissionEvent) events.push(commissionEvent);

@@ -8,8 +8,8 @@ import type { RefundCommand } from '../../../shared/contracts/commands.ts';
 import { parseCommand } from '../../../shared/contracts/commands.ts';
 import type { Applied, CommandApplier } from '../../../shared/pipeline/command-handler.ts';
 import type { WebhookEventInput } from '../../../shared/db/webhook-events.ts';
-import { saleData } from '../../../shared/webhooks/event-data.ts';
-import type { SaleFields } from '../../../shared/webhooks/event-data.ts';
+import { saleRefundedView } from '../../../shared/views/sale.ts';
+import type { SaleViewRow } from '../../../shared/views/sale.ts';
 import * as lifecycle from '../../../shared/commissions/lifecycle.ts';
 import { merge, nothing, recordCaused } from '../../../shared/commissions/caused.ts';
 import { refundRewards } from '../../../shared/rewards/refunds.ts';
@@ -35,7 +35,7 @@ async function applyRefund(
 ): Promise<Applied> {
   const programId = cmd.program_id;
   const [sale] = await tx<
-    (SaleFields & {
+    (SaleViewRow & {
       id: string;
       amount_cents: string;
       workspace_id: string | null;
@@ -63,12 +63,12 @@ async function applyRefund(
             type: 'sale.refunded',
             workspace_id: Number(sale.workspace_id),
             program_id: programId,
-            data: saleData(sale, commissionId, {
+            data: saleRefundedView(sale, commissionId, {
               refund_amount_cents: Math.min(requested ?? saleCents, saleCents),
               refund_reason: cmd.refund_reason,
               commission_status: status,
               deduction_cents: deduction,
-              updated_at: new Date().toISOString(),
+              at: new Date(),
             }),
           },
         ];

@@ -5,13 +5,12 @@
 // (partner-claims/service.ts decides which), the applicant's and the advertiser's notifications, and
 // `partner.applied` (and `partner.approved`). All of it commits or none does.
 import { queueNotifications } from '../../../../shared/db/notifications.ts';
-import { recordWebhookEvents } from '../../../../shared/db/webhook-events.ts';
 import type { ApiDeps } from '../../deps.ts';
 import { accountByEmail, claim, hasClaimed, insertAccount } from '../partner-auth/dal.ts';
 import { queueMagicLink } from '../partner-auth/invites.ts';
 import { applicationClaim } from '../partner-claims/service.ts';
 import { addPartnerToProgram } from '../partners/operations.ts';
-import { createGeneratedLink, partnerEventData } from '../partners/review.ts';
+import { createGeneratedLink, partnerEvent } from '../partners/review.ts';
 import type { PartnerStatusValue } from '../partners/dal.ts';
 import type { PublicProgramRow } from './dal.ts';
 import { applicationNotices } from './service.ts';
@@ -88,23 +87,10 @@ export async function applyToProgram(
           approved: status === 'approved',
         }),
       );
-      const data = partnerEventData({
-        partnerId,
-        name: partner.name,
-        email,
-        ppId: pp.id,
-        programId,
-        status,
-        source: 'application',
-        createdAt: pp.created_at,
-        updatedAt: pp.updated_at,
-      });
-      await recordWebhookEvents(tx, deps.kafkaPrefix, [
-        { type: 'partner.applied', workspace_id: workspaceId, program_id: programId, data },
-        ...(status === 'approved'
-          ? [{ type: 'partner.approved' as const, workspace_id: workspaceId, program_id: programId, data }]
-          : []),
-      ]);
+      await partnerEvent(tx, deps, 'partner.applied', { programId, workspaceId, partnerId });
+      if (status === 'approved') {
+        await partnerEvent(tx, deps, 'partner.approved', { programId, workspaceId, partnerId });
+      }
     },
   );
   if ('existing' in result) return { existing: result.existing.status };

@@ -12,7 +12,9 @@ export interface CommissionRow {
   currency: string;
   /** Null for a bonus's commission (bonus_id). */
   sale_id: string | null;
+  program_id: string;
   partner_id: string;
+  customer_id: string | null;
   refund_reason: string | null;
   deducted_cents: string;
   review_reason: ReviewReason | null;
@@ -20,6 +22,7 @@ export interface CommissionRow {
   payout_id: string | null;
   paid_at: Date | null;
   created_at: Date;
+  updated_at: Date;
   /** The code that attributed its sale (docs/codes.md); null: none. */
   coupon_code?: string | null;
   /** What priced it (docs/rewards.md); null on rows seeded without them. */
@@ -34,8 +37,9 @@ const COUPON = (sql: Sql | Tx) => sql`
     as coupon_code`;
 
 const COLUMNS = (sql: Sql | Tx) =>
-  sql`id, status, amount_cents, currency, sale_id, partner_id, refund_reason, deducted_cents, review_reason,
-      payable_at, payout_id, paid_at, created_at, group_id, rule, bonus_id`;
+  sql`id, status, amount_cents, currency, sale_id, program_id, partner_id, customer_id, refund_reason,
+      deducted_cents, review_reason, payable_at, payout_id, paid_at, created_at, updated_at, group_id, rule,
+      bonus_id`;
 
 /** `review`: held for review and not yet decided (pending, or partly refunded and unpaid). */
 export function commissionsOfProgram(

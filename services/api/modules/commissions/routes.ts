@@ -11,40 +11,12 @@ import type { ApiDeps } from '../../deps.ts';
 import { ProgramParams, managementSecurity, pathId, programOf, requireProgram } from '../../common.ts';
 import { commissionsOfProgram, couponCodeOf, programOfCommission } from './dal.ts';
 import type { CommissionRow } from './dal.ts';
-import { COMMISSION_FILTERS, COMMISSION_STATUSES, ERR, REVIEW_REASONS, toCommission } from './service.ts';
+import { COMMISSION_FILTERS, ERR, toCommission } from './service.ts';
 import { approveCommission, markCommissionPaid, rejectCommission } from './operations.ts';
-import { RuleOut } from '../../../../shared/domain/policy-schema.ts';
+import { CommissionView } from '../../../../shared/views/commission.ts';
 
-const NullableTime = Type.Union([Type.String({ format: 'date-time' }), Type.Null()]);
-const CommissionOut = Type.Object({
-  id: Type.Integer(),
-  status: Type.String({ enum: [...COMMISSION_STATUSES] }),
-  amount_cents: Type.Integer(),
-  currency: Type.String(),
-  sale_id: Type.Union([Type.Integer(), Type.Null()], { description: "The sale's id; null for a bonus" }),
-  partner_id: Type.Integer(),
-  refund_reason: Type.Union([Type.String(), Type.Null()]),
-  deducted_cents: Type.Integer({ description: 'What refunds or a rejection took back' }),
-  review_reason: Type.Union([Type.String({ enum: [...REVIEW_REASONS] }), Type.Null()], {
-    description: 'Why the commission waits for review (null: not held)',
-  }),
-  payable_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
-    description: "The sale's time + the program's hold_days: approved by then unless held for review",
-  }),
-  payout_id: Type.Union([Type.Integer(), Type.Null()], {
-    description: 'The pending or paid payout holding it',
-  }),
-  paid_at: NullableTime,
-  created_at: Type.String({ format: 'date-time' }),
-  coupon_code: Type.Union([Type.String(), Type.Null()], {
-    description: 'The partner code that attributed the sale (docs/codes.md); null: none did',
-  }),
-  group_id: Type.Union([Type.Integer(), Type.Null()], {
-    description: 'The group whose terms applied when it was priced (docs/rewards.md)',
-  }),
-  rule: Type.Union([RuleOut, Type.Null()]),
-  bonus_id: Type.Union([Type.Integer(), Type.Null()], { description: 'The bonus it pays (null: a sale)' }),
-});
+// A commission's answer is its view, as its events carry it (shared/views/commission.ts).
+const CommissionOut = CommissionView;
 
 // Property order is the order of the checks (see shared/http/validation.ts).
 const CommissionQuery = Type.Object({

@@ -3,7 +3,7 @@
 // does not count itself joining).
 import { storedPolicy } from '../../../../shared/domain/commission-policy.ts';
 import { iso } from '../../common.ts';
-import { ruleOf } from '../commissions/service.ts';
+import { ruleOf } from '../../../../shared/views/commission.ts';
 import type {
   BonusProgressRow,
   CommissionRow,

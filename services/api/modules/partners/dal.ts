@@ -2,6 +2,7 @@
 // and the review (approve / reject) under the partner-program's row lock.
 import type { Sql, Tx } from '../../../../shared/db/sql.ts';
 import type { PartnerStatusValue } from '../../../../shared/partners/membership.ts';
+import type { PartnerViewRow } from '../../../../shared/views/partner.ts';
 // Adding a partner is shared with the importers (shared/partners/membership.ts).
 export { addPartner } from '../../../../shared/partners/membership.ts';
 export type {
@@ -11,32 +12,15 @@ export type {
   PartnerStatusValue,
 } from '../../../../shared/partners/membership.ts';
 
-export interface PartnerListRow {
-  id: string;
-  name: string;
-  email: string;
-  pp_id: string;
-  status: PartnerStatusValue;
-  rejection_reason: string | null;
-  source: 'advertiser' | 'application';
-  application: { website?: string | null; message?: string | null } | null;
-  claimed: boolean;
-  clicks: string;
-  balance_cents: string;
-  program_balance_cents: string;
-  joined_at: Date;
-  group_id: string;
-  group_name: string;
-  group_slug: string;
-  group_locked: boolean;
-  commission_override: unknown;
-}
+/** A partner in a program as its view reads it (shared/views/partner.ts). */
+export type PartnerListRow = PartnerViewRow;
 
 const LIST_COLUMNS = (sql: Sql | Tx) => sql`
-  p.id, p.name, p.email, pp.id as pp_id, pp.status, pp.rejection_reason, pp.source, pp.application,
-  exists (select 1 from partner_claims c where c.partner_id = p.id) as claimed,
+  p.id, p.name, p.email, pp.program_id, pp.id as pp_id, pp.status, pp.rejection_reason, pp.source,
+  pp.application, exists (select 1 from partner_claims c where c.partner_id = p.id) as claimed,
   pp.clicks, p.balance_cents, pp.balance_cents as program_balance_cents, pp.created_at as joined_at,
-  pp.group_id, g.name as group_name, g.slug as group_slug, pp.group_locked, pp.commission_override`;
+  pp.updated_at, pp.group_id, g.name as group_name, g.slug as group_slug, pp.group_locked,
+  pp.commission_override`;
 
 export function partnersOfProgram(sql: Sql, programId: number) {
   return sql<PartnerListRow[]>`

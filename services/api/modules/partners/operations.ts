@@ -8,7 +8,7 @@ import { issueInvite } from '../partner-auth/invites.ts';
 import type { IssuedInvite } from '../partner-auth/invites.ts';
 import * as dal from './dal.ts';
 import type { NewPartner, PartnerListRow, PartnerProgramRow, PartnerRow, PartnerStatusValue } from './dal.ts';
-import { approvedNotice, createGeneratedLink, partnerEvent, partnerEventData } from './review.ts';
+import { approvedNotice, createGeneratedLink, partnerEvent } from './review.ts';
 import type { Ctx } from './review.ts';
 
 /**
@@ -79,24 +79,7 @@ export function reviewPartner(
         await queueNotifications(tx, ctx.kafkaPrefix, [
           approvedNotice({ ppId: pp.id, partnerId, programId, programName: pp.program_name }, updatedAt),
         ]);
-        const row = (await dal.partnerOfProgram(tx, programId, partnerId))!;
-        await partnerEvent(
-          tx,
-          ctx,
-          'partner.approved',
-          workspaceId,
-          partnerEventData({
-            partnerId,
-            name: row.name,
-            email: row.email,
-            ppId: pp.id,
-            programId,
-            status: 'approved',
-            source: row.source,
-            createdAt: pp.created_at,
-            updatedAt,
-          }),
-        );
+        await partnerEvent(tx, ctx, 'partner.approved', { programId, workspaceId, partnerId });
       }
       if (changed && target === 'rejected') {
         await queueNotifications(tx, ctx.kafkaPrefix, [

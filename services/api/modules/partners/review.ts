@@ -6,14 +6,14 @@ import type { Tx } from '../../../../shared/db/sql.ts';
 import { queueNotifications } from '../../../../shared/db/notifications.ts';
 import type { NotificationInput } from '../../../../shared/db/notifications.ts';
 import { recordWebhookEvents } from '../../../../shared/db/webhook-events.ts';
-import type { WebhookEventType } from '../../../../shared/contracts/webhook-events.ts';
 import { insertLink } from '../links/dal.ts';
 import type { LinkRow } from '../links/dal.ts';
 import { shortLinkCandidates } from '../links/service.ts';
 import { issueInvite } from '../partner-auth/invites.ts';
 import type { IssuedInvite } from '../partner-auth/invites.ts';
-import { isClaimed } from './dal.ts';
-import type { PartnerRow, PartnerProgramRow, PartnerStatusValue } from './dal.ts';
+import { isClaimed, partnerOfProgram } from './dal.ts';
+import type { PartnerRow, PartnerProgramRow } from './dal.ts';
+import { partnerView } from '../../../../shared/views/partner.ts';
 
 /** KAFKA_PREFIX (the outbox topics) and PUBLIC_URL (an invite's link). */
 export interface Ctx {
@@ -21,41 +21,19 @@ export interface Ctx {
   publicUrl: string;
 }
 
-/** The `data` of a partner.* webhook event: the partner in the program as the management API shows it. */
-export function partnerEventData(p: {
-  partnerId: number | string;
-  name: string;
-  email: string;
-  ppId: number | string;
-  programId: number;
-  status: PartnerStatusValue;
-  source: string;
-  createdAt: Date;
-  updatedAt: Date;
-}) {
-  return {
-    id: Number(p.partnerId),
-    partner_id: Number(p.partnerId),
-    partner_program_id: Number(p.ppId),
-    program_id: p.programId,
-    name: p.name,
-    email: p.email,
-    status: p.status,
-    source: p.source,
-    created_at: p.createdAt.toISOString(),
-    updated_at: p.updatedAt.toISOString(),
-  };
-}
-
+/**
+ * A partner.* event: its `data` is the partner in the program as the management API shows it (its view,
+ * shared/views/partner.ts), read in the transaction of the change, as the change left it.
+ */
 export async function partnerEvent(
   tx: Tx,
   ctx: Ctx,
-  type: WebhookEventType,
-  workspaceId: number,
-  data: ReturnType<typeof partnerEventData>,
-) {
+  type: 'partner.created' | 'partner.applied' | 'partner.approved',
+  target: { programId: number; workspaceId: number; partnerId: number },
+): Promise<void> {
+  const row = (await partnerOfProgram(tx, target.programId, target.partnerId))!;
   await recordWebhookEvents(tx, ctx.kafkaPrefix, [
-    { type, workspace_id: workspaceId, program_id: data.program_id, data },
+    { type, workspace_id: target.workspaceId, program_id: target.programId, data: partnerView(row) },
   ]);
 }
 
@@ -108,23 +86,7 @@ export async function afterAdvertiserAdded(
   pp: PartnerProgramRow,
 ): Promise<IssuedInvite | null> {
   const [program] = await tx<{ name: string }[]>`select name from programs where id = ${target.programId}`;
-  await partnerEvent(
-    tx,
-    ctx,
-    'partner.created',
-    target.workspaceId,
-    partnerEventData({
-      partnerId: partner.id,
-      name: partner.name,
-      email: partner.email,
-      ppId: pp.id,
-      programId: target.programId,
-      status: pp.status,
-      source: 'advertiser',
-      createdAt: pp.created_at,
-      updatedAt: pp.updated_at,
-    }),
-  );
+  await partnerEvent(tx, ctx, 'partner.created', { ...target, partnerId: Number(partner.id) });
   if (await isClaimed(tx, partner.id)) {
     await queueNotifications(tx, ctx.kafkaPrefix, [
       {

@@ -1,9 +1,7 @@
 // The rules of partners, pure: a partner is found by email (stored trimmed and lowercased) within its
 // workspace, so one person promoting several programs of the advertiser is one partner with one overall
 // balance, and one partner-program (with its own balance) per program.
-import { Type } from '@sinclair/typebox';
-import { PolicyOut } from '../../../../shared/domain/policy-schema.ts';
-import { storedPolicy } from '../../../../shared/domain/commission-policy.ts';
+import { PartnerView, partnerView } from '../../../../shared/views/partner.ts';
 import { iso } from '../../common.ts';
 import type { PartnerListRow, PartnerRow, PartnerProgramRow } from './dal.ts';
 
@@ -54,55 +52,9 @@ export const toPartnerCreated = (
 /** A review's reason, trimmed; empty or absent is none. */
 export const reasonOf = (v: string | null | undefined): string | null => v?.trim() || null;
 
-/** A partner in a program as the partners list (and every answer about one partner) shows it. */
-export const PartnerListed = Type.Object({
-  id: Type.Integer(),
-  name: Type.String(),
-  email: Type.String(),
-  partner_program_id: Type.Integer(),
-  status: Type.String({ enum: [...ALL_STATUSES] }),
-  rejection_reason: Type.Union([Type.String(), Type.Null()]),
-  source: Type.String({ enum: ['advertiser', 'application'] }),
-  application: Type.Union([
-    Type.Object({
-      website: Type.Union([Type.String(), Type.Null()]),
-      message: Type.Union([Type.String(), Type.Null()]),
-    }),
-    Type.Null(),
-  ]),
-  claimed: Type.Boolean({ description: 'A partner account has claimed this partner record' }),
-  clicks: Type.Integer(),
-  balance_cents: Type.Integer(),
-  program_balance_cents: Type.Integer(),
-  joined_at: Type.String({ format: 'date-time' }),
-  group: Type.Object(
-    { id: Type.Integer(), name: Type.String(), slug: Type.String() },
-    { description: 'The group whose terms the partner earns by (docs/rewards.md)' },
-  ),
-  group_locked: Type.Boolean({ description: 'Tier rules do not move the partner' }),
-  commission_override: Type.Union([PolicyOut, Type.Null()], {
-    description: "The partner's own policy, which wins over its group's (null: none)",
-  }),
-});
-
-export const toPartnerListed = (r: PartnerListRow) => ({
-  id: Number(r.id),
-  name: r.name,
-  email: r.email,
-  partner_program_id: Number(r.pp_id),
-  status: r.status,
-  rejection_reason: r.rejection_reason,
-  source: r.source,
-  application:
-    r.application === null
-      ? null
-      : { website: r.application.website ?? null, message: r.application.message ?? null },
-  claimed: r.claimed,
-  clicks: Number(r.clicks),
-  balance_cents: Number(r.balance_cents),
-  program_balance_cents: Number(r.program_balance_cents),
-  joined_at: iso(r.joined_at)!,
-  group: { id: Number(r.group_id), name: r.group_name, slug: r.group_slug },
-  group_locked: r.group_locked,
-  commission_override: r.commission_override === null ? null : storedPolicy(r.commission_override),
-});
+/**
+ * A partner in a program as the partners list (and every answer about one partner) shows it: the partner's
+ * view (shared/views/partner.ts), which its partner.* events carry too.
+ */
+export const PartnerListed = PartnerView;
+export const toPartnerListed = (r: PartnerListRow) => partnerView(r);

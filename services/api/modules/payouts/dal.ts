@@ -4,8 +4,9 @@
 // results; then the payout, then its commissions in id order (the lifecycle's transitions, shared/commissions),
 // then (through the ledger's own code) the partner and the partner-program.
 import type { Sql, Tx } from '../../../../shared/db/sql.ts';
+import type { PayoutStatus } from '../../../../shared/views/payout.ts';
 
-export type PayoutStatus = 'pending' | 'paid' | 'canceled';
+export type { PayoutStatus };
 
 export interface PayoutRow {
   id: string;
@@ -24,6 +25,7 @@ export interface PayoutRow {
   created_at: Date;
   paid_at: Date | null;
   canceled_at: Date | null;
+  updated_at: Date;
   commission_ids: string[];
 }
 
@@ -51,7 +53,7 @@ const SELECT = (sql: Sql | Tx) => sql`
   select po.id, po.program_id, po.partner_id, po.partner_program_id, pa.name as partner_name,
          pa.email as partner_email, coalesce(po.payout_method, ${currentMethod(sql, 'po.partner_id')}) as payout_method,
          po.currency, po.amount_cents, po.commissions_cents, po.recovered_cents, po.status, po.reference,
-         po.created_at, po.paid_at, po.canceled_at,
+         po.created_at, po.paid_at, po.canceled_at, po.updated_at,
          array(select pc.commission_id::text from payout_commissions pc where pc.payout_id = po.id
                order by pc.commission_id) as commission_ids
   from payouts po join partners pa on pa.id = po.partner_id`;

@@ -21,8 +21,6 @@ export interface PayoutDeps {
   kafkaPrefix: string;
 }
 
-const eventData = (p: Payout, updatedAt: string) => ({ ...p, updated_at: updatedAt });
-
 /** The plan of a run, from the commissions a creation (or a preview) read. */
 export function planRun(rows: CommissionState[], owed: Map<number, number>, program: ProgramForPayouts) {
   return planPayouts(
@@ -76,14 +74,13 @@ export function createProgramPayouts(
       ),
     );
     const created = await dal.payoutsByIds(tx, [...payoutOf.values()]);
-    const now = new Date().toISOString();
     const events: Caused = {
       ...nothing(),
       events: created.map((r) => ({
         type: 'payout.created' as const,
         workspace_id: Number(program.workspace_id),
         program_id: programId,
-        data: eventData(toPayout(r), now),
+        data: toPayout(r),
       })),
     };
     await recordCaused(tx, { kafkaPrefix: deps.kafkaPrefix }, merge(events, joined.caused));
@@ -158,7 +155,7 @@ export function payPayout(
           type: 'payout.paid',
           workspace_id: Number(program.workspace_id),
           program_id: payout.program_id,
-          data: eventData(payout, payout.paid_at!),
+          data: payout,
         },
       ],
     };

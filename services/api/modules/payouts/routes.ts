@@ -19,41 +19,14 @@ import { ProgramParams, managementSecurity, pathId, programOf, requireProgram } 
 import * as dal from './dal.ts';
 import { cancelPayout, createProgramPayouts, payPayout, previewRun } from './operations.ts';
 import { ERR, EXPORT_FORMATS, PAYOUT_STATUSES, payoutMethodOf, toPayout } from './service.ts';
+import { PayoutMethodOut, PayoutView } from '../../../../shared/views/payout.ts';
 import { MAX_ROWS, exportPayouts, hasPayoutMethod } from './export.ts';
 
 // ---- schemas ----
 
-const MethodOut = Type.Union(
-  [
-    Type.Object({
-      type: Type.String({ enum: ['paypal', 'wise', 'bank_transfer'] }),
-      email: Type.Union([Type.String(), Type.Null()]),
-      details: Type.Unknown(),
-    }),
-    Type.Null(),
-  ],
-  { description: "The partner's payout method from the partner portal (null: none set)" },
-);
-const PayoutOut = Type.Object({
-  id: Type.Integer(),
-  program_id: Type.Integer(),
-  partner_id: Type.Integer(),
-  partner_name: Type.String(),
-  partner_email: Type.String(),
-  payout_method: MethodOut,
-  amount_cents: Type.Integer({
-    description: 'What is sent: commissions_cents - recovered_cents, never below 0',
-  }),
-  commissions_cents: Type.Integer({ description: "The commissions' amounts less their deductions" }),
-  recovered_cents: Type.Integer({ description: 'Clawbacks of earlier payments recovered by this payout' }),
-  currency: Type.String(),
-  status: Type.String({ enum: [...PAYOUT_STATUSES] }),
-  commission_ids: Type.Array(Type.Integer()),
-  reference: Type.Union([Type.String(), Type.Null()]),
-  created_at: Type.String({ format: 'date-time' }),
-  paid_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
-  canceled_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
-});
+const MethodOut = PayoutMethodOut;
+// A payout's answer is its view, as its events carry it (shared/views/payout.ts).
+const PayoutOut = PayoutView;
 const PreviewOut = Type.Object({
   partner_id: Type.Integer(),
   partner_name: Type.String(),

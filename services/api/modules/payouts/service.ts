@@ -1,13 +1,15 @@
 // The rules of payouts, pure (CONTRACT part two "Holding, reviewing and paying out"; docs/payouts.md): who is
-// paid how much, which status changes of a payout are allowed, and the payout as the API shows it. What a
-// payment does to its commissions (their status, its ledger entries) is the commission lifecycle's
-// (shared/commissions/states.ts `payInPayout`, `recoveryEntry`).
+// paid how much, which status changes of a payout are allowed, and the payout as the API shows it (its view,
+// shared/views/payout.ts, which its events carry too). What a payment does to its commissions (their status,
+// its ledger entries) is the commission lifecycle's (shared/commissions/states.ts `payInPayout`,
+// `recoveryEntry`).
 import { HttpError } from '../../../../shared/http/server.ts';
-import { iso } from '../../common.ts';
-import type { PayoutRow, PayoutStatus } from './dal.ts';
+import { PAYOUT_STATUSES, payoutMethodOf, payoutView } from '../../../../shared/views/payout.ts';
+import type { Payout, PayoutMethod, PayoutStatus } from '../../../../shared/views/payout.ts';
+import type { PayoutRow } from './dal.ts';
 
-export type { PayoutStatus };
-export const PAYOUT_STATUSES: readonly PayoutStatus[] = ['pending', 'paid', 'canceled'];
+export { PAYOUT_STATUSES, payoutMethodOf };
+export type { Payout, PayoutMethod, PayoutStatus };
 export const EXPORT_FORMATS = ['paypal', 'wise', 'csv'] as const;
 export type ExportFormat = (typeof EXPORT_FORMATS)[number];
 
@@ -125,41 +127,5 @@ export function checkCancelable(status: PayoutStatus): void {
   if (status === 'canceled') throw new HttpError(409, ERR.alreadyCanceled);
 }
 
-/** A partner's payout method as the partner portal stores it (CONTRACT "Partners who sign in"). */
-export interface PayoutMethod {
-  type: 'paypal' | 'wise' | 'bank_transfer';
-  email?: string | null;
-  details?: unknown;
-}
-
-/** The stored method when it is one the API knows, else null (treated as "no payout method"). */
-export function payoutMethodOf(v: unknown): PayoutMethod | null {
-  if (typeof v !== 'object' || v === null || Array.isArray(v)) return null;
-  const m = v as Record<string, unknown>;
-  if (m.type !== 'paypal' && m.type !== 'wise' && m.type !== 'bank_transfer') return null;
-  return {
-    type: m.type,
-    email: typeof m.email === 'string' && m.email.trim() !== '' ? m.email.trim() : null,
-    details: m.details ?? null,
-  };
-}
-
-export const toPayout = (r: PayoutRow) => ({
-  id: Number(r.id),
-  program_id: Number(r.program_id),
-  partner_id: Number(r.partner_id),
-  partner_name: r.partner_name,
-  partner_email: r.partner_email,
-  payout_method: payoutMethodOf(r.payout_method),
-  amount_cents: Number(r.amount_cents),
-  commissions_cents: Number(r.commissions_cents),
-  recovered_cents: Number(r.recovered_cents),
-  currency: r.currency.trim(),
-  status: r.status,
-  commission_ids: r.commission_ids.map(Number),
-  reference: r.reference,
-  created_at: iso(r.created_at)!,
-  paid_at: iso(r.paid_at),
-  canceled_at: iso(r.canceled_at),
-});
-export type Payout = ReturnType<typeof toPayout>;
+/** A payout as the API answers it: the payout's view (shared/views/payout.ts), which its events carry too. */
+export const toPayout = (r: PayoutRow) => payoutView(r);

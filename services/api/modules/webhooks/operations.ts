@@ -5,7 +5,7 @@ import type { Sql } from '../../../../shared/db/sql.ts';
 import { recordWebhookEvents } from '../../../../shared/db/webhook-events.ts';
 import * as dal from './dal.ts';
 import type { DeliveryRow, EndpointInput, EndpointRow } from './dal.ts';
-import { testEventData } from './service.ts';
+import { webhookTestView } from '../../../../shared/views/webhook-test.ts';
 
 /** Changes an endpoint; enabling it makes its waiting deliveries due at once, in the same transaction. */
 export function updateEndpoint(
@@ -48,7 +48,7 @@ export async function sendTestEvent(
         workspace_id: Number(endpoint.workspace_id),
         program_id: null,
         endpoint_id: Number(endpoint.id),
-        data: testEventData(Number(endpoint.id)),
+        data: webhookTestView(Number(endpoint.id)),
       },
     ]),
   );

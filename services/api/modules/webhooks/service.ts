@@ -154,15 +154,3 @@ export function toAttempt(r: AttemptRow) {
     response: r.response,
   };
 }
-
-/** The `data` of a `webhook.test` event: what the receiver can check it got. */
-export function testEventData(endpointId: number, now = new Date()) {
-  const at = now.toISOString();
-  return {
-    endpoint_id: endpointId,
-    message: 'A test event from svc: this endpoint receives and can verify its webhooks.',
-    is_test: true,
-    created_at: at,
-    updated_at: at,
-  };
-}

@@ -5,7 +5,7 @@ import type { LeadCommand } from '../../../../shared/contracts/commands.ts';
 import { parseCommand } from '../../../../shared/contracts/commands.ts';
 import type { Applied, ApplyContext, CommandApplier } from '../../../../shared/pipeline/command-handler.ts';
 import { programWorkspaces, recordWebhookEvents } from '../../../../shared/db/webhook-events.ts';
-import { leadData } from '../../../../shared/webhooks/event-data.ts';
+import { leadView } from '../../../../shared/views/lead.ts';
 import { CUSTOMER_KEY_COLUMNS, UNATTRIBUTED_KEYS, customerKeys } from '../../../../shared/rollups/rules.ts';
 import type { CustomerKeyRow, DimensionKeys } from '../../../../shared/rollups/rules.ts';
 
@@ -60,7 +60,7 @@ async function insertLeadEvent(
     returning id`;
   const workspace = (await programWorkspaces(tx, [programId], ctx.memo)).get(programId);
   if (workspace !== undefined) {
-    const data = leadData({
+    const data = leadView({
       id: row!.id,
       program_id: programId,
       customer_id: customerId,
