@@ -2,10 +2,11 @@
 // grouped per partition and handed to `handle` in chunks, one chunk per partition at a time and at most
 // `partitionsConcurrency` partitions at once; a chunk's offset is committed only after `handle` returned (its
 // Postgres transaction committed). A thrown error is retried with backoff; past the retries the consumer is
-// replaced, and the chunk is redelivered from the committed offset. Poison never throws: the steps
+// replaced, and the chunk is redelivered from the committed offset. A messages stream the client ends (Kafka
+// away past its retries) is opened again on the same client, as the same group member. Poison never throws: the steps
 // dead-letter it (step-outcome.ts) with deadLetterMessage. Heartbeats are the client's own timer, so a slow
 // chunk keeps its partitions (test/integration/consumer-slow-chunk.test.ts).
-import { Consumer, MessagesStreamFallbackModes, MessagesStreamModes } from '@platformatic/kafka';
+import { Consumer, MessagesStreamFallbackModes, MessagesStreamModes, findErrorBy } from '@platformatic/kafka';
 import type {
   ConsumerOptions as ConsumerClientOptions,
   Message as KafkaMessage,
@@ -219,13 +220,34 @@ class GroupConsumer {
     });
     this.stream = stream;
     stream.on('data', (m: KafkaMessage) => this.received(m));
-    stream.on('error', (err: Error) => {
-      if (!this.closing) this.onGaveUp(err);
+    stream.on('error', (err: Error) => this.streamEnded(stream, err));
+    stream.on('close', () => this.streamEnded(stream, new Error('the messages stream closed')));
+    this.removeLagSource ??= addLagSource(() => this.readLag());
+  }
+
+  /**
+   * The client ended the messages stream: a fetch failed past its retries (the broker away longer than
+   * they last). The same client opens another, as the member it was: its JoinGroup carries the member id,
+   * so the coordinator gives it its partitions at once rather than waiting for an old member's session to
+   * expire (a new consumer would be a new member). What the queues held is dropped, as on a rebalance, and
+   * comes again from the committed offsets. Only a client that cannot consume at all is replaced.
+   */
+  private streamEnded(stream: MessagesStream<Buffer, Buffer, Buffer, Buffer>, err: Error): void {
+    if (this.closing || this.stream !== stream) return;
+    this.stream = null;
+    for (const q of this.queues.values()) this.revoke(q);
+    this.opts.log.warn(
+      { reason: describeError(err), member: this.consumer.memberId },
+      'messages stream ended; consuming again as the same member',
+    );
+    void stream.close().catch(() => {});
+    waitForDependency(this.opts.log, 'kafka (consumer)', () => this.start(), {
+      stopped: () => this.closing,
+      // Kafka away (an error the client marks retryable): wait for it. Anything else: a new consumer.
+      retryable: (e) => findErrorBy(e as Error, 'canRetry', true) !== null,
+    }).catch((e: unknown) => {
+      if (!this.closing) this.onGaveUp(e as Error);
     });
-    stream.on('close', () => {
-      if (!this.closing) this.onGaveUp(new Error('the messages stream closed'));
-    });
-    this.removeLagSource = addLagSource(() => this.readLag());
   }
 
   async close(): Promise<void> {
