@@ -4,29 +4,13 @@
 // results; then the payout, then its commissions in id order (the lifecycle's transitions, shared/commissions),
 // then (through the ledger's own code) the partner and the partner-program.
 import type { Sql, Tx } from '../../../../shared/db/sql.ts';
-import type { PayoutStatus } from '../../../../shared/views/payout.ts';
+import type { PayoutStatus, PayoutViewRow } from '../../../../shared/views/payout.ts';
 
 export type { PayoutStatus };
 
-export interface PayoutRow {
-  id: string;
-  program_id: string;
-  partner_id: string;
+/** A payout as its view reads it, and the partner-program it pays. */
+export interface PayoutRow extends PayoutViewRow {
   partner_program_id: string;
-  partner_name: string;
-  partner_email: string;
-  payout_method: unknown;
-  currency: string;
-  amount_cents: string;
-  commissions_cents: string;
-  recovered_cents: string;
-  status: PayoutStatus;
-  reference: string | null;
-  created_at: Date;
-  paid_at: Date | null;
-  canceled_at: Date | null;
-  updated_at: Date;
-  commission_ids: string[];
 }
 
 /**
