@@ -11,7 +11,8 @@ import type { ApiDeps } from '../../deps.ts';
 import { ProgramParams, managementSecurity, pathId, programOf, requireProgram } from '../../common.ts';
 import { commissionsOfProgram, couponCodeOf, programOfCommission } from './dal.ts';
 import type { CommissionRow } from './dal.ts';
-import { COMMISSION_FILTERS, ERR, toCommission } from './service.ts';
+import { COMMISSION_FILTERS, ERR } from './service.ts';
+import { commissionView } from '../../../../shared/views/commission.ts';
 import { approveCommission, markCommissionPaid, rejectCommission } from './operations.ts';
 import { CommissionView } from '../../../../shared/views/commission.ts';
 
@@ -53,7 +54,7 @@ export function registerCommissionRoutes(fastify: FastifyInstance, deps: ApiDeps
   /** A transition's answer: the commission with its sale's code. */
   const answer = async (row: CommissionRow | undefined) => {
     if (!row) throw new HttpError(404, ERR.notFound);
-    return { data: toCommission({ ...row, coupon_code: await couponCodeOf(sql, Number(row.id)) }) };
+    return { data: commissionView({ ...row, coupon_code: await couponCodeOf(sql, Number(row.id)) }) };
   };
 
   app.get(
@@ -78,7 +79,7 @@ export function registerCommissionRoutes(fastify: FastifyInstance, deps: ApiDeps
     async (req) => {
       const { status, limit = 100, offset = 0 } = req.query;
       const rows = await commissionsOfProgram(sql, programOf(req).programId, { status, limit, offset });
-      return { data: rows.map(toCommission) };
+      return { data: rows.map(commissionView) };
     },
   );
 

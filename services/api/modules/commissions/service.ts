@@ -1,9 +1,7 @@
-// The commissions API's own rules, pure: the listing's filters and messages, and a commission as the API
-// shows it (its view, shared/views/commission.ts). Which transitions a commission allows, and what they write and cause, are the lifecycle's
-// (shared/commissions/states.ts).
+// The commissions API's own rules, pure: the listing's filters and messages. A commission as the API shows
+// it is its view (shared/views/commission.ts), which its events carry too; which transitions a commission
+// allows, and what they write and cause, are the lifecycle's (shared/commissions/states.ts).
 import { COMMISSION_STATUSES, REFUSED, REVIEW_REASONS } from '../../../../shared/commissions/states.ts';
-import { commissionView } from '../../../../shared/views/commission.ts';
-import type { CommissionRow } from './dal.ts';
 
 export { COMMISSION_STATUSES, REVIEW_REASONS };
 /** The listing's filters: a status, or `review` (held for review, not yet approved or rejected). */
@@ -19,6 +17,3 @@ export const ERR = {
   notHeld: REFUSED.notHeld,
   held: REFUSED.held,
 } as const;
-
-/** A commission as the API answers it: the commission's view (shared/views/commission.ts), which its events carry too. */
-export const toCommission = (r: CommissionRow) => commissionView(r);

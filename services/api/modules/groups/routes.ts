@@ -19,7 +19,7 @@ import {
   requireProgram,
 } from '../../common.ts';
 import { partnerOfProgram } from '../partners/dal.ts';
-import { PartnerListed, toPartnerListed } from '../partners/service.ts';
+import { PartnerView, partnerView } from '../../../../shared/views/partner.ts';
 import * as dal from './dal.ts';
 import { changeGroup, createGroup, deleteGroup, placePartner } from './operations.ts';
 import { ERR, SLUG_RE, groupFields, groupSlugCandidates, toGroup } from './service.ts';
@@ -247,7 +247,7 @@ export function registerGroupRoutes(fastify: FastifyInstance, deps: ApiDeps): vo
   async function partnerRow(programId: number, partnerId: number) {
     const row = await partnerOfProgram(sql, programId, partnerId);
     if (!row) throw new HttpError(404, ERR.notInProgram);
-    return { data: toPartnerListed(row) };
+    return { data: partnerView(row) };
   }
 
   app.put(
@@ -276,7 +276,7 @@ export function registerGroupRoutes(fastify: FastifyInstance, deps: ApiDeps): vo
           group_id: Type.Integer({ minimum: 1, errorMessage: ERR.groupIdType }),
           locked: Type.Optional(Type.Boolean({ errorMessage: ERR.locked })),
         }),
-        response: { 200: Data(PartnerListed), ...errorResponses(400, 401, 403, 404) },
+        response: { 200: Data(PartnerView), ...errorResponses(400, 401, 403, 404) },
       },
     },
     async (req) => {
@@ -312,7 +312,7 @@ export function registerGroupRoutes(fastify: FastifyInstance, deps: ApiDeps): vo
             (v) => (v === null ? null : v === undefined ? ERR.commissionOverride : policyError(v)),
           ),
         }),
-        response: { 200: Data(PartnerListed), ...errorResponses(400, 401, 403, 404) },
+        response: { 200: Data(PartnerView), ...errorResponses(400, 401, 403, 404) },
       },
     },
     async (req) => {

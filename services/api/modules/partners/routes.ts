@@ -12,16 +12,8 @@ import { ProgramParams, managementSecurity, programOf, requireProgram } from '..
 import { partnersOfProgram } from './dal.ts';
 import { afterAdvertiserAdded } from './review.ts';
 import { addPartnerToProgram, reissueInvite, reviewPartner } from './operations.ts';
-import {
-  ALL_STATUSES,
-  ERR,
-  PARTNER_STATUSES,
-  PartnerListed,
-  partnerInput,
-  reasonOf,
-  toPartnerCreated,
-  toPartnerListed,
-} from './service.ts';
+import { ALL_STATUSES, ERR, PARTNER_STATUSES, partnerInput, reasonOf, toPartnerCreated } from './service.ts';
+import { PartnerView, partnerView } from '../../../../shared/views/partner.ts';
 
 // Property order is the order of the checks (see shared/http/validation.ts).
 const PartnerInput = Type.Object({
@@ -126,12 +118,12 @@ export function registerPartnerRoutes(fastify: FastifyInstance, deps: ApiDeps): 
         security: managementSecurity,
         params: ProgramParams,
         response: {
-          200: DataList(PartnerListed),
+          200: DataList(PartnerView),
           ...errorResponses(401, 403, 404),
         },
       },
     },
-    async (req) => ({ data: (await partnersOfProgram(sql, programOf(req).programId)).map(toPartnerListed) }),
+    async (req) => ({ data: (await partnersOfProgram(sql, programOf(req).programId)).map(partnerView) }),
   );
 
   const reviewDoc = (what: string) =>
@@ -151,14 +143,14 @@ export function registerPartnerRoutes(fastify: FastifyInstance, deps: ApiDeps): 
         ),
         security: managementSecurity,
         params: PartnerParams,
-        response: { 200: Data(PartnerListed), ...errorResponses(401, 403, 404) },
+        response: { 200: Data(PartnerView), ...errorResponses(401, 403, 404) },
       },
     },
     async (req) => {
       const { programId } = programOf(req);
       const row = await reviewPartner(sql, deps, programId, req.params.partnerId, { action: 'approve' });
       if (!row) throw new HttpError(404, ERR.notInProgram);
-      return { data: toPartnerListed(row) };
+      return { data: partnerView(row) };
     },
   );
 
@@ -180,7 +172,7 @@ export function registerPartnerRoutes(fastify: FastifyInstance, deps: ApiDeps): 
         body: Type.Object({
           reason: Type.Optional(Nullable(Type.String({ maxLength: 500 }), ERR.reason)),
         }),
-        response: { 200: Data(PartnerListed), ...errorResponses(400, 401, 403, 404) },
+        response: { 200: Data(PartnerView), ...errorResponses(400, 401, 403, 404) },
       },
     },
     async (req) => {
@@ -190,7 +182,7 @@ export function registerPartnerRoutes(fastify: FastifyInstance, deps: ApiDeps): 
         reason: reasonOf(req.body.reason),
       });
       if (!row) throw new HttpError(404, ERR.notInProgram);
-      return { data: toPartnerListed(row) };
+      return { data: partnerView(row) };
     },
   );
 

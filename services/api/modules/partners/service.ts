@@ -1,9 +1,8 @@
 // The rules of partners, pure: a partner is found by email (stored trimmed and lowercased) within its
 // workspace, so one person promoting several programs of the advertiser is one partner with one overall
 // balance, and one partner-program (with its own balance) per program.
-import { PartnerView, partnerView } from '../../../../shared/views/partner.ts';
 import { iso } from '../../common.ts';
-import type { PartnerListRow, PartnerRow, PartnerProgramRow } from './dal.ts';
+import type { PartnerRow, PartnerProgramRow } from './dal.ts';
 
 /** What the advertiser may add a partner with; a review may also reject (ALL_STATUSES). */
 export const PARTNER_STATUSES = ['approved', 'pending'] as const;
@@ -51,10 +50,3 @@ export const toPartnerCreated = (
 
 /** A review's reason, trimmed; empty or absent is none. */
 export const reasonOf = (v: string | null | undefined): string | null => v?.trim() || null;
-
-/**
- * A partner in a program as the partners list (and every answer about one partner) shows it: the partner's
- * view (shared/views/partner.ts), which its partner.* events carry too.
- */
-export const PartnerListed = PartnerView;
-export const toPartnerListed = (r: PartnerListRow) => partnerView(r);

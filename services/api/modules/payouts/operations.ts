@@ -11,7 +11,8 @@ import { netCents } from '../../../../shared/commissions/states.ts';
 import type { CommissionState } from '../../../../shared/commissions/states.ts';
 import * as dal from './dal.ts';
 import type { PayoutRow, ProgramForPayouts } from './dal.ts';
-import { checkCancelable, checkPayable, planPayouts, toPayout } from './service.ts';
+import { checkCancelable, checkPayable, planPayouts } from './service.ts';
+import { payoutView } from '../../../../shared/views/payout.ts';
 import type { Payout } from './service.ts';
 import { decimalAmount } from './export.ts';
 
@@ -80,7 +81,7 @@ export function createProgramPayouts(
         type: 'payout.created' as const,
         workspace_id: Number(program.workspace_id),
         program_id: programId,
-        data: toPayout(r),
+        data: payoutView(r),
       })),
     };
     await recordCaused(tx, { kafkaPrefix: deps.kafkaPrefix }, merge(events, joined.caused));
@@ -146,7 +147,7 @@ export function payPayout(
     });
     await dal.setPayoutPaid(tx, payoutId, reference?.trim() || null);
     const paid = (await dal.findPayout(tx, payoutId))!;
-    const payout = toPayout(paid);
+    const payout = payoutView(paid);
     const program = (await dal.programOfPayoutRow(tx, payout.program_id))!;
     const own: Caused = {
       ...paidNotice(payout, program.name, paidCommissions.rows.length),

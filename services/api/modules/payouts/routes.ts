@@ -18,8 +18,8 @@ import type { ApiDeps } from '../../deps.ts';
 import { ProgramParams, managementSecurity, pathId, programOf, requireProgram } from '../../common.ts';
 import * as dal from './dal.ts';
 import { cancelPayout, createProgramPayouts, payPayout, previewRun } from './operations.ts';
-import { ERR, EXPORT_FORMATS, PAYOUT_STATUSES, payoutMethodOf, toPayout } from './service.ts';
-import { PayoutMethodOut, PayoutView } from '../../../../shared/views/payout.ts';
+import { ERR, EXPORT_FORMATS, PAYOUT_STATUSES, payoutMethodOf } from './service.ts';
+import { PayoutMethodOut, PayoutView, payoutView } from '../../../../shared/views/payout.ts';
 import { MAX_ROWS, exportPayouts, hasPayoutMethod } from './export.ts';
 
 // ---- schemas ----
@@ -136,7 +136,7 @@ export function registerPayoutRoutes(fastify: FastifyInstance, deps: ApiDeps): v
     async (req) => {
       const { status, limit = 100, offset = 0 } = req.query;
       const rows = await dal.payoutsOfProgram(sql, programOf(req).programId, { status, limit, offset });
-      return { data: rows.map(toPayout) };
+      return { data: rows.map(payoutView) };
     },
   );
 
@@ -237,7 +237,7 @@ export function registerPayoutRoutes(fastify: FastifyInstance, deps: ApiDeps): v
     async (req, reply) => {
       const partnerIds = req.body?.partner_ids ?? null;
       const created = await createProgramPayouts(ops, programOf(req).programId, partnerIds);
-      return reply.code(201).send({ data: found(created).map(toPayout) });
+      return reply.code(201).send({ data: found(created).map(payoutView) });
     },
   );
 
@@ -282,7 +282,7 @@ export function registerPayoutRoutes(fastify: FastifyInstance, deps: ApiDeps): v
       const program = found(await dal.programForPayouts(sql, programId));
       const status = req.query.status ?? 'pending';
       const rows = await dal.payoutsOfProgram(sql, programId, { status, limit: EXPORT_LIMIT, offset: 0 });
-      const payouts = rows.map(toPayout);
+      const payouts = rows.map(payoutView);
       const file = exportPayouts(req.query.format, payouts, program.name);
       if (req.query.format !== 'csv' && file.rows > MAX_ROWS[req.query.format]) {
         throw new HttpError(
@@ -314,7 +314,7 @@ export function registerPayoutRoutes(fastify: FastifyInstance, deps: ApiDeps): v
     },
     async (req) => {
       await payoutAccess(req, req.params.id, 'payouts:read');
-      return { data: toPayout(found(await dal.findPayout(sql, req.params.id))) };
+      return { data: payoutView(found(await dal.findPayout(sql, req.params.id))) };
     },
   );
 
@@ -349,7 +349,7 @@ export function registerPayoutRoutes(fastify: FastifyInstance, deps: ApiDeps): v
     },
     async (req) => {
       const row = await payPayout(ops, req.params.id, req.body?.reference);
-      return { data: toPayout(found(row)) };
+      return { data: payoutView(found(row)) };
     },
   );
 
@@ -374,7 +374,7 @@ export function registerPayoutRoutes(fastify: FastifyInstance, deps: ApiDeps): v
     },
     async (req) => {
       await payoutAccess(req, req.params.id, 'payouts:write');
-      return { data: toPayout(found(await cancelPayout(ops, req.params.id))) };
+      return { data: payoutView(found(await cancelPayout(ops, req.params.id))) };
     },
   );
 }

@@ -4,9 +4,8 @@
 // its ledger entries) is the commission lifecycle's (shared/commissions/states.ts `payInPayout`,
 // `recoveryEntry`).
 import { HttpError } from '../../../../shared/http/server.ts';
-import { PAYOUT_STATUSES, payoutMethodOf, payoutView } from '../../../../shared/views/payout.ts';
+import { PAYOUT_STATUSES, payoutMethodOf } from '../../../../shared/views/payout.ts';
 import type { Payout, PayoutMethod, PayoutStatus } from '../../../../shared/views/payout.ts';
-import type { PayoutRow } from './dal.ts';
 
 export { PAYOUT_STATUSES, payoutMethodOf };
 export type { Payout, PayoutMethod, PayoutStatus };
@@ -126,6 +125,3 @@ export function checkCancelable(status: PayoutStatus): void {
   if (status === 'paid') throw new HttpError(409, ERR.paidCannotCancel);
   if (status === 'canceled') throw new HttpError(409, ERR.alreadyCanceled);
 }
-
-/** A payout as the API answers it: the payout's view (shared/views/payout.ts), which its events carry too. */
-export const toPayout = (r: PayoutRow) => payoutView(r);
